@@ -1,0 +1,254 @@
+/*
+ * tswarp: elastic time-series measures (DTW, TWED, Soft-DTW) on the CPU and on NVIDIA GPUs.
+ *
+ * One public header. Conventions (see README.md "C API"):
+ *   - Every function returns int: 0 (TSW_OK) on success or a negative TSW_E* code from
+ *     TSW_ERRNO_MAP; tsw_strerror() and tsw_err_name() turn a code into text.
+ *   - Results come back through out-parameters; on error the outputs are left untouched
+ *     (cdist/pdist write their matrix only when the whole call succeeds).
+ *   - Callers own inputs and outputs. The library allocates only O(length) workspace per
+ *     thread, once per call, through the allocator set by tsw_replace_allocator().
+ *   - Nothing prints, nothing calls exit(); every function is thread-safe (the allocator
+ *     must be replaced before other calls, as with libuv).
+ *   - Options live in structs with *_default() initialisers, passed by pointer; a NULL
+ *     tsw_exec pointer means tsw_exec_default().
+ *
+ * Shapes: a series is (length, dim) row-major: value k of time point t is values[t*dim + k].
+ */
+#ifndef TSWARP_H
+#define TSWARP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(TSWARP_STATIC)
+#define TSW_EXPORT
+#elif defined(_WIN32)
+#ifdef TSWARP_BUILDING
+#define TSW_EXPORT __declspec(dllexport)
+#else
+#define TSW_EXPORT __declspec(dllimport)
+#endif
+#else
+#define TSW_EXPORT __attribute__((visibility("default")))
+#endif
+
+#define TSWARP_VERSION_MAJOR 0
+#define TSWARP_VERSION_MINOR 1
+#define TSWARP_VERSION_PATCH 0
+#define TSWARP_VERSION_HEX                                                                    \
+    ((TSWARP_VERSION_MAJOR << 16) | (TSWARP_VERSION_MINOR << 8) | TSWARP_VERSION_PATCH)
+
+/* ---------------------------------------------------------------------------------------
+ * Status codes: one table. XX(name, value, message).
+ * ------------------------------------------------------------------------------------- */
+#define TSW_ERRNO_MAP(XX)                                                                     \
+    XX(EINVAL, -1, "invalid argument")                                                        \
+    XX(ENOMEM, -2, "out of memory")                                                           \
+    XX(EDTYPE, -3, "unsupported or mismatched dtype")                                         \
+    XX(ESHAPE, -4, "invalid shape: empty series, zero dimension or mismatched dimensions")    \
+    XX(ENONFINITE, -5, "input contains NaN or infinity")                                      \
+    XX(ETIMES, -6, "timestamps are not strictly increasing or not finite")                    \
+    XX(EPARAM, -7, "invalid measure parameter (gamma, nu, lmbda, p, window or slope)")        \
+    XX(EOVERFLOW, -8, "size too large: element count overflows")                              \
+    XX(ECANCELED, -9, "cancelled by the progress callback")                                   \
+    XX(ENODEV, -10, "no CUDA backend was built or no CUDA device was found")                  \
+    XX(ECUDA, -11, "CUDA runtime error")                                                      \
+    XX(ENOTSUP, -12, "operation not supported by this backend")
+
+typedef enum {
+    TSW_OK = 0,
+#define TSW_XX_(name, value, msg) TSW_##name = value,
+    TSW_ERRNO_MAP(TSW_XX_)
+#undef TSW_XX_
+} tsw_status;
+
+/* Message for a status code ("success" for 0, "unknown error" for codes not in the table). */
+TSW_EXPORT const char *tsw_strerror(int status);
+/* Name of a status code, e.g. "TSW_EINVAL". */
+TSW_EXPORT const char *tsw_err_name(int status);
+
+/* Library version as "MAJOR.MINOR.PATCH", and as TSWARP_VERSION_HEX. */
+TSW_EXPORT const char *tsw_version_string(void);
+TSW_EXPORT unsigned tsw_version(void);
+
+/* ---------------------------------------------------------------------------------------
+ * Allocator hooks (optional). Replace before any other call; both NULL restores malloc/free.
+ * ------------------------------------------------------------------------------------- */
+typedef void *(*tsw_malloc_fn)(size_t size);
+typedef void (*tsw_free_fn)(void *ptr);
+TSW_EXPORT int tsw_replace_allocator(tsw_malloc_fn malloc_fn, tsw_free_fn free_fn);
+
+/* ---------------------------------------------------------------------------------------
+ * Measures and their parameters
+ * ------------------------------------------------------------------------------------- */
+typedef enum {
+    TSW_F32 = 0, /* float */
+    TSW_F64 = 1  /* double */
+} tsw_dtype;
+
+typedef enum {
+    TSW_DTW = 0,     /* dynamic time warping */
+    TSW_TWED = 1,    /* time warp edit distance (Marteau 2009) */
+    TSW_SOFT_DTW = 2 /* soft-DTW (Cuturi and Blondel 2017), squared Euclidean cost */
+} tsw_measure;
+
+/* Local cost between two points x, y of R^dim (DTW only). */
+typedef enum {
+    TSW_COST_SQEUCLIDEAN = 0, /* sum_k (x_k - y_k)^2                                        */
+    TSW_COST_EUCLIDEAN = 1,   /* sqrt(sum_k (x_k - y_k)^2)                                  */
+    TSW_COST_ABS = 2,         /* sum_k |x_k - y_k|  (L1, "cityblock")                        */
+    TSW_COST_COSINE = 3       /* 1 - <x,y> / (|x| |y|); 0 if both are zero, 1 if one is zero */
+} tsw_cost;
+
+/*
+ * Global constraint on the alignment, for every measure. With n = len(a), m = len(b):
+ *   SAKOE_CHIBA           radius r = window_radius cells (an integer >= 0), extended for
+ *                         unequal lengths exactly as tslearn does: cell (i, j) is admissible
+ *                         iff -r - max(0, n-m) <= j - i <= r + max(0, m-n).
+ *   SAKOE_CHIBA_FRACTION  the same band with r = floor(window_radius * min(n, m)),
+ *                         window_radius in [0, 1] (aeon's `window` for equal lengths).
+ *   ITAKURA               tslearn's Itakura parallelogram with maximum slope
+ *                         itakura_max_slope >= 1. If it admits no path (n and m too
+ *                         different), the distance is +inf, as in tslearn.
+ */
+typedef enum {
+    TSW_WINDOW_NONE = 0,
+    TSW_WINDOW_SAKOE_CHIBA = 1,
+    TSW_WINDOW_SAKOE_CHIBA_FRACTION = 2,
+    TSW_WINDOW_ITAKURA = 3
+} tsw_window;
+
+typedef struct tsw_params {
+    tsw_measure measure;
+    tsw_window window;
+    double window_radius;     /* SAKOE_CHIBA: cells (integral, >= 0); _FRACTION: in [0, 1] */
+    double itakura_max_slope; /* ITAKURA: >= 1 (default 2)                                 */
+
+    /* DTW */
+    tsw_cost cost;   /* default TSW_COST_SQEUCLIDEAN */
+    int accumulated; /* 0 (default): for the sqeuclidean cost return the square root of the
+                        accumulated cost (tslearn, dtaidistance); for other costs the
+                        accumulated cost. 1: always the accumulated cost (aeon). */
+
+    /* TWED: D(i,j) = min(D(i-1,j) + |a_i - a_{i-1}|_p + nu (ta_i - ta_{i-1}) + lmbda,
+     *                    D(i,j-1) + |b_j - b_{j-1}|_p + nu (tb_j - tb_{j-1}) + lmbda,
+     *                    D(i-1,j-1) + |a_i - b_j|_p + |a_{i-1} - b_{j-1}|_p
+     *                               + nu (|ta_i - tb_j| + |ta_{i-1} - tb_{j-1}|))
+     * with the boundary point a_{-1} = b_{-1} = 0 at time 0 (Marteau's reference code) and
+     * default timestamps 1..n, which is what aeon's twe_distance computes. */
+    double nu;    /* stiffness >= 0, default 0.001        */
+    double lmbda; /* deletion penalty >= 0, default 1.0   */
+    double p;     /* Lp order of the local distance >= 1, default 2 (root taken: |x|_p) */
+
+    /* Soft-DTW */
+    double gamma;  /* smoothing > 0, default 1.0 */
+    int normalize; /* 1: soft-DTW divergence sdtw(a,b) - (sdtw(a,a) + sdtw(b,b)) / 2 */
+} tsw_params;
+
+/* Defaults for a measure (all fields set; the ones of other measures too). */
+TSW_EXPORT void tsw_params_default(tsw_params *params, tsw_measure measure);
+
+/* ---------------------------------------------------------------------------------------
+ * Execution options
+ * ------------------------------------------------------------------------------------- */
+typedef enum {
+    TSW_DEVICE_AUTO = 0, /* CUDA when built, present and the work is large enough; else CPU */
+    TSW_DEVICE_CPU = 1,
+    TSW_DEVICE_CUDA = 2
+} tsw_device;
+
+typedef enum {
+    TSW_IMPL_AUTO = 0,      /* fastest available path                                 */
+    TSW_IMPL_REFERENCE = 1, /* plain scalar reference that defines correctness (tests) */
+    TSW_IMPL_SCALAR = 2     /* optimised code without SIMD across pairs                */
+} tsw_impl;
+
+/* Progress of a batch call: called from the calling thread only, at most every ~50 ms and
+ * once at the end, with done and total counted in pairs. A non-zero return cancels the
+ * call, which then returns TSW_ECANCELED and leaves the output untouched. */
+typedef int (*tsw_progress_fn)(void *user, int64_t done, int64_t total);
+
+typedef struct tsw_exec {
+    int n_threads;   /* OpenMP threads; 0 (default) = all cores */
+    tsw_device device;
+    int device_index; /* CUDA device ordinal */
+    tsw_impl impl;
+    tsw_progress_fn progress; /* optional */
+    void *progress_user;
+} tsw_exec;
+
+TSW_EXPORT void tsw_exec_default(tsw_exec *exec);
+
+/* ---------------------------------------------------------------------------------------
+ * Data
+ * ------------------------------------------------------------------------------------- */
+
+/* One series: length time points of dim values, (length, dim) row-major. */
+typedef struct tsw_series {
+    const void *values; /* (length, dim) */
+    int64_t length;     /* >= 1 */
+    const void *times;  /* optional TWED timestamps (length,), same dtype; NULL = 1..length */
+} tsw_series;
+
+/* A collection of count series of one dim, possibly of different lengths (ragged layout). */
+typedef struct tsw_collection {
+    const void *values;      /* series back to back; series i starts at row offsets[i]     */
+    const int64_t *offsets;  /* (count,) row offsets, or NULL: series i starts at i*length */
+    const int64_t *lengths;  /* (count,) lengths >= 1, or NULL: every series has `length`  */
+    int64_t length;          /* the common length when lengths == NULL                     */
+    int64_t count;           /* >= 1                                                       */
+    const void *times;       /* optional TWED timestamps, rows laid out like values        */
+} tsw_collection;
+
+/* ---------------------------------------------------------------------------------------
+ * Distances
+ * ------------------------------------------------------------------------------------- */
+
+/* The measure between a and b, both (length, dim) of dtype, computed in that precision in
+ * O(length) memory. *out receives the value widened to double. */
+TSW_EXPORT int tsw_distance(const tsw_params *params, tsw_dtype dtype, int64_t dim,
+                            const tsw_series *a, const tsw_series *b, double *out,
+                            const tsw_exec *exec);
+
+/* Every x_i against every y_j: out is (x->count, y->count) row-major, of dtype. */
+TSW_EXPORT int tsw_cdist(const tsw_params *params, tsw_dtype dtype, int64_t dim,
+                         const tsw_collection *x, const tsw_collection *y, void *out,
+                         const tsw_exec *exec);
+
+typedef enum {
+    TSW_PDIST_FULL = 0,     /* (n, n) symmetric; diagonal d(x_i, x_i)                  */
+    TSW_PDIST_CONDENSED = 1 /* (n (n-1) / 2,), pairs i < j in row order, as scipy does */
+} tsw_pdist_layout;
+
+/* All pairs of one collection, each unordered pair computed once. out has the layout's
+ * size, of dtype. */
+TSW_EXPORT int tsw_pdist(const tsw_params *params, tsw_dtype dtype, int64_t dim,
+                         const tsw_collection *x, tsw_pdist_layout layout, void *out,
+                         const tsw_exec *exec);
+
+/* Size in elements of pdist's output for n series in a layout (0 on overflow). */
+TSW_EXPORT int64_t tsw_pdist_size(int64_t n, tsw_pdist_layout layout);
+
+/* ---------------------------------------------------------------------------------------
+ * Information
+ * ------------------------------------------------------------------------------------- */
+
+/* 1 if the CUDA backend was compiled in, else 0. */
+TSW_EXPORT int tsw_has_cuda(void);
+/* Number of usable CUDA devices in *count (0 when none or no driver). Returns TSW_ENODEV
+ * when the CUDA backend was not built. */
+TSW_EXPORT int tsw_cuda_device_count(int *count);
+/* Threads an exec with n_threads = 0 uses (OpenMP's maximum). */
+TSW_EXPORT int tsw_max_threads(void);
+/* SIMD instruction set the CPU kernels use on this machine: "avx2", "sse2" or "scalar". */
+TSW_EXPORT const char *tsw_cpu_simd(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* TSWARP_H */

@@ -1,0 +1,387 @@
+/* Public entry points: status table, defaults, validation and dispatch to a backend. */
+#include "internal.h"
+
+#include <math.h>
+#include <string.h>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+/* ---- status codes --------------------------------------------------------------------- */
+
+const char *tsw_strerror(int status)
+{
+    if (status == TSW_OK)
+        return "success";
+#define TSW_XX_(name, value, msg)                                                             \
+    if (status == value)                                                                      \
+        return msg;
+    TSW_ERRNO_MAP(TSW_XX_)
+#undef TSW_XX_
+    return "unknown error";
+}
+
+const char *tsw_err_name(int status)
+{
+    if (status == TSW_OK)
+        return "TSW_OK";
+#define TSW_XX_(name, value, msg)                                                             \
+    if (status == value)                                                                      \
+        return "TSW_" #name;
+    TSW_ERRNO_MAP(TSW_XX_)
+#undef TSW_XX_
+    return "TSW_EUNKNOWN";
+}
+
+#define TSW_STR_(x) #x
+#define TSW_STR(x) TSW_STR_(x)
+const char *tsw_version_string(void)
+{
+    return TSW_STR(TSWARP_VERSION_MAJOR) "." TSW_STR(TSWARP_VERSION_MINOR) "." TSW_STR(
+        TSWARP_VERSION_PATCH);
+}
+
+unsigned tsw_version(void) { return TSWARP_VERSION_HEX; }
+
+/* ---- defaults ------------------------------------------------------------------------- */
+
+void tsw_params_default(tsw_params *p, tsw_measure measure)
+{
+    if (!p)
+        return;
+    memset(p, 0, sizeof(*p));
+    p->measure = measure;
+    p->window = TSW_WINDOW_NONE;
+    p->window_radius = 0;
+    p->itakura_max_slope = 2.0;
+    p->cost = TSW_COST_SQEUCLIDEAN;
+    p->accumulated = 0;
+    p->nu = 0.001;
+    p->lmbda = 1.0;
+    p->p = 2.0;
+    p->gamma = 1.0;
+    p->normalize = 0;
+}
+
+void tsw_exec_default(tsw_exec *e)
+{
+    if (!e)
+        return;
+    memset(e, 0, sizeof(*e));
+    e->n_threads = 0;
+    e->device = TSW_DEVICE_AUTO;
+    e->device_index = 0;
+    e->impl = TSW_IMPL_AUTO;
+}
+
+int64_t tsw_pdist_size(int64_t n, tsw_pdist_layout layout)
+{
+    if (n < 0 || n > 3037000499LL) /* n * n must fit in int64 */
+        return 0;
+    return layout == TSW_PDIST_CONDENSED ? n * (n - 1) / 2 : n * n;
+}
+
+/* ---- information ---------------------------------------------------------------------- */
+
+#ifndef TSWARP_WITH_CUDA
+int tsw_has_cuda(void) { return 0; }
+int tsw_cuda_device_count(int *count)
+{
+    if (!count)
+        return TSW_EINVAL;
+    *count = 0;
+    return TSW_ENODEV;
+}
+#endif
+
+int tsw_max_threads(void)
+{
+#ifdef _OPENMP
+    return omp_get_max_threads();
+#else
+    return 1;
+#endif
+}
+
+/* ---- validation ----------------------------------------------------------------------- */
+
+static int tsw__finite(double x) { return isfinite(x); }
+
+int tsw__check_params(const tsw_params *p)
+{
+    if (!p)
+        return TSW_EINVAL;
+    if (p->measure != TSW_DTW && p->measure != TSW_TWED && p->measure != TSW_SOFT_DTW)
+        return TSW_EINVAL;
+    switch (p->window) {
+    case TSW_WINDOW_NONE:
+        break;
+    case TSW_WINDOW_SAKOE_CHIBA:
+        if (!tsw__finite(p->window_radius) || p->window_radius < 0 ||
+            p->window_radius != floor(p->window_radius) || p->window_radius > 9.0e18)
+            return TSW_EPARAM;
+        break;
+    case TSW_WINDOW_SAKOE_CHIBA_FRACTION:
+        if (!tsw__finite(p->window_radius) || p->window_radius < 0 || p->window_radius > 1)
+            return TSW_EPARAM;
+        break;
+    case TSW_WINDOW_ITAKURA:
+        if (!tsw__finite(p->itakura_max_slope) || p->itakura_max_slope < 1)
+            return TSW_EPARAM;
+        break;
+    default:
+        return TSW_EINVAL;
+    }
+    switch (p->measure) {
+    case TSW_DTW:
+        if (p->cost < TSW_COST_SQEUCLIDEAN || p->cost > TSW_COST_COSINE)
+            return TSW_EINVAL;
+        if (p->accumulated != 0 && p->accumulated != 1)
+            return TSW_EINVAL;
+        break;
+    case TSW_TWED:
+        if (!tsw__finite(p->nu) || p->nu < 0 || !tsw__finite(p->lmbda) || p->lmbda < 0 ||
+            !tsw__finite(p->p) || p->p < 1)
+            return TSW_EPARAM;
+        break;
+    case TSW_SOFT_DTW:
+        if (!tsw__finite(p->gamma) || p->gamma <= 0)
+            return TSW_EPARAM;
+        if (p->normalize != 0 && p->normalize != 1)
+            return TSW_EINVAL;
+        break;
+    }
+    return TSW_OK;
+}
+
+int tsw__check_finite(tsw_dtype dtype, const void *values, int64_t count)
+{
+    /* Sum-free check: x - x is 0 for finite x and NaN otherwise; OR-reducing the
+     * comparison keeps the loop branch-free so it vectorises. */
+    int bad = 0;
+    if (dtype == TSW_F32) {
+        const float *v = values;
+        for (int64_t i = 0; i < count; ++i)
+            bad |= !(v[i] - v[i] == 0.0f);
+    } else {
+        const double *v = values;
+        for (int64_t i = 0; i < count; ++i)
+            bad |= !(v[i] - v[i] == 0.0);
+    }
+    return bad ? TSW_ENONFINITE : TSW_OK;
+}
+
+int tsw__check_times(tsw_dtype dtype, const void *times, int64_t length)
+{
+    if (!times)
+        return TSW_OK;
+    if (tsw__check_finite(dtype, times, length))
+        return TSW_ETIMES;
+    if (dtype == TSW_F32) {
+        const float *t = times;
+        for (int64_t i = 1; i < length; ++i)
+            if (!(t[i] > t[i - 1]))
+                return TSW_ETIMES;
+    } else {
+        const double *t = times;
+        for (int64_t i = 1; i < length; ++i)
+            if (!(t[i] > t[i - 1]))
+                return TSW_ETIMES;
+    }
+    return TSW_OK;
+}
+
+static int tsw__check_exec(const tsw_exec *e)
+{
+    if (e->n_threads < 0 || e->device_index < 0)
+        return TSW_EINVAL;
+    if (e->device != TSW_DEVICE_AUTO && e->device != TSW_DEVICE_CPU &&
+        e->device != TSW_DEVICE_CUDA)
+        return TSW_EINVAL;
+    if (e->impl != TSW_IMPL_AUTO && e->impl != TSW_IMPL_REFERENCE && e->impl != TSW_IMPL_SCALAR)
+        return TSW_EINVAL;
+#ifndef TSWARP_WITH_CUDA
+    if (e->device == TSW_DEVICE_CUDA)
+        return TSW_ENODEV;
+#endif
+    return TSW_OK;
+}
+
+static int tsw__check_series(tsw_dtype dtype, int64_t dim, const tsw_series *s, int twed)
+{
+    size_t n;
+    if (!s || !s->values)
+        return TSW_EINVAL;
+    if (s->length < 1)
+        return TSW_ESHAPE;
+    if (tsw__mul_size((size_t)s->length, (size_t)dim, &n) || n > (size_t)INT64_MAX / 8)
+        return TSW_EOVERFLOW;
+    int rc = tsw__check_finite(dtype, s->values, (int64_t)n);
+    if (rc)
+        return rc;
+    return twed ? tsw__check_times(dtype, s->times, s->length) : TSW_OK;
+}
+
+double tsw__finish(const tsw_params *p, double raw)
+{
+    if (p->measure == TSW_DTW && !p->accumulated && p->cost == TSW_COST_SQEUCLIDEAN)
+        return sqrt(raw);
+    return raw;
+}
+
+/* ---- one pair --------------------------------------------------------------------------- */
+
+int tsw_distance(const tsw_params *params, tsw_dtype dtype, int64_t dim, const tsw_series *a,
+                 const tsw_series *b, double *out, const tsw_exec *exec)
+{
+    tsw_exec ex;
+    int rc;
+    if (exec)
+        ex = *exec;
+    else
+        tsw_exec_default(&ex);
+    if (!out)
+        return TSW_EINVAL;
+    if ((rc = tsw__check_params(params)) || (rc = tsw__check_exec(&ex)))
+        return rc;
+    if (dtype != TSW_F32 && dtype != TSW_F64)
+        return TSW_EDTYPE;
+    if (dim < 1)
+        return TSW_ESHAPE;
+    int twed = params->measure == TSW_TWED;
+    if ((rc = tsw__check_series(dtype, dim, a, twed)) ||
+        (rc = tsw__check_series(dtype, dim, b, twed)))
+        return rc;
+
+    /* Small problems use a stack buffer: no allocation on the latency-critical path. */
+    _Alignas(64) unsigned char stack_ws[4096];
+    size_t ws_bytes = tsw__pair_ws_bytes(params, dtype, dim, a->length, b->length);
+    if (ws_bytes == 0)
+        return TSW_EOVERFLOW;
+    void *ws = stack_ws;
+    void *heap = NULL;
+    if (ws_bytes > sizeof(stack_ws)) {
+        heap = tsw__malloc_aligned(ws_bytes);
+        if (!heap)
+            return TSW_ENOMEM;
+        ws = heap;
+    }
+    void (*kernel)(const tsw_params *, tsw_dtype, int64_t, const tsw__pair *, void *,
+                   double *) =
+        ex.impl == TSW_IMPL_REFERENCE ? tsw__pair_reference : tsw__pair_fast;
+
+    tsw__pair ab = {a->values, twed ? a->times : NULL, a->length,
+                    b->values, twed ? b->times : NULL, b->length};
+    double v;
+    kernel(params, dtype, dim, &ab, ws, &v);
+    if (params->measure == TSW_SOFT_DTW && params->normalize) {
+        double vaa, vbb;
+        tsw__pair aa = {a->values, NULL, a->length, a->values, NULL, a->length};
+        tsw__pair bb = {b->values, NULL, b->length, b->values, NULL, b->length};
+        kernel(params, dtype, dim, &aa, ws, &vaa);
+        kernel(params, dtype, dim, &bb, ws, &vbb);
+        v = v - 0.5 * (vaa + vbb);
+    }
+    tsw__free_aligned(heap);
+    /* Computed in the input's precision: a float32 result is exactly representable. */
+    *out = tsw__finish(params, v);
+    if (dtype == TSW_F32)
+        *out = (double)(float)*out;
+    return TSW_OK;
+}
+
+/* ---- batches ---------------------------------------------------------------------------- */
+
+static int tsw__check_collection(tsw_dtype dtype, int64_t dim, const tsw_collection *c,
+                                 int twed)
+{
+    if (!c || !c->values)
+        return TSW_EINVAL;
+    if (c->count < 1)
+        return TSW_ESHAPE;
+    if (!c->lengths && c->length < 1)
+        return TSW_ESHAPE;
+    if (c->lengths && !c->offsets)
+        return TSW_EINVAL; /* ragged lengths need explicit offsets */
+    for (int64_t i = 0; i < c->count; ++i) {
+        int64_t len = tsw__coll_len(c, i), off = tsw__coll_off(c, i);
+        size_t n;
+        if (len < 1)
+            return TSW_ESHAPE;
+        if (off < 0)
+            return TSW_EINVAL;
+        if (tsw__mul_size((size_t)len, (size_t)dim, &n) || n > (size_t)INT64_MAX / 8)
+            return TSW_EOVERFLOW;
+        int rc = tsw__check_finite(dtype, (const char *)c->values +
+                                              (size_t)off * (size_t)dim * tsw__dtype_size(dtype),
+                                   (int64_t)n);
+        if (rc)
+            return rc;
+        if (twed && c->times) {
+            rc = tsw__check_times(dtype,
+                                  (const char *)c->times + (size_t)off * tsw__dtype_size(dtype),
+                                  len);
+            if (rc)
+                return rc;
+        }
+    }
+    return TSW_OK;
+}
+
+static int tsw__check_batch(const tsw_params *params, tsw_dtype dtype, int64_t dim,
+                            const tsw_exec *ex, void *out)
+{
+    int rc;
+    if (!out)
+        return TSW_EINVAL;
+    if ((rc = tsw__check_params(params)) || (rc = tsw__check_exec(ex)))
+        return rc;
+    if (dtype != TSW_F32 && dtype != TSW_F64)
+        return TSW_EDTYPE;
+    if (dim < 1)
+        return TSW_ESHAPE;
+    return TSW_OK;
+}
+
+int tsw_cdist(const tsw_params *params, tsw_dtype dtype, int64_t dim, const tsw_collection *x,
+              const tsw_collection *y, void *out, const tsw_exec *exec)
+{
+    tsw_exec ex;
+    int rc;
+    if (exec)
+        ex = *exec;
+    else
+        tsw_exec_default(&ex);
+    if ((rc = tsw__check_batch(params, dtype, dim, &ex, out)))
+        return rc;
+    int twed = params->measure == TSW_TWED;
+    if ((rc = tsw__check_collection(dtype, dim, x, twed)) ||
+        (rc = tsw__check_collection(dtype, dim, y, twed)))
+        return rc;
+    size_t cells;
+    if (tsw__mul_size((size_t)x->count, (size_t)y->count, &cells) ||
+        tsw__mul_size(cells, tsw__dtype_size(dtype), &cells))
+        return TSW_EOVERFLOW;
+    return tsw__cpu_cdist(params, dtype, dim, x, y, out, &ex);
+}
+
+int tsw_pdist(const tsw_params *params, tsw_dtype dtype, int64_t dim, const tsw_collection *x,
+              tsw_pdist_layout layout, void *out, const tsw_exec *exec)
+{
+    tsw_exec ex;
+    int rc;
+    if (exec)
+        ex = *exec;
+    else
+        tsw_exec_default(&ex);
+    if ((rc = tsw__check_batch(params, dtype, dim, &ex, out)))
+        return rc;
+    if (layout != TSW_PDIST_FULL && layout != TSW_PDIST_CONDENSED)
+        return TSW_EINVAL;
+    if ((rc = tsw__check_collection(dtype, dim, x, params->measure == TSW_TWED)))
+        return rc;
+    if (tsw_pdist_size(x->count, layout) == 0 && x->count > 1)
+        return TSW_EOVERFLOW;
+    return tsw__cpu_pdist(params, dtype, dim, x, layout, out, &ex);
+}

@@ -1,0 +1,359 @@
+/*
+ * CPU batch driver: cdist and pdist, parallel over pairs with OpenMP.
+ *
+ * Work items are row segments: series x_i against up to TSW__TILE consecutive partners
+ * (all y_j for cdist, the j > i for pdist, so each unordered pair is computed once). Items
+ * are handed out dynamically; inside an item, runs of partners of equal length go to the
+ * SIMD lane kernels (several pairs per instruction) and the rest to the single-pair kernel.
+ * Each thread allocates its workspace once per call. The calling thread (OpenMP thread 0)
+ * reports progress and turns a non-zero callback return into cancellation; every thread
+ * checks the shared stop flag before each item.
+ */
+#include "../internal.h"
+
+#include <string.h>
+#include <time.h>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#define TSW__TILE 64
+#define TSW__PROGRESS_NS 50000000LL /* 50 ms */
+
+typedef void (*tsw__pair_fn)(const tsw_params *, tsw_dtype, int64_t, const tsw__pair *,
+                             void *, double *);
+
+typedef struct tsw__job {
+    const tsw_params *p;
+    tsw_dtype dt;
+    int64_t dim;
+    const tsw_collection *x, *y; /* y == x for pdist */
+    int pdist;
+    tsw_pdist_layout layout;
+    void *out;
+    const double *self_x, *self_y; /* soft-DTW divergence: sdtw(x_i, x_i), sdtw(y_j, y_j) */
+    int64_t n_items;
+    int64_t items_per_row;  /* cdist */
+    const int64_t *row_start; /* pdist: first item of row i, (n + 1,) */
+    tsw__pair_fn kernel;
+    int use_lanes;
+    size_t ws_bytes;
+    const tsw_exec *ex;
+    int64_t total;
+    /* shared state, accessed with __atomic builtins */
+    int64_t done;
+    int status;
+} tsw__job;
+
+static int64_t tsw__now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static tsw__pair tsw__make_pair(const tsw_collection *x, int64_t i, const tsw_collection *y,
+                                int64_t j, int64_t dim, size_t esz, int twed)
+{
+    tsw__pair pr;
+    int64_t oi = tsw__coll_off(x, i), oj = tsw__coll_off(y, j);
+    pr.a = (const char *)x->values + (size_t)oi * (size_t)dim * esz;
+    pr.n = tsw__coll_len(x, i);
+    pr.ta = (twed && x->times) ? (const char *)x->times + (size_t)oi * esz : NULL;
+    pr.b = (const char *)y->values + (size_t)oj * (size_t)dim * esz;
+    pr.m = tsw__coll_len(y, j);
+    pr.tb = (twed && y->times) ? (const char *)y->times + (size_t)oj * esz : NULL;
+    return pr;
+}
+
+static void tsw__store(const tsw__job *job, int64_t i, int64_t j, double v)
+{
+    int64_t ny = job->y->count;
+    if (job->dt == TSW_F32) {
+        float *o = job->out, fv = (float)v;
+        if (!job->pdist) {
+            o[i * ny + j] = fv;
+        } else if (job->layout == TSW_PDIST_FULL) {
+            o[i * ny + j] = fv;
+            o[j * ny + i] = fv;
+        } else {
+            /* condensed index of (i, j), i < j, as scipy.spatial.distance.squareform */
+            o[ny * i - i * (i + 1) / 2 + (j - i - 1)] = fv;
+        }
+    } else {
+        double *o = job->out;
+        if (!job->pdist) {
+            o[i * ny + j] = v;
+        } else if (job->layout == TSW_PDIST_FULL) {
+            o[i * ny + j] = v;
+            o[j * ny + i] = v;
+        } else {
+            o[ny * i - i * (i + 1) / 2 + (j - i - 1)] = v;
+        }
+    }
+}
+
+/* Item k -> row i and partner range [j0, j1). */
+static void tsw__item_range(const tsw__job *job, int64_t k, int64_t *i, int64_t *j0,
+                            int64_t *j1)
+{
+    int64_t ny = job->y->count;
+    if (!job->pdist) {
+        *i = k / job->items_per_row;
+        *j0 = (k % job->items_per_row) * TSW__TILE;
+        *j1 = *j0 + TSW__TILE < ny ? *j0 + TSW__TILE : ny;
+        return;
+    }
+    /* binary search for the row whose item range holds k */
+    int64_t lo = 0, hi = job->x->count - 1;
+    while (lo < hi) {
+        int64_t mid = (lo + hi + 1) / 2;
+        if (job->row_start[mid] <= k)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    *i = lo;
+    *j0 = lo + 1 + (k - job->row_start[lo]) * TSW__TILE;
+    *j1 = *j0 + TSW__TILE < ny ? *j0 + TSW__TILE : ny;
+}
+
+static void tsw__run_item(tsw__job *job, int64_t k, void *ws)
+{
+    const int twed = job->p->measure == TSW_TWED;
+    const size_t esz = tsw__dtype_size(job->dt);
+    int64_t i, j0, j1;
+    tsw__item_range(job, k, &i, &j0, &j1);
+    tsw__pair pairs[TSW__TILE];
+    double vals[TSW__TILE];
+    int64_t cnt = j1 - j0;
+    for (int64_t t = 0; t < cnt; ++t)
+        pairs[t] = tsw__make_pair(job->x, i, job->y, j0 + t, job->dim, esz, twed);
+    int64_t t = 0;
+    while (t < cnt) {
+        int64_t run = 1;
+        if (job->use_lanes) {
+            while (t + run < cnt && pairs[t + run].m == pairs[t].m)
+                ++run;
+            int64_t h = run > 1 ? tsw__pair_lanes(job->p, job->dt, job->dim, pairs + t, run,
+                                                  ws, vals + t)
+                                : 0;
+            if (h > 0) {
+                t += h;
+                continue;
+            }
+        }
+        job->kernel(job->p, job->dt, job->dim, &pairs[t], ws, &vals[t]);
+        ++t;
+    }
+    for (t = 0; t < cnt; ++t) {
+        double v = vals[t];
+        if (job->self_x)
+            v -= 0.5 * (job->self_x[i] + job->self_y[j0 + t]);
+        tsw__store(job, i, j0 + t, tsw__finish(job->p, v));
+    }
+    __atomic_fetch_add(&job->done, cnt, __ATOMIC_RELAXED);
+}
+
+static int tsw__n_threads(const tsw_exec *ex, int64_t n_items)
+{
+    int nt = ex->n_threads > 0 ? ex->n_threads : tsw_max_threads();
+    if (nt < 1)
+        nt = 1;
+    if (n_items < nt)
+        nt = (int)(n_items > 0 ? n_items : 1);
+    return nt;
+}
+
+/* Run items [0, n_items) of job in parallel; returns the job status. */
+static int tsw__run(tsw__job *job)
+{
+    int nt = tsw__n_threads(job->ex, job->n_items);
+    job->done = 0;
+    job->status = TSW_OK;
+#ifdef _OPENMP
+#pragma omp parallel num_threads(nt)
+#endif
+    {
+        int tid = 0;
+#ifdef _OPENMP
+        tid = omp_get_thread_num();
+#endif
+        void *ws = tsw__malloc_aligned(job->ws_bytes);
+        if (!ws)
+            __atomic_store_n(&job->status, TSW_ENOMEM, __ATOMIC_RELAXED);
+        int64_t last = tsw__now_ns();
+#ifdef _OPENMP
+#pragma omp for schedule(dynamic, 1)
+#endif
+        for (int64_t k = 0; k < job->n_items; ++k) {
+            if (__atomic_load_n(&job->status, __ATOMIC_RELAXED) != TSW_OK)
+                continue;
+            tsw__run_item(job, k, ws);
+            if (tid == 0 && job->ex->progress) {
+                int64_t now = tsw__now_ns();
+                if (now - last >= TSW__PROGRESS_NS) {
+                    last = now;
+                    int64_t d = __atomic_load_n(&job->done, __ATOMIC_RELAXED);
+                    if (job->ex->progress(job->ex->progress_user, d, job->total))
+                        __atomic_store_n(&job->status, TSW_ECANCELED, __ATOMIC_RELAXED);
+                }
+            }
+        }
+        tsw__free_aligned(ws);
+    }
+    (void)nt;
+    if (job->status == TSW_OK && job->ex->progress &&
+        job->ex->progress(job->ex->progress_user, job->total, job->total))
+        job->status = TSW_ECANCELED;
+    return job->status;
+}
+
+static int64_t tsw__max_len(const tsw_collection *c)
+{
+    if (!c->lengths)
+        return c->length;
+    int64_t mx = 0;
+    for (int64_t i = 0; i < c->count; ++i)
+        if (c->lengths[i] > mx)
+            mx = c->lengths[i];
+    return mx;
+}
+
+/* Self values sdtw(c_i, c_i) for the soft-DTW divergence, in parallel. */
+static int tsw__self_values(const tsw__job *proto, const tsw_collection *c, double *self)
+{
+    int64_t mx = tsw__max_len(c);
+    size_t ws_bytes = tsw__pair_ws_bytes(proto->p, proto->dt, proto->dim, mx, mx);
+    int status = TSW_OK;
+    int nt = tsw__n_threads(proto->ex, c->count);
+    const size_t esz = tsw__dtype_size(proto->dt);
+    (void)nt;
+#ifdef _OPENMP
+#pragma omp parallel num_threads(nt)
+#endif
+    {
+        void *ws = tsw__malloc_aligned(ws_bytes);
+        if (!ws)
+            __atomic_store_n(&status, TSW_ENOMEM, __ATOMIC_RELAXED);
+#ifdef _OPENMP
+#pragma omp for schedule(dynamic, 4)
+#endif
+        for (int64_t i = 0; i < c->count; ++i) {
+            if (__atomic_load_n(&status, __ATOMIC_RELAXED) != TSW_OK)
+                continue;
+            tsw__pair pr = tsw__make_pair(c, i, c, i, proto->dim, esz, 0);
+            proto->kernel(proto->p, proto->dt, proto->dim, &pr, ws, &self[i]);
+        }
+        tsw__free_aligned(ws);
+    }
+    return status;
+}
+
+static void tsw__job_init(tsw__job *job, const tsw_params *p, tsw_dtype dt, int64_t dim,
+                          const tsw_collection *x, const tsw_collection *y, void *out,
+                          const tsw_exec *ex)
+{
+    memset(job, 0, sizeof(*job));
+    job->p = p;
+    job->dt = dt;
+    job->dim = dim;
+    job->x = x;
+    job->y = y;
+    job->out = out;
+    job->ex = ex;
+    job->kernel = ex->impl == TSW_IMPL_REFERENCE ? tsw__pair_reference : tsw__pair_fast;
+    job->use_lanes = ex->impl == TSW_IMPL_AUTO && tsw__lanes_width(p, dt, dim) > 1;
+    int64_t mn = tsw__max_len(x), mm = tsw__max_len(y);
+    size_t a = tsw__pair_ws_bytes(p, dt, dim, mn, mm);
+    size_t b = job->use_lanes ? tsw__lanes_ws_bytes(p, dt, dim, mn, mm) : 0;
+    job->ws_bytes = a > b ? a : b;
+}
+
+int tsw__cpu_cdist(const tsw_params *p, tsw_dtype dt, int64_t dim, const tsw_collection *x,
+                   const tsw_collection *y, void *out, const tsw_exec *ex)
+{
+    tsw__job job;
+    tsw__job_init(&job, p, dt, dim, x, y, out, ex);
+    if (job.ws_bytes == 0)
+        return TSW_EOVERFLOW;
+    job.items_per_row = (y->count + TSW__TILE - 1) / TSW__TILE;
+    job.n_items = x->count * job.items_per_row;
+    job.total = x->count * y->count;
+    double *self = NULL;
+    int rc = TSW_OK;
+    if (p->measure == TSW_SOFT_DTW && p->normalize) {
+        self = tsw__malloc((size_t)(x->count + y->count) * sizeof(double));
+        if (!self)
+            return TSW_ENOMEM;
+        if ((rc = tsw__self_values(&job, x, self)) ||
+            (rc = tsw__self_values(&job, y, self + x->count)))
+            goto fail_self;
+        job.self_x = self;
+        job.self_y = self + x->count;
+    }
+    rc = tsw__run(&job);
+fail_self:
+    tsw__free(self);
+    return rc;
+}
+
+int tsw__cpu_pdist(const tsw_params *p, tsw_dtype dt, int64_t dim, const tsw_collection *x,
+                   tsw_pdist_layout layout, void *out, const tsw_exec *ex)
+{
+    tsw__job job;
+    const int64_t n = x->count;
+    int rc = TSW_OK;
+    tsw__job_init(&job, p, dt, dim, x, x, out, ex);
+    if (job.ws_bytes == 0)
+        return TSW_EOVERFLOW;
+    job.pdist = 1;
+    job.layout = layout;
+    job.total = n * (n - 1) / 2;
+
+    int64_t *row_start = tsw__malloc((size_t)(n + 1) * sizeof(int64_t));
+    if (!row_start)
+        return TSW_ENOMEM;
+    row_start[0] = 0;
+    for (int64_t i = 0; i < n; ++i)
+        row_start[i + 1] = row_start[i] + (n - 1 - i + TSW__TILE - 1) / TSW__TILE;
+    job.row_start = row_start;
+    job.n_items = row_start[n];
+
+    double *self = NULL;
+    if (p->measure == TSW_SOFT_DTW) {
+        /* The diagonal of soft-DTW is not zero: sdtw(x_i, x_i) (0 for the divergence). */
+        self = tsw__malloc((size_t)n * sizeof(double));
+        if (!self) {
+            rc = TSW_ENOMEM;
+            goto fail_rows;
+        }
+        if ((rc = tsw__self_values(&job, x, self)))
+            goto fail_self;
+        if (p->normalize) {
+            job.self_x = self;
+            job.self_y = self;
+        }
+    }
+    if (job.n_items > 0 && (rc = tsw__run(&job)))
+        goto fail_self;
+    if (job.n_items == 0 && ex->progress && ex->progress(ex->progress_user, 0, 0)) {
+        rc = TSW_ECANCELED;
+        goto fail_self;
+    }
+    if (layout == TSW_PDIST_FULL) {
+        for (int64_t i = 0; i < n; ++i) {
+            double v = (self && !p->normalize) ? self[i] : 0.0;
+            if (dt == TSW_F32)
+                ((float *)out)[i * n + i] = (float)v;
+            else
+                ((double *)out)[i * n + i] = v;
+        }
+    }
+fail_self:
+    tsw__free(self);
+fail_rows:
+    tsw__free(row_start);
+    return rc;
+}

@@ -1,0 +1,54 @@
+/* The plain CPU reference of every measure (see reference_impl.h). */
+#include "../common/band.h"
+#include "../common/cost.h"
+#include "../common/recurrence.h"
+#include "../internal.h"
+
+#include <math.h>
+
+#define T double
+#define SFX f64
+#define INF TSW_INF_F64
+#define SQRT sqrt
+#define FABS fabs
+#include "reference_impl.h"
+#undef T
+#undef SFX
+#undef INF
+#undef SQRT
+#undef FABS
+
+#define T float
+#define SFX f32
+#define INF TSW_INF_F32
+#define SQRT sqrtf
+#define FABS fabsf
+#include "reference_impl.h"
+#undef T
+#undef SFX
+#undef INF
+#undef SQRT
+#undef FABS
+
+size_t tsw__pair_ws_bytes(const tsw_params *params, tsw_dtype dtype, int64_t dim, int64_t n,
+                          int64_t m)
+{
+    (void)params;
+    (void)dim;
+    /* Reference: two rows of max(n, m) + 1. The fast paths use up to eight such rows
+     * (rows, per-column precomputed costs, SIMD slack). */
+    size_t len = (size_t)(n > m ? n : m) + 16;
+    size_t bytes;
+    if (tsw__mul_size(len, 8 * tsw__dtype_size(dtype), &bytes))
+        return 0;
+    return bytes + 256;
+}
+
+void tsw__pair_reference(const tsw_params *params, tsw_dtype dtype, int64_t dim,
+                         const tsw__pair *pair, void *ws, double *out)
+{
+    if (dtype == TSW_F32)
+        *out = ref_pair_f32(params, dim, pair, ws);
+    else
+        *out = ref_pair_f64(params, dim, pair, ws);
+}

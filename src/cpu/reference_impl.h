@@ -1,0 +1,139 @@
+/*
+ * The plain CPU reference of the three measures: straightforward row-by-row dynamic
+ * programs in two rolling rows (O(m) memory), no tricks. It defines correctness; every
+ * faster path is tested against it. Included by reference.c once per precision with
+ * T (float or double) and SFX (f32 or f64) defined.
+ *
+ * Indexing: the rolling rows hold D(i, 0..M) of the (N+1) x (M+1) matrix whose row and
+ * column 0 are the boundary (D(0,0) = 0, the rest of the boundary +inf).
+ */
+
+#define TSW_CAT_(a, b) a##_##b
+#define TSW_CAT(a, b) TSW_CAT_(a, b)
+#define TSW_F(name) TSW_CAT(name, SFX)
+
+static T TSW_F(ref_local_cost)(tsw_cost cost, const T *x, const T *y, int64_t dim)
+{
+    switch (cost) {
+    case TSW_COST_EUCLIDEAN:
+        return SQRT(TSW_F(tsw_cost_sqeuclidean)(x, y, dim));
+    case TSW_COST_ABS:
+        return TSW_F(tsw_cost_abs)(x, y, dim);
+    case TSW_COST_COSINE:
+        return TSW_F(tsw_cost_cosine)(x, y, dim);
+    case TSW_COST_SQEUCLIDEAN:
+    default:
+        return TSW_F(tsw_cost_sqeuclidean)(x, y, dim);
+    }
+}
+
+/* DTW and soft-DTW share the loop; only the cell differs. */
+static T TSW_F(ref_dtw_like)(const tsw_params *p, const tsw_band *band, int64_t dim,
+                             const T *a, const T *b, T *prev, T *cur)
+{
+    const int64_t N = band->rows, M = band->cols;
+    const T inf = INF;
+    const T gamma = (T)p->gamma, inv_gamma = (T)(1.0 / p->gamma);
+    for (int64_t j = 0; j <= M; ++j)
+        prev[j] = inf;
+    prev[0] = 0;
+    for (int64_t i = 1; i <= N; ++i) {
+        int64_t lo, hi;
+        tsw_band_range(band, i - 1, &lo, &hi);
+        for (int64_t j = 0; j <= M; ++j)
+            cur[j] = inf;
+        for (int64_t j = lo + 1; j <= hi; ++j) {
+            const T *x = a + (i - 1) * dim, *y = b + (j - 1) * dim;
+            if (p->measure == TSW_SOFT_DTW) {
+                T c = TSW_F(tsw_cost_sqeuclidean)(x, y, dim);
+                cur[j] = TSW_F(tsw_sdtw_cell)(c, prev[j - 1], prev[j], cur[j - 1], gamma,
+                                              inv_gamma);
+            } else {
+                T c = TSW_F(ref_local_cost)(p->cost, x, y, dim);
+                cur[j] = TSW_F(tsw_dtw_cell)(c, prev[j - 1], prev[j], cur[j - 1]);
+            }
+        }
+        T *t = prev;
+        prev = cur;
+        cur = t;
+    }
+    return prev[M];
+}
+
+/* Timestamp of padded point i (0 = the boundary point at time 0; default times 1..n). */
+static T TSW_F(ref_time)(const T *t, int64_t i)
+{
+    if (i == 0)
+        return 0;
+    return t ? t[i - 1] : (T)i;
+}
+
+/* TWED on padded sequences: point 0 is the zero vector at time 0, point i is a[i-1]. */
+static T TSW_F(ref_twed)(const tsw_params *p, const tsw_band *band, int64_t dim, const T *a,
+                         const T *ta, const T *b, const T *tb, T *prev, T *cur)
+{
+    const int64_t N = band->rows, M = band->cols;
+    const T inf = INF, nu = (T)p->nu, lmbda = (T)p->lmbda, pp = (T)p->p;
+    for (int64_t j = 0; j <= M; ++j)
+        prev[j] = inf;
+    prev[0] = 0;
+    for (int64_t i = 1; i <= N; ++i) {
+        int64_t lo, hi;
+        tsw_band_range(band, i - 1, &lo, &hi);
+        for (int64_t j = 0; j <= M; ++j)
+            cur[j] = inf;
+        const T *ai = a + (i - 1) * dim;
+        const T *ai1 = i > 1 ? a + (i - 2) * dim : NULL; /* NULL: the zero boundary point */
+        T tai = TSW_F(ref_time)(ta, i), tai1 = TSW_F(ref_time)(ta, i - 1);
+        for (int64_t j = lo + 1; j <= hi; ++j) {
+            const T *bj = b + (j - 1) * dim;
+            const T *bj1 = j > 1 ? b + (j - 2) * dim : NULL;
+            T tbj = TSW_F(ref_time)(tb, j), tbj1 = TSW_F(ref_time)(tb, j - 1);
+            /* deletion in a: a_{i-1} -> a_i */
+            T del_a = prev[j] + TSW_F(tsw_lp)(ai, ai1, dim, pp) + nu * (tai - tai1) + lmbda;
+            /* deletion in b */
+            T del_b = cur[j - 1] + TSW_F(tsw_lp)(bj, bj1, dim, pp) + nu * (tbj - tbj1) + lmbda;
+            /* match: both current points and both previous points */
+            T d_prev;
+            if (ai1 && bj1)
+                d_prev = TSW_F(tsw_lp)(ai1, bj1, dim, pp);
+            else if (ai1)
+                d_prev = TSW_F(tsw_lp)(ai1, NULL, dim, pp);
+            else if (bj1)
+                d_prev = TSW_F(tsw_lp)(bj1, NULL, dim, pp);
+            else
+                d_prev = 0;
+            T match = prev[j - 1] + TSW_F(tsw_lp)(ai, bj, dim, pp) + d_prev +
+                      nu * (FABS(tai - tbj) + FABS(tai1 - tbj1));
+            cur[j] = TSW_F(tsw_twed_cell)(del_a, del_b, match);
+        }
+        T *t = prev;
+        prev = cur;
+        cur = t;
+    }
+    return prev[M];
+}
+
+static double TSW_F(ref_pair)(const tsw_params *p, int64_t dim, const tsw__pair *pr, void *ws)
+{
+    tsw_band band = tsw_band_make(p->window, p->window_radius, p->itakura_max_slope, pr->n,
+                                  pr->m);
+    const T *a = (const T *)pr->a, *b = (const T *)pr->b;
+    const T *ta = (const T *)pr->ta, *tb = (const T *)pr->tb;
+    if (band.swap) {
+        const T *t = a;
+        a = b;
+        b = t;
+        t = ta;
+        ta = tb;
+        tb = t;
+    }
+    T *prev = (T *)ws, *cur = prev + (band.cols + 1);
+    if (p->measure == TSW_TWED)
+        return (double)TSW_F(ref_twed)(p, &band, dim, a, ta, b, tb, prev, cur);
+    return (double)TSW_F(ref_dtw_like)(p, &band, dim, a, b, prev, cur);
+}
+
+#undef TSW_F
+#undef TSW_CAT
+#undef TSW_CAT_

@@ -1,0 +1,88 @@
+/* Internal declarations shared by the dispatch layer and the backends (tsw__ prefix). */
+#ifndef TSW_INTERNAL_H
+#define TSW_INTERNAL_H
+
+#include "tswarp.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* One pair, pointers at the first value of each series; ta/tb may be NULL (1..n). */
+typedef struct tsw__pair {
+    const void *a;
+    const void *ta;
+    int64_t n;
+    const void *b;
+    const void *tb;
+    int64_t m;
+} tsw__pair;
+
+/* Allocation through the replaceable hooks (alloc.c). Sizes in bytes; NULL on failure or
+ * on a zero size. tsw__malloc_aligned gives 64-byte alignment. */
+void *tsw__malloc(size_t size);
+void tsw__free(void *ptr);
+void *tsw__malloc_aligned(size_t size);
+void tsw__free_aligned(void *ptr);
+
+/* Checked size arithmetic: 0 on success, TSW_EOVERFLOW when the product overflows. */
+int tsw__mul_size(size_t a, size_t b, size_t *out);
+
+static inline size_t tsw__dtype_size(tsw_dtype dt) { return dt == TSW_F32 ? 4 : 8; }
+
+/*
+ * Pair kernels. `ws` is scratch of at least tsw__pair_ws_bytes(params, dtype, dim, n, m)
+ * bytes (aligned to 64), owned by the caller so batches allocate it once per thread.
+ * *out gets the raw measure: DTW's accumulated cost (the root is applied by the caller),
+ * TWED's value, soft-DTW's value (normalisation is composed by the caller).
+ */
+size_t tsw__pair_ws_bytes(const tsw_params *params, tsw_dtype dtype, int64_t dim, int64_t n,
+                          int64_t m);
+void tsw__pair_reference(const tsw_params *params, tsw_dtype dtype, int64_t dim,
+                         const tsw__pair *pair, void *ws, double *out);
+/* The fast scalar path (cpu/pair_fast.c); same contract and workspace size. */
+void tsw__pair_fast(const tsw_params *params, tsw_dtype dtype, int64_t dim,
+                    const tsw__pair *pair, void *ws, double *out);
+
+/*
+ * SIMD across pairs (cpu/lanes*.c): `count` pairs that all have lengths (n, m), computed
+ * in SIMD lanes. Returns the number of pairs it handled from the front of the list (0 when
+ * the measure/options/CPU have no lane kernel); the caller computes the rest one by one.
+ * ws must hold tsw__lanes_ws_bytes(...) bytes.
+ */
+#define TSW__MAX_LANES 32
+size_t tsw__lanes_ws_bytes(const tsw_params *params, tsw_dtype dtype, int64_t dim, int64_t n,
+                           int64_t m);
+int tsw__lanes_width(const tsw_params *params, tsw_dtype dtype, int64_t dim);
+int64_t tsw__pair_lanes(const tsw_params *params, tsw_dtype dtype, int64_t dim,
+                        const tsw__pair *pairs, int64_t count, void *ws, double *out);
+
+/* Post-processing of a raw pair value into the returned distance (DTW root). */
+double tsw__finish(const tsw_params *params, double raw);
+
+/* Validation helpers (api.c). */
+int tsw__check_params(const tsw_params *params);
+int tsw__check_finite(tsw_dtype dtype, const void *values, int64_t count);
+int tsw__check_times(tsw_dtype dtype, const void *times, int64_t length);
+
+/* CPU batch driver (cpu/batch.c). ys == NULL means pdist over xs. */
+int tsw__cpu_cdist(const tsw_params *params, tsw_dtype dtype, int64_t dim,
+                   const tsw_collection *x, const tsw_collection *y, void *out,
+                   const tsw_exec *exec);
+int tsw__cpu_pdist(const tsw_params *params, tsw_dtype dtype, int64_t dim,
+                   const tsw_collection *x, tsw_pdist_layout layout, void *out,
+                   const tsw_exec *exec);
+
+/* Series i of a collection. */
+static inline int64_t tsw__coll_len(const tsw_collection *c, int64_t i)
+{
+    return c->lengths ? c->lengths[i] : c->length;
+}
+static inline int64_t tsw__coll_off(const tsw_collection *c, int64_t i)
+{
+    return c->offsets ? c->offsets[i] : i * c->length;
+}
+
+/* CPU feature level (cpu/simd.c): 2 = AVX2+FMA, 1 = SSE2, 0 = none. */
+int tsw__cpu_level(void);
+
+#endif
