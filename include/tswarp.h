@@ -4,8 +4,9 @@
  * One public header. Conventions (see README.md "C API"):
  *   - Every function returns int: 0 (TSW_OK) on success or a negative TSW_E* code from
  *     TSW_ERRNO_MAP; tsw_strerror() and tsw_err_name() turn a code into text.
- *   - Results come back through out-parameters; on error the outputs are left untouched
- *     (cdist/pdist write their matrix only when the whole call succeeds).
+ *   - Results come back through out-parameters. A call that fails validation or cannot
+ *     allocate its workspace returns before writing anything; a batch call stopped by
+ *     its progress callback (TSW_ECANCELED) may leave its output partly written.
  *   - Callers own inputs and outputs. The library allocates only O(length) workspace per
  *     thread, once per call, through the allocator set by tsw_replace_allocator().
  *   - Nothing prints, nothing calls exit(); every function is thread-safe (the allocator
@@ -170,7 +171,8 @@ typedef enum {
 
 /* Progress of a batch call: called from the calling thread only, at most every ~50 ms and
  * once at the end, with done and total counted in pairs. A non-zero return cancels the
- * call, which then returns TSW_ECANCELED and leaves the output untouched. */
+ * call: the threads stop after the pair each is computing and the call returns
+ * TSW_ECANCELED (the output may then be partly written). */
 typedef int (*tsw_progress_fn)(void *user, int64_t done, int64_t total);
 
 typedef struct tsw_exec {

@@ -1,0 +1,44 @@
+"""tswarp: elastic time-series measures (DTW, TWED, Soft-DTW) on CPU and NVIDIA GPUs.
+
+The functions are the C extension's own (``tswarp._tswarp``), so a call on two short
+series costs about a microsecond::
+
+    >>> import numpy as np, tswarp
+    >>> a, b = np.sin(np.linspace(0, 6, 50)), np.sin(np.linspace(0.3, 6, 60))
+    >>> d = tswarp.dtw(a, b)                             # one pair, float
+    >>> D = tswarp.cdist([a, b], [a], metric="twed")     # (2, 1) matrix
+    >>> P = tswarp.pdist([a, b, a[:20]], condensed=True) # scipy's condensed form
+
+See ``help(tswarp.dtw)``, ``help(tswarp.cdist)`` and ``tswarp.info()``.
+"""
+
+from ._tswarp import (
+    METRICS,
+    NoDeviceError,
+    __version__,
+    cdist,
+    distance,
+    dtw,
+    info,
+    pdist,
+    soft_dtw,
+    twed,
+)
+
+__all__ = [
+    "METRICS",
+    "NoDeviceError",
+    "__version__",
+    "cdist",
+    "distance",
+    "dtw",
+    "info",
+    "pdist",
+    "soft_dtw",
+    "twed",
+]
+
+# Public under the package name (help(), repr, pickling by reference as tswarp.dtw).
+for _f in (cdist, distance, dtw, info, pdist, soft_dtw, twed):
+    _f.__module__ = __name__
+del _f

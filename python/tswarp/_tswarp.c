@@ -1,0 +1,1506 @@
+/*
+ * tswarp._tswarp: the CPython binding of libtswarp (include/tswarp.h).
+ *
+ * The binding stays thin: it coerces Python inputs into C-contiguous NumPy arrays of the
+ * computation dtype, parses and checks keyword arguments so that errors name the argument,
+ * releases the GIL around every libtswarp call and maps status codes to exceptions. Every
+ * measure's math lives in the C library.
+ *
+ * The pair functions (dtw, twed, soft_dtw, distance) are the public objects themselves
+ * (METH_FASTCALL | METH_KEYWORDS, keyword names matched by pointer against interned
+ * strings, already-contiguous float arrays used in place), so a call on two short series
+ * costs about a microsecond.
+ *
+ * Checking values for NaN/inf and timestamps for strict increase is done once, by the C
+ * library; when it reports TSW_ENONFINITE or TSW_ETIMES the binding scans the inputs again
+ * to say which argument (and which series of a collection) is at fault. That keeps the hot
+ * path free of a second pass over the data.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#define PY_ARRAY_UNIQUE_SYMBOL tswarp_ARRAY_API
+#include <numpy/arrayobject.h>
+
+#include <limits.h>
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "tswarp.h"
+
+/* ---- keyword names ----------------------------------------------------------------------
+ * Every argument of every function has an id; a call fills slot[id] with a borrowed
+ * reference (NULL when not given). */
+enum {
+    K_A, K_B, K_X, K_Y, K_METRIC,
+    K_COST, K_WINDOW, K_ITAKURA, K_ACCUMULATED, K_NU, K_LMBDA, K_P, K_TA, K_TB, K_GAMMA,
+    K_NORMALIZE, K_TX, K_TY,
+    K_DEVICE, K_IMPL, K_CONDENSED, K_NJOBS, K_PROGRESS,
+    K_COUNT
+};
+static const char *const kw_names[K_COUNT] = {
+    "a", "b", "X", "Y", "metric",
+    "cost", "window", "itakura_max_slope", "accumulated", "nu", "lmbda", "p", "ta", "tb",
+    "gamma", "normalize", "tx", "ty",
+    "device", "_impl", "condensed", "n_jobs", "progress",
+};
+static PyObject *kw_str[K_COUNT]; /* interned */
+
+#define BIT(k) (1u << (k))
+/* Parameters each measure owns; a metric's parameters given to another metric are errors. */
+#define M_WINDOWS (BIT(K_WINDOW) | BIT(K_ITAKURA))
+#define M_DTW (M_WINDOWS | BIT(K_COST) | BIT(K_ACCUMULATED))
+#define M_TWED (M_WINDOWS | BIT(K_NU) | BIT(K_LMBDA) | BIT(K_P) | BIT(K_TA) | BIT(K_TB) |  \
+                BIT(K_TX) | BIT(K_TY))
+#define M_SOFT (M_WINDOWS | BIT(K_GAMMA) | BIT(K_NORMALIZE))
+#define M_ALL (M_DTW | M_TWED | M_SOFT)
+#define M_EXEC (BIT(K_DEVICE) | BIT(K_IMPL))
+#define M_BATCH (M_EXEC | BIT(K_METRIC) | BIT(K_NJOBS) | BIT(K_PROGRESS))
+
+static PyObject *NoDeviceError;
+static int cuda_count_cached = -1; /* tsw_cuda_device_count, asked once per process */
+
+static const char *const metric_names[] = {"dtw", "twed", "soft_dtw"};
+
+/* ---- errors ------------------------------------------------------------------------------ */
+
+/* Raise the exception for a libtswarp status that no argument-specific check explained. */
+static void raise_status(int rc, const char *fname)
+{
+    PyObject *type = PyExc_ValueError;
+    if (rc == TSW_ENOMEM || rc == TSW_EOVERFLOW)
+        type = PyExc_MemoryError;
+    else if (rc == TSW_EDTYPE)
+        type = PyExc_TypeError;
+    else if (rc == TSW_ENODEV)
+        type = NoDeviceError;
+    else if (rc == TSW_ECANCELED && PyErr_Occurred())
+        return; /* the progress callback's exception (KeyboardInterrupt) explains it */
+    PyErr_Format(type, "%s: %s (%s)", fname, tsw_strerror(rc), tsw_err_name(rc));
+}
+
+/* MemoryError for an allocation of `bytes` (or an overflowing size when bytes < 0). */
+static void raise_too_big(const char *what, double bytes)
+{
+    char msg[256];
+    if (bytes < 0)
+        PyOS_snprintf(msg, sizeof(msg), "%s: size overflows", what);
+    else /* PyErr_Format has no float conversions */
+        PyOS_snprintf(msg, sizeof(msg), "%s needs %.0f bytes (%.3g GiB)", what, bytes,
+                      bytes / (1024.0 * 1024.0 * 1024.0));
+    PyErr_SetString(PyExc_MemoryError, msg);
+}
+
+/* ---- argument parsing ---------------------------------------------------------------- */
+
+typedef struct {
+    const char *fname;
+    int npos;    /* positional-or-keyword parameters, in order */
+    int nreq;    /* how many of them are required */
+    int pos[3];  /* their ids */
+    uint32_t kw; /* keyword-only ids */
+} signature;
+
+static int kw_lookup(PyObject *key)
+{
+    for (int k = 0; k < K_COUNT; ++k)
+        if (key == kw_str[k])
+            return k;
+    /* Names built at run time (**kwargs dicts) may not be the interned objects. */
+    for (int k = 0; k < K_COUNT; ++k)
+        if (PyUnicode_Compare(key, kw_str[k]) == 0)
+            return k;
+    if (PyErr_Occurred())
+        PyErr_Clear();
+    return -1;
+}
+
+static int parse_call(const signature *s, PyObject *const *args, Py_ssize_t nargs,
+                      PyObject *kwnames, PyObject **slot)
+{
+    if (nargs > s->npos) {
+        PyErr_Format(PyExc_TypeError, "%s() takes at most %d positional arguments (%zd given)",
+                     s->fname, s->npos, nargs);
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < nargs; ++i)
+        slot[s->pos[i]] = args[i];
+    if (kwnames) {
+        Py_ssize_t nkw = PyTuple_GET_SIZE(kwnames);
+        for (Py_ssize_t j = 0; j < nkw; ++j) {
+            PyObject *key = PyTuple_GET_ITEM(kwnames, j);
+            int id = kw_lookup(key);
+            int ok = id >= 0 && (s->kw & BIT(id));
+            for (int i = 0; id >= 0 && i < s->npos; ++i)
+                ok |= s->pos[i] == id;
+            if (!ok) {
+                PyErr_Format(PyExc_TypeError, "%s() got an unexpected keyword argument '%U'",
+                             s->fname, key);
+                return -1;
+            }
+            if (slot[id]) {
+                PyErr_Format(PyExc_TypeError, "%s() got multiple values for argument '%s'",
+                             s->fname, kw_names[id]);
+                return -1;
+            }
+            slot[id] = args[nargs + j];
+        }
+    }
+    for (int i = 0; i < s->nreq; ++i)
+        if (!slot[s->pos[i]]) {
+            PyErr_Format(PyExc_TypeError, "%s() missing required argument '%s'", s->fname,
+                         kw_names[s->pos[i]]);
+            return -1;
+        }
+    return 0;
+}
+
+static int given(PyObject *o) { return o && o != Py_None; }
+
+/* A real number (Python float/int, NumPy scalar) into *out; TypeError naming it otherwise. */
+static int get_real(PyObject *o, const char *name, double *out)
+{
+    if (PyFloat_CheckExact(o)) {
+        *out = PyFloat_AS_DOUBLE(o);
+        return 0;
+    }
+    if (PyUnicode_Check(o) || PyBytes_Check(o) || o == Py_None) {
+        PyErr_Format(PyExc_TypeError, "%s must be a real number, got %s", name,
+                     Py_TYPE(o)->tp_name);
+        return -1;
+    }
+    double v = PyFloat_AsDouble(o);
+    if (v == -1.0 && PyErr_Occurred()) {
+        PyErr_Clear();
+        PyErr_Format(PyExc_TypeError, "%s must be a real number, got %s", name,
+                     Py_TYPE(o)->tp_name);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+/* A real parameter with a lower bound: lo <= v (strict: lo < v), finite. */
+static int get_bounded(PyObject *o, const char *name, double lo, int strict, double *out)
+{
+    double v;
+    if (get_real(o, name, &v) < 0)
+        return -1;
+    if (!isfinite(v) || v < lo || (strict && v == lo)) {
+        /* PyErr_Format has no %g; the bounds used here are small integers. */
+        PyErr_Format(PyExc_ValueError, "%s must be a finite number %s %d, got %R", name,
+                     strict ? ">" : ">=", (int)lo, o);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+static int get_bool(PyObject *o, const char *name, int *out)
+{
+    int t = PyObject_IsTrue(o);
+    if (t < 0) {
+        PyErr_Clear();
+        PyErr_Format(PyExc_TypeError, "%s must be a bool, got %s", name, Py_TYPE(o)->tp_name);
+        return -1;
+    }
+    *out = t;
+    return 0;
+}
+
+/* Index of s in names[0..n), -1 when absent; -2 with TypeError when s is not a str. */
+static int match_name(PyObject *s, const char *argname, const char *const *names, int n)
+{
+    if (!PyUnicode_Check(s)) {
+        PyErr_Format(PyExc_TypeError, "%s must be a str, got %s", argname, Py_TYPE(s)->tp_name);
+        return -2;
+    }
+    for (int i = 0; i < n; ++i)
+        if (PyUnicode_CompareWithASCIIString(s, names[i]) == 0)
+            return i;
+    return -1;
+}
+
+/* metric -> measure; accepts the spellings of METRICS and a few common aliases. */
+static int parse_metric(PyObject *o, tsw_measure *m)
+{
+    static const char *const names[] = {"dtw", "twed", "soft_dtw", "softdtw", "soft-dtw", "twe"};
+    static const tsw_measure ms[] = {TSW_DTW, TSW_TWED, TSW_SOFT_DTW, TSW_SOFT_DTW,
+                                     TSW_SOFT_DTW, TSW_TWED};
+    if (!o) {
+        *m = TSW_DTW;
+        return 0;
+    }
+    int i = match_name(o, "metric", names, 6);
+    if (i == -2)
+        return -1;
+    if (i < 0) {
+        PyErr_Format(PyExc_ValueError, "metric must be one of 'dtw', 'twed', 'soft_dtw', got %R",
+                     o);
+        return -1;
+    }
+    *m = ms[i];
+    return 0;
+}
+
+/* window: None; int >= 0 = Sakoe-Chiba radius in cells; float in [0, 1] = fraction of the
+ * shorter length. itakura_max_slope: None or a real >= 1. Not both. */
+static int parse_window(PyObject *w, PyObject *slope, tsw_params *p)
+{
+    if (given(w) && given(slope)) {
+        PyErr_SetString(PyExc_ValueError,
+                        "give either window (Sakoe-Chiba) or itakura_max_slope, not both");
+        return -1;
+    }
+    if (given(slope)) {
+        if (get_bounded(slope, "itakura_max_slope", 1.0, 0, &p->itakura_max_slope) < 0)
+            return -1;
+        p->window = TSW_WINDOW_ITAKURA;
+        return 0;
+    }
+    if (!given(w))
+        return 0;
+    if (PyBool_Check(w)) {
+        PyErr_SetString(PyExc_TypeError,
+                        "window must be an int (radius in cells) or a float in [0, 1] "
+                        "(fraction of the shorter length), got bool");
+        return -1;
+    }
+    if (PyLong_Check(w) || (!PyFloat_Check(w) && PyIndex_Check(w))) {
+        PyObject *idx = PyNumber_Index(w);
+        if (!idx)
+            return -1;
+        int overflow = 0;
+        long long r = PyLong_AsLongLongAndOverflow(idx, &overflow);
+        Py_DECREF(idx);
+        if (r == -1 && PyErr_Occurred())
+            return -1;
+        if (overflow < 0 || (!overflow && r < 0)) {
+            PyErr_Format(PyExc_ValueError, "window must be >= 0 (a radius in cells), got %R", w);
+            return -1;
+        }
+        /* A radius beyond any representable length is no constraint at all. */
+        if (overflow > 0 || r >= (1LL << 53))
+            return 0;
+        p->window = TSW_WINDOW_SAKOE_CHIBA;
+        p->window_radius = (double)r;
+        return 0;
+    }
+    double f;
+    if (get_real(w, "window", &f) < 0)
+        return -1;
+    if (!(f >= 0.0 && f <= 1.0)) {
+        PyErr_Format(PyExc_ValueError,
+                     "window=%R: a float window is a fraction of the shorter length and must "
+                     "lie in [0, 1]; pass an int for a radius in cells",
+                     w);
+        return -1;
+    }
+    p->window = TSW_WINDOW_SAKOE_CHIBA_FRACTION;
+    p->window_radius = f;
+    return 0;
+}
+
+/* Fill params for a measure from the slots; parameters of other measures are TypeErrors. */
+static int build_params(tsw_measure m, const char *fname, PyObject **slot, tsw_params *p)
+{
+    uint32_t own = m == TSW_DTW ? M_DTW : m == TSW_TWED ? M_TWED : M_SOFT;
+    for (int k = 0; k < K_COUNT; ++k)
+        if ((M_ALL & BIT(k)) && !(own & BIT(k)) && given(slot[k])) {
+            PyErr_Format(PyExc_TypeError, "%s(): '%s' is not a parameter of metric '%s'", fname,
+                         kw_names[k], metric_names[m]);
+            return -1;
+        }
+    tsw_params_default(p, m);
+    if ((slot[K_WINDOW] || slot[K_ITAKURA]) && parse_window(slot[K_WINDOW], slot[K_ITAKURA], p))
+        return -1;
+    switch (m) {
+    case TSW_DTW:
+        if (slot[K_COST]) {
+            static const char *const names[] = {"sqeuclidean", "euclidean", "abs", "cosine",
+                                                "cityblock", "l1", "manhattan"};
+            static const tsw_cost costs[] = {TSW_COST_SQEUCLIDEAN, TSW_COST_EUCLIDEAN,
+                                             TSW_COST_ABS, TSW_COST_COSINE, TSW_COST_ABS,
+                                             TSW_COST_ABS, TSW_COST_ABS};
+            int i = match_name(slot[K_COST], "cost", names, 7);
+            if (i == -2)
+                return -1;
+            if (i < 0) {
+                PyErr_Format(PyExc_ValueError,
+                             "cost must be one of 'sqeuclidean', 'euclidean', 'abs', 'cosine', "
+                             "got %R",
+                             slot[K_COST]);
+                return -1;
+            }
+            p->cost = costs[i];
+        }
+        if (slot[K_ACCUMULATED] && get_bool(slot[K_ACCUMULATED], "accumulated", &p->accumulated))
+            return -1;
+        break;
+    case TSW_TWED:
+        if (slot[K_NU] && get_bounded(slot[K_NU], "nu", 0.0, 0, &p->nu))
+            return -1;
+        if (slot[K_LMBDA] && get_bounded(slot[K_LMBDA], "lmbda", 0.0, 0, &p->lmbda))
+            return -1;
+        if (slot[K_P] && get_bounded(slot[K_P], "p", 1.0, 0, &p->p))
+            return -1;
+        break;
+    case TSW_SOFT_DTW:
+        if (slot[K_GAMMA] && get_bounded(slot[K_GAMMA], "gamma", 0.0, 1, &p->gamma))
+            return -1;
+        if (slot[K_NORMALIZE] && get_bool(slot[K_NORMALIZE], "normalize", &p->normalize))
+            return -1;
+        break;
+    }
+    return 0;
+}
+
+/* device: "auto" | "cpu" | "cuda" | "cuda:N" (None = "auto"). An explicit CUDA request is
+ * checked here so the error says whether the backend or the GPU is missing. */
+static int parse_device(PyObject *o, tsw_exec *ex)
+{
+    if (!given(o))
+        return 0;
+    if (!PyUnicode_Check(o)) {
+        PyErr_Format(PyExc_TypeError, "device must be a str, got %s", Py_TYPE(o)->tp_name);
+        return -1;
+    }
+    const char *s = PyUnicode_AsUTF8(o);
+    if (!s)
+        return -1;
+    if (strcmp(s, "auto") == 0) {
+        ex->device = TSW_DEVICE_AUTO;
+        return 0;
+    }
+    if (strcmp(s, "cpu") == 0) {
+        ex->device = TSW_DEVICE_CPU;
+        return 0;
+    }
+    long index = 0;
+    if (strncmp(s, "cuda", 4) != 0)
+        goto bad;
+    if (s[4] == ':') {
+        const char *d = s + 5;
+        if (!*d)
+            goto bad;
+        for (; *d; ++d)
+            if (*d < '0' || *d > '9' || index > 1000000)
+                goto bad;
+            else
+                index = index * 10 + (*d - '0');
+    } else if (s[4]) {
+        goto bad;
+    }
+    if (!tsw_has_cuda()) {
+        PyErr_Format(NoDeviceError,
+                     "device=%R: this tswarp was built without the CUDA backend", o);
+        return -1;
+    }
+    if (cuda_count_cached < 0) {
+        int c = 0;
+        if (tsw_cuda_device_count(&c) != TSW_OK)
+            c = 0;
+        cuda_count_cached = c;
+    }
+    if (cuda_count_cached == 0) {
+        PyErr_Format(NoDeviceError, "device=%R: no CUDA GPU was found (is the driver loaded?)",
+                     o);
+        return -1;
+    }
+    if (index >= cuda_count_cached) {
+        PyErr_Format(NoDeviceError, "device=%R: only %d CUDA device(s) found", o,
+                     cuda_count_cached);
+        return -1;
+    }
+    ex->device = TSW_DEVICE_CUDA;
+    ex->device_index = (int)index;
+    return 0;
+bad:
+    PyErr_Format(PyExc_ValueError, "device must be 'auto', 'cpu', 'cuda' or 'cuda:N', got %R", o);
+    return -1;
+}
+
+static int build_exec(PyObject **slot, tsw_exec *ex)
+{
+    tsw_exec_default(ex);
+    if (slot[K_DEVICE] && parse_device(slot[K_DEVICE], ex))
+        return -1;
+    if (slot[K_IMPL]) {
+        static const char *const names[] = {"auto", "reference", "scalar"};
+        static const tsw_impl impls[] = {TSW_IMPL_AUTO, TSW_IMPL_REFERENCE, TSW_IMPL_SCALAR};
+        int i = match_name(slot[K_IMPL], "_impl", names, 3);
+        if (i == -2)
+            return -1;
+        if (i < 0) {
+            PyErr_Format(PyExc_ValueError, "_impl must be 'auto', 'reference' or 'scalar', got %R",
+                         slot[K_IMPL]);
+            return -1;
+        }
+        ex->impl = impls[i];
+    }
+    PyObject *nj = slot[K_NJOBS];
+    if (given(nj)) {
+        if (PyBool_Check(nj) || !PyIndex_Check(nj) || PyFloat_Check(nj)) {
+            PyErr_Format(PyExc_TypeError, "n_jobs must be None or an int, got %s",
+                         Py_TYPE(nj)->tp_name);
+            return -1;
+        }
+        PyObject *idx = PyNumber_Index(nj);
+        if (!idx)
+            return -1;
+        int overflow = 0;
+        long long v = PyLong_AsLongLongAndOverflow(idx, &overflow);
+        Py_DECREF(idx);
+        if (v == -1 && PyErr_Occurred())
+            return -1;
+        if (overflow > 0 || v > INT_MAX)
+            v = INT_MAX;
+        if (overflow < 0 || v == 0 || v < -1) {
+            PyErr_Format(PyExc_ValueError,
+                         "n_jobs must be None or -1 (all cores) or a positive int, got %R", nj);
+            return -1;
+        }
+        ex->n_threads = v == -1 ? 0 : (int)v;
+    }
+    return 0;
+}
+
+/* ---- arrays -------------------------------------------------------------------------- */
+
+/* Any array-like into an ndarray (new reference), dtype untouched. `name` and `index`
+ * (>= 0 for an element of a collection) name it in messages. */
+static PyArrayObject *as_array(PyObject *o, const char *name, Py_ssize_t index)
+{
+    if (PyArray_Check(o)) {
+        Py_INCREF(o);
+        return (PyArrayObject *)o;
+    }
+    PyObject *arr = PyArray_FromAny(o, NULL, 0, 0, 0, NULL);
+    if (arr)
+        return (PyArrayObject *)arr;
+    /* Say which argument numpy could not convert (e.g. an inhomogeneous nested list). */
+    if (PyErr_ExceptionMatches(PyExc_ValueError) || PyErr_ExceptionMatches(PyExc_TypeError)) {
+        PyObject *type, *value, *tb;
+        PyErr_Fetch(&type, &value, &tb);
+        PyErr_NormalizeException(&type, &value, &tb);
+        if (index >= 0)
+            PyErr_Format(type, "%s[%zd] could not be converted to an array of real numbers: %S",
+                         name, index, value);
+        else
+            PyErr_Format(type, "%s could not be converted to an array of real numbers: %S",
+                         name, value);
+        Py_XDECREF(type);
+        Py_XDECREF(value);
+        Py_XDECREF(tb);
+    }
+    return NULL;
+}
+
+/* The precision an input asks for: floats keep theirs (float16 -> float32, long double ->
+ * float64), integers and bools compute in float64. -1 with TypeError for anything else. */
+static int dtype_class(PyArrayObject *a, const char *name, Py_ssize_t index)
+{
+    PyArray_Descr *d = PyArray_DESCR(a);
+    switch (d->kind) {
+    case 'b':
+    case 'i':
+    case 'u':
+        return TSW_F64;
+    case 'f':
+        return PyArray_ITEMSIZE(a) <= 4 ? TSW_F32 : TSW_F64;
+    default:
+        if (index >= 0)
+            PyErr_Format(PyExc_TypeError,
+                         "%s[%zd] has dtype %S; tswarp needs real numbers (float, int or bool)",
+                         name, index, (PyObject *)d);
+        else
+            PyErr_Format(PyExc_TypeError,
+                         "%s has dtype %S; tswarp needs real numbers (float, int or bool)", name,
+                         (PyObject *)d);
+        return -1;
+    }
+}
+
+/* Replace *a by a C-contiguous, aligned, native-order array of dtype (a no-op for arrays
+ * that already are). Non-contiguous and negative-stride views are copied here. */
+static int to_dtype(PyArrayObject **a, tsw_dtype dt)
+{
+    int typenum = dt == TSW_F32 ? NPY_FLOAT32 : NPY_FLOAT64;
+    if (PyArray_TYPE(*a) == typenum && PyArray_ISCARRAY_RO(*a))
+        return 0;
+    PyObject *c = PyArray_FromArray(*a, PyArray_DescrFromType(typenum),
+                                    NPY_ARRAY_CARRAY_RO | NPY_ARRAY_FORCECAST);
+    if (!c)
+        return -1;
+    Py_DECREF(*a);
+    *a = (PyArrayObject *)c;
+    return 0;
+}
+
+/* Index of the first non-finite value in v[0..n), or -1. */
+static int64_t first_nonfinite(const void *v, tsw_dtype dt, int64_t n)
+{
+    for (int64_t i = 0; i < n; ++i)
+        if (dt == TSW_F32 ? !isfinite(((const float *)v)[i]) : !isfinite(((const double *)v)[i]))
+            return i;
+    return -1;
+}
+
+/* Timestamps t[0..n): 0 when finite and strictly increasing; else sets a ValueError naming
+ * `label` (e.g. "ta" or "tx[3]") and returns -1. */
+static int check_times(const void *t, tsw_dtype dt, int64_t n, const char *label)
+{
+    int64_t bad = first_nonfinite(t, dt, n);
+    if (bad >= 0) {
+        PyErr_Format(PyExc_ValueError, "%s contains NaN or infinity (at index %lld)", label,
+                     (long long)bad);
+        return -1;
+    }
+    for (int64_t i = 1; i < n; ++i) {
+        double prev = dt == TSW_F32 ? ((const float *)t)[i - 1] : ((const double *)t)[i - 1];
+        double cur = dt == TSW_F32 ? ((const float *)t)[i] : ((const double *)t)[i];
+        if (!(cur > prev)) {
+            char *sc = PyOS_double_to_string(cur, 'r', 0, Py_DTSF_ADD_DOT_0, NULL);
+            char *sp = PyOS_double_to_string(prev, 'r', 0, Py_DTSF_ADD_DOT_0, NULL);
+            PyErr_Format(PyExc_ValueError,
+                         "%s must be strictly increasing, but %s[%lld] = %s <= %s[%lld] = %s%s",
+                         label, label, (long long)i, sc ? sc : "?", label, (long long)(i - 1),
+                         sp ? sp : "?", dt == TSW_F32 ? " (after conversion to float32)" : "");
+            PyMem_Free(sc);
+            PyMem_Free(sp);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* ---- one pair ---------------------------------------------------------------------------- */
+
+/* Shape of a single series: (len,) or (len, d), not empty. */
+static int series_shape(PyArrayObject *a, const char *name, int64_t *len, int64_t *dim)
+{
+    int nd = PyArray_NDIM(a);
+    if (nd != 1 && nd != 2) {
+        PyObject *shape = PyObject_GetAttrString((PyObject *)a, "shape");
+        PyErr_Format(PyExc_ValueError,
+                     "%s must be one series, shaped (len,) or (len, d); got shape %S%s", name,
+                     shape ? shape : Py_None,
+                     nd == 3 ? " (use cdist/pdist for collections)" : "");
+        Py_XDECREF(shape);
+        return -1;
+    }
+    *len = PyArray_DIM(a, 0);
+    *dim = nd == 2 ? PyArray_DIM(a, 1) : 1;
+    if (*len == 0) {
+        PyErr_Format(PyExc_ValueError, "%s is empty", name);
+        return -1;
+    }
+    if (*dim == 0) {
+        PyErr_Format(PyExc_ValueError, "%s has dimension 0 (shape (%lld, 0))", name,
+                     (long long)*len);
+        return -1;
+    }
+    return 0;
+}
+
+/* Timestamps of one series: 1-D, length len, converted to dt. */
+static PyArrayObject *series_times(PyObject *o, const char *name, int64_t len,
+                                   const char *sname, tsw_dtype dt)
+{
+    PyArrayObject *t = as_array(o, name, -1);
+    if (!t)
+        return NULL;
+    if (dtype_class(t, name, -1) < 0)
+        goto fail;
+    if (PyArray_NDIM(t) != 1 || PyArray_DIM(t, 0) != len) {
+        PyObject *shape = PyObject_GetAttrString((PyObject *)t, "shape");
+        PyErr_Format(PyExc_ValueError, "%s must have shape (%lld,) like %s, got %S", name,
+                     (long long)len, sname, shape ? shape : Py_None);
+        Py_XDECREF(shape);
+        goto fail;
+    }
+    if (to_dtype(&t, dt) < 0)
+        goto fail;
+    return t;
+fail:
+    Py_DECREF(t);
+    return NULL;
+}
+
+static PyObject *pair_compute(tsw_measure m, const char *fname, PyObject **slot)
+{
+    tsw_params prm;
+    tsw_exec ex;
+    PyArrayObject *a = NULL, *b = NULL, *ta = NULL, *tb = NULL;
+    PyObject *result = NULL;
+    int64_t na, nb, da, db;
+    double out = 0;
+    int rc;
+
+    if (build_params(m, fname, slot, &prm) < 0 || build_exec(slot, &ex) < 0)
+        return NULL;
+    if (!(a = as_array(slot[K_A], "a", -1)) || !(b = as_array(slot[K_B], "b", -1)))
+        goto done;
+    int ca = dtype_class(a, "a", -1), cb;
+    if (ca < 0 || (cb = dtype_class(b, "b", -1)) < 0)
+        goto done;
+    if (series_shape(a, "a", &na, &da) < 0 || series_shape(b, "b", &nb, &db) < 0)
+        goto done;
+    if (da != db) {
+        PyErr_Format(PyExc_ValueError, "a has dimension %lld but b has dimension %lld",
+                     (long long)da, (long long)db);
+        goto done;
+    }
+    tsw_dtype dt = (ca == TSW_F32 && cb == TSW_F32) ? TSW_F32 : TSW_F64;
+    if (to_dtype(&a, dt) < 0 || to_dtype(&b, dt) < 0)
+        goto done;
+    if (m == TSW_TWED) {
+        if (given(slot[K_TA]) && !(ta = series_times(slot[K_TA], "ta", na, "a", dt)))
+            goto done;
+        if (given(slot[K_TB]) && !(tb = series_times(slot[K_TB], "tb", nb, "b", dt)))
+            goto done;
+    }
+    tsw_series sa = {PyArray_DATA(a), na, ta ? PyArray_DATA(ta) : NULL};
+    tsw_series sb = {PyArray_DATA(b), nb, tb ? PyArray_DATA(tb) : NULL};
+    Py_BEGIN_ALLOW_THREADS
+    rc = tsw_distance(&prm, dt, da, &sa, &sb, &out, &ex);
+    Py_END_ALLOW_THREADS
+    if (rc != TSW_OK) {
+        if (rc == TSW_ENONFINITE) {
+            const char *which = first_nonfinite(sa.values, dt, na * da) >= 0 ? "a" : "b";
+            PyErr_Format(PyExc_ValueError, "%s contains NaN or infinity", which);
+        } else if (rc == TSW_ETIMES && ta && check_times(sa.times, dt, na, "ta") < 0) {
+        } else if (rc == TSW_ETIMES && tb && check_times(sb.times, dt, nb, "tb") < 0) {
+        } else {
+            raise_status(rc, fname);
+        }
+        goto done;
+    }
+    result = PyFloat_FromDouble(out);
+done:
+    Py_XDECREF(a);
+    Py_XDECREF(b);
+    Py_XDECREF(ta);
+    Py_XDECREF(tb);
+    return result;
+}
+
+static const signature sig_dtw = {"dtw", 2, 2, {K_A, K_B}, M_DTW | M_EXEC};
+static const signature sig_twed = {"twed", 2, 2, {K_A, K_B},
+                                   (M_TWED & ~(BIT(K_TX) | BIT(K_TY))) | M_EXEC};
+static const signature sig_soft = {"soft_dtw", 2, 2, {K_A, K_B}, M_SOFT | M_EXEC};
+static const signature sig_distance = {"distance", 3, 2, {K_A, K_B, K_METRIC},
+                                       (M_ALL & ~(BIT(K_TX) | BIT(K_TY))) | M_EXEC};
+
+static PyObject *py_dtw(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                        PyObject *kwnames)
+{
+    PyObject *slot[K_COUNT] = {0};
+    if (parse_call(&sig_dtw, args, nargs, kwnames, slot) < 0)
+        return NULL;
+    return pair_compute(TSW_DTW, "dtw", slot);
+}
+
+static PyObject *py_twed(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                         PyObject *kwnames)
+{
+    PyObject *slot[K_COUNT] = {0};
+    if (parse_call(&sig_twed, args, nargs, kwnames, slot) < 0)
+        return NULL;
+    return pair_compute(TSW_TWED, "twed", slot);
+}
+
+static PyObject *py_soft_dtw(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                             PyObject *kwnames)
+{
+    PyObject *slot[K_COUNT] = {0};
+    if (parse_call(&sig_soft, args, nargs, kwnames, slot) < 0)
+        return NULL;
+    return pair_compute(TSW_SOFT_DTW, "soft_dtw", slot);
+}
+
+static PyObject *py_distance(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                             PyObject *kwnames)
+{
+    PyObject *slot[K_COUNT] = {0};
+    tsw_measure m;
+    if (parse_call(&sig_distance, args, nargs, kwnames, slot) < 0 ||
+        parse_metric(slot[K_METRIC], &m) < 0)
+        return NULL;
+    return pair_compute(m, "distance", slot);
+}
+
+/* ---- collections ------------------------------------------------------------------------
+ * A collection argument (X, Y, or timestamps tx, ty) is either one array (3-D (n, len, d)
+ * or 2-D (n, len) for values; 2-D (n, len) for timestamps) or a sequence of series of any
+ * lengths, which becomes the ragged layout: rows concatenated, int64 offsets and lengths. */
+typedef struct {
+    const char *name; /* "X", "Y", "tx", "ty" */
+    int times;        /* series are 1-D timestamps (no dim axis) */
+    /* inspected */
+    PyArrayObject *whole;  /* the one-array form */
+    PyArrayObject **items; /* the sequence form: n arrays */
+    int64_t n, length, dim, rows;
+    int64_t *lengths; /* sequence form (n,) */
+    int dclass;       /* TSW_F32 or TSW_F64 */
+    /* materialized */
+    PyArrayObject *buf; /* contiguous rows, computation dtype */
+    int64_t *offsets;   /* sequence form (n,) */
+} coll;
+
+static void coll_free(coll *c)
+{
+    Py_CLEAR(c->whole);
+    if (c->items) {
+        for (int64_t i = 0; i < c->n; ++i)
+            Py_XDECREF(c->items[i]);
+        PyMem_Free(c->items);
+        c->items = NULL;
+    }
+    PyMem_Free(c->lengths);
+    PyMem_Free(c->offsets);
+    c->lengths = c->offsets = NULL;
+    Py_CLEAR(c->buf);
+}
+
+static int64_t coll_len(const coll *c, int64_t i) { return c->lengths ? c->lengths[i] : c->length; }
+static int64_t coll_off(const coll *c, int64_t i) { return c->offsets ? c->offsets[i] : i * c->length; }
+
+static int is_sequence_form(PyObject *o)
+{
+    if (PyList_Check(o) || PyTuple_Check(o))
+        return 1;
+    /* A 1-D object array is how pandas/sktime hold series of different lengths. */
+    return PyArray_Check(o) && PyArray_TYPE((PyArrayObject *)o) == NPY_OBJECT &&
+           PyArray_NDIM((PyArrayObject *)o) == 1;
+}
+
+static const char *coll_hint(const coll *c)
+{
+    return c->times ? "a 2-D array (n, len) or a list of 1-D arrays"
+                    : "a 2-D array (n, len) of univariate series, a 3-D array (n, len, d) or "
+                      "a list of (len,) or (len, d) series";
+}
+
+/* Look at the argument: shapes, dim and precision, without converting values yet. */
+static int coll_inspect(PyObject *o, coll *c)
+{
+    if (!is_sequence_form(o)) {
+        PyArrayObject *a = as_array(o, c->name, -1);
+        if (!a)
+            return -1;
+        c->whole = a;
+        if ((c->dclass = dtype_class(a, c->name, -1)) < 0)
+            return -1;
+        int nd = PyArray_NDIM(a);
+        if (nd != 2 && (c->times || nd != 3)) {
+            PyObject *shape = PyObject_GetAttrString((PyObject *)a, "shape");
+            PyErr_Format(PyExc_ValueError, "%s must be %s; got an array of shape %S%s", c->name,
+                         coll_hint(c), shape ? shape : Py_None,
+                         nd == 1 && !c->times ? " (for one series pass [x] or x[None])" : "");
+            Py_XDECREF(shape);
+            return -1;
+        }
+        c->n = PyArray_DIM(a, 0);
+        c->length = PyArray_DIM(a, 1);
+        c->dim = nd == 3 ? PyArray_DIM(a, 2) : 1;
+        if (c->n == 0) {
+            PyErr_Format(PyExc_ValueError, "%s is empty (no series)", c->name);
+            return -1;
+        }
+        if (c->length == 0) {
+            PyErr_Format(PyExc_ValueError, "%s holds empty series (length 0)", c->name);
+            return -1;
+        }
+        if (c->dim == 0) {
+            PyErr_Format(PyExc_ValueError, "%s has dimension 0", c->name);
+            return -1;
+        }
+        c->rows = c->n * c->length;
+        return 0;
+    }
+
+    PyObject *seq = PySequence_Fast(o, c->name);
+    if (!seq)
+        return -1;
+    int rc = -1;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    if (n == 0) {
+        PyErr_Format(PyExc_ValueError, "%s is empty (no series)", c->name);
+        goto out;
+    }
+    c->n = n;
+    c->items = PyMem_Calloc((size_t)n, sizeof(PyArrayObject *));
+    c->lengths = PyMem_Malloc((size_t)n * sizeof(int64_t));
+    if (!c->items || !c->lengths) {
+        PyErr_NoMemory();
+        goto out;
+    }
+    c->dclass = TSW_F32;
+    c->rows = 0;
+    for (Py_ssize_t i = 0; i < n; ++i) {
+        PyArrayObject *a = as_array(PySequence_Fast_GET_ITEM(seq, i), c->name, i);
+        if (!a)
+            goto out;
+        c->items[i] = a;
+        int cl = dtype_class(a, c->name, i);
+        if (cl < 0)
+            goto out;
+        if (cl == TSW_F64)
+            c->dclass = TSW_F64;
+        int nd = PyArray_NDIM(a);
+        if (nd != 1 && (c->times || nd != 2)) {
+            PyObject *shape = PyObject_GetAttrString((PyObject *)a, "shape");
+            PyErr_Format(PyExc_ValueError, "%s[%zd] must be %s; got shape %S", c->name, i,
+                         c->times ? "1-D (len,)" : "one series (len,) or (len, d)",
+                         shape ? shape : Py_None);
+            Py_XDECREF(shape);
+            goto out;
+        }
+        int64_t len = PyArray_DIM(a, 0), d = nd == 2 ? PyArray_DIM(a, 1) : 1;
+        if (len == 0) {
+            PyErr_Format(PyExc_ValueError, "%s[%zd] is empty", c->name, i);
+            goto out;
+        }
+        if (d == 0) {
+            PyErr_Format(PyExc_ValueError, "%s[%zd] has dimension 0", c->name, i);
+            goto out;
+        }
+        if (i == 0)
+            c->dim = d;
+        else if (d != c->dim) {
+            PyErr_Format(PyExc_ValueError, "%s[%zd] has dimension %lld but %s[0] has dimension %lld",
+                         c->name, i, (long long)d, c->name, (long long)c->dim);
+            goto out;
+        }
+        c->lengths[i] = len;
+        if (c->rows > INT64_MAX - len) {
+            raise_too_big(c->name, -1);
+            goto out;
+        }
+        c->rows += len;
+    }
+    rc = 0;
+out:
+    Py_DECREF(seq);
+    return rc;
+}
+
+/* Convert to the computation dtype: one contiguous buffer of rows x dim values. */
+static int coll_materialize(coll *c, tsw_dtype dt)
+{
+    if (c->whole) {
+        if (to_dtype(&c->whole, dt) < 0)
+            return -1;
+        c->buf = c->whole;
+        c->whole = NULL;
+        return 0;
+    }
+    const size_t esz = dt == TSW_F32 ? 4 : 8;
+    if (c->rows > (int64_t)(PY_SSIZE_T_MAX / (Py_ssize_t)esz) / c->dim) {
+        raise_too_big(c->name, (double)c->rows * (double)c->dim * (double)esz);
+        return -1;
+    }
+    npy_intp count = (npy_intp)(c->rows * c->dim);
+    c->buf = (PyArrayObject *)PyArray_SimpleNew(1, &count, dt == TSW_F32 ? NPY_FLOAT32
+                                                                         : NPY_FLOAT64);
+    c->offsets = PyMem_Malloc((size_t)c->n * sizeof(int64_t));
+    if (!c->buf || !c->offsets) {
+        if (!PyErr_Occurred())
+            PyErr_NoMemory();
+        return -1;
+    }
+    char *dst = PyArray_DATA(c->buf);
+    int64_t row = 0;
+    for (int64_t i = 0; i < c->n; ++i) {
+        if (to_dtype(&c->items[i], dt) < 0)
+            return -1;
+        size_t bytes = (size_t)c->lengths[i] * (size_t)c->dim * esz;
+        memcpy(dst + (size_t)row * (size_t)c->dim * esz, PyArray_DATA(c->items[i]), bytes);
+        Py_CLEAR(c->items[i]); /* free copies as we go: peak memory ~ one extra series */
+        c->offsets[i] = row;
+        row += c->lengths[i];
+    }
+    return 0;
+}
+
+/* tx must describe the same series as X: same count, same lengths. */
+static int coll_times_match(const coll *t, const coll *x)
+{
+    if (t->n != x->n) {
+        PyErr_Format(PyExc_ValueError, "%s holds %lld series but %s holds %lld", t->name,
+                     (long long)t->n, x->name, (long long)x->n);
+        return -1;
+    }
+    for (int64_t i = 0; i < x->n; ++i)
+        if (coll_len(t, i) != coll_len(x, i)) {
+            PyErr_Format(PyExc_ValueError, "%s[%lld] has length %lld but %s[%lld] has length %lld",
+                         t->name, (long long)i, (long long)coll_len(t, i), x->name, (long long)i,
+                         (long long)coll_len(x, i));
+            return -1;
+        }
+    return 0;
+}
+
+static void coll_view(const coll *c, const coll *t, tsw_collection *v)
+{
+    memset(v, 0, sizeof(*v));
+    v->values = PyArray_DATA(c->buf);
+    v->offsets = c->offsets;
+    v->lengths = c->lengths;
+    v->length = c->length;
+    v->count = c->n;
+    v->times = t && t->buf ? PyArray_DATA(t->buf) : NULL;
+}
+
+/* After TSW_ENONFINITE / TSW_ETIMES: find the culprit series and say so. 1 when found. */
+static int coll_diagnose(int rc, const coll *c, const coll *t, tsw_dtype dt)
+{
+    const size_t esz = dt == TSW_F32 ? 4 : 8;
+    if (rc == TSW_ENONFINITE) {
+        const char *v = PyArray_DATA(c->buf);
+        for (int64_t i = 0; i < c->n; ++i) {
+            int64_t off = coll_off(c, i), len = coll_len(c, i);
+            if (first_nonfinite(v + (size_t)off * (size_t)c->dim * esz, dt, len * c->dim) >= 0) {
+                PyErr_Format(PyExc_ValueError, "%s[%lld] contains NaN or infinity", c->name,
+                             (long long)i);
+                return 1;
+            }
+        }
+    } else if (rc == TSW_ETIMES && t && t->buf) {
+        const char *v = PyArray_DATA(t->buf);
+        for (int64_t i = 0; i < c->n; ++i) {
+            char label[64];
+            PyOS_snprintf(label, sizeof(label), "%s[%lld]", t->name, (long long)i);
+            if (check_times(v + (size_t)coll_off(c, i) * esz, dt, coll_len(c, i), label) < 0)
+                return 1;
+        }
+    }
+    return 0;
+}
+
+/* ---- progress and Ctrl-C --------------------------------------------------------------
+ * libtswarp calls the trampoline from the calling thread only, every ~50 ms, while the GIL
+ * is released. It takes the GIL back with the thread state saved at release, runs pending
+ * signal handlers (SIGINT raises KeyboardInterrupt here) and the user's callback; either
+ * raising cancels the C call, which returns TSW_ECANCELED with the exception still set. */
+typedef struct {
+    PyThreadState *tstate;
+    PyObject *callback; /* borrowed; NULL = signals only */
+} progress_ctx;
+
+static int progress_trampoline(void *user, int64_t done, int64_t total)
+{
+    progress_ctx *ctx = user;
+    int stop = 0;
+    PyEval_RestoreThread(ctx->tstate);
+    if (PyErr_CheckSignals() < 0) {
+        stop = 1;
+    } else if (ctx->callback) {
+        PyObject *r = PyObject_CallFunction(ctx->callback, "LL", (long long)done,
+                                            (long long)total);
+        if (!r)
+            stop = 1;
+        Py_XDECREF(r);
+    }
+    ctx->tstate = PyEval_SaveThread();
+    return stop;
+}
+
+/* progress: False/None (no display), True (a bar on stderr), or callable(done, total).
+ * *bar gets a new reference to the callable to use, or NULL. */
+static int progress_callable(PyObject *o, const char *fname, PyObject **bar)
+{
+    *bar = NULL;
+    if (!o || o == Py_None || o == Py_False)
+        return 0;
+    if (o == Py_True) {
+        PyObject *mod = PyImport_ImportModule("tswarp._progress");
+        if (!mod)
+            return -1;
+        *bar = PyObject_CallMethod(mod, "ProgressBar", "s", fname);
+        Py_DECREF(mod);
+        return *bar ? 0 : -1;
+    }
+    if (PyCallable_Check(o)) {
+        Py_INCREF(o);
+        *bar = o;
+        return 0;
+    }
+    PyErr_Format(PyExc_TypeError, "progress must be a bool or a callable(done, total), got %s",
+                 Py_TYPE(o)->tp_name);
+    return -1;
+}
+
+/* Close a bar created for progress=True (final newline), keeping any pending exception. */
+static void progress_close(PyObject *bar)
+{
+    if (!bar)
+        return;
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    if (PyObject_HasAttrString(bar, "close")) {
+        PyObject *r = PyObject_CallMethod(bar, "close", NULL);
+        if (!r) {
+            if (type) /* the original error matters more */
+                PyErr_Clear();
+            else
+                return; /* report close()'s own error */
+        }
+        Py_XDECREF(r);
+    }
+    PyErr_Restore(type, value, tb);
+}
+
+/* ---- cdist / pdist ------------------------------------------------------------------------ */
+
+static const signature sig_cdist = {"cdist", 2, 1, {K_X, K_Y},
+                                    (M_ALL & ~(BIT(K_TA) | BIT(K_TB))) | M_BATCH};
+static const signature sig_pdist = {"pdist", 1, 1, {K_X},
+                                    (M_ALL & ~(BIT(K_TA) | BIT(K_TB) | BIT(K_TY))) | M_BATCH |
+                                        BIT(K_CONDENSED)};
+
+static PyObject *batch_compute(const char *fname, PyObject **slot, int is_pdist, int condensed)
+{
+    tsw_measure m;
+    tsw_params prm;
+    tsw_exec ex;
+    coll x = {.name = "X"}, y = {.name = "Y"}, tx = {.name = "tx", .times = 1},
+         ty = {.name = "ty", .times = 1};
+    PyObject *bar = NULL;
+    PyArrayObject *out = NULL;
+    PyObject *result = NULL;
+    int rc;
+
+    if (parse_metric(slot[K_METRIC], &m) < 0 || build_params(m, fname, slot, &prm) < 0 ||
+        build_exec(slot, &ex) < 0)
+        return NULL;
+    if (is_pdist && given(slot[K_TY])) {
+        PyErr_Format(PyExc_ValueError, "%s(): ty is given but Y is None", fname);
+        return NULL;
+    }
+    if (progress_callable(slot[K_PROGRESS], fname, &bar) < 0)
+        return NULL;
+    if (coll_inspect(slot[K_X], &x) < 0)
+        goto done;
+    if (!is_pdist) {
+        if (coll_inspect(slot[K_Y], &y) < 0)
+            goto done;
+        if (x.dim != y.dim) {
+            PyErr_Format(PyExc_ValueError, "X has dimension %lld but Y has dimension %lld",
+                         (long long)x.dim, (long long)y.dim);
+            goto done;
+        }
+    }
+    tsw_dtype dt = (x.dclass == TSW_F32 && (is_pdist || y.dclass == TSW_F32)) ? TSW_F32 : TSW_F64;
+    if (m == TSW_TWED) {
+        if (given(slot[K_TX]) && (coll_inspect(slot[K_TX], &tx) < 0 || coll_times_match(&tx, &x) < 0))
+            goto done;
+        if (!is_pdist && given(slot[K_TY]) &&
+            (coll_inspect(slot[K_TY], &ty) < 0 || coll_times_match(&ty, &y) < 0))
+            goto done;
+    }
+
+    /* Output first: a matrix too large for memory fails before any copying. */
+    const size_t esz = dt == TSW_F32 ? 4 : 8;
+    npy_intp dims[2];
+    int ndim = 2;
+    if (is_pdist) {
+        int64_t n = x.n;
+        if (n > 3037000499LL) {
+            raise_too_big("the distance matrix", (double)n * (double)n * (double)esz);
+            goto done;
+        }
+        if (condensed) {
+            ndim = 1;
+            dims[0] = (npy_intp)(n * (n - 1) / 2);
+        } else {
+            dims[0] = dims[1] = (npy_intp)n;
+        }
+    } else {
+        dims[0] = (npy_intp)x.n;
+        dims[1] = (npy_intp)y.n;
+        if (x.n > (int64_t)(PY_SSIZE_T_MAX / (Py_ssize_t)esz) / y.n) {
+            raise_too_big("the distance matrix", (double)x.n * (double)y.n * (double)esz);
+            goto done;
+        }
+    }
+    out = (PyArrayObject *)PyArray_SimpleNew(ndim, dims, dt == TSW_F32 ? NPY_FLOAT32 : NPY_FLOAT64);
+    if (!out)
+        goto done;
+
+    if (coll_materialize(&x, dt) < 0 || (!is_pdist && coll_materialize(&y, dt) < 0))
+        goto done;
+    if ((tx.whole || tx.items) && coll_materialize(&tx, dt) < 0)
+        goto done;
+    if ((ty.whole || ty.items) && coll_materialize(&ty, dt) < 0)
+        goto done;
+
+    tsw_collection cx, cy;
+    coll_view(&x, &tx, &cx);
+    if (!is_pdist)
+        coll_view(&y, &ty, &cy);
+    /* Always installed, even without a display, so Ctrl-C stops a long call. */
+    progress_ctx ctx = {NULL, bar};
+    ex.progress = progress_trampoline;
+    ex.progress_user = &ctx;
+    ctx.tstate = PyEval_SaveThread();
+    if (is_pdist)
+        rc = tsw_pdist(&prm, dt, x.dim, &cx, condensed ? TSW_PDIST_CONDENSED : TSW_PDIST_FULL,
+                       PyArray_DATA(out), &ex);
+    else
+        rc = tsw_cdist(&prm, dt, x.dim, &cx, &cy, PyArray_DATA(out), &ex);
+    PyEval_RestoreThread(ctx.tstate);
+
+    if (rc != TSW_OK) {
+        if (!coll_diagnose(rc, &x, &tx, dt) && (is_pdist || !coll_diagnose(rc, &y, &ty, dt)))
+            raise_status(rc, fname);
+        goto done;
+    }
+    result = (PyObject *)out;
+    out = NULL;
+done:
+    progress_close(bar);
+    Py_XDECREF(bar);
+    Py_XDECREF(out);
+    coll_free(&x);
+    coll_free(&y);
+    coll_free(&tx);
+    coll_free(&ty);
+    return result;
+}
+
+static PyObject *py_cdist(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                          PyObject *kwnames)
+{
+    PyObject *slot[K_COUNT] = {0};
+    if (parse_call(&sig_cdist, args, nargs, kwnames, slot) < 0)
+        return NULL;
+    /* All pairs of one collection go through pdist: each unordered pair computed once. */
+    return batch_compute("cdist", slot, !given(slot[K_Y]), 0);
+}
+
+static PyObject *py_pdist(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                          PyObject *kwnames)
+{
+    PyObject *slot[K_COUNT] = {0};
+    int condensed = 0;
+    if (parse_call(&sig_pdist, args, nargs, kwnames, slot) < 0)
+        return NULL;
+    if (slot[K_CONDENSED] && get_bool(slot[K_CONDENSED], "condensed", &condensed) < 0)
+        return NULL;
+    return batch_compute("pdist", slot, 1, condensed);
+}
+
+/* ---- information ---------------------------------------------------------------------- */
+
+static PyObject *py_info(PyObject *self, PyObject *unused)
+{
+    int count = 0;
+    if (tsw_has_cuda() && tsw_cuda_device_count(&count) != TSW_OK)
+        count = 0;
+    return Py_BuildValue("{s:s,s:s,s:i,s:O,s:i}", "version", tsw_version_string(), "simd",
+                         tsw_cpu_simd(), "threads", tsw_max_threads(), "cuda_built",
+                         tsw_has_cuda() ? Py_True : Py_False, "cuda_devices", count);
+}
+
+/* ---- docstrings --------------------------------------------------------------------------- */
+
+#define DOC_SERIES                                                                          \
+    "a, b : array_like, shape (len,) or (len, d)\n"                                         \
+    "    Two series of real numbers, of any lengths and the same dimension d. Computed\n"   \
+    "    in float32 when both are float32 (float16 counts as float32), else float64.\n"     \
+    "    Non-contiguous views are accepted.\n"
+
+#define DOC_WINDOW                                                                          \
+    "window : int or float, optional\n"                                                     \
+    "    Sakoe-Chiba band. An int is the radius in cells (extended for unequal\n"          \
+    "    lengths as tslearn does); a float in [0, 1] is a fraction of the shorter\n"        \
+    "    length, r = floor(window * min(len(a), len(b))). None: no band.\n"                \
+    "itakura_max_slope : float, optional\n"                                                  \
+    "    Itakura parallelogram with this maximum slope (>= 1), as in tslearn; +inf\n"        \
+    "    when it admits no path. Exclusive with `window`.\n"
+
+#define DOC_DEVICE                                                                          \
+    "device : {'auto', 'cpu', 'cuda', 'cuda:N'}, default 'auto'\n"                           \
+    "    Where to compute. 'auto' uses a GPU when the CUDA backend is built and one is\n"   \
+    "    present, else the CPU.\n"
+
+#define DOC_RAISES                                                                          \
+    "Raises\n"                                                                               \
+    "------\n"                                                                               \
+    "ValueError\n"                                                                           \
+    "    Empty series, NaN or infinity, mismatched dimensions, wrong ndim, or a\n"           \
+    "    parameter out of range; the message names the argument.\n"                         \
+    "TypeError\n"                                                                            \
+    "    Non-numeric input (object, str, complex) or an unknown keyword.\n"                  \
+    "NoDeviceError\n"                                                                        \
+    "    device='cuda' without the CUDA backend or without a GPU.\n"
+
+PyDoc_STRVAR(dtw_doc,
+"dtw($module, /, a, b, *, cost='sqeuclidean', window=None, itakura_max_slope=None,\n"
+"    accumulated=False, device='auto')\n"
+"--\n\n"
+"Dynamic time warping distance between two series.\n\n"
+"With the default squared Euclidean cost the value is the square root of the\n"
+"accumulated cost, equal to ``tslearn.metrics.dtw`` and\n"
+"``dtaidistance.dtw.distance``; ``accumulated=True`` returns the accumulated cost\n"
+"(equal to ``aeon.distances.dtw_distance``).\n\n"
+"Parameters\n"
+"----------\n"
+DOC_SERIES
+"cost : {'sqeuclidean', 'euclidean', 'abs', 'cosine'}, default 'sqeuclidean'\n"
+"    Local cost between two points ('abs' is the L1 distance, alias 'cityblock').\n"
+DOC_WINDOW
+"accumulated : bool, default False\n"
+"    Return the accumulated cost instead of its square root (sqeuclidean only;\n"
+"    other costs always return the accumulated cost).\n"
+DOC_DEVICE
+"\n"
+"Returns\n"
+"-------\n"
+"float\n"
+"    The distance (+inf when the window admits no alignment).\n\n"
+DOC_RAISES
+"\n"
+"Examples\n"
+"--------\n"
+">>> import numpy as np, tswarp\n"
+">>> tswarp.dtw([0.0, 1.0, 2.0], [0.0, 1.0, 1.0, 2.0])\n"
+"0.0\n"
+">>> tswarp.dtw([0.0, 1.0, 2.0], [0.0, 2.0, 2.0], accumulated=True)\n"
+"1.0\n");
+
+PyDoc_STRVAR(twed_doc,
+"twed($module, /, a, b, *, nu=0.001, lmbda=1.0, p=2.0, ta=None, tb=None, window=None,\n"
+"    itakura_max_slope=None, device='auto')\n"
+"--\n\n"
+"Time warp edit distance (Marteau 2009) between two series.\n\n"
+"Equal to ``aeon.distances.twe_distance`` with the default timestamps 1..len.\n\n"
+"Parameters\n"
+"----------\n"
+DOC_SERIES
+"nu : float, default 0.001\n"
+"    Stiffness (>= 0): cost per unit of time difference.\n"
+"lmbda : float, default 1.0\n"
+"    Deletion penalty (>= 0).\n"
+"p : float, default 2.0\n"
+"    Order (>= 1) of the Lp local distance (its root is taken).\n"
+"ta, tb : array_like, shape (len,), optional\n"
+"    Timestamps of a and b, finite and strictly increasing. Default 1..len.\n"
+DOC_WINDOW
+DOC_DEVICE
+"\n"
+"Returns\n"
+"-------\n"
+"float\n"
+"    The distance.\n\n"
+DOC_RAISES
+"\n"
+"Examples\n"
+"--------\n"
+">>> import tswarp\n"
+">>> tswarp.twed([1.0, 2.0, 3.0], [1.0, 2.0, 3.0])\n"
+"0.0\n"
+">>> tswarp.twed([0.0, 1.0], [0.0, 1.0], ta=[0, 1], tb=[0, 2], nu=1.0)\n"
+"1.0\n");
+
+PyDoc_STRVAR(soft_dtw_doc,
+"soft_dtw($module, /, a, b, *, gamma=1.0, normalize=False, window=None,\n"
+"    itakura_max_slope=None, device='auto')\n"
+"--\n\n"
+"Soft-DTW (Cuturi and Blondel 2017) between two series, squared Euclidean cost.\n\n"
+"Equal to ``tslearn.metrics.soft_dtw``. The value can be negative; it is stable for\n"
+"small gamma (log-sum-exp with the minimum factored out).\n\n"
+"Parameters\n"
+"----------\n"
+DOC_SERIES
+"gamma : float, default 1.0\n"
+"    Smoothing (> 0); gamma -> 0 gives the accumulated DTW cost.\n"
+"normalize : bool, default False\n"
+"    Return the soft-DTW divergence sdtw(a, b) - (sdtw(a, a) + sdtw(b, b)) / 2,\n"
+"    which is >= 0 and 0 for a == b.\n"
+DOC_WINDOW
+DOC_DEVICE
+"\n"
+"Returns\n"
+"-------\n"
+"float\n\n"
+DOC_RAISES
+"\n"
+"Examples\n"
+"--------\n"
+">>> import tswarp\n"
+">>> tswarp.soft_dtw([1.0, 2.0, 3.0], [1.0, 2.0, 3.0], normalize=True)\n"
+"0.0\n");
+
+PyDoc_STRVAR(distance_doc,
+"distance($module, /, a, b, metric='dtw', **params)\n"
+"--\n\n"
+"The distance `metric` between two series.\n\n"
+"Parameters\n"
+"----------\n"
+DOC_SERIES
+"metric : {'dtw', 'twed', 'soft_dtw'}, default 'dtw'\n"
+"    The measure ('softdtw' and 'soft-dtw' are accepted too).\n"
+"**params\n"
+"    The keyword arguments of :func:`dtw`, :func:`twed` or :func:`soft_dtw` for that\n"
+"    metric, and `device`. A parameter of another metric is a TypeError.\n\n"
+"Returns\n"
+"-------\n"
+"float\n\n"
+DOC_RAISES
+"\n"
+"Examples\n"
+"--------\n"
+">>> import tswarp\n"
+">>> tswarp.distance([0.0, 1.0], [0.0, 1.0, 1.0], metric='twed', nu=0.0, lmbda=0.0)\n"
+"0.0\n");
+
+#define DOC_COLLECTION(name)                                                                \
+    name " : array_like or list of array_like\n"                                            \
+    "    A collection of series: a 3-D array (n, len, d), a 2-D array (n, len) of\n"        \
+    "    univariate series (tslearn's convention), or a list of series of any lengths,\n"   \
+    "    each (len_i,) or (len_i, d).\n"
+
+#define DOC_BATCH                                                                           \
+    "metric : {'dtw', 'twed', 'soft_dtw'}, default 'dtw'\n"                                 \
+    "    The measure.\n"                                                                     \
+    "n_jobs : int, optional\n"                                                               \
+    "    Threads; None or -1 use all cores.\n"                                               \
+    "progress : bool or callable, default False\n"                                           \
+    "    True draws a progress bar on stderr; a callable is called as\n"                     \
+    "    progress(done, total) about every 50 ms (raising from it cancels the call).\n"     \
+    "    Ctrl-C interrupts the computation with KeyboardInterrupt either way.\n"             \
+    DOC_DEVICE
+
+PyDoc_STRVAR(cdist_doc,
+"cdist($module, /, X, Y=None, *, metric='dtw', n_jobs=None, progress=False,\n"
+"    device='auto', tx=None, ty=None, **params)\n"
+"--\n\n"
+"Distances between every series of X and every series of Y.\n\n"
+"Parameters\n"
+"----------\n"
+DOC_COLLECTION("X")
+DOC_COLLECTION("Y")
+"    None: all pairs of X (computed once per unordered pair through :func:`pdist`).\n"
+DOC_BATCH
+"tx, ty : array_like or list of array_like, optional\n"
+"    TWED timestamps of X and Y, shaped like X and Y without the dimension axis.\n"
+"**params\n"
+"    Parameters of the metric, as in :func:`dtw`, :func:`twed`, :func:`soft_dtw`.\n\n"
+"Returns\n"
+"-------\n"
+"ndarray, shape (len(X), len(Y))\n"
+"    float32 when every series is float32, else float64.\n\n"
+DOC_RAISES
+"KeyboardInterrupt\n"
+"    On Ctrl-C during the computation.\n\n"
+"Examples\n"
+"--------\n"
+">>> import numpy as np, tswarp\n"
+">>> X = [np.array([0.0, 1.0, 2.0]), np.array([0.0, 2.0])]\n"
+">>> tswarp.cdist(X, [np.array([0.0, 1.0, 2.0])], metric='dtw')\n"
+"array([[0.],\n"
+"       [1.]])\n");
+
+PyDoc_STRVAR(pdist_doc,
+"pdist($module, /, X, *, metric='dtw', condensed=False, n_jobs=None, progress=False,\n"
+"    device='auto', tx=None, **params)\n"
+"--\n\n"
+"Distances between all pairs of one collection, each unordered pair computed once.\n\n"
+"Parameters\n"
+"----------\n"
+DOC_COLLECTION("X")
+DOC_BATCH
+"condensed : bool, default False\n"
+"    Return scipy's condensed vector (pairs i < j in row order) instead of the\n"
+"    full symmetric matrix.\n"
+"tx : array_like or list of array_like, optional\n"
+"    TWED timestamps of X, shaped like X without the dimension axis.\n"
+"**params\n"
+"    Parameters of the metric, as in :func:`dtw`, :func:`twed`, :func:`soft_dtw`.\n\n"
+"Returns\n"
+"-------\n"
+"ndarray, shape (n, n) or (n * (n - 1) // 2,)\n"
+"    float32 when every series is float32, else float64. The diagonal of the full\n"
+"    matrix is d(x_i, x_i): 0 except for soft-DTW without normalize.\n\n"
+DOC_RAISES
+"KeyboardInterrupt\n"
+"    On Ctrl-C during the computation.\n\n"
+"Examples\n"
+"--------\n"
+">>> import numpy as np, tswarp\n"
+">>> tswarp.pdist(np.array([[0.0, 1.0], [0.0, 2.0], [0.0, 1.0]]), condensed=True)\n"
+"array([1., 0., 1.])\n");
+
+PyDoc_STRVAR(info_doc,
+"info($module, /)\n"
+"--\n\n"
+"Build and machine information.\n\n"
+"Returns\n"
+"-------\n"
+"dict\n"
+"    version (str), simd (the CPU kernels' instruction set: 'avx2', 'sse2' or\n"
+"    'scalar'), threads (default thread count), cuda_built (bool), cuda_devices (int).\n\n"
+"Examples\n"
+"--------\n"
+">>> import tswarp\n"
+">>> sorted(tswarp.info())\n"
+"['cuda_built', 'cuda_devices', 'simd', 'threads', 'version']\n");
+
+#define FASTKW(name, fn, doc) {name, (PyCFunction)(void (*)(void))fn, METH_FASTCALL | METH_KEYWORDS, doc}
+static PyMethodDef methods[] = {
+    FASTKW("dtw", py_dtw, dtw_doc),
+    FASTKW("twed", py_twed, twed_doc),
+    FASTKW("soft_dtw", py_soft_dtw, soft_dtw_doc),
+    FASTKW("distance", py_distance, distance_doc),
+    FASTKW("cdist", py_cdist, cdist_doc),
+    FASTKW("pdist", py_pdist, pdist_doc),
+    {"info", py_info, METH_NOARGS, info_doc},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef moduledef = {
+    PyModuleDef_HEAD_INIT,
+    .m_name = "tswarp._tswarp",
+    .m_doc = "CPython binding of libtswarp; use the functions through the tswarp package.",
+    .m_size = -1,
+    .m_methods = methods,
+};
+
+PyMODINIT_FUNC PyInit__tswarp(void)
+{
+    import_array();
+    for (int k = 0; k < K_COUNT; ++k)
+        if (!kw_str[k] && !(kw_str[k] = PyUnicode_InternFromString(kw_names[k])))
+            return NULL;
+    PyObject *mod = PyModule_Create(&moduledef);
+    if (!mod)
+        return NULL;
+    if (!NoDeviceError) {
+        NoDeviceError = PyErr_NewExceptionWithDoc(
+            "tswarp.NoDeviceError",
+            "device='cuda' was requested but this tswarp has no CUDA backend or found no GPU.",
+            PyExc_ValueError, NULL);
+        if (!NoDeviceError)
+            goto fail;
+    }
+    Py_INCREF(NoDeviceError);
+    if (PyModule_AddObject(mod, "NoDeviceError", NoDeviceError) < 0) {
+        Py_DECREF(NoDeviceError);
+        goto fail;
+    }
+    PyObject *metrics = Py_BuildValue("(sss)", metric_names[0], metric_names[1], metric_names[2]);
+    if (!metrics || PyModule_AddObject(mod, "METRICS", metrics) < 0) {
+        Py_XDECREF(metrics);
+        goto fail;
+    }
+    if (PyModule_AddStringConstant(mod, "__version__", tsw_version_string()) < 0)
+        goto fail;
+    return mod;
+fail:
+    Py_DECREF(mod);
+    return NULL;
+}

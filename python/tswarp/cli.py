@@ -1,0 +1,454 @@
+"""The ``tswarp`` command line: distance, matrix, knn and info subcommands.
+
+Exit codes: 0 success, 2 bad input (unreadable or unparsable file, invalid option, measure error),
+1 out of memory, 130 interrupted (Ctrl-C). User errors print ``tswarp: error: ...`` on stderr,
+never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from collections import Counter
+from typing import Dict, List, Optional, Sequence
+
+import numpy as np
+
+import tswarp
+
+from . import io as tsio
+from .datasets import load_gunpoint
+
+__all__ = ["main", "build_parser", "knn_predict", "count_cells"]
+
+# Which keyword arguments each measure accepts (besides ``device``), in the order of its
+# signature. The CLI passes a measure only the options the user set that apply to it.
+MEASURE_OPTIONS: Dict[str, Sequence[str]] = {
+    "dtw": ("cost", "window", "itakura_max_slope", "accumulated"),
+    "twed": ("nu", "lmbda", "p", "window", "itakura_max_slope"),
+    "soft_dtw": ("gamma", "normalize", "window", "itakura_max_slope"),
+}
+_OPTION_FLAGS = {
+    "cost": "--cost", "window": "--window", "itakura_max_slope": "--itakura-max-slope",
+    "accumulated": "--accumulated", "nu": "--nu", "lmbda": "--lmbda", "p": "--p",
+    "gamma": "--gamma", "normalize": "--normalize",
+}
+COSTS = ("sqeuclidean", "euclidean", "abs", "cosine")
+
+
+class UsageError(Exception):
+    """A mistake in the command line or the inputs; main() prints it and exits with 2."""
+
+
+# ---- helpers shared by the subcommands -------------------------------------------------------
+
+
+def _window(text: str):
+    """``--window``: digits only = a radius in cells (int); with a point or exponent = a fraction."""
+    try:
+        if any(c in text for c in ".eE"):
+            value = float(text)
+        else:
+            value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            "expected an integer radius in cells (10) or a fraction of the length (0.1), "
+            f"got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0, got {text}")
+    return value
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text}")
+    return value
+
+
+def _nonneg_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text}")
+    return value
+
+
+def _measure_params(args, metric: str, strict: bool) -> dict:
+    """Keyword arguments for ``metric`` from the options the user set.
+
+    ``strict``: an option that the measure does not take is an error (a single ``--metric``);
+    otherwise (``--metric all``) each measure just gets the options that apply to it.
+    """
+    params = {}
+    for name, flag in _OPTION_FLAGS.items():
+        value = getattr(args, name)
+        if value is None or value is False:
+            continue
+        if name in MEASURE_OPTIONS[metric]:
+            params[name] = value
+        elif strict:
+            takers = [m for m, opts in MEASURE_OPTIONS.items() if name in opts]
+            raise UsageError(f"{flag} does not apply to --metric {metric} "
+                             f"(it applies to {', '.join(takers)})")
+    params["device"] = args.device
+    return params
+
+
+def _lengths(series) -> np.ndarray:
+    if isinstance(series, np.ndarray):
+        return np.full(series.shape[0], series.shape[1], dtype=np.int64)
+    return np.array([len(s) for s in series], dtype=np.int64)
+
+
+def _dims(series) -> int:
+    if isinstance(series, np.ndarray):
+        return 1 if series.ndim == 2 else series.shape[2]
+    first = series[0]
+    return 1 if first.ndim == 1 else first.shape[1]
+
+
+def count_cells(len_x: np.ndarray, len_y: Optional[np.ndarray] = None) -> int:
+    """DP cells of a cdist (sum over all pairs of len_i * len_j) or, with one collection, of a
+    pdist, where each pair i < j is computed once. Windows are not accounted for: the count is
+    the full grid, the usual basis of cells-per-second figures."""
+    sx = int(np.sum(len_x, dtype=np.int64))
+    if len_y is not None:
+        return sx * int(np.sum(len_y, dtype=np.int64))
+    return (sx * sx - int(np.sum(len_x.astype(np.int64) ** 2))) // 2
+
+
+def _describe(series) -> str:
+    lengths = _lengths(series)
+    lo, hi = int(lengths.min()), int(lengths.max())
+    length = f"length {lo}" if lo == hi else f"lengths {lo}..{hi}"
+    d = _dims(series)
+    return f"{len(lengths)} series, {length}, {d} dim{'s' if d > 1 else ''}"
+
+
+def _read(path: str, labels_first: bool, role: str):
+    try:
+        return tsio.read_series(path, labels_first=labels_first)
+    except FileNotFoundError:
+        raise UsageError(f"{role} {path!r}: no such file") from None
+    except IsADirectoryError:
+        raise UsageError(f"{role} {path!r} is a directory, not a file") from None
+    except ValueError as e:
+        # read_series names the argument 'path'; here the user knows it as TRAIN, X, ...
+        msg = str(e)
+        raise UsageError(msg.replace("path: ", f"{role}: ", 1) if msg.startswith("path: ") else msg) from None
+
+
+def _pick(series, index: Optional[int], path: str, flag: str) -> np.ndarray:
+    n = len(series)
+    if index is None:
+        if n != 1:
+            raise UsageError(f"{path} holds {n} series; pick one with {flag} I (0-based)")
+        index = 0
+    if index >= n:
+        raise UsageError(f"{flag} {index} is out of range: {path} holds {n} series (0..{n - 1})")
+    return np.asarray(series[index])
+
+
+def _rate(cells: int, seconds: float) -> float:
+    return cells / seconds / 1e9 if seconds > 0 else float("inf")
+
+
+# ---- subcommands -------------------------------------------------------------------------
+
+
+def cmd_distance(args) -> int:
+    params = _measure_params(args, args.metric, strict=True)
+    row_a = args.row_a if args.row_a is not None else args.row
+    row_b = args.row_b if args.row_b is not None else args.row
+    A, _ = _read(args.a, args.labels_first, "A")
+    B, _ = _read(args.b, args.labels_first, "B")
+    a = _pick(A, row_a, args.a, "--row-a" if args.row is None else "--row")
+    b = _pick(B, row_b, args.b, "--row-b" if args.row is None else "--row")
+    value = tswarp.distance(a, b, metric=args.metric, **params)
+    print(repr(float(value)))
+    return 0
+
+
+def cmd_matrix(args) -> int:
+    params = _measure_params(args, args.metric, strict=True)
+    if args.condensed and args.y is not None:
+        raise UsageError("--condensed applies to one collection (pdist), not to X against Y")
+    if args.out is not None:
+        ext = os.path.splitext(args.out)[1].lower()
+        if ext not in tsio.MATRIX_EXTENSIONS:
+            raise UsageError(f"--out {args.out!r}: expected a .npy or .csv file name")
+        out_dir = os.path.dirname(os.path.abspath(args.out))
+        if not os.path.isdir(out_dir):
+            raise UsageError(f"--out {args.out!r}: directory {out_dir!r} does not exist")
+    X, _ = _read(args.x, args.labels_first, "X")
+    Y = None
+    if args.y is not None:
+        Y, _ = _read(args.y, args.labels_first, "Y")
+
+    start = time.perf_counter()
+    if Y is None:
+        D = tswarp.pdist(X, metric=args.metric, condensed=args.condensed, n_jobs=args.jobs,
+                         progress=args.progress, **params)
+        cells = count_cells(_lengths(X))
+        what = f"pdist {args.metric}: X {_describe(X)}"
+    else:
+        D = tswarp.cdist(X, Y, metric=args.metric, n_jobs=args.jobs, progress=args.progress, **params)
+        cells = count_cells(_lengths(X), _lengths(Y))
+        what = f"cdist {args.metric}: X {_describe(X)}; Y {_describe(Y)}"
+    seconds = time.perf_counter() - start
+
+    shape = f"condensed {D.shape[0]}" if D.ndim == 1 else f"{D.shape[0]} x {D.shape[1]}"
+    summary = (f"{what}\nmatrix {shape} {D.dtype}, {seconds:.3f} s, {cells:,} cells, "
+               f"{_rate(cells, seconds):.3f} Gcells/s")
+    if args.out is not None:
+        tsio.write_matrix(args.out, D)
+        print(f"{summary}\nwrote {args.out}")
+    else:
+        # No --out: the matrix goes to stdout as csv (pipeable), the summary to stderr.
+        sys.stdout.writelines(tsio.csv_lines(D))
+        print(summary, file=sys.stderr)
+    return 0
+
+
+def knn_predict(D: np.ndarray, y_train: np.ndarray, k: int = 1) -> np.ndarray:
+    """k-NN labels from a (n_test, n_train) distance matrix.
+
+    Majority vote among the k nearest; a tie between classes goes to the tied class of the
+    nearest neighbour; equal distances keep training order (the first index wins), as
+    ``np.argmin`` does for k = 1.
+    """
+    D = np.asarray(D)
+    y_train = np.asarray(y_train)
+    if D.ndim != 2 or D.shape[1] != len(y_train):
+        raise ValueError(f"D: expected shape (n_test, {len(y_train)}), got {D.shape}")
+    k = min(k, D.shape[1])
+    if k == 1:
+        return y_train[np.argmin(D, axis=1)]
+    nearest = np.argsort(D, axis=1, kind="stable")[:, :k]
+    out = []
+    for row in nearest:
+        labels = y_train[row].tolist()
+        votes = Counter(labels)
+        best = max(votes.values())
+        out.append(next(lab for lab in labels if votes[lab] == best))
+    return np.array(out, dtype=y_train.dtype)
+
+
+def _accuracy(pred, y_test) -> float:
+    """Fraction of equal labels. Readers give int64 labels when every label of a file is an
+    integer and str otherwise, so TRAIN and TEST may differ in kind: then compare as text."""
+    pred, y_test = np.asarray(pred), np.asarray(y_test)
+    if pred.dtype.kind != y_test.dtype.kind:
+        pred, y_test = pred.astype(str), y_test.astype(str)
+    return float(np.mean(pred == y_test))
+
+
+def cmd_knn(args) -> int:
+    if (args.train is None) != (args.test is None):
+        raise UsageError("give both TRAIN and TEST, or neither to use the shipped GunPoint")
+    if args.train is None:
+        X_train, y_train = load_gunpoint("train")
+        X_test, y_test = load_gunpoint("test")
+        name = "GunPoint (shipped)"
+    else:
+        X_train, y_train = _read(args.train, args.labels_first, "TRAIN")
+        X_test, y_test = _read(args.test, args.labels_first, "TEST")
+        name = f"{args.train} / {args.test}"
+        hint = " (use .ts or UCR .tsv, or --labels-first for .csv/.txt)"
+        if y_train is None:
+            raise UsageError(f"TRAIN {args.train!r} has no labels{hint}")
+        if y_test is None:
+            raise UsageError(f"TEST {args.test!r} has no labels{hint}")
+    metrics = list(tswarp.METRICS) if args.metric == "all" else [args.metric]
+    params = {m: _measure_params(args, m, strict=args.metric != "all") for m in metrics}
+    # Fail before the table starts: one tiny pair per measure surfaces a bad parameter, a
+    # dimension mismatch between TRAIN and TEST or an unavailable device.
+    probe_a, probe_b = np.asarray(X_test[0])[:2], np.asarray(X_train[0])[:2]
+    for metric in metrics:
+        tswarp.distance(probe_a, probe_b, metric=metric, **params[metric])
+
+    cells = count_cells(_lengths(X_test), _lengths(X_train))
+    n_classes = len(set(np.asarray(y_train).tolist()))
+    threads = args.jobs if args.jobs is not None else tswarp.info().get("threads")
+    print(f"{name}: train {_describe(X_train)}; test {_describe(X_test)}; {n_classes} classes")
+    plural = "" if threads == 1 else "s"
+    print(f"{args.k}-NN, {cells:,} cells per measure, {threads} thread{plural}, device {args.device}")
+    print(f"{'measure':<10} {'accuracy':>9} {'error rate':>11} {'time s':>9} {'Gcells/s':>9}")
+    for metric in metrics:
+        start = time.perf_counter()
+        D = tswarp.cdist(X_test, X_train, metric=metric, n_jobs=args.jobs, progress=args.progress,
+                         **params[metric])
+        seconds = time.perf_counter() - start
+        pred = knn_predict(D, y_train, args.k)
+        accuracy = _accuracy(pred, y_test)
+        print(f"{metric:<10} {accuracy:>9.4f} {1 - accuracy:>11.4f} {seconds:>9.3f} "
+              f"{_rate(cells, seconds):>9.3f}", flush=True)
+    return 0
+
+
+def cmd_info(args) -> int:
+    info = tswarp.info()
+    devices = info.get("cuda_devices")
+    if isinstance(devices, (list, tuple)):
+        gpus = f"{len(devices)}" + (": " + "; ".join(str(d) for d in devices) if devices else "")
+    else:
+        gpus = str(devices)
+    rows = [
+        ("version", info.get("version", tswarp.__version__)),
+        ("SIMD", info.get("simd")),
+        ("threads", info.get("threads")),
+        ("CUDA backend", "compiled in" if info.get("cuda_built") else "not compiled in"),
+        ("GPUs found", gpus),
+    ]
+    for key, value in rows:
+        print(f"{key + ':':<14}{value}")
+    return 0
+
+
+# ---- parser --------------------------------------------------------------------------------
+
+
+def _add_measure_options(p: argparse.ArgumentParser, allow_all: bool) -> None:
+    choices = list(tswarp.METRICS) + (["all"] if allow_all else [])
+    g = p.add_argument_group("measure options (the measure each applies to is in brackets)")
+    g.add_argument("--metric", choices=choices, default="dtw",
+                   help="measure (default dtw)" + ("; 'all' runs each one in turn" if allow_all else ""))
+    g.add_argument("--cost", choices=COSTS, help="[dtw] local cost (default sqeuclidean)")
+    g.add_argument("--window", type=_window, metavar="W",
+                   help="[all] Sakoe-Chiba band: an integer radius in cells (10), or with a decimal "
+                        "point a fraction of the shorter length (0.1)")
+    g.add_argument("--itakura-max-slope", type=float, metavar="S", dest="itakura_max_slope",
+                   help="[all] Itakura parallelogram with this maximum slope (>= 1)")
+    g.add_argument("--accumulated", action="store_true",
+                   help="[dtw] return the accumulated cost instead of its square root (aeon's dtw_distance)")
+    g.add_argument("--nu", type=float, help="[twed] stiffness (default 0.001)")
+    g.add_argument("--lmbda", type=float, help="[twed] deletion penalty (default 1.0)")
+    g.add_argument("--p", type=float, help="[twed] order of the Lp local distance (default 2)")
+    g.add_argument("--gamma", type=float, help="[soft_dtw] smoothing, > 0 (default 1.0)")
+    g.add_argument("--normalize", action="store_true",
+                   help="[soft_dtw] soft-DTW divergence sdtw(x,y) - (sdtw(x,x) + sdtw(y,y)) / 2")
+    g.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto",
+                   help="where to compute (default auto: a GPU if tswarp was built with CUDA "
+                        "and one is found)")
+
+
+def _add_input_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--labels-first", action="store_true",
+                   help="in .csv/.txt inputs the first field of each line is the label")
+
+
+def _add_batch_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("-j", "--jobs", type=_positive_int, metavar="N", help="CPU threads (default all cores)")
+    p.add_argument("--progress", action="store_true", help="draw a progress bar on stderr")
+
+
+FORMATS_HELP = ("input files: .npy (1-D one series, 2-D (n, len), 3-D (n, len, d)), .csv/.txt/.data "
+                "(one series a line), UCR .tsv (label first), aeon/sktime .ts (multivariate and "
+                "variable length included)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="tswarp",
+        description="Elastic time-series measures (DTW, TWED, Soft-DTW) from the shell.",
+        epilog=FORMATS_HELP)
+    parser.add_argument("--version", action="version", version=f"tswarp {tswarp.__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+
+    p = sub.add_parser("distance", help="distance between two series",
+                       description="Print the distance between two series. A and B each hold one "
+                                   "series, or pick one of a collection with --row/--row-a/--row-b "
+                                   "(a 2-D .npy is n univariate series: save one multivariate series "
+                                   "as (1, len, d)).",
+                       epilog=FORMATS_HELP)
+    p.add_argument("a", metavar="A", help="file holding the first series")
+    p.add_argument("b", metavar="B", help="file holding the second series")
+    p.add_argument("--row", type=_nonneg_int, metavar="I", help="use series I (0-based) of both A and B")
+    p.add_argument("--row-a", type=_nonneg_int, metavar="I", help="use series I (0-based) of A")
+    p.add_argument("--row-b", type=_nonneg_int, metavar="I", help="use series I (0-based) of B")
+    _add_input_options(p)
+    _add_measure_options(p, allow_all=False)
+    p.set_defaults(func=cmd_distance)
+
+    p = sub.add_parser("matrix", help="distance matrix of one collection (pdist) or two (cdist)",
+                       description="Distance matrix of every pair in X (each pair computed once, "
+                                   "full symmetric matrix unless --condensed) or of X against Y. "
+                                   "With --out the matrix is written there and a summary printed; "
+                                   "without, the matrix goes to stdout as csv and the summary to stderr.",
+                       epilog=FORMATS_HELP)
+    p.add_argument("x", metavar="X", help="collection of series")
+    p.add_argument("y", metavar="Y", nargs="?", help="second collection (cdist of X against Y)")
+    p.add_argument("--out", "-o", metavar="FILE", help="write the matrix to FILE (.npy or .csv)")
+    p.add_argument("--condensed", action="store_true",
+                   help="pdist only: the upper triangle as a vector (scipy's condensed form)")
+    _add_batch_options(p)
+    _add_input_options(p)
+    _add_measure_options(p, allow_all=False)
+    p.set_defaults(func=cmd_matrix)
+
+    p = sub.add_parser("knn", help="k-NN classification of TEST against TRAIN (default: shipped GunPoint)",
+                       description="Classify each TEST series by its k nearest TRAIN series (majority "
+                                   "vote, ties to the nearest) and print accuracy, error rate, time "
+                                   "and giga cells per second (cells = sum over pairs of len_i * len_j). "
+                                   "Without TRAIN and TEST, uses the shipped GunPoint dataset.",
+                       epilog=FORMATS_HELP + "; TRAIN and TEST need labels")
+    p.add_argument("train", metavar="TRAIN", nargs="?", help="labelled training collection")
+    p.add_argument("test", metavar="TEST", nargs="?", help="labelled test collection")
+    p.add_argument("-k", "--k", type=_positive_int, default=1, help="neighbours (default 1)")
+    _add_batch_options(p)
+    _add_input_options(p)
+    _add_measure_options(p, allow_all=True)
+    p.set_defaults(func=cmd_knn)
+
+    p = sub.add_parser("info", help="version, SIMD level, threads, CUDA backend and GPUs",
+                       description="Show the tswarp version, the SIMD level in use, the default "
+                                   "thread count, whether the CUDA backend was compiled in and "
+                                   "the GPUs found.")
+    p.set_defaults(func=cmd_info)
+    return parser
+
+
+def _error(message: str) -> None:
+    print(f"tswarp: error: {message}", file=sys.stderr)
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    """Run the command line; returns the exit status (the console script passes it to exit)."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as e:  # --help, --version (0) and usage errors (2) from argparse
+        return e.code if isinstance(e.code, int) else (0 if e.code is None else 2)
+    try:
+        return args.func(args)
+    except KeyboardInterrupt:
+        print("\ntswarp: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        # The reader went away (tswarp matrix X | head): stop quietly. Point stdout at devnull so
+        # the interpreter's final flush does not raise again.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 1
+    except MemoryError:
+        _error("out of memory")
+        return 1
+    except (UsageError, ValueError, TypeError) as e:
+        # ParseError and tswarp.NoDeviceError are ValueErrors; the binding reports bad
+        # parameters and inputs as ValueError/TypeError naming the argument.
+        _error(str(e))
+        return 2
+    except OSError as e:
+        name = f" {e.filename!r}" if e.filename else ""
+        _error(f"cannot access{name}: {e.strerror or e}")
+        return 2
+
