@@ -1,0 +1,94 @@
+"""Shared fixtures of the tswarp Python tests.
+
+Random inputs: every test that draws data takes the `rng` fixture, a generator seeded
+afresh from os.urandom on every run, so that each CI run explores new inputs. The seed is
+an attribute of the generator (`rng.seed`, quoted in assertion messages) and is attached
+to the report of any failing test; TSWARP_TEST_SEED=<seed> replays that run.
+
+The tests must exercise the extension that `pip install .` built, never the source tree
+python/tswarp (which has no compiled module): the session fixture below checks that.
+"""
+
+import os
+import pathlib
+
+import numpy as np
+import pytest
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+
+_SEED_KEY = pytest.StashKey[int]()
+
+
+class SeededGenerator(np.random.Generator):
+    """numpy Generator that remembers its seed, so messages can quote it."""
+
+    def __init__(self, seed):
+        super().__init__(np.random.PCG64(seed))
+        self.seed = seed
+
+
+def _fresh_seed():
+    env = os.environ.get("TSWARP_TEST_SEED")
+    if env:
+        return int(env)
+    return int.from_bytes(os.urandom(8), "little")
+
+
+@pytest.fixture
+def rng(request):
+    seed = _fresh_seed()
+    request.node.stash[_SEED_KEY] = seed
+    # junit-xml and --report-log keep it too, for failures seen only in CI artifacts
+    request.node.user_properties.append(("rng_seed", seed))
+    return SeededGenerator(seed)
+
+
+@pytest.hookimpl(hookwrapper=True)  # old-style wrapper: works on pytest 7 as well
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    seed = item.stash.get(_SEED_KEY, None)
+    if seed is not None and report.failed:
+        report.sections.append(
+            (
+                "tswarp random seed",
+                f"seed = {seed}\nreplay: TSWARP_TEST_SEED={seed} python -m pytest '{item.nodeid}'",
+            )
+        )
+
+
+@pytest.fixture(scope="session", autouse=True)
+def installed_tswarp():
+    """The tswarp under test: the installed package with its compiled extension."""
+    import tswarp
+
+    path = pathlib.Path(tswarp.__file__).resolve()
+    source_dir = REPO / "python" / "tswarp"
+    assert source_dir not in path.parents, (
+        f"tests imported the source tree {path}; install the package "
+        "(pip install --no-build-isolation --no-deps .) and run from the repository root"
+    )
+    import tswarp._tswarp  # noqa: F401  (the compiled module must load)
+
+    return tswarp
+
+
+def peer(module_name):
+    """Import a reference library or skip the test that needs it, saying which one."""
+    return pytest.importorskip(module_name, reason=f"peer library {module_name} not installed")
+
+
+@pytest.fixture(scope="session")
+def tslearn_metrics():
+    return peer("tslearn.metrics")
+
+
+@pytest.fixture(scope="session")
+def aeon_distances():
+    return peer("aeon.distances")
+
+
+@pytest.fixture(scope="session")
+def dtaidistance():
+    return peer("dtaidistance")

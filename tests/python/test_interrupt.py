@@ -1,0 +1,151 @@
+"""Long batch calls: Ctrl-C stops them within a second with KeyboardInterrupt, progress=True
+draws a bar on stderr, and a progress callable sees (done, total) up to done == total.
+"""
+
+import re
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import numpy as np
+import pytest
+
+import tswarp
+
+# A child that starts a batch call far longer than the test (about 10^11 DTW cells) and
+# reports how it ended. It prints "started" just before the call, so the parent signals
+# a running computation, not the import.
+CHILD = textwrap.dedent(
+    """
+    import sys, time
+    import numpy as np
+    import tswarp
+
+    op = sys.argv[1]
+    X = np.random.default_rng(0).normal(size=(300, 1500))
+    print("started", flush=True)
+    t0 = time.monotonic()
+    try:
+        if op == "cdist":
+            tswarp.cdist(X, X[::-1], metric="dtw")
+        elif op == "pdist":
+            tswarp.pdist(X, metric="twed")
+        else:
+            tswarp.cdist(list(X), metric="soft_dtw", progress=True)
+    except KeyboardInterrupt:
+        print("interrupted after %.3f s" % (time.monotonic() - t0), flush=True)
+        sys.exit(3)
+    print("finished after %.3f s" % (time.monotonic() - t0), flush=True)
+    """
+)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="SIGINT to a child is POSIX")
+@pytest.mark.parametrize("op", ["cdist", "pdist", "cdist_list_progress"])
+def test_ctrl_c_stops_a_running_batch(op, tmp_path):
+    script = tmp_path / "child.py"
+    script.write_text(CHILD)
+    proc = subprocess.Popen(
+        [sys.executable, str(script), op],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=tmp_path,
+    )
+    try:
+        line = proc.stdout.readline()
+        assert line.strip() == "started", line + proc.stderr.read()
+        time.sleep(0.5)
+        assert proc.poll() is None, "the batch call ended before the signal: make it longer"
+        proc.send_signal(signal.SIGINT)
+        t_signal = time.monotonic()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"{op}: still running 10 s after SIGINT")
+        elapsed = time.monotonic() - t_signal
+        out, err = proc.stdout.read(), proc.stderr.read()
+        assert proc.returncode == 3, f"{op}: exit status {proc.returncode}\nstdout: {out}\nstderr: {err[-2000:]}"
+        assert "interrupted" in out, out
+        assert elapsed < 1.0, f"{op}: exited {elapsed:.3f} s after SIGINT (limit 1 s)"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def test_progress_bar_on_stderr(capfd, rng):
+    X = rng.normal(size=(37, 120))
+    Y = rng.normal(size=(41, 120))
+    capfd.readouterr()
+    D = tswarp.cdist(X, Y, metric="dtw", progress=True)
+    out, err = capfd.readouterr()
+    assert out == ""
+    assert err.strip(), "progress=True wrote nothing to stderr"
+    total = 37 * 41
+    assert "100%" in err or f"{total}/{total}" in err, f"no completed bar in {err[-300:]!r}"
+    np.testing.assert_array_equal(D, tswarp.cdist(X, Y, metric="dtw"))
+    # and silence by default
+    tswarp.cdist(X, Y, metric="dtw")
+    tswarp.pdist(X, metric="twed")
+    out, err = capfd.readouterr()
+    assert out == "" and err == "", f"output without progress=True: {out!r} {err!r}"
+
+
+def test_progress_bar_pdist(capfd, rng):
+    X = [rng.normal(size=int(k)) for k in rng.integers(20, 200, size=30)]
+    capfd.readouterr()
+    tswarp.pdist(X, metric="soft_dtw", progress=True)
+    _, err = capfd.readouterr()
+    assert err.strip(), "progress=True wrote nothing to stderr"
+    assert "100%" in err or re.search(r"\b(\d+)/\1\b", err), f"no completed bar in {err[-300:]!r}"
+
+
+@pytest.mark.parametrize("op", ["cdist", "pdist"])
+def test_progress_callable(op, rng):
+    calls = []
+
+    def progress(done, total):
+        calls.append((done, total))
+
+    X = rng.normal(size=(40, 300))
+    Y = rng.normal(size=(30, 300))
+    if op == "cdist":
+        D = tswarp.cdist(X, Y, metric="dtw", progress=progress)
+        np.testing.assert_array_equal(D, tswarp.cdist(X, Y, metric="dtw"))
+        expected_total = 40 * 30
+    else:
+        D = tswarp.pdist(X, metric="dtw", progress=progress)
+        np.testing.assert_array_equal(D, tswarp.pdist(X, metric="dtw"))
+        expected_total = None
+    assert calls, "the progress callable was never called"
+    dones = [c[0] for c in calls]
+    totals = {c[1] for c in calls}
+    assert len(totals) == 1, f"total changed during the call: {totals}"
+    total = totals.pop()
+    if expected_total is not None:
+        assert total == expected_total
+    else:
+        # pairs i < j, with or without the diagonal
+        assert total in (40 * 39 // 2, 40 * 41 // 2), total
+    assert all(0 <= d <= total for d in dones), dones
+    assert dones == sorted(dones), f"done went backwards: {dones}"
+    assert calls[-1] == (total, total), f"last call {calls[-1]}, total {total}"
+    assert all(isinstance(v, int) for c in calls for v in c)
+
+
+def test_exception_in_progress_callable_propagates(rng):
+    X = rng.normal(size=(30, 100))
+
+    class Stop(Exception):
+        pass
+
+    def progress(done, total):
+        raise Stop(f"{done}/{total}")
+
+    with pytest.raises(Stop):
+        tswarp.cdist(X, metric="dtw", progress=progress)
+    # the library is usable afterwards
+    assert tswarp.cdist(X[:3], metric="dtw").shape == (3, 3)
