@@ -147,7 +147,9 @@ typedef struct tsw_params {
     double p;     /* Lp order of the local distance >= 1, default 2 (root taken: |x|_p) */
 
     /* Soft-DTW */
-    double gamma;  /* smoothing > 0, default 1.0 */
+    double gamma;  /* smoothing > 0, default 1.0; for TSW_F32 inputs every parameter must
+                      also be representable as a float (gamma in [1/FLT_MAX, FLT_MAX]),
+                      else TSW_EPARAM */
     int normalize; /* 1: soft-DTW divergence sdtw(a,b) - (sdtw(a,a) + sdtw(b,b)) / 2 */
 } tsw_params;
 

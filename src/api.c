@@ -1,6 +1,7 @@
 /* Public entry points: status table, defaults, validation and dispatch to a backend. */
 #include "internal.h"
 
+#include <float.h>
 #include <math.h>
 #include <string.h>
 
@@ -155,6 +156,17 @@ int tsw__check_params(const tsw_params *p)
     return TSW_OK;
 }
 
+/* A float32 computation narrows the parameters to float: they must stay finite there, and
+ * gamma keep a finite reciprocal, or valid double parameters would give NaN or inf. */
+static int tsw__check_params_f32(const tsw_params *p)
+{
+    if (p->measure == TSW_TWED && (p->nu > FLT_MAX || p->lmbda > FLT_MAX || p->p > FLT_MAX))
+        return TSW_EPARAM;
+    if (p->measure == TSW_SOFT_DTW && (p->gamma > FLT_MAX || p->gamma < 1.0 / FLT_MAX))
+        return TSW_EPARAM;
+    return TSW_OK;
+}
+
 int tsw__check_finite(tsw_dtype dtype, const void *values, int64_t count)
 {
     /* Sum-free check: x - x is 0 for finite x and NaN otherwise; OR-reducing the
@@ -247,6 +259,8 @@ int tsw_distance(const tsw_params *params, tsw_dtype dtype, int64_t dim, const t
         return rc;
     if (dtype != TSW_F32 && dtype != TSW_F64)
         return TSW_EDTYPE;
+    if (dtype == TSW_F32 && (rc = tsw__check_params_f32(params)))
+        return rc;
     if (dim < 1)
         return TSW_ESHAPE;
     int twed = params->measure == TSW_TWED;
@@ -293,13 +307,22 @@ int tsw_distance(const tsw_params *params, tsw_dtype dtype, int64_t dim, const t
 
 /* ---- batches ---------------------------------------------------------------------------- */
 
-static int tsw__check_collection(tsw_dtype dtype, int64_t dim, const tsw_collection *c,
-                                 int twed)
+/* Pointer and count of a collection: checked before the output size, which needs count. */
+static int tsw__check_collection_count(const tsw_collection *c)
 {
     if (!c || !c->values)
         return TSW_EINVAL;
     if (c->count < 1)
         return TSW_ESHAPE;
+    return TSW_OK;
+}
+
+static int tsw__check_collection(tsw_dtype dtype, int64_t dim, const tsw_collection *c,
+                                 int twed)
+{
+    int rc0 = tsw__check_collection_count(c);
+    if (rc0)
+        return rc0;
     if (!c->lengths && c->length < 1)
         return TSW_ESHAPE;
     if (c->lengths && !c->offsets)
@@ -339,6 +362,8 @@ static int tsw__check_batch(const tsw_params *params, tsw_dtype dtype, int64_t d
         return rc;
     if (dtype != TSW_F32 && dtype != TSW_F64)
         return TSW_EDTYPE;
+    if (dtype == TSW_F32 && (rc = tsw__check_params_f32(params)))
+        return rc;
     if (dim < 1)
         return TSW_ESHAPE;
     return TSW_OK;
@@ -356,13 +381,17 @@ int tsw_cdist(const tsw_params *params, tsw_dtype dtype, int64_t dim, const tsw_
     if ((rc = tsw__check_batch(params, dtype, dim, &ex, out)))
         return rc;
     int twed = params->measure == TSW_TWED;
-    if ((rc = tsw__check_collection(dtype, dim, x, twed)) ||
-        (rc = tsw__check_collection(dtype, dim, y, twed)))
+    /* The output size first: an impossible count must not start an O(count) scan of
+     * series the caller cannot have provided. */
+    if ((rc = tsw__check_collection_count(x)) || (rc = tsw__check_collection_count(y)))
         return rc;
     size_t cells;
     if (tsw__mul_size((size_t)x->count, (size_t)y->count, &cells) ||
         tsw__mul_size(cells, tsw__dtype_size(dtype), &cells))
         return TSW_EOVERFLOW;
+    if ((rc = tsw__check_collection(dtype, dim, x, twed)) ||
+        (rc = tsw__check_collection(dtype, dim, y, twed)))
+        return rc;
     return tsw__cpu_cdist(params, dtype, dim, x, y, out, &ex);
 }
 
@@ -379,9 +408,15 @@ int tsw_pdist(const tsw_params *params, tsw_dtype dtype, int64_t dim, const tsw_
         return rc;
     if (layout != TSW_PDIST_FULL && layout != TSW_PDIST_CONDENSED)
         return TSW_EINVAL;
+    if ((rc = tsw__check_collection_count(x)))
+        return rc;
+    /* Output elements and bytes, before the O(count) scan of the series (see tsw_cdist). */
+    int64_t elems = tsw_pdist_size(x->count, layout);
+    size_t bytes;
+    if ((elems == 0 && x->count > 1) ||
+        tsw__mul_size((size_t)elems, tsw__dtype_size(dtype), &bytes))
+        return TSW_EOVERFLOW;
     if ((rc = tsw__check_collection(dtype, dim, x, params->measure == TSW_TWED)))
         return rc;
-    if (tsw_pdist_size(x->count, layout) == 0 && x->count > 1)
-        return TSW_EOVERFLOW;
     return tsw__cpu_pdist(params, dtype, dim, x, layout, out, &ex);
 }

@@ -4,8 +4,10 @@
  * The DP runs over `rows` outer points and `cols` inner points; row r admits the columns
  * [lo, hi) (possibly empty). For Sakoe-Chiba the outer series is a and the inner b. For
  * Itakura, tslearn defines the admissible rows of a per point of b, so the DP runs with b
- * outer and a inner (swap = 1): every measure here is symmetric in (a, b), so the value
- * is the same.
+ * outer and a inner (swap = 1): the recurrences and local costs are symmetric in (a, b),
+ * so the transposed program over the same admissible cells gives the same value. (The
+ * Itakura mask itself is not symmetric: tslearn's mask for (n, m) is not the transpose of
+ * the one for (m, n), so Itakura distances, like tslearn's, depend on the argument order.)
  */
 #ifndef TSW_COMMON_BAND_H
 #define TSW_COMMON_BAND_H

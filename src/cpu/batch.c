@@ -119,7 +119,25 @@ static void tsw__item_range(const tsw__job *job, int64_t k, int64_t *i, int64_t 
     *j1 = *j0 + TSW__TILE < ny ? *j0 + TSW__TILE : ny;
 }
 
-static void tsw__run_item(tsw__job *job, int64_t k, void *ws)
+/* Cancellation and progress between pairs, not only between items: an item of 64 long
+ * pairs can take seconds, and Ctrl-C in Python must stop a call within a second. Every
+ * thread sees the stop flag; only the calling thread (tid 0) calls the user's callback.
+ * Returns non-zero when the job must stop. */
+static int tsw__poll(tsw__job *job, int tid, int64_t *last)
+{
+    if (tid == 0 && job->ex->progress) {
+        int64_t now = tsw__now_ns();
+        if (now - *last >= TSW__PROGRESS_NS) {
+            *last = now;
+            int64_t d = __atomic_load_n(&job->done, __ATOMIC_RELAXED);
+            if (job->ex->progress(job->ex->progress_user, d, job->total))
+                __atomic_store_n(&job->status, TSW_ECANCELED, __ATOMIC_RELAXED);
+        }
+    }
+    return __atomic_load_n(&job->status, __ATOMIC_RELAXED) != TSW_OK;
+}
+
+static void tsw__run_item(tsw__job *job, int64_t k, void *ws, int tid, int64_t *last)
 {
     const int twed = job->p->measure == TSW_TWED;
     const size_t esz = tsw__dtype_size(job->dt);
@@ -132,6 +150,8 @@ static void tsw__run_item(tsw__job *job, int64_t k, void *ws)
         pairs[t] = tsw__make_pair(job->x, i, job->y, j0 + t, job->dim, esz, twed);
     int64_t t = 0;
     while (t < cnt) {
+        if (tsw__poll(job, tid, last))
+            return; /* the output is discarded on error: no need to finish the item */
         int64_t run = 1;
         if (job->use_lanes) {
             while (t + run < cnt && pairs[t + run].m == pairs[t].m)
@@ -166,10 +186,29 @@ static int tsw__n_threads(const tsw_exec *ex, int64_t n_items)
     return nt;
 }
 
+/*
+ * One block holding nt workspaces of ws_bytes each (64-byte aligned slices), allocated by
+ * the calling thread before the parallel region: a failure then surfaces before anything
+ * is written to the output (which must stay untouched on error), and the allocations of a
+ * call happen in a fixed order (allocation-failure tests fail them one at a time).
+ */
+static unsigned char *tsw__ws_block(size_t ws_bytes, int nt, size_t *stride)
+{
+    size_t total;
+    *stride = (ws_bytes + 63) & ~(size_t)63;
+    if (*stride < ws_bytes || tsw__mul_size(*stride, (size_t)nt, &total))
+        return NULL;
+    return tsw__malloc_aligned(total);
+}
+
 /* Run items [0, n_items) of job in parallel; returns the job status. */
 static int tsw__run(tsw__job *job)
 {
     int nt = tsw__n_threads(job->ex, job->n_items);
+    size_t stride;
+    unsigned char *block = tsw__ws_block(job->ws_bytes, nt, &stride);
+    if (!block)
+        return TSW_ENOMEM;
     job->done = 0;
     job->status = TSW_OK;
 #ifdef _OPENMP
@@ -180,9 +219,7 @@ static int tsw__run(tsw__job *job)
 #ifdef _OPENMP
         tid = omp_get_thread_num();
 #endif
-        void *ws = tsw__malloc_aligned(job->ws_bytes);
-        if (!ws)
-            __atomic_store_n(&job->status, TSW_ENOMEM, __ATOMIC_RELAXED);
+        void *ws = block + (size_t)tid * stride;
         int64_t last = tsw__now_ns();
 #ifdef _OPENMP
 #pragma omp for schedule(dynamic, 1)
@@ -190,20 +227,10 @@ static int tsw__run(tsw__job *job)
         for (int64_t k = 0; k < job->n_items; ++k) {
             if (__atomic_load_n(&job->status, __ATOMIC_RELAXED) != TSW_OK)
                 continue;
-            tsw__run_item(job, k, ws);
-            if (tid == 0 && job->ex->progress) {
-                int64_t now = tsw__now_ns();
-                if (now - last >= TSW__PROGRESS_NS) {
-                    last = now;
-                    int64_t d = __atomic_load_n(&job->done, __ATOMIC_RELAXED);
-                    if (job->ex->progress(job->ex->progress_user, d, job->total))
-                        __atomic_store_n(&job->status, TSW_ECANCELED, __ATOMIC_RELAXED);
-                }
-            }
+            tsw__run_item(job, k, ws, tid, &last);
         }
-        tsw__free_aligned(ws);
     }
-    (void)nt;
+    tsw__free_aligned(block);
     if (job->status == TSW_OK && job->ex->progress &&
         job->ex->progress(job->ex->progress_user, job->total, job->total))
         job->status = TSW_ECANCELED;
@@ -222,33 +249,40 @@ static int64_t tsw__max_len(const tsw_collection *c)
 }
 
 /* Self values sdtw(c_i, c_i) for the soft-DTW divergence, in parallel. */
-static int tsw__self_values(const tsw__job *proto, const tsw_collection *c, double *self)
+static int tsw__self_values(tsw__job *job, const tsw_collection *c, double *self)
 {
     int64_t mx = tsw__max_len(c);
-    size_t ws_bytes = tsw__pair_ws_bytes(proto->p, proto->dt, proto->dim, mx, mx);
-    int status = TSW_OK;
-    int nt = tsw__n_threads(proto->ex, c->count);
-    const size_t esz = tsw__dtype_size(proto->dt);
-    (void)nt;
+    size_t ws_bytes = tsw__pair_ws_bytes(job->p, job->dt, job->dim, mx, mx);
+    int nt = tsw__n_threads(job->ex, c->count);
+    const size_t esz = tsw__dtype_size(job->dt);
+    size_t stride;
+    unsigned char *block = tsw__ws_block(ws_bytes, nt, &stride);
+    if (!block)
+        return TSW_ENOMEM;
+    job->status = TSW_OK;
 #ifdef _OPENMP
 #pragma omp parallel num_threads(nt)
 #endif
     {
-        void *ws = tsw__malloc_aligned(ws_bytes);
-        if (!ws)
-            __atomic_store_n(&status, TSW_ENOMEM, __ATOMIC_RELAXED);
+        int tid = 0;
+#ifdef _OPENMP
+        tid = omp_get_thread_num();
+#endif
+        void *ws = block + (size_t)tid * stride;
+        int64_t last = tsw__now_ns();
 #ifdef _OPENMP
 #pragma omp for schedule(dynamic, 4)
 #endif
         for (int64_t i = 0; i < c->count; ++i) {
-            if (__atomic_load_n(&status, __ATOMIC_RELAXED) != TSW_OK)
+            /* the self values of long series take seconds too: stay cancellable */
+            if (tsw__poll(job, tid, &last))
                 continue;
-            tsw__pair pr = tsw__make_pair(c, i, c, i, proto->dim, esz, 0);
-            proto->kernel(proto->p, proto->dt, proto->dim, &pr, ws, &self[i]);
+            tsw__pair pr = tsw__make_pair(c, i, c, i, job->dim, esz, 0);
+            job->kernel(job->p, job->dt, job->dim, &pr, ws, &self[i]);
         }
-        tsw__free_aligned(ws);
     }
-    return status;
+    tsw__free_aligned(block);
+    return job->status;
 }
 
 static void tsw__job_init(tsw__job *job, const tsw_params *p, tsw_dtype dt, int64_t dim,
@@ -322,8 +356,9 @@ int tsw__cpu_pdist(const tsw_params *p, tsw_dtype dt, int64_t dim, const tsw_col
     job.n_items = row_start[n];
 
     double *self = NULL;
-    if (p->measure == TSW_SOFT_DTW) {
-        /* The diagonal of soft-DTW is not zero: sdtw(x_i, x_i) (0 for the divergence). */
+    if (p->measure == TSW_SOFT_DTW && (p->normalize || layout == TSW_PDIST_FULL)) {
+        /* The diagonal of soft-DTW is not zero: sdtw(x_i, x_i) (0 for the divergence).
+         * A condensed plain soft-DTW needs no self values. */
         self = tsw__malloc((size_t)n * sizeof(double));
         if (!self) {
             rc = TSW_ENOMEM;
