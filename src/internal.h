@@ -39,7 +39,8 @@ size_t tsw__pair_ws_bytes(const tsw_params *params, tsw_dtype dtype, int64_t dim
                           int64_t m);
 void tsw__pair_reference(const tsw_params *params, tsw_dtype dtype, int64_t dim,
                          const tsw__pair *pair, void *ws, double *out);
-/* The fast scalar path (cpu/pair_fast.c); same contract and workspace size. */
+/* The fast single-pair path (cpu/pair_fast*.c: anti-diagonal kernel, SIMD within the pair
+ * at the level tsw__cpu_level() allows); same contract and workspace size. */
 void tsw__pair_fast(const tsw_params *params, tsw_dtype dtype, int64_t dim,
                     const tsw__pair *pair, void *ws, double *out);
 

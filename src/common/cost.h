@@ -65,6 +65,18 @@
         return POW(s, (T)1 / p);                                                              \
     }
 
+/*
+ * The cosine cost from a dot product xy and the two norms nx = sqrt(<x,x>), ny = sqrt(<y,y>)
+ * (kernels that precompute the norms once per point), parameterised by the arithmetic so
+ * that vector code instantiates the same rule as tsw_cost_cosine: 0 when both points are
+ * zero, 1 when one is, else 1 - xy / (nx ny). sqrt(<x,x>) is zero exactly when <x,x> is,
+ * and SQRT(xx) * SQRT(yy) is the product tsw_cost_cosine divides by.
+ * ISZERO(v) yields a mask, AND/OR combine masks, SEL(mask, a, b) = mask ? a : b.
+ */
+#define TSW_COSINE_FROM_NORMS(xy, nx, ny, ZERO, ONE, SUB, MUL, DIV, ISZERO, AND, OR, SEL)     \
+    SEL(AND(ISZERO(nx), ISZERO(ny)), (ZERO),                                                  \
+        SEL(OR(ISZERO(nx), ISZERO(ny)), (ONE), SUB((ONE), DIV((xy), MUL((nx), (ny))))))
+
 TSW_DEFINE_COSTS(double, f64, sqrt, fabs, pow)
 TSW_DEFINE_COSTS(float, f32, sqrtf, fabsf, powf)
 

@@ -22,6 +22,20 @@
 #define TSW_TWED_CELL(del_a_total, del_b_total, match_total, MIN)                             \
     MIN(MIN((del_a_total), (del_b_total)), (match_total))
 
+/*
+ * TWED's move costs grouped for the fast kernels, which precompute per point what depends
+ * on one series only (the reference sums the same terms per cell, in a slightly different
+ * order, so the two agree up to rounding):
+ *   deletion cost of point i:   |x_i - x_{i-1}|_p + nu (t_i - t_{i-1}) + lmbda
+ *   local match term of (i,j):  |a_i - b_j|_p + nu |ta_i - tb_j|
+ *   match move:                 D(i-1,j-1) + local(i,j) + local(i-1,j-1)
+ * with the boundary point 0 (the zero vector at time 0) as point 0 of both series.
+ */
+#define TSW_TWED_DEL_COST(lp_step, nu, dt, lmbda, ADD, MUL)                                   \
+    ADD(ADD((lp_step), MUL((nu), (dt))), (lmbda))
+#define TSW_TWED_LOCAL(lp, nu, abs_dt, ADD, MUL) ADD((lp), MUL((nu), (abs_dt)))
+#define TSW_TWED_MATCH(diag, local, local_prev, ADD) ADD(ADD((diag), (local)), (local_prev))
+
 TSW_HD double tsw_dtw_cell_f64(double c, double diag, double up, double left)
 {
     return TSW_DTW_CELL(c, diag, up, left, TSW_MIN);
@@ -40,6 +54,39 @@ TSW_HD float tsw_twed_cell_f32(float del_a, float del_b, float match)
 {
     return TSW_TWED_CELL(del_a, del_b, match, TSW_MIN);
 }
+
+/*
+ * softmin_gamma of three values, lo the smallest and mid, hi the other two (in either
+ * order: only lo must be the minimum), for vector code:
+ *   lo - gamma log(1 + exp((lo - mid) / gamma) + exp((lo - hi) / gamma)).
+ * The term exp((lo - lo) / gamma) = 1 of the scalar form is exact, so this saves one
+ * exponential per cell and equals tsw_softmin3 up to the rounding of the sum. Not valid for
+ * lo = +inf (all three +inf): the caller selects +inf there, as tsw_softmin3 does.
+ * The stages are separate macros so that vector code can run the exponentials and the
+ * logarithm of several cells side by side (each stage over all cells, then the next).
+ */
+#define TSW_SOFTMIN3_EXPARG(lo, x, inv_gamma, SUB, MUL) MUL(SUB((lo), (x)), (inv_gamma))
+#define TSW_SOFTMIN3_SUM(e_mid, e_hi, ONE, ADD) ADD(ADD((ONE), (e_mid)), (e_hi))
+#define TSW_SOFTMIN3_OUT(lo, log_sum, gamma, SUB, MUL) SUB((lo), MUL((gamma), (log_sum)))
+#define TSW_SOFTMIN3_SORTED(lo, mid, hi, gamma, inv_gamma, ONE, ADD, SUB, MUL, EXP, LOG)     \
+    TSW_SOFTMIN3_OUT(                                                                         \
+        (lo),                                                                                 \
+        LOG(TSW_SOFTMIN3_SUM(EXP(TSW_SOFTMIN3_EXPARG((lo), (mid), (inv_gamma), SUB, MUL)),   \
+                             EXP(TSW_SOFTMIN3_EXPARG((lo), (hi), (inv_gamma), SUB, MUL)),    \
+                             (ONE), ADD)),                                                    \
+        (gamma), SUB, MUL)
+
+/*
+ * Soft-DTW in the linear domain: with P = exp(-R / gamma),
+ *   P(i,j) = exp(-c(i,j) / gamma) (P(i-1,j-1) + P(i-1,j) + P(i,j-1)),
+ * the same recurrence as R(i,j) = c + softmin_gamma(...) (take -gamma log of both sides),
+ * with one exponential per cell that depends on the cost only and no logarithm. P under- and
+ * overflows at once for any real data, so the kernels that use this form keep P as a
+ * mantissa and a separate binary exponent (cpu/vecmath.h, tsw_vsdtw_lin_cells).
+ */
+#define TSW_SDTW_LIN_SUM(p_diag, p_up, p_left, ADD) ADD(ADD((p_diag), (p_up)), (p_left))
+#define TSW_SDTW_LIN_CELL(e_cost, p_diag, p_up, p_left, ADD, MUL)                            \
+    MUL((e_cost), TSW_SDTW_LIN_SUM((p_diag), (p_up), (p_left), ADD))
 
 /* softmin_gamma of three values; +inf when all three are +inf. inv_gamma = 1 / gamma. */
 TSW_HD double tsw_softmin3_f64(double a, double b, double c, double gamma, double inv_gamma)

@@ -1,22 +1,148 @@
-/* SIMD across pairs: dispatcher. */
-#include "../internal.h"
+/*
+ * SIMD across pairs: workspace layout, dispatch by CPU level, and the SSE2 instantiation
+ * of the lane kernels (lanes_impl.h: 2 double or 4 float pairs per vector). The AVX2 + FMA
+ * instantiation (4 double or 8 float pairs) lives in lanes_avx2.c. Without SSE2 (non-x86)
+ * there is no lane kernel: tsw__lanes_width returns 0 and batches use the single-pair path.
+ */
+#include "../common/band.h"
+#include "../common/cost.h"
+#include "../common/recurrence.h"
+#include "kernels.h"
+
+#include <math.h>
+
+/* ---- workspace ------------------------------------------------------------------------- */
+
+int tsw__lanes_layout_make(const tsw_params *p, int64_t dim, int64_t rows, int64_t cols,
+                           int vl, size_t esz, tsw__lanes_layout *lay)
+{
+    size_t off = 0, pts_a, pts_b, per_a, per_b, per_row;
+    *lay = (tsw__lanes_layout){0};
+    /* points x dim x lanes, checked; the per-point arrays (x lanes) are smaller */
+    if (tsw__mul_size((size_t)rows, (size_t)dim, &pts_a) ||
+        tsw__mul_size(pts_a, (size_t)vl, &pts_a) ||
+        tsw__mul_size((size_t)cols, (size_t)dim, &pts_b) ||
+        tsw__mul_size(pts_b, (size_t)vl, &pts_b))
+        return TSW_EOVERFLOW;
+    pts_a = tsw__round_line(pts_a, esz);
+    pts_b = tsw__round_line(pts_b, esz);
+    per_a = tsw__round_line((size_t)rows * (size_t)vl, esz);
+    per_b = tsw__round_line((size_t)cols * (size_t)vl, esz);
+    per_row = tsw__round_line(((size_t)cols + 1) * (size_t)vl, esz);
+    if (pts_a > SIZE_MAX / 16 || pts_b > SIZE_MAX / 16)
+        return TSW_EOVERFLOW;
+    lay->a = off;
+    off += pts_a;
+    lay->b = off;
+    off += pts_b;
+    if (p->measure == TSW_DTW && p->cost == TSW_COST_COSINE) {
+        lay->na = off;
+        off += per_a;
+        lay->nb = off;
+        off += per_b;
+    }
+    if (p->measure == TSW_TWED) {
+        lay->da = off;
+        off += per_a;
+        lay->db = off;
+        off += per_b;
+        lay->ta = off;
+        off += per_a;
+        lay->tb = off;
+        off += per_b;
+    }
+    lay->row = off;
+    off += per_row;
+    lay->lrow = off;
+    if (p->measure == TSW_TWED || p->measure == TSW_SOFT_DTW) /* TWED local terms, soft-DTW k */
+        off += per_row;
+    lay->total = off;
+    return TSW_OK;
+}
+
+/* Widest lane count of a dtype over the levels (the workspace serves any level). */
+static int tsw__lanes_max_vl(tsw_dtype dtype) { return dtype == TSW_F32 ? 8 : 4; }
 
 size_t tsw__lanes_ws_bytes(const tsw_params *params, tsw_dtype dtype, int64_t dim, int64_t n,
                            int64_t m)
 {
-    (void)params; (void)dtype; (void)dim; (void)n; (void)m;
-    return 0;
+    /* Itakura swaps rows and columns: size for the longer length on both axes. */
+    int64_t len = n > m ? n : m;
+    const size_t esz = tsw__dtype_size(dtype);
+    tsw__lanes_layout lay;
+    size_t bytes;
+    if (tsw__lanes_layout_make(params, dim, len, len, tsw__lanes_max_vl(dtype), esz, &lay) ||
+        tsw__mul_size(lay.total, esz, &bytes))
+        return 0;
+    return bytes;
+}
+
+/* ---- SSE2 instantiation ---------------------------------------------------------------- */
+
+#if TSW_X86
+#define TSW_V_ISA 1
+#define TSW_V_DOUBLE 1
+#include "simd_ops.h"
+#include "vecmath.h"
+#include "vcost.h"
+#include "lanes_impl.h"
+#undef TSW_V_DOUBLE
+#define TSW_V_DOUBLE 0
+#include "simd_ops.h"
+#include "vecmath.h"
+#include "vcost.h"
+#include "lanes_impl.h"
+#undef TSW_V_DOUBLE
+#undef TSW_V_ISA
+#endif
+
+/* ---- dispatch ----------------------------------------------------------------------------- */
+
+int tsw__lanes_width_level(const tsw_params *params, tsw_dtype dtype, int64_t dim, int level)
+{
+    (void)dim;
+    if (level > tsw__cpu_level())
+        level = tsw__cpu_level();
+    if (params->measure == TSW_TWED && params->p != 1.0 && params->p != 2.0)
+        return 0; /* pow() per cell: no vector form */
+    if (!TSW_X86 || level < 1)
+        return 0;
+    int vl = level >= 2 ? 32 : 16; /* vector bytes */
+    return vl / (int)tsw__dtype_size(dtype);
 }
 
 int tsw__lanes_width(const tsw_params *params, tsw_dtype dtype, int64_t dim)
 {
-    (void)params; (void)dtype; (void)dim;
+    return tsw__lanes_width_level(params, dtype, dim, tsw__cpu_level());
+}
+
+int64_t tsw__pair_lanes_level(const tsw_params *params, tsw_dtype dtype, int64_t dim,
+                              const tsw__pair *pairs, int64_t count, void *ws, double *out,
+                              int level)
+{
+    if (level > tsw__cpu_level())
+        level = tsw__cpu_level();
+    if (tsw__lanes_width_level(params, dtype, dim, level) == 0)
+        return 0;
+    const int f32 = dtype == TSW_F32;
+#if TSW_X86
+    if (level >= 2)
+        return f32 ? tsw__lanes_run_avx2_f32(params, dim, pairs, count, ws, out)
+                   : tsw__lanes_run_avx2_f64(params, dim, pairs, count, ws, out);
+    return f32 ? tsw__lanes_run_sse2_f32(params, dim, pairs, count, ws, out)
+               : tsw__lanes_run_sse2_f64(params, dim, pairs, count, ws, out);
+#else
+    (void)f32;
+    (void)pairs;
+    (void)count;
+    (void)ws;
+    (void)out;
     return 0;
+#endif
 }
 
 int64_t tsw__pair_lanes(const tsw_params *params, tsw_dtype dtype, int64_t dim,
                         const tsw__pair *pairs, int64_t count, void *ws, double *out)
 {
-    (void)params; (void)dtype; (void)dim; (void)pairs; (void)count; (void)ws; (void)out;
-    return 0;
+    return tsw__pair_lanes_level(params, dtype, dim, pairs, count, ws, out, tsw__cpu_level());
 }

@@ -3,6 +3,7 @@
 #include "../common/cost.h"
 #include "../common/recurrence.h"
 #include "../internal.h"
+#include "kernels.h"
 
 #include <math.h>
 
@@ -33,15 +34,16 @@
 size_t tsw__pair_ws_bytes(const tsw_params *params, tsw_dtype dtype, int64_t dim, int64_t n,
                           int64_t m)
 {
-    (void)params;
-    (void)dim;
-    /* Reference: two rows of max(n, m) + 1. The fast paths use up to eight such rows
-     * (rows, per-column precomputed costs, SIMD slack). */
-    size_t len = (size_t)(n > m ? n : m) + 16;
-    size_t bytes;
-    if (tsw__mul_size(len, 8 * tsw__dtype_size(dtype), &bytes))
+    /* The reference needs two rows of max(n, m) + 1 (Itakura swaps the axes); the fast
+     * single-pair kernels (cpu/pair_fast.c) their anti-diagonal layout. The larger of the
+     * two serves both, so one workspace fits whichever kernel the caller picks. */
+    size_t len = (size_t)(n > m ? n : m) + 1, ref, fast;
+    if (tsw__mul_size(len, 2 * tsw__dtype_size(dtype), &ref))
         return 0;
-    return bytes + 256;
+    fast = tsw__diag_ws_bytes(params, dtype, dim, n, m);
+    if (fast == 0)
+        return 0;
+    return ref > fast ? ref : fast;
 }
 
 void tsw__pair_reference(const tsw_params *params, tsw_dtype dtype, int64_t dim,

@@ -1,0 +1,392 @@
+/*
+ * SIMD across pairs: VL pairs of equal lengths (n, m) in the VL lanes of every vector, for
+ * every measure, written once over the simd_ops.h vocabulary and included once per ISA and
+ * precision (after simd_ops.h, vecmath.h and vcost.h). Defines V_NAME(tsw__lanes_run)
+ * (kernels.h). All lanes share (n, m), hence the window: the band test of a cell is one
+ * scalar test for the whole vector, and a cell outside the window is +inf in every lane.
+ * A run of count pairs is cut into groups of VL; a last group at least half full has its
+ * spare lanes repeat its last pair (their results are dropped), a smaller remainder is
+ * left to the single-pair kernel (the return value says how many pairs were done).
+ *
+ * Layout: each group of VL pairs is first interleaved lane-minor into the workspace
+ * (tsw__lanes_layout): value k of point i of lane l at A[(i * dim + k) * VL + l], likewise
+ * for b, the cosine norms, TWED's deletion costs and timestamps. Loading "point i of all VL
+ * pairs" is then one aligned vector load.
+ *
+ * Schedule: row-major DP over the padded grid D(i, j) (row 0 / column 0 the boundary), in
+ * strips of R rows. Inside a strip the rows are staggered by one column: at step s row r
+ * (padded row i + r) computes column c = s - r. Every cell of step s then depends only on
+ * step s - 1 (left: the same row; up: row r - 1) and s - 2 (diagonal: row r - 1), so the
+ * R cells of a step are independent and R dependency chains (each one min and one add per
+ * cell for DTW) run side by side instead of one. The row above the strip comes from a row
+ * buffer ((m + 1) x VL), into which the strip's last row is written as it is computed.
+ *
+ * Registers, per row r of the strip: cur[r] (its value at the previous step, the next
+ * cell's left), old[r] (the one before, row r + 1's diagonal), and the second values
+ * lcur[r] / lold[r] (TWED's local match terms; soft-DTW's binary exponents, below); for
+ * row 0, pu / pl (the row buffer values read at the previous step, its diagonal). Per step
+ * one vector load of b's point per row (or dim of them), one load of the row buffer and
+ * one store of the last row's cell.
+ * Steps where every row is inside the window and the grid run without any test (the
+ * strip's steady state); the few steps at the strip's ends and at window edges test each
+ * row (one scalar comparison per row, the same for all lanes).
+ * Soft-DTW computes the R cells of a step together: on AVX2 in the scaled linear domain
+ * (vecmath.h, tsw_vsdtw_lin_cells: cur holds mantissas, lcur binary exponents of
+ * exp(-R / gamma), one exponential per cell off the critical path, no logarithm), on SSE2
+ * through recurrence.h's softmin (tsw_vsdtw_cells, exponentials and logarithms of the R
+ * cells interleaved).
+ * Rows per strip (LN_R_*) were tuned on the target machine (2-core AMD EPYC, AVX2): 3 for
+ * DTW, 2 for TWED (larger strips spill registers), 3 for soft-DTW.
+ * Cell updates per group: n x m per lane (the window's cells only), VL pairs at once.
+ */
+
+/* Rows per strip, per measure (compile-time constants; LN_RMAX sizes the arrays). */
+#ifndef LN_R_DTW
+#define LN_R_DTW 3
+#endif
+#ifndef LN_R_TWED
+#define LN_R_TWED 2
+#endif
+#ifndef LN_R_SOFT
+#define LN_R_SOFT 3
+#endif
+#undef LN_RMAX
+#define LN_RMAX 8
+#undef LN_R_OF
+#define LN_R_OF(meas)                                                                         \
+    ((meas) == TSW__M_DTW ? LN_R_DTW : (meas) == TSW__M_TWED ? LN_R_TWED : LN_R_SOFT)
+
+/* The value of a cell outside the window (its second value): D = +inf (TWED: local term
+ * 0); for soft-DTW in the linear domain P = 0 as (m, k) = (1, TSW__LIN_ZERO). */
+#undef LN_VZERO
+#undef LN_WZERO
+#if TSW__LIN
+#define LN_VZERO(meas) ((meas) == TSW__M_SOFT ? V_SET1((T)1) : V_SET1(V_INF))
+#define LN_WZERO(meas) ((meas) == TSW__M_SOFT ? V_SET1((T)TSW__LIN_ZERO) : V_ZERO())
+#else
+#define LN_VZERO(meas) V_SET1(V_INF)
+#define LN_WZERO(meas) V_ZERO()
+#endif
+
+/* One step s of a strip: rows r < R at columns s - r. */
+TSW_FORCEINLINE void V_NAME(ln_step)(const int meas, const int kc, const int64_t dim,
+                                     const int checked, const int64_t s, const int rn,
+                                     const int64_t *lo, const int64_t *hi, const int64_t M,
+                                     const T *const *Ar, const T *const *NAr, const VT *dav,
+                                     const VT *tav, const T *B, const T *NB, const T *DB,
+                                     const T *TB, T *row, T *lrow, VT *cur, VT *old,
+                                     VT *lcur, VT *lold, VT *pu, VT *pl, VT nu, T pp,
+                                     T gamma, T inv_gamma)
+{
+    const int R = LN_R_OF(meas);
+    const int lin = meas == TSW__M_SOFT && TSW__LIN; /* soft-DTW as (m, k), vecmath.h */
+    const int has_w = meas == TSW__M_TWED || lin;    /* a second value per cell */
+    const VT vzero = LN_VZERO(meas), wzero = LN_WZERO(meas);
+    VT nw[LN_RMAX], nl[LN_RMAX], cs[LN_RMAX], ups[LN_RMAX], dgs[LN_RMAX], upk[LN_RMAX],
+        dgk[LN_RMAX];
+    int act[LN_RMAX];
+    (void)upk;
+    (void)dgk;
+    (void)lin;
+    /* Row 0's neighbours above come from the row buffer (read before this step's store). */
+    VT up0 = vzero, lu0 = wzero;
+    if (!checked || s <= M) {
+        up0 = V_LOAD(row + s * VL);
+        if (has_w)
+            lu0 = V_LOAD(lrow + s * VL);
+    }
+    TSW__UNROLL for (int r = 0; r < R; ++r) {
+        int64_t c = s - r;
+        act[r] = checked ? (r < rn && c >= lo[r] + 1 && c <= hi[r]) : 1;
+        if (checked) /* keep loads inside the arrays for inactive rows */
+            c = c < 1 ? 1 : (c > M ? M : c);
+        const size_t pc = (size_t)(c - 1); /* 0-based point of b */
+        const VT up = r ? cur[r - 1] : up0, dg = r ? old[r - 1] : *pu, lf = cur[r];
+        if (meas == TSW__M_DTW) {
+            VT cc = V_NAME(dg_cost)(kc, dim, Ar[r], VL, B + pc * (size_t)dim * VL, VL, NAr[r],
+                                    NB + pc * VL, pp);
+            nw[r] = TSW_DTW_CELL(cc, dg, up, lf, V_MIN);
+        } else if (meas == TSW__M_TWED) {
+            VT lp = V_NAME(dg_cost)(kc, dim, Ar[r], VL, B + pc * (size_t)dim * VL, VL, NAr[r],
+                                    NB, pp);
+            VT adt = V_ABS(V_SUB(tav[r], V_LOAD(TB + pc * VL)));
+            VT loc = TSW_TWED_LOCAL(lp, nu, adt, V_ADD, V_MUL);
+            VT match = TSW_TWED_MATCH(dg, loc, r ? lold[r - 1] : *pl, V_ADD);
+            VT dela = V_ADD(up, dav[r]);
+            VT delb = V_ADD(lf, V_LOAD(DB + pc * VL));
+            nw[r] = TSW_TWED_CELL(dela, delb, match, V_MIN);
+            nl[r] = loc;
+        } else {
+            cs[r] = V_NAME(dg_cost)(TSW__KC_SQE, dim, Ar[r], VL, B + pc * (size_t)dim * VL, VL,
+                                    NAr[r], NB, pp);
+            ups[r] = up;
+            dgs[r] = dg;
+            upk[r] = r ? lcur[r - 1] : lu0; /* lin: the binary exponents k */
+            dgk[r] = r ? lold[r - 1] : *pl;
+        }
+    }
+    if (meas == TSW__M_SOFT) {
+#if TSW__LIN
+        V_NAME(tsw_vsdtw_lin_cells)(cs, dgs, dgk, ups, upk, cur, lcur, nw, nl, inv_gamma, R);
+#else
+        V_NAME(tsw_vsdtw_cells)(cs, dgs, ups, cur, nw, gamma, inv_gamma, R);
+#endif
+    }
+    if (checked)
+        TSW__UNROLL for (int r = 0; r < R; ++r)
+            if (!act[r]) {
+                nw[r] = vzero;
+                nl[r] = wzero;
+            }
+    TSW__UNROLL for (int r = 0; r < R; ++r) {
+        old[r] = cur[r];
+        cur[r] = nw[r];
+        if (has_w) {
+            lold[r] = lcur[r];
+            lcur[r] = nl[r];
+        }
+    }
+    *pu = up0;
+    *pl = lu0;
+    /* The strip's last row, column s - (rn - 1), is final: store it for the next strip. */
+    if (!checked) {
+        const int64_t cb = s - (R - 1);
+        V_STORE(row + cb * VL, cur[R - 1]);
+        if (has_w)
+            V_STORE(lrow + cb * VL, lcur[R - 1]);
+    } else {
+        const int64_t cb = s - (rn - 1);
+        if (cb >= 1 && cb <= M)
+            TSW__UNROLL for (int r = 0; r < R; ++r)
+                if (r == rn - 1) {
+                    V_STORE(row + cb * VL, cur[r]);
+                    if (has_w)
+                        V_STORE(lrow + cb * VL, lcur[r]);
+                }
+    }
+}
+
+/* The DP of one group; the result D(N, M) of each lane is left in row[M * VL + lane]. */
+TSW_FORCEINLINE void V_NAME(ln_sweep)(const int meas, const int kc, const int64_t dim,
+                                      const tsw__lanes_layout *lay, T *ws,
+                                      const tsw_band *band, const tsw_params *p)
+{
+    const int R = LN_R_OF(meas);
+    const int64_t N = band->rows, M = band->cols;
+    const T *A = ws + lay->a, *B = ws + lay->b, *NA = ws + lay->na, *NB = ws + lay->nb;
+    const T *DA = ws + lay->da, *DB = ws + lay->db, *TA = ws + lay->ta, *TB = ws + lay->tb;
+    T *row = ws + lay->row, *lrow = ws + lay->lrow;
+    const VT nu = V_SET1((T)p->nu);
+    const T pp = (T)p->p, gamma = (T)p->gamma, inv_gamma = (T)(1.0 / p->gamma);
+    const int lin = meas == TSW__M_SOFT && TSW__LIN;
+    const int has_w = meas == TSW__M_TWED || lin;
+    const VT vzero = LN_VZERO(meas), wzero = LN_WZERO(meas);
+
+    /* Row 0: D(0,0) = 0, D(0,j) = +inf (linear soft-DTW: P(0,0) = 1 = (1, 0), P(0,j) = 0);
+     * TWED's local terms of row 0: only L(0,0) = 0. */
+    V_STORE(row, lin ? V_SET1((T)1) : V_ZERO());
+    for (int64_t c = 1; c <= M; ++c)
+        V_STORE(row + c * VL, vzero);
+    if (has_w) {
+        V_STORE(lrow, V_ZERO());
+        for (int64_t c = 1; c <= M; ++c)
+            V_STORE(lrow + c * VL, wzero);
+    }
+    int64_t plo = 0, phi = 0; /* the row buffer may be finite only at columns (plo, phi] */
+
+    for (int64_t i = 1; i <= N; i += R) {
+        const int rn = (int)(N - i + 1 < R ? N - i + 1 : R);
+        int64_t lo[LN_RMAX], hi[LN_RMAX];
+        const T *Ar[LN_RMAX], *NAr[LN_RMAX];
+        VT dav[LN_RMAX], tav[LN_RMAX], cur[LN_RMAX], old[LN_RMAX], lcur[LN_RMAX], lold[LN_RMAX];
+        TSW__UNROLL for (int r = 0; r < R; ++r) {
+            /* rows past N (last strip) stay inactive; their pointers stay in bounds */
+            const int64_t pi = i - 1 + (r < rn ? r : rn - 1);
+            lo[r] = hi[r] = 0;
+            if (r < rn)
+                tsw_band_range(band, pi, &lo[r], &hi[r]);
+            Ar[r] = A + (size_t)pi * (size_t)dim * VL;
+            NAr[r] = NA + (size_t)pi * VL;
+            dav[r] = meas == TSW__M_TWED ? V_LOAD(DA + (size_t)pi * VL) : V_ZERO();
+            tav[r] = meas == TSW__M_TWED ? V_LOAD(TA + (size_t)pi * VL) : V_ZERO();
+            cur[r] = old[r] = vzero;
+            lcur[r] = lold[r] = wzero;
+        }
+        /* Steps that can hold a cell of the window (band ends are monotone in the row). */
+        const int64_t s_begin = lo[0] + 1, s_end = hi[rn - 1] + rn - 1;
+        /* Steady state: every row inside the window (full strips only). */
+        int64_t f_begin = s_end + 1, f_end = s_end;
+        if (rn == R) {
+            f_begin = TSW_MAX(lo[R - 1] + R, s_begin);
+            f_end = TSW_MIN(hi[0], s_end);
+        }
+        VT pu = vzero, pl = wzero;
+        if (s_begin <= s_end) {
+            pu = V_LOAD(row + (s_begin - 1) * VL);
+            if (has_w)
+                pl = V_LOAD(lrow + (s_begin - 1) * VL);
+        }
+#define TSW__LN_STEP(chk, s)                                                                  \
+    V_NAME(ln_step)(meas, kc, dim, chk, s, rn, lo, hi, M, Ar, NAr, dav, tav, B, NB, DB, TB,   \
+                    row, lrow, cur, old, lcur, lold, &pu, &pl, nu, pp, gamma, inv_gamma)
+        if (f_begin <= f_end) {
+            for (int64_t s = s_begin; s < f_begin; ++s)
+                TSW__LN_STEP(1, s);
+            for (int64_t s = f_begin; s <= f_end; ++s)
+                TSW__LN_STEP(0, s);
+            for (int64_t s = f_end + 1; s <= s_end; ++s)
+                TSW__LN_STEP(1, s);
+        } else {
+            for (int64_t s = s_begin; s <= s_end; ++s)
+                TSW__LN_STEP(1, s);
+        }
+#undef TSW__LN_STEP
+        /* Columns the last row did not reach keep the previous row's values: reset them.
+         * The strip stored columns from s_begin - (rn - 1) on (or none). */
+        const int64_t wstart = s_begin <= s_end ? TSW_MAX(1, s_begin - (rn - 1)) : M + 1;
+        for (int64_t c = plo + 1, e = TSW_MIN(phi, wstart - 1); c <= e; ++c) {
+            V_STORE(row + c * VL, vzero);
+            if (lin)
+                V_STORE(lrow + c * VL, wzero);
+        }
+        plo = lo[rn - 1];
+        phi = hi[rn - 1];
+        if (i == 1) { /* D(i, 0) = +inf below row 0 */
+            V_STORE(row, vzero);
+            if (lin)
+                V_STORE(lrow, wzero);
+        }
+    }
+}
+
+/* Interleaves VL pairs into the workspace. Lane l takes pair idx[l]; the a side is rebuilt
+ * only when it differs from the previous group's (batches share a). */
+static void V_NAME(ln_prepare)(const tsw_params *p, int64_t dim, const tsw__lanes_layout *lay,
+                               T *ws, const T *const *xa, const T *const *xta,
+                               const T *const *xb, const T *const *xtb, int64_t N, int64_t M,
+                               int rebuild_a)
+{
+    T *A = ws + lay->a, *B = ws + lay->b;
+    const int cosine = p->measure == TSW_DTW && p->cost == TSW_COST_COSINE;
+    const int twed = p->measure == TSW_TWED;
+    const T nu = (T)p->nu, lmbda = (T)p->lmbda, pp = (T)p->p;
+    for (int side = rebuild_a ? 0 : 1; side < 2; ++side) {
+        const int64_t len = side ? M : N;
+        const T *const *x = side ? xb : xa;
+        const T *const *tx = side ? xtb : xta;
+        T *X = side ? B : A;
+        T *NX = ws + (side ? lay->nb : lay->na), *DX = ws + (side ? lay->db : lay->da),
+          *TX = ws + (side ? lay->tb : lay->ta);
+        for (int l = 0; l < VL; ++l) {
+            const T *v = x[l];
+            for (int64_t i = 0; i < len; ++i)
+                for (int64_t k = 0; k < dim; ++k)
+                    X[((size_t)i * (size_t)dim + (size_t)k) * VL + l] = v[i * dim + k];
+            if (cosine)
+                for (int64_t i = 0; i < len; ++i) {
+                    T s = 0; /* cost.h's order, as tsw_cost_cosine accumulates |x|^2 */
+                    for (int64_t k = 0; k < dim; ++k)
+                        s += v[i * dim + k] * v[i * dim + k];
+                    NX[(size_t)i * VL + l] = S_SQRT(s);
+                }
+            if (twed)
+                for (int64_t i = 0; i < len; ++i) {
+                    /* point 0 is the zero vector at time 0; default times 1..len */
+                    const T *pt = v + i * dim, *pv = i > 0 ? pt - dim : NULL;
+                    T t1 = tx[l] ? tx[l][i] : (T)(i + 1);
+                    T t0 = i > 0 ? (tx[l] ? tx[l][i - 1] : (T)i) : 0;
+                    TX[(size_t)i * VL + l] = t1;
+                    DX[(size_t)i * VL + l] = TSW_TWED_DEL_COST(
+                        V_PNAME(tsw_lp)(pt, pv, dim, pp), nu, t1 - t0, lmbda, TSW__S_ADD,
+                        TSW__S_MUL);
+                }
+        }
+    }
+}
+
+static void V_NAME(ln_dispatch)(const tsw_params *p, int64_t dim, const tsw__lanes_layout *lay,
+                                T *ws, const tsw_band *band)
+{
+    const int one = dim == 1;
+#define TSW__LN(meas, kc)                                                                     \
+    do {                                                                                      \
+        if (one)                                                                              \
+            V_NAME(ln_sweep)(meas, kc, 1, lay, ws, band, p);                                  \
+        else                                                                                  \
+            V_NAME(ln_sweep)(meas, kc, dim, lay, ws, band, p);                                \
+        return;                                                                               \
+    } while (0)
+    if (p->measure == TSW_SOFT_DTW)
+        TSW__LN(TSW__M_SOFT, TSW__KC_SQE);
+    if (p->measure == TSW_TWED) {
+        if (p->p == 1.0)
+            TSW__LN(TSW__M_TWED, TSW__KC_LP1);
+        TSW__LN(TSW__M_TWED, TSW__KC_LP2); /* tsw__lanes_width admits p = 1 or 2 only */
+    }
+    switch (p->cost) {
+    case TSW_COST_EUCLIDEAN:
+        TSW__LN(TSW__M_DTW, TSW__KC_EUC);
+    case TSW_COST_ABS:
+        TSW__LN(TSW__M_DTW, TSW__KC_ABS);
+    case TSW_COST_COSINE:
+        TSW__LN(TSW__M_DTW, TSW__KC_COS);
+    default:
+        TSW__LN(TSW__M_DTW, TSW__KC_SQE);
+    }
+#undef TSW__LN
+}
+
+int64_t V_NAME(tsw__lanes_run)(const tsw_params *p, int64_t dim, const tsw__pair *pairs,
+                               int64_t count, void *wsv, double *out)
+{
+    if (count <= 0)
+        return 0;
+    T *ws = (T *)wsv;
+    tsw_band band = tsw_band_make(p->window, p->window_radius, p->itakura_max_slope,
+                                  pairs[0].n, pairs[0].m);
+    tsw__lanes_layout lay;
+    if (tsw__lanes_layout_make(p, dim, band.rows, band.cols, VL, sizeof(T), &lay))
+        return 0; /* unreachable: the caller sized ws with the same layout */
+    const T *xa[VL], *xta[VL], *xb[VL], *xtb[VL];
+    const T *prev_a[VL] = {0}, *prev_ta[VL] = {0};
+    int64_t done = 0;
+    int have_a = 0;
+    while (done < count) {
+        const int64_t rem = count - done;
+        /* A group at least half full; a smaller tail goes to the single-pair kernel. */
+        if (rem < VL && 2 * rem < VL)
+            break;
+        const int use = (int)(rem < VL ? rem : VL);
+        int same_a = have_a;
+        for (int l = 0; l < VL; ++l) {
+            /* spare lanes repeat the group's last pair; their results are dropped */
+            const tsw__pair *pr = &pairs[done + (l < use ? l : use - 1)];
+            const void *a = band.swap ? pr->b : pr->a, *ta = band.swap ? pr->tb : pr->ta;
+            const void *b = band.swap ? pr->a : pr->b, *tb = band.swap ? pr->ta : pr->tb;
+            xa[l] = (const T *)a;
+            xta[l] = (const T *)ta;
+            xb[l] = (const T *)b;
+            xtb[l] = (const T *)tb;
+            same_a = same_a && xa[l] == prev_a[l] && xta[l] == prev_ta[l];
+        }
+        V_NAME(ln_prepare)(p, dim, &lay, ws, xa, xta, xb, xtb, band.rows, band.cols, !same_a);
+        for (int l = 0; l < VL; ++l) {
+            prev_a[l] = xa[l];
+            prev_ta[l] = xta[l];
+        }
+        have_a = 1;
+        V_NAME(ln_dispatch)(p, dim, &lay, ws, &band);
+        const T *res = ws + lay.row + (size_t)band.cols * VL;
+#if TSW__LIN
+        if (p->measure == TSW_SOFT_DTW) {
+            const T *rk = ws + lay.lrow + (size_t)band.cols * VL;
+            for (int l = 0; l < use; ++l)
+                out[done + l] = V_NAME(tsw__lin_value)(res[l], rk[l], p->gamma);
+        } else
+#endif
+            for (int l = 0; l < use; ++l)
+                out[done + l] = (double)res[l];
+        done += use;
+    }
+    return done;
+}
