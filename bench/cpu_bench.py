@@ -26,7 +26,8 @@ SYNTHETIC_CONTROL = ROOT.parent / "shared" / "data" / "synthetic_control.data"
 def parse_args():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 1)
-    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--repeats", type=int, default=3, help="timed runs of tswarp")
+    ap.add_argument("--peer-repeats", type=int, default=1, help="timed runs of each peer")
     ap.add_argument("--quick", action="store_true", help="smaller sizes (a smoke run)")
     ap.add_argument("--markdown", action="store_true", help="print the table as markdown")
     ap.add_argument("--only", default="", help="comma-separated case prefixes to run")
@@ -42,9 +43,12 @@ import numpy as np  # noqa: E402
 import tswarp  # noqa: E402
 
 
-def timeit(fn, repeats, warmup=1):
-    for _ in range(warmup):
-        fn()
+def timeit(fn, repeats, warmup=None):
+    """Median of `repeats` timed calls of fn after one untimed call of warmup (default fn).
+
+    Peers run tens of seconds at full size: they warm up (numba JIT) on a small input
+    (warmup=...) and are timed once (--peer-repeats)."""
+    (warmup or fn)()
     times = []
     for _ in range(repeats):
         t0 = time.perf_counter()
@@ -82,11 +86,12 @@ def bench_dtw_cdist(rng):
     pairs = n * n
     cells = pairs * length * length
     t_peer = timeit(lambda: ddtw.distance_matrix_fast(both, block=((0, n), (n, 2 * n)),
-                                                      parallel=True, compact=True), ARGS.repeats)
+                                                      parallel=True, compact=True),
+                    ARGS.peer_repeats, warmup=lambda: ddtw.distance_matrix_fast(both[:4]))
     record(case, "dtaidistance distance_matrix_fast (block)", t_peer, pairs, cells)
-    D_peer = ddtw.distance_matrix_fast(both, block=((0, n), (n, 2 * n)), parallel=True)[:n, n:]
+    D_peer = ddtw.distance_matrix_fast(both[:8], block=((0, 4), (4, 8)), parallel=True)[:4, 4:]
     t = timeit(lambda: tswarp.cdist(X, Y, metric="dtw", n_jobs=ARGS.threads), ARGS.repeats)
-    D = tswarp.cdist(X, Y, metric="dtw", n_jobs=ARGS.threads)
+    D = tswarp.cdist(X[:4], Y[:4], metric="dtw", n_jobs=ARGS.threads)
     assert np.allclose(D, D_peer, rtol=1e-9), "tswarp and dtaidistance disagree"
     record(case, "tswarp cdist float64", t, pairs, cells, ref=t_peer)
     X32, Y32 = X.astype(np.float32), Y.astype(np.float32)
@@ -96,7 +101,8 @@ def bench_dtw_cdist(rng):
     case = f"DTW pdist {n} len {length}"
     pairs = n * (n - 1) // 2
     cells = pairs * length * length
-    t_peer = timeit(lambda: ddtw.distance_matrix_fast(X, parallel=True, compact=True), ARGS.repeats)
+    t_peer = timeit(lambda: ddtw.distance_matrix_fast(X, parallel=True, compact=True),
+                    ARGS.peer_repeats, warmup=lambda: ddtw.distance_matrix_fast(X[:4]))
     record(case, "dtaidistance distance_matrix_fast", t_peer, pairs, cells)
     t = timeit(lambda: tswarp.pdist(X, metric="dtw", condensed=True, n_jobs=ARGS.threads),
                ARGS.repeats)
@@ -116,10 +122,16 @@ def bench_twed_pdist(rng):
     cells = pairs * length * length
     for nu, lmbda in ((0.001, 1.0), (1.0, 1.0)):
         case = f"TWED pdist synthetic_control {n}x{length} nu={nu} lmbda={lmbda}"
-        t_peer = timeit(lambda: twe_pairwise_distance(X, nu=nu, lmbda=lmbda, n_jobs=ARGS.threads),
-                        ARGS.repeats)
+        D_peer = None
+
+        def peer():
+            nonlocal D_peer
+            D_peer = twe_pairwise_distance(X, nu=nu, lmbda=lmbda, n_jobs=ARGS.threads)
+
+        t_peer = timeit(peer, ARGS.peer_repeats,
+                        warmup=lambda: twe_pairwise_distance(X[:4], nu=nu, lmbda=lmbda,
+                                                             n_jobs=ARGS.threads))
         record(case, "aeon twe_pairwise_distance", t_peer, pairs, cells)
-        D_peer = twe_pairwise_distance(X, nu=nu, lmbda=lmbda, n_jobs=ARGS.threads)
         t = timeit(lambda: tswarp.pdist(X, metric="twed", nu=nu, lmbda=lmbda,
                                         n_jobs=ARGS.threads), ARGS.repeats)
         D = tswarp.pdist(X, metric="twed", nu=nu, lmbda=lmbda, n_jobs=ARGS.threads)
@@ -138,9 +150,14 @@ def bench_soft_dtw(rng):
     Y = random_walks(rng, n, length, 1)
     pairs = n * n
     cells = pairs * length * length
-    t_peer = timeit(lambda: cdist_soft_dtw(X, Y, gamma=1.0), max(1, ARGS.repeats - 2))
+    D_peer = None
+
+    def peer():
+        nonlocal D_peer
+        D_peer = cdist_soft_dtw(X, Y, gamma=1.0)
+
+    t_peer = timeit(peer, ARGS.peer_repeats, warmup=lambda: cdist_soft_dtw(X[:2], Y[:2]))
     record(case, "tslearn cdist_soft_dtw", t_peer, pairs, cells)
-    D_peer = cdist_soft_dtw(X, Y, gamma=1.0)
     t = timeit(lambda: tswarp.cdist(X, Y, metric="soft_dtw", gamma=1.0, n_jobs=ARGS.threads),
                ARGS.repeats)
     D = tswarp.cdist(X, Y, metric="soft_dtw", gamma=1.0, n_jobs=ARGS.threads)
@@ -162,7 +179,7 @@ def bench_long_pair(rng):
     a = np.cumsum(rng.standard_normal(n))
     b = np.cumsum(rng.standard_normal(n))
     cells = n * n
-    t_peer = timeit(lambda: ddtw.distance_fast(a, b, use_pruning=False), ARGS.repeats)
+    t_peer = timeit(lambda: ddtw.distance_fast(a, b, use_pruning=False), ARGS.peer_repeats)
     record(case, "dtaidistance distance_fast", t_peer, 1, cells)
     t = timeit(lambda: tswarp.dtw(a, b), ARGS.repeats)
     assert np.isclose(tswarp.dtw(a, b), ddtw.distance_fast(a, b), rtol=1e-9)

@@ -269,7 +269,7 @@ int tsw_distance(const tsw_params *params, tsw_dtype dtype, int64_t dim, const t
         return rc;
 
     /* Small problems use a stack buffer: no allocation on the latency-critical path. */
-    _Alignas(64) unsigned char stack_ws[8192];
+    _Alignas(64) unsigned char stack_ws[TSW__STACK_WS_BYTES];
     size_t ws_bytes = tsw__pair_ws_bytes(params, dtype, dim, a->length, b->length);
     if (ws_bytes == 0)
         return TSW_EOVERFLOW;

@@ -57,6 +57,10 @@ int tsw__lanes_width(const tsw_params *params, tsw_dtype dtype, int64_t dim);
 int64_t tsw__pair_lanes(const tsw_params *params, tsw_dtype dtype, int64_t dim,
                         const tsw__pair *pairs, int64_t count, void *ws, double *out);
 
+/* tsw_distance keeps workspaces up to this size on the stack (no allocation for short
+ * series); larger ones come from the allocator. */
+#define TSW__STACK_WS_BYTES 8192
+
 /* Post-processing of a raw pair value into the returned distance (DTW root). */
 double tsw__finish(const tsw_params *params, double raw);
 

@@ -5,6 +5,7 @@
  * output untouched and free everything it allocated.
  */
 #include "harness.h"
+#include "internal.h"
 
 #define SENTINEL_BYTE 0x5A
 
@@ -122,10 +123,18 @@ static int op_pdist(void *ctx, void *out)
 
 static void test_injection(void)
 {
-    /* Series long enough that a pair's workspace exceeds tsw_distance's 4 KiB stack buffer
-     * (the reference needs ~8 rows of max(n, m) values); valgrind (quick) runs fewer and
-     * shorter ones, still above it. */
-    const int64_t len = tsw_t_quick() ? 112 : 160, n = tsw_t_quick() ? 3 : 6, dim = 2;
+    /* Series long enough that every pair's workspace (float32 included) exceeds
+     * tsw_distance's stack buffer, so the one-pair call must allocate; valgrind (quick)
+     * runs fewer series, just above that length. */
+    const int64_t dim = 2, n = tsw_t_quick() ? 3 : 6;
+    int64_t len = 16;
+    for (int mi = 0; mi < 3; ++mi) {
+        tsw_params probe;
+        tsw_params_default(&probe, (tsw_measure)mi);
+        while (tsw__pair_ws_bytes(&probe, TSW_F32, dim, len - 5, len - 5) <= TSW__STACK_WS_BYTES)
+            len += 8;
+    }
+    len += tsw_t_quick() ? 8 : 48;
     tsw_t_rng r = {17};
     double *v64 = malloc(sizeof(double) * (size_t)(n * len * dim));
     float *v32 = malloc(sizeof(float) * (size_t)(n * len * dim));
