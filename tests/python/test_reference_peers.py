@@ -194,7 +194,7 @@ def test_twed_pairwise_vs_aeon(rng, aeon_distances, dtype):
                                err_msg=f"seed={rng.seed} cdist")
     # variable lengths
     L = [rng.normal(size=(draw_len(rng, 90), d)).astype(dtype) for _ in range(int(rng.integers(2, 9)))]
-    exp = aeon_distances.twe_pairwise_distance([x.astype(np.float64).T for x in L], nu=nu, lmbda=lmbda)
+    exp = aeon_distances.twe_pairwise_distance([np.ascontiguousarray(x.astype(np.float64).T) for x in L], nu=nu, lmbda=lmbda)
     np.testing.assert_allclose(tswarp.pdist(L, metric="twed", nu=nu, lmbda=lmbda), exp, rtol=RTOL[dtype],
                                err_msg=f"seed={rng.seed} ragged pdist lengths {[len(x) for x in L]}")
 
