@@ -151,7 +151,7 @@ static void tsw__run_item(tsw__job *job, int64_t k, void *ws, int tid, int64_t *
     int64_t t = 0;
     while (t < cnt) {
         if (tsw__poll(job, tid, last))
-            return; /* the output is discarded on error: no need to finish the item */
+            return; /* a cancelled call's output may be partly written (tswarp.h) */
         int64_t run = 1;
         if (job->use_lanes) {
             while (t + run < cnt && pairs[t + run].m == pairs[t].m)
