@@ -94,9 +94,12 @@ static void test_complete(void)
             CHECK(!r.decreasing);
             CHECK(!r.over_total);
             CHECK(!r.total_changed);
-            /* every ~50 ms: a call that lasted well beyond that reported before the end
-             * (an item here is a few ms, so the calling thread polls often enough) */
-            if (elapsed > 0.4)
+            /* every ~50 ms: a one-thread call that lasted well beyond that reported
+             * before the end (the calling thread polls between pairs, and a pair here is
+             * well under 50 ms even under valgrind). With more threads the calling thread
+             * may finish its share and wait at the barrier while another thread works on,
+             * which is allowed, so the check is for one thread only. */
+            if (threads == 1 && elapsed > 0.4)
                 CHECK(r.calls >= 2);
         }
     }
