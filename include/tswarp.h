@@ -184,6 +184,14 @@ typedef struct tsw_exec {
     tsw_impl impl;
     tsw_progress_fn progress; /* optional */
     void *progress_user;
+    /* CUDA only (ignored on the CPU): */
+    void *cuda_stream; /* a cudaStream_t of device_index. Host-memory calls: NULL (default)
+                          = a stream of their own. *_device calls: NULL = the legacy
+                          default stream, as CuPy and PyTorch use by default. */
+    void *cuda_workspace;        /* optional caller-owned device memory for the call's
+                                    temporaries (see tsw_*_workspace_size); NULL = the
+                                    library allocates and frees its own */
+    size_t cuda_workspace_bytes; /* its size; too small gives TSW_EINVAL */
 } tsw_exec;
 
 TSW_EXPORT void tsw_exec_default(tsw_exec *exec);
@@ -235,12 +243,90 @@ TSW_EXPORT int tsw_pdist(const tsw_params *params, tsw_dtype dtype, int64_t dim,
                          const tsw_collection *x, tsw_pdist_layout layout, void *out,
                          const tsw_exec *exec);
 
+/* Pairs of two collections taken in order, as a batched loss needs them: out[k] is the
+ * measure between x_k and y_k, (x->count,) of dtype; y->count must equal x->count
+ * (else TSW_ESHAPE). */
+TSW_EXPORT int tsw_paired(const tsw_params *params, tsw_dtype dtype, int64_t dim,
+                          const tsw_collection *x, const tsw_collection *y, void *out,
+                          const tsw_exec *exec);
+
 /* Size in elements of pdist's output for n series in a layout (0 on overflow). */
 TSW_EXPORT int64_t tsw_pdist_size(int64_t n, tsw_pdist_layout layout);
 
 /* ---------------------------------------------------------------------------------------
+ * Device-memory variants (CUDA backend)
+ *
+ * The same operations with the series values, the timestamps and the output in device
+ * memory of GPU exec->device_index (from cudaMalloc, CuPy or PyTorch); offsets and lengths
+ * of a collection stay host arrays. The work runs on exec->cuda_stream (NULL: the legacy
+ * default stream); the call checks the inputs on the device (TSW_ENONFINITE, TSW_ETIMES),
+ * waits for the stream and returns when out holds the results. exec->device is ignored
+ * (these always run on the GPU). Without a CUDA backend or device: TSW_ENODEV.
+ * ------------------------------------------------------------------------------------- */
+
+/* *out (device) receives one value of dtype. */
+TSW_EXPORT int tsw_distance_device(const tsw_params *params, tsw_dtype dtype, int64_t dim,
+                                   const tsw_series *a, const tsw_series *b, void *out,
+                                   const tsw_exec *exec);
+TSW_EXPORT int tsw_cdist_device(const tsw_params *params, tsw_dtype dtype, int64_t dim,
+                                const tsw_collection *x, const tsw_collection *y, void *out,
+                                const tsw_exec *exec);
+TSW_EXPORT int tsw_pdist_device(const tsw_params *params, tsw_dtype dtype, int64_t dim,
+                                const tsw_collection *x, tsw_pdist_layout layout, void *out,
+                                const tsw_exec *exec);
+TSW_EXPORT int tsw_paired_device(const tsw_params *params, tsw_dtype dtype, int64_t dim,
+                                 const tsw_collection *x, const tsw_collection *y, void *out,
+                                 const tsw_exec *exec);
+
+/*
+ * Device memory (bytes) a *_device call needs for its temporaries with these arguments, in
+ * *bytes. Give at least that much as exec->cuda_workspace (aligned to 256 bytes, as
+ * cudaMalloc's are) and the call allocates no device memory at all. The values pointers of
+ * the series may be NULL here; lengths, offsets and counts must be set.
+ */
+TSW_EXPORT int tsw_distance_workspace_size(const tsw_params *params, tsw_dtype dtype,
+                                           int64_t dim, const tsw_series *a,
+                                           const tsw_series *b, const tsw_exec *exec,
+                                           size_t *bytes);
+TSW_EXPORT int tsw_cdist_workspace_size(const tsw_params *params, tsw_dtype dtype,
+                                        int64_t dim, const tsw_collection *x,
+                                        const tsw_collection *y, const tsw_exec *exec,
+                                        size_t *bytes);
+TSW_EXPORT int tsw_pdist_workspace_size(const tsw_params *params, tsw_dtype dtype,
+                                        int64_t dim, const tsw_collection *x,
+                                        tsw_pdist_layout layout, const tsw_exec *exec,
+                                        size_t *bytes);
+TSW_EXPORT int tsw_paired_workspace_size(const tsw_params *params, tsw_dtype dtype,
+                                         int64_t dim, const tsw_collection *x,
+                                         const tsw_collection *y, const tsw_exec *exec,
+                                         size_t *bytes);
+
+/* ---------------------------------------------------------------------------------------
  * Information
  * ------------------------------------------------------------------------------------- */
+
+/* One CUDA device, as tsw_cuda_device_info reports it. */
+typedef struct tsw_cuda_device {
+    char name[256];
+    int major, minor;         /* compute capability */
+    int multiprocessors;
+    size_t total_memory;      /* bytes */
+    size_t free_memory;       /* bytes, at the time of the call */
+    int runnable;             /* 1 when this build has code that runs on it (an exact
+                                 sm_XY or PTX that the driver can compile) */
+} tsw_cuda_device;
+
+/* Properties of device `index`. TSW_ENODEV when there is no such device or no backend. */
+TSW_EXPORT int tsw_cuda_device_info(int index, tsw_cuda_device *info);
+/* The GPU architectures compiled in, e.g. "sm_80 sm_90 compute_90" ("" without CUDA). */
+TSW_EXPORT const char *tsw_cuda_archs(void);
+/* CUDA runtime and driver versions (e.g. 13000); 0 when unknown. TSW_ENODEV without CUDA. */
+TSW_EXPORT int tsw_cuda_versions(int *runtime, int *driver);
+
+/* Details of the last failure on the calling thread, e.g. "cudaMalloc of 123456789 bytes
+ * on device 0 failed: out of memory" ("" when there are none). Valid until the thread's
+ * next tswarp call. */
+TSW_EXPORT const char *tsw_last_error_detail(void);
 
 /* 1 if the CUDA backend was compiled in, else 0. */
 TSW_EXPORT int tsw_has_cuda(void);

@@ -3,6 +3,8 @@
 
 #include <float.h>
 #include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 #ifdef _OPENMP
@@ -86,6 +88,8 @@ int64_t tsw_pdist_size(int64_t n, tsw_pdist_layout layout)
 /* ---- information ---------------------------------------------------------------------- */
 
 #ifndef TSWARP_WITH_CUDA
+/* Without the CUDA backend every CUDA entry point reports TSW_ENODEV (after the argument
+ * checks that need no device), so programs link and run the same against either build. */
 int tsw_has_cuda(void) { return 0; }
 int tsw_cuda_device_count(int *count)
 {
@@ -94,7 +98,109 @@ int tsw_cuda_device_count(int *count)
     *count = 0;
     return TSW_ENODEV;
 }
+int tsw_cuda_device_info(int index, tsw_cuda_device *info)
+{
+    (void)index;
+    return info ? TSW_ENODEV : TSW_EINVAL;
+}
+const char *tsw_cuda_archs(void) { return ""; }
+int tsw_cuda_versions(int *runtime, int *driver)
+{
+    if (runtime)
+        *runtime = 0;
+    if (driver)
+        *driver = 0;
+    return TSW_ENODEV;
+}
+int tsw_distance_device(const tsw_params *params, tsw_dtype dtype, int64_t dim,
+                        const tsw_series *a, const tsw_series *b, void *out,
+                        const tsw_exec *exec)
+{
+    (void)params, (void)dtype, (void)dim, (void)a, (void)b, (void)out, (void)exec;
+    tsw__clear_detail();
+    return TSW_ENODEV;
+}
+int tsw_cdist_device(const tsw_params *params, tsw_dtype dtype, int64_t dim,
+                     const tsw_collection *x, const tsw_collection *y, void *out,
+                     const tsw_exec *exec)
+{
+    (void)params, (void)dtype, (void)dim, (void)x, (void)y, (void)out, (void)exec;
+    tsw__clear_detail();
+    return TSW_ENODEV;
+}
+int tsw_pdist_device(const tsw_params *params, tsw_dtype dtype, int64_t dim,
+                     const tsw_collection *x, tsw_pdist_layout layout, void *out,
+                     const tsw_exec *exec)
+{
+    (void)params, (void)dtype, (void)dim, (void)x, (void)layout, (void)out, (void)exec;
+    tsw__clear_detail();
+    return TSW_ENODEV;
+}
+int tsw_paired_device(const tsw_params *params, tsw_dtype dtype, int64_t dim,
+                      const tsw_collection *x, const tsw_collection *y, void *out,
+                      const tsw_exec *exec)
+{
+    (void)params, (void)dtype, (void)dim, (void)x, (void)y, (void)out, (void)exec;
+    tsw__clear_detail();
+    return TSW_ENODEV;
+}
+int tsw_paired_workspace_size(const tsw_params *params, tsw_dtype dtype, int64_t dim,
+                              const tsw_collection *x, const tsw_collection *y,
+                              const tsw_exec *exec, size_t *bytes)
+{
+    (void)params, (void)dtype, (void)dim, (void)x, (void)y, (void)exec;
+    if (!bytes)
+        return TSW_EINVAL;
+    *bytes = 0;
+    return TSW_ENODEV;
+}
+int tsw_distance_workspace_size(const tsw_params *params, tsw_dtype dtype, int64_t dim,
+                                const tsw_series *a, const tsw_series *b,
+                                const tsw_exec *exec, size_t *bytes)
+{
+    (void)params, (void)dtype, (void)dim, (void)a, (void)b, (void)exec;
+    if (!bytes)
+        return TSW_EINVAL;
+    *bytes = 0;
+    return TSW_ENODEV;
+}
+int tsw_cdist_workspace_size(const tsw_params *params, tsw_dtype dtype, int64_t dim,
+                             const tsw_collection *x, const tsw_collection *y,
+                             const tsw_exec *exec, size_t *bytes)
+{
+    (void)params, (void)dtype, (void)dim, (void)x, (void)y, (void)exec;
+    if (!bytes)
+        return TSW_EINVAL;
+    *bytes = 0;
+    return TSW_ENODEV;
+}
+int tsw_pdist_workspace_size(const tsw_params *params, tsw_dtype dtype, int64_t dim,
+                             const tsw_collection *x, tsw_pdist_layout layout,
+                             const tsw_exec *exec, size_t *bytes)
+{
+    (void)params, (void)dtype, (void)dim, (void)x, (void)layout, (void)exec;
+    if (!bytes)
+        return TSW_EINVAL;
+    *bytes = 0;
+    return TSW_ENODEV;
+}
 #endif
+
+/* ---- details of the last failure (thread-local) ---------------------------------------- */
+
+static _Thread_local char tsw__detail_buf[512];
+
+void tsw__set_detail(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(tsw__detail_buf, sizeof(tsw__detail_buf), fmt, ap);
+    va_end(ap);
+}
+
+void tsw__clear_detail(void) { tsw__detail_buf[0] = 0; }
+
+const char *tsw_last_error_detail(void) { return tsw__detail_buf; }
 
 int tsw_max_threads(void)
 {
@@ -247,6 +353,7 @@ double tsw__finish(const tsw_params *p, double raw)
 int tsw_distance(const tsw_params *params, tsw_dtype dtype, int64_t dim, const tsw_series *a,
                  const tsw_series *b, double *out, const tsw_exec *exec)
 {
+    tsw__clear_detail();
     tsw_exec ex;
     int rc;
     if (exec)
@@ -267,6 +374,15 @@ int tsw_distance(const tsw_params *params, tsw_dtype dtype, int64_t dim, const t
     if ((rc = tsw__check_series(dtype, dim, a, twed)) ||
         (rc = tsw__check_series(dtype, dim, b, twed)))
         return rc;
+#ifdef TSWARP_WITH_CUDA
+    if (ex.device == TSW_DEVICE_CUDA ||
+        (ex.device == TSW_DEVICE_AUTO &&
+         tsw__cuda_auto(&ex, (double)a->length * (double)b->length * (double)dim))) {
+        rc = tsw__cuda_distance(params, dtype, dim, a, b, out, &ex);
+        if (rc != TSW_ENODEV || ex.device == TSW_DEVICE_CUDA)
+            return rc;
+    }
+#endif
 
     /* Small problems use a stack buffer: no allocation on the latency-critical path. */
     _Alignas(64) unsigned char stack_ws[TSW__STACK_WS_BYTES];
@@ -352,6 +468,20 @@ static int tsw__check_collection(tsw_dtype dtype, int64_t dim, const tsw_collect
     return TSW_OK;
 }
 
+#ifdef TSWARP_WITH_CUDA
+/* Sum of the lengths of a collection: with another collection's sum, the product is the
+ * number of DP cells of a cdist (the device=auto decision). */
+static double tsw__cells(const tsw_collection *c)
+{
+    if (!c->lengths)
+        return (double)c->length * (double)c->count;
+    double s = 0;
+    for (int64_t i = 0; i < c->count; ++i)
+        s += (double)c->lengths[i];
+    return s;
+}
+#endif
+
 static int tsw__check_batch(const tsw_params *params, tsw_dtype dtype, int64_t dim,
                             const tsw_exec *ex, void *out)
 {
@@ -372,6 +502,7 @@ static int tsw__check_batch(const tsw_params *params, tsw_dtype dtype, int64_t d
 int tsw_cdist(const tsw_params *params, tsw_dtype dtype, int64_t dim, const tsw_collection *x,
               const tsw_collection *y, void *out, const tsw_exec *exec)
 {
+    tsw__clear_detail();
     tsw_exec ex;
     int rc;
     if (exec)
@@ -392,12 +523,22 @@ int tsw_cdist(const tsw_params *params, tsw_dtype dtype, int64_t dim, const tsw_
     if ((rc = tsw__check_collection(dtype, dim, x, twed)) ||
         (rc = tsw__check_collection(dtype, dim, y, twed)))
         return rc;
+#ifdef TSWARP_WITH_CUDA
+    if (ex.device == TSW_DEVICE_CUDA ||
+        (ex.device == TSW_DEVICE_AUTO &&
+         tsw__cuda_auto(&ex, tsw__cells(x) * tsw__cells(y) * (double)dim))) {
+        rc = tsw__cuda_cdist(params, dtype, dim, x, y, out, &ex);
+        if (rc != TSW_ENODEV || ex.device == TSW_DEVICE_CUDA)
+            return rc;
+    }
+#endif
     return tsw__cpu_cdist(params, dtype, dim, x, y, out, &ex);
 }
 
 int tsw_pdist(const tsw_params *params, tsw_dtype dtype, int64_t dim, const tsw_collection *x,
               tsw_pdist_layout layout, void *out, const tsw_exec *exec)
 {
+    tsw__clear_detail();
     tsw_exec ex;
     int rc;
     if (exec)
@@ -418,5 +559,49 @@ int tsw_pdist(const tsw_params *params, tsw_dtype dtype, int64_t dim, const tsw_
         return TSW_EOVERFLOW;
     if ((rc = tsw__check_collection(dtype, dim, x, params->measure == TSW_TWED)))
         return rc;
+#ifdef TSWARP_WITH_CUDA
+    if (ex.device == TSW_DEVICE_CUDA ||
+        (ex.device == TSW_DEVICE_AUTO &&
+         tsw__cuda_auto(&ex, 0.5 * tsw__cells(x) * tsw__cells(x) * (double)dim))) {
+        rc = tsw__cuda_pdist(params, dtype, dim, x, layout, out, &ex);
+        if (rc != TSW_ENODEV || ex.device == TSW_DEVICE_CUDA)
+            return rc;
+    }
+#endif
     return tsw__cpu_pdist(params, dtype, dim, x, layout, out, &ex);
+}
+
+int tsw_paired(const tsw_params *params, tsw_dtype dtype, int64_t dim, const tsw_collection *x,
+               const tsw_collection *y, void *out, const tsw_exec *exec)
+{
+    tsw__clear_detail();
+    tsw_exec ex;
+    int rc;
+    if (exec)
+        ex = *exec;
+    else
+        tsw_exec_default(&ex);
+    if ((rc = tsw__check_batch(params, dtype, dim, &ex, out)))
+        return rc;
+    if ((rc = tsw__check_collection_count(x)) || (rc = tsw__check_collection_count(y)))
+        return rc;
+    if (x->count != y->count)
+        return TSW_ESHAPE;
+    size_t bytes;
+    if (tsw__mul_size((size_t)x->count, tsw__dtype_size(dtype), &bytes))
+        return TSW_EOVERFLOW;
+    int twed = params->measure == TSW_TWED;
+    if ((rc = tsw__check_collection(dtype, dim, x, twed)) ||
+        (rc = tsw__check_collection(dtype, dim, y, twed)))
+        return rc;
+#ifdef TSWARP_WITH_CUDA
+    if (ex.device == TSW_DEVICE_CUDA ||
+        (ex.device == TSW_DEVICE_AUTO &&
+         tsw__cuda_auto(&ex, tsw__cells(x) * tsw__cells(y) / (double)x->count * (double)dim))) {
+        rc = tsw__cuda_paired(params, dtype, dim, x, y, out, &ex);
+        if (rc != TSW_ENODEV || ex.device == TSW_DEVICE_CUDA)
+            return rc;
+    }
+#endif
+    return tsw__cpu_paired(params, dtype, dim, x, y, out, &ex);
 }

@@ -7,6 +7,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* One pair, pointers at the first value of each series; ta/tb may be NULL (1..n). */
 typedef struct tsw__pair {
     const void *a;
@@ -76,6 +80,9 @@ int tsw__cpu_cdist(const tsw_params *params, tsw_dtype dtype, int64_t dim,
 int tsw__cpu_pdist(const tsw_params *params, tsw_dtype dtype, int64_t dim,
                    const tsw_collection *x, tsw_pdist_layout layout, void *out,
                    const tsw_exec *exec);
+int tsw__cpu_paired(const tsw_params *params, tsw_dtype dtype, int64_t dim,
+                    const tsw_collection *x, const tsw_collection *y, void *out,
+                    const tsw_exec *exec);
 
 /* Series i of a collection. */
 static inline int64_t tsw__coll_len(const tsw_collection *c, int64_t i)
@@ -89,5 +96,36 @@ static inline int64_t tsw__coll_off(const tsw_collection *c, int64_t i)
 
 /* CPU feature level (cpu/simd.c): 2 = AVX2+FMA, 1 = SSE2, 0 = none. */
 int tsw__cpu_level(void);
+
+/*
+ * CUDA backend (cuda/backend.cu), built with TSWARP_WITH_CUDA. Host-memory entry points
+ * called by api.c after validation; they copy inputs in, compute, copy results out.
+ * TSW_ENODEV when no usable device exists (api.c then falls back to the CPU for
+ * TSW_DEVICE_AUTO).
+ */
+#ifdef TSWARP_WITH_CUDA
+int tsw__cuda_distance(const tsw_params *params, tsw_dtype dtype, int64_t dim,
+                       const tsw_series *a, const tsw_series *b, double *out,
+                       const tsw_exec *exec);
+int tsw__cuda_cdist(const tsw_params *params, tsw_dtype dtype, int64_t dim,
+                    const tsw_collection *x, const tsw_collection *y, void *out,
+                    const tsw_exec *exec);
+int tsw__cuda_pdist(const tsw_params *params, tsw_dtype dtype, int64_t dim,
+                    const tsw_collection *x, tsw_pdist_layout layout, void *out,
+                    const tsw_exec *exec);
+int tsw__cuda_paired(const tsw_params *params, tsw_dtype dtype, int64_t dim,
+                     const tsw_collection *x, const tsw_collection *y, void *out,
+                     const tsw_exec *exec);
+/* 1 when TSW_DEVICE_AUTO should take the GPU for `cells` DP cells in all. */
+int tsw__cuda_auto(const tsw_exec *exec, double cells);
+#endif
+
+/* Thread-local detail of the last failure (api.c); printf-like. */
+void tsw__set_detail(const char *fmt, ...);
+void tsw__clear_detail(void);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -30,6 +30,7 @@ typedef struct tsw__job {
     int64_t dim;
     const tsw_collection *x, *y; /* y == x for pdist */
     int pdist;
+    int paired; /* out[k] = d(x_k, y_k) */
     tsw_pdist_layout layout;
     void *out;
     const double *self_x, *self_y; /* soft-DTW divergence: sdtw(x_i, x_i), sdtw(y_j, y_j) */
@@ -142,19 +143,28 @@ static void tsw__run_item(tsw__job *job, int64_t k, void *ws, int tid, int64_t *
     const int twed = job->p->measure == TSW_TWED;
     const size_t esz = tsw__dtype_size(job->dt);
     int64_t i, j0, j1;
-    tsw__item_range(job, k, &i, &j0, &j1);
     tsw__pair pairs[TSW__TILE];
     double vals[TSW__TILE];
+    if (job->paired) { /* pairs (x_k, y_k) for k in [j0, j1) */
+        i = -1;
+        j0 = k * TSW__TILE;
+        j1 = j0 + TSW__TILE < job->x->count ? j0 + TSW__TILE : job->x->count;
+    } else {
+        tsw__item_range(job, k, &i, &j0, &j1);
+    }
     int64_t cnt = j1 - j0;
     for (int64_t t = 0; t < cnt; ++t)
-        pairs[t] = tsw__make_pair(job->x, i, job->y, j0 + t, job->dim, esz, twed);
+        pairs[t] = job->paired
+                       ? tsw__make_pair(job->x, j0 + t, job->y, j0 + t, job->dim, esz, twed)
+                       : tsw__make_pair(job->x, i, job->y, j0 + t, job->dim, esz, twed);
     int64_t t = 0;
     while (t < cnt) {
         if (tsw__poll(job, tid, last))
             return; /* a cancelled call's output may be partly written (tswarp.h) */
         int64_t run = 1;
         if (job->use_lanes) {
-            while (t + run < cnt && pairs[t + run].m == pairs[t].m)
+            while (t + run < cnt && pairs[t + run].m == pairs[t].m &&
+                   pairs[t + run].n == pairs[t].n) /* n varies in paired items */
                 ++run;
             int64_t h = run > 1 ? tsw__pair_lanes(job->p, job->dt, job->dim, pairs + t, run,
                                                   ws, vals + t)
@@ -169,9 +179,16 @@ static void tsw__run_item(tsw__job *job, int64_t k, void *ws, int tid, int64_t *
     }
     for (t = 0; t < cnt; ++t) {
         double v = vals[t];
+        int64_t row = job->paired ? j0 + t : i;
         if (job->self_x)
-            v -= 0.5 * (job->self_x[i] + job->self_y[j0 + t]);
-        tsw__store(job, i, j0 + t, tsw__finish(job->p, v));
+            v -= 0.5 * (job->self_x[row] + job->self_y[j0 + t]);
+        v = tsw__finish(job->p, v);
+        if (!job->paired)
+            tsw__store(job, i, j0 + t, v);
+        else if (job->dt == TSW_F32)
+            ((float *)job->out)[j0 + t] = (float)v;
+        else
+            ((double *)job->out)[j0 + t] = v;
     }
     __atomic_fetch_add(&job->done, cnt, __ATOMIC_RELAXED);
 }
@@ -390,5 +407,33 @@ fail_self:
     tsw__free(self);
 fail_rows:
     tsw__free(row_start);
+    return rc;
+}
+
+int tsw__cpu_paired(const tsw_params *p, tsw_dtype dt, int64_t dim, const tsw_collection *x,
+                    const tsw_collection *y, void *out, const tsw_exec *ex)
+{
+    tsw__job job;
+    tsw__job_init(&job, p, dt, dim, x, y, out, ex);
+    if (job.ws_bytes == 0)
+        return TSW_EOVERFLOW;
+    job.paired = 1;
+    job.n_items = (x->count + TSW__TILE - 1) / TSW__TILE;
+    job.total = x->count;
+    double *self = NULL;
+    int rc = TSW_OK;
+    if (p->measure == TSW_SOFT_DTW && p->normalize) {
+        self = tsw__malloc((size_t)(x->count + y->count) * sizeof(double));
+        if (!self)
+            return TSW_ENOMEM;
+        if ((rc = tsw__self_values(&job, x, self)) ||
+            (rc = tsw__self_values(&job, y, self + x->count)))
+            goto fail_self;
+        job.self_x = self;
+        job.self_y = self + x->count;
+    }
+    rc = tsw__run(&job);
+fail_self:
+    tsw__free(self);
     return rc;
 }

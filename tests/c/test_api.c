@@ -135,6 +135,41 @@ static void test_information(void)
         CHECK(count >= 0);
     }
     CHECK_RC(tsw_cuda_device_count(NULL), TSW_EINVAL);
+    CHECK(tsw_cuda_archs() != NULL);
+    if (!has) {
+        tsw_cuda_device info;
+        CHECK_RC(tsw_cuda_device_info(0, &info), TSW_ENODEV);
+        CHECK(strcmp(tsw_cuda_archs(), "") == 0);
+        int rt = -1, drv = -1;
+        CHECK_RC(tsw_cuda_versions(&rt, &drv), TSW_ENODEV);
+        CHECK_EQ(rt, 0);
+        CHECK_EQ(drv, 0);
+    } else {
+        CHECK(strstr(tsw_cuda_archs(), "sm_") != NULL);
+        if (count == 0) { /* built with CUDA, no GPU here: every device call says ENODEV */
+            tsw_cuda_device info;
+            CHECK_RC(tsw_cuda_device_info(0, &info), TSW_ENODEV);
+            CHECK(strlen(tsw_last_error_detail()) > 0);
+        }
+    }
+    CHECK_RC(tsw_cuda_device_info(0, NULL), TSW_EINVAL);
+    if (!has || count == 0) {
+        /* no device: device=CUDA is ENODEV, AUTO falls back to the CPU */
+        tsw_params p;
+        tsw_params_default(&p, TSW_DTW);
+        double a[3] = {0, 1, 2}, b[2] = {1, 2}, v = -1;
+        tsw_series sa = {a, 3, NULL}, sb = {b, 2, NULL};
+        tsw_exec e;
+        tsw_exec_default(&e);
+        e.device = TSW_DEVICE_CUDA;
+        CHECK_RC(tsw_distance(&p, TSW_F64, 1, &sa, &sb, &v, &e), TSW_ENODEV);
+        CHECK_RC(tsw_distance_device(&p, TSW_F64, 1, &sa, &sb, &v, &e), TSW_ENODEV);
+        size_t ws = 7;
+        CHECK_RC(tsw_distance_workspace_size(&p, TSW_F64, 1, &sa, &sb, &e, &ws), TSW_ENODEV);
+        e.device = TSW_DEVICE_AUTO;
+        CHECK_RC(tsw_distance(&p, TSW_F64, 1, &sa, &sb, &v, &e), TSW_OK);
+        CHECK_NEAR(v, 1.0, 1e-15);
+    }
 
     CHECK(tsw_max_threads() >= 1);
 

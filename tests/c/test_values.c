@@ -677,6 +677,23 @@ static void test_batches(void)
             TSW_T_NOTE("  cdist: measure %d dtype %d window %d timed %d\n", (int)measure,
                        (int)dt, (int)p.window, timed);
 
+        /* paired: (x_k, y_k) for k < min(nx, ny) == the loop of tsw_distance */
+        {
+            int64_t np = nx < ny ? nx : ny;
+            tsw_collection px = cx, py = cy;
+            px.count = py.count = np;
+            void *po = malloc(esz * (size_t)np);
+            CHECK_RC(tsw_paired(&p, dt, dim, &px, &py, po, NULL), TSW_OK);
+            for (int64_t k2 = 0; k2 < np; ++k2)
+                bad += !CHECK_NEAR(out_at(po, dt, k2), pair_value(&p, dt, &x, k2, &y, k2, timed),
+                                   tol);
+            if (np > 1) {
+                px.count = np - 1; /* counts must agree */
+                CHECK_RC(tsw_paired(&p, dt, dim, &px, &py, po, NULL), TSW_ESHAPE);
+            }
+            free(po);
+        }
+
         /* pdist: full (symmetric, each pair once), condensed, cdist(X, X), the diagonal.
          * pdist mirrors d(x_i, x_j), i < j, as tslearn's cdist_dtw(X) does: compare with
          * the upper triangle of cdist(X, X), since tslearn's Itakura mask for (n, m) is
