@@ -9,17 +9,23 @@ series costs about a microsecond::
     >>> D = tswarp.cdist([a, b], [a], metric="twed")     # (2, 1) matrix
     >>> P = tswarp.pdist([a, b, a[:20]], condensed=True) # scipy's condensed form
 
+``device="cuda"`` computes on an NVIDIA GPU; CuPy arrays and PyTorch CUDA tensors are used in
+place and the results come back as arrays of the same library on the same GPU (see the
+README's "GPU (CUDA)" section). Neither library is imported by ``import tswarp``.
+
 See ``help(tswarp.dtw)``, ``help(tswarp.cdist)`` and ``tswarp.info()``.
 """
 
 from ._tswarp import (
     METRICS,
+    CudaError,
     NoDeviceError,
     __version__,
     cdist,
     distance,
     dtw,
     info,
+    paired,
     pdist,
     soft_dtw,
     twed,
@@ -27,18 +33,20 @@ from ._tswarp import (
 
 __all__ = [
     "METRICS",
+    "CudaError",
     "NoDeviceError",
     "__version__",
     "cdist",
     "distance",
     "dtw",
     "info",
+    "paired",
     "pdist",
     "soft_dtw",
     "twed",
 ]
 
 # Public under the package name (help(), repr, pickling by reference as tswarp.dtw).
-for _f in (cdist, distance, dtw, info, pdist, soft_dtw, twed):
+for _f in (cdist, distance, dtw, info, paired, pdist, soft_dtw, twed):
     _f.__module__ = __name__
 del _f

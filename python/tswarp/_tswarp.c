@@ -15,6 +15,11 @@
  * library; when it reports TSW_ENONFINITE or TSW_ETIMES the binding scans the inputs again
  * to say which argument (and which series of a collection) is at fault. That keeps the hot
  * path free of a second pass over the data.
+ *
+ * GPU arrays (CuPy, PyTorch CUDA tensors, anything with __cuda_array_interface__ or a CUDA
+ * DLPack device) go through the tsw_*_device entry points. The check for them is a type
+ * attribute lookup made only for arguments that are not numpy arrays, so the numpy path pays
+ * nothing; the array-library work lives in tswarp/_gpu.py, imported on first use.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -24,6 +29,7 @@
 
 #include <limits.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -59,14 +65,19 @@ static PyObject *kw_str[K_COUNT]; /* interned */
 #define M_BATCH (M_EXEC | BIT(K_METRIC) | BIT(K_NJOBS) | BIT(K_PROGRESS))
 
 static PyObject *NoDeviceError;
+static PyObject *CudaError;
 static int cuda_count_cached = -1; /* tsw_cuda_device_count, asked once per process */
+static PyObject *str_cai, *str_dlpack_device; /* interned attribute names */
+static PyObject *gpu_module;                 /* tswarp._gpu, imported on the first GPU input */
 
 static const char *const metric_names[] = {"dtw", "twed", "soft_dtw"};
 
 /* ---- errors ------------------------------------------------------------------------------ */
 
-/* Raise the exception for a libtswarp status that no argument-specific check explained. */
-static void raise_status(int rc, const char *fname)
+/* Raise the exception for a libtswarp status that no argument-specific check explained.
+ * `detail` is tsw_last_error_detail() read right after the failing call (may be NULL or ""):
+ * for CUDA failures it says what failed, e.g. how many bytes a cudaMalloc asked for. */
+static void raise_status_detail(int rc, const char *fname, const char *detail)
 {
     PyObject *type = PyExc_ValueError;
     if (rc == TSW_ENOMEM || rc == TSW_EOVERFLOW)
@@ -75,9 +86,21 @@ static void raise_status(int rc, const char *fname)
         type = PyExc_TypeError;
     else if (rc == TSW_ENODEV)
         type = NoDeviceError;
+    else if (rc == TSW_ECUDA)
+        type = CudaError;
+    else if (rc == TSW_ENOTSUP)
+        type = PyExc_NotImplementedError;
     else if (rc == TSW_ECANCELED && PyErr_Occurred())
         return; /* the progress callback's exception (KeyboardInterrupt) explains it */
-    PyErr_Format(type, "%s: %s (%s)", fname, tsw_strerror(rc), tsw_err_name(rc));
+    if (detail && *detail)
+        PyErr_Format(type, "%s: %s (%s): %s", fname, tsw_strerror(rc), tsw_err_name(rc), detail);
+    else
+        PyErr_Format(type, "%s: %s (%s)", fname, tsw_strerror(rc), tsw_err_name(rc));
+}
+
+static void raise_status(int rc, const char *fname)
+{
+    raise_status_detail(rc, fname, tsw_last_error_detail());
 }
 
 /* MemoryError for an allocation of `bytes` (or an overflowing size when bytes < 0). */
@@ -356,10 +379,26 @@ static int build_params(tsw_measure m, const char *fname, PyObject **slot, tsw_p
     return 0;
 }
 
-/* device: "auto" | "cpu" | "cuda" | "cuda:N" (None = "auto"). An explicit CUDA request is
- * checked here so the error says whether the backend or the GPU is missing. */
-static int parse_device(PyObject *o, tsw_exec *ex)
+/* Usable CUDA devices: -1 without the backend, else tsw_cuda_device_count, asked once. */
+static int cuda_count(void)
 {
+    if (!tsw_has_cuda())
+        return -1;
+    if (cuda_count_cached < 0) {
+        int c = 0;
+        if (tsw_cuda_device_count(&c) != TSW_OK)
+            c = 0;
+        cuda_count_cached = c;
+    }
+    return cuda_count_cached;
+}
+
+/* device: "auto" | "cpu" | "cuda" | "cuda:N" (None = "auto"). An explicit CUDA request is
+ * checked here so the error says whether the backend or the GPU is missing. *explicit_index
+ * gets N for "cuda:N", else -1 (GPU arrays must live on that GPU). */
+static int parse_device(PyObject *o, tsw_exec *ex, int *explicit_index)
+{
+    *explicit_index = -1;
     if (!given(o))
         return 0;
     if (!PyUnicode_Check(o)) {
@@ -397,13 +436,7 @@ static int parse_device(PyObject *o, tsw_exec *ex)
                      "device=%R: this tswarp was built without the CUDA backend", o);
         return -1;
     }
-    if (cuda_count_cached < 0) {
-        int c = 0;
-        if (tsw_cuda_device_count(&c) != TSW_OK)
-            c = 0;
-        cuda_count_cached = c;
-    }
-    if (cuda_count_cached == 0) {
+    if (cuda_count() == 0) {
         PyErr_Format(NoDeviceError, "device=%R: no CUDA GPU was found (is the driver loaded?)",
                      o);
         return -1;
@@ -415,16 +448,19 @@ static int parse_device(PyObject *o, tsw_exec *ex)
     }
     ex->device = TSW_DEVICE_CUDA;
     ex->device_index = (int)index;
+    if (s[4] == ':')
+        *explicit_index = (int)index;
     return 0;
 bad:
     PyErr_Format(PyExc_ValueError, "device must be 'auto', 'cpu', 'cuda' or 'cuda:N', got %R", o);
     return -1;
 }
 
-static int build_exec(PyObject **slot, tsw_exec *ex)
+static int build_exec(PyObject **slot, tsw_exec *ex, int *explicit_index)
 {
     tsw_exec_default(ex);
-    if (slot[K_DEVICE] && parse_device(slot[K_DEVICE], ex))
+    *explicit_index = -1;
+    if (slot[K_DEVICE] && parse_device(slot[K_DEVICE], ex, explicit_index))
         return -1;
     if (slot[K_IMPL]) {
         static const char *const names[] = {"auto", "reference", "scalar"};
@@ -628,6 +664,196 @@ fail:
     return NULL;
 }
 
+/* ---- GPU arrays --------------------------------------------------------------------------
+ * An argument that is not a numpy array but whose type has __cuda_array_interface__ (CuPy,
+ * torch, numba) or __dlpack_device__ may live in GPU memory: tswarp._gpu then decides (a
+ * torch CPU tensor is host memory and takes the numpy path), checks devices, dtypes and
+ * shapes, prepares contiguous buffers and the output with the inputs' own library, and hands
+ * back device pointers for the tsw_*_device calls made here with the GIL released. */
+
+static int maybe_gpu(PyObject *o)
+{
+    if (!o || o == Py_None || PyArray_Check(o) || PyFloat_Check(o) || PyLong_Check(o) ||
+        PyList_Check(o) || PyTuple_Check(o) || PyUnicode_Check(o))
+        return 0;
+    PyObject *type = (PyObject *)Py_TYPE(o);
+    return PyObject_HasAttr(type, str_cai) || PyObject_HasAttr(type, str_dlpack_device);
+}
+
+/* A collection argument: one array, or a list/tuple/1-D object array of series. */
+static int coll_maybe_gpu(PyObject *o)
+{
+    if (!o || o == Py_None)
+        return 0;
+    if (PyList_Check(o) || PyTuple_Check(o)) {
+        Py_ssize_t n = PySequence_Fast_GET_SIZE(o);
+        PyObject **items = PySequence_Fast_ITEMS(o);
+        for (Py_ssize_t i = 0; i < n; ++i)
+            if (maybe_gpu(items[i]))
+                return 1;
+        return 0;
+    }
+    if (PyArray_Check(o)) {
+        PyArrayObject *a = (PyArrayObject *)o;
+        if (PyArray_TYPE(a) != NPY_OBJECT || PyArray_NDIM(a) != 1)
+            return 0;
+        for (npy_intp i = 0; i < PyArray_DIM(a, 0); ++i)
+            if (maybe_gpu(*(PyObject **)PyArray_GETPTR1(a, i)))
+                return 1;
+        return 0;
+    }
+    return maybe_gpu(o);
+}
+
+/* tswarp._gpu.<name>(*args) as a new reference; NULL with the exception set. */
+static PyObject *gpu_call(const char *name, const char *format, ...)
+{
+    if (!gpu_module && !(gpu_module = PyImport_ImportModule("tswarp._gpu")))
+        return NULL;
+    PyObject *fn = PyObject_GetAttrString(gpu_module, name);
+    if (!fn)
+        return NULL;
+    va_list va;
+    va_start(va, format);
+    PyObject *args = Py_VaBuildValue(format, va);
+    va_end(va);
+    PyObject *r = NULL;
+    if (args) {
+        r = PyObject_CallObject(fn, args);
+        Py_DECREF(args);
+    }
+    Py_DECREF(fn);
+    return r;
+}
+
+/* The head of a plan from _gpu.pair_plan / _gpu.batch_plan (borrowed references). */
+typedef struct {
+    int dtype;
+    long long dim;
+    int device;
+    unsigned long long stream, out_ptr;
+    PyObject *out, *plan, *xdesc, *ydesc;
+} gpu_plan;
+
+static int gpu_plan_parse(PyObject *r, gpu_plan *g)
+{
+    if (!PyTuple_Check(r) ||
+        !PyArg_ParseTuple(r, "iLiKKOOOO", &g->dtype, &g->dim, &g->device, &g->stream,
+                          &g->out_ptr, &g->out, &g->plan, &g->xdesc, &g->ydesc)) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_SystemError, "tswarp._gpu returned a malformed plan");
+        return -1;
+    }
+    if (g->dtype != TSW_F32 && g->dtype != TSW_F64) {
+        PyErr_SetString(PyExc_SystemError, "tswarp._gpu returned a malformed plan");
+        return -1;
+    }
+    return 0;
+}
+
+/* Device memory for the call's temporaries from the array library's allocator (its pool),
+ * so the call does no cudaMalloc/cudaFree of its own. *keep gets the buffer object (or
+ * NULL: the library could not give it; the C library then allocates itself). */
+static int gpu_workspace(const gpu_plan *g, int rc_size, size_t bytes, tsw_exec *ex,
+                         PyObject **keep)
+{
+    *keep = NULL;
+    if (rc_size != TSW_OK || bytes == 0)
+        return 0;
+    PyObject *r = gpu_call("workspace", "(OK)", g->plan, (unsigned long long)bytes);
+    if (!r)
+        return -1;
+    unsigned long long ptr = 0;
+    PyObject *buf = NULL;
+    if (r != Py_None) {
+        if (!PyArg_ParseTuple(r, "OK", &buf, &ptr)) {
+            Py_DECREF(r);
+            return -1;
+        }
+        ex->cuda_workspace = (void *)(uintptr_t)ptr;
+        ex->cuda_workspace_bytes = bytes;
+    }
+    *keep = r; /* holds buf */
+    return 0;
+}
+
+/* After a failed tsw_*_device call: the argument at fault for bad values/timestamps, else
+ * the status with the detail captured right after the call. */
+static void gpu_raise(int rc, const char *fname, const gpu_plan *g, const char *detail)
+{
+    if (rc == TSW_ECANCELED && PyErr_Occurred())
+        return;
+    char saved[512];
+    PyOS_snprintf(saved, sizeof(saved), "%s", detail ? detail : "");
+    PyObject *r = gpu_call("diagnose", "(Oi)", g->plan, rc);
+    if (!r)
+        return; /* the ValueError naming the argument */
+    Py_DECREF(r);
+    raise_status_detail(rc, fname, saved);
+}
+
+static void series_from_desc(PyObject *d, tsw_series *s, int *ok)
+{
+    unsigned long long v, t;
+    long long n;
+    *ok = PyArg_ParseTuple(d, "KKL", &v, &t, &n);
+    s->values = (const void *)(uintptr_t)v;
+    s->times = t ? (const void *)(uintptr_t)t : NULL;
+    s->length = n;
+}
+
+/* One pair of GPU arrays. *handled = 0 (and NULL returned without error) when _gpu found
+ * every argument in host memory after all: the caller goes on with the numpy path. */
+static PyObject *pair_compute_gpu(const char *fname, PyObject **slot, const tsw_params *prm,
+                                  tsw_exec *ex, int explicit_index, int *handled)
+{
+    PyObject *ta = prm->measure == TSW_TWED && given(slot[K_TA]) ? slot[K_TA] : Py_None;
+    PyObject *tb = prm->measure == TSW_TWED && given(slot[K_TB]) ? slot[K_TB] : Py_None;
+    *handled = 1;
+    PyObject *r = gpu_call("pair_plan", "(sOOOOiii)", fname, slot[K_A], slot[K_B], ta, tb,
+                           (int)ex->device, explicit_index, cuda_count());
+    if (!r)
+        return NULL;
+    if (r == Py_None) {
+        Py_DECREF(r);
+        *handled = 0;
+        return NULL;
+    }
+    PyObject *result = NULL, *ws = NULL;
+    gpu_plan g;
+    tsw_series sa, sb;
+    int ok_a = 0, ok_b = 0;
+    if (gpu_plan_parse(r, &g) < 0)
+        goto done;
+    series_from_desc(g.xdesc, &sa, &ok_a);
+    if (ok_a)
+        series_from_desc(g.ydesc, &sb, &ok_b);
+    if (!ok_a || !ok_b)
+        goto done;
+    ex->device_index = g.device;
+    ex->cuda_stream = (void *)(uintptr_t)g.stream;
+    size_t bytes = 0;
+    int rc = tsw_distance_workspace_size(prm, (tsw_dtype)g.dtype, g.dim, &sa, &sb, ex, &bytes);
+    if (gpu_workspace(&g, rc, bytes, ex, &ws) < 0)
+        goto done;
+    void *out = (void *)(uintptr_t)g.out_ptr;
+    const char *detail;
+    Py_BEGIN_ALLOW_THREADS
+    rc = tsw_distance_device(prm, (tsw_dtype)g.dtype, g.dim, &sa, &sb, out, ex);
+    detail = rc != TSW_OK ? tsw_last_error_detail() : NULL;
+    Py_END_ALLOW_THREADS
+    if (rc != TSW_OK) {
+        gpu_raise(rc, fname, &g, detail);
+        goto done;
+    }
+    Py_INCREF(g.out);
+    result = g.out;
+done:
+    Py_XDECREF(ws);
+    Py_DECREF(r);
+    return result;
+}
+
 static PyObject *pair_compute(tsw_measure m, const char *fname, PyObject **slot)
 {
     tsw_params prm;
@@ -636,10 +862,19 @@ static PyObject *pair_compute(tsw_measure m, const char *fname, PyObject **slot)
     PyObject *result = NULL;
     int64_t na, nb, da, db;
     double out = 0;
-    int rc;
+    int rc, explicit_index;
 
-    if (build_params(m, fname, slot, &prm) < 0 || build_exec(slot, &ex) < 0)
+    if (build_params(m, fname, slot, &prm) < 0 || build_exec(slot, &ex, &explicit_index) < 0)
         return NULL;
+    /* numpy arrays skip this: one type check each. */
+    if ((!PyArray_Check(slot[K_A]) && maybe_gpu(slot[K_A])) ||
+        (!PyArray_Check(slot[K_B]) && maybe_gpu(slot[K_B])) ||
+        (m == TSW_TWED && (maybe_gpu(slot[K_TA]) || maybe_gpu(slot[K_TB])))) {
+        int handled;
+        result = pair_compute_gpu(fname, slot, &prm, &ex, explicit_index, &handled);
+        if (handled)
+            return result;
+    }
     if (!(a = as_array(slot[K_A], "a", -1)) || !(b = as_array(slot[K_B], "b", -1)))
         goto done;
     int ca = dtype_class(a, "a", -1), cb;
@@ -1057,11 +1292,106 @@ static void progress_close(PyObject *bar)
 
 static const signature sig_cdist = {"cdist", 2, 1, {K_X, K_Y},
                                     (M_ALL & ~(BIT(K_TA) | BIT(K_TB))) | M_BATCH};
+static const signature sig_paired = {"paired", 2, 2, {K_X, K_Y},
+                                     (M_ALL & ~(BIT(K_TA) | BIT(K_TB))) | M_BATCH};
 static const signature sig_pdist = {"pdist", 1, 1, {K_X},
                                     (M_ALL & ~(BIT(K_TA) | BIT(K_TB) | BIT(K_TY))) | M_BATCH |
                                         BIT(K_CONDENSED)};
 
-static PyObject *batch_compute(const char *fname, PyObject **slot, int is_pdist, int condensed)
+/* A collection of a batch plan: (values_ptr, times_ptr, count, length, offsets, lengths)
+ * with offsets/lengths None or host int64 arrays of count elements (kept alive by the plan). */
+static int coll_from_desc(PyObject *d, tsw_collection *c)
+{
+    unsigned long long v, t;
+    long long count, length;
+    PyObject *offs, *lens;
+    memset(c, 0, sizeof(*c));
+    if (!PyArg_ParseTuple(d, "KKLLOO", &v, &t, &count, &length, &offs, &lens))
+        return -1;
+    c->values = (const void *)(uintptr_t)v;
+    c->times = t ? (const void *)(uintptr_t)t : NULL;
+    c->count = count;
+    c->length = length;
+    PyObject *arrs[2] = {offs, lens};
+    const int64_t **dst[2] = {&c->offsets, &c->lengths};
+    for (int k = 0; k < 2; ++k) {
+        if (arrs[k] == Py_None)
+            continue;
+        PyArrayObject *a = (PyArrayObject *)arrs[k];
+        if (!PyArray_Check(arrs[k]) || PyArray_TYPE(a) != NPY_INT64 || !PyArray_ISCARRAY_RO(a) ||
+            PyArray_SIZE(a) != count) {
+            PyErr_SetString(PyExc_SystemError, "tswarp._gpu returned malformed offsets");
+            return -1;
+        }
+        *dst[k] = PyArray_DATA(a);
+    }
+    return 0;
+}
+
+/* cdist/pdist of GPU arrays; *handled as in pair_compute_gpu. */
+static PyObject *batch_compute_gpu(const char *fname, PyObject **slot, const tsw_params *prm,
+                                   tsw_exec *ex, int explicit_index, int is_pdist,
+                                   int condensed, int paired, PyObject *bar, int *handled)
+{
+    int twed = prm->measure == TSW_TWED;
+    PyObject *tx = twed && given(slot[K_TX]) ? slot[K_TX] : Py_None;
+    PyObject *ty = twed && !is_pdist && given(slot[K_TY]) ? slot[K_TY] : Py_None;
+    *handled = 1;
+    PyObject *r = gpu_call("batch_plan", "(sOOOOiiiii)", fname, slot[K_X],
+                           is_pdist ? Py_None : slot[K_Y], tx, ty, paired ? 2 : is_pdist,
+                           condensed,
+                           (int)ex->device, explicit_index, cuda_count());
+    if (!r)
+        return NULL;
+    if (r == Py_None) {
+        Py_DECREF(r);
+        *handled = 0;
+        return NULL;
+    }
+    PyObject *result = NULL, *ws = NULL;
+    gpu_plan g;
+    tsw_collection cx, cy;
+    if (gpu_plan_parse(r, &g) < 0 || coll_from_desc(g.xdesc, &cx) < 0 ||
+        (!is_pdist && coll_from_desc(g.ydesc, &cy) < 0))
+        goto done;
+    ex->device_index = g.device;
+    ex->cuda_stream = (void *)(uintptr_t)g.stream;
+    tsw_dtype dt = (tsw_dtype)g.dtype;
+    tsw_pdist_layout layout = condensed ? TSW_PDIST_CONDENSED : TSW_PDIST_FULL;
+    size_t bytes = 0;
+    int rc = is_pdist ? tsw_pdist_workspace_size(prm, dt, g.dim, &cx, layout, ex, &bytes)
+             : paired ? tsw_paired_workspace_size(prm, dt, g.dim, &cx, &cy, ex, &bytes)
+                      : tsw_cdist_workspace_size(prm, dt, g.dim, &cx, &cy, ex, &bytes);
+    if (gpu_workspace(&g, rc, bytes, ex, &ws) < 0)
+        goto done;
+    void *out = (void *)(uintptr_t)g.out_ptr;
+    progress_ctx ctx = {NULL, bar};
+    ex->progress = progress_trampoline;
+    ex->progress_user = &ctx;
+    ctx.tstate = PyEval_SaveThread();
+    if (is_pdist)
+        rc = tsw_pdist_device(prm, dt, g.dim, &cx, layout, out, ex);
+    else if (paired)
+        rc = tsw_paired_device(prm, dt, g.dim, &cx, &cy, out, ex);
+    else
+        rc = tsw_cdist_device(prm, dt, g.dim, &cx, &cy, out, ex);
+    const char *detail = rc != TSW_OK ? tsw_last_error_detail() : NULL;
+    PyEval_RestoreThread(ctx.tstate);
+    if (rc != TSW_OK) {
+        gpu_raise(rc, fname, &g, detail);
+        goto done;
+    }
+    Py_INCREF(g.out);
+    result = g.out;
+done:
+    Py_XDECREF(ws);
+    Py_DECREF(r);
+    return result;
+}
+
+/* is_pdist: all pairs of X; paired: X[k] with Y[k]; else cdist. */
+static PyObject *batch_compute(const char *fname, PyObject **slot, int is_pdist, int condensed,
+                               int paired)
 {
     tsw_measure m;
     tsw_params prm;
@@ -1071,10 +1401,10 @@ static PyObject *batch_compute(const char *fname, PyObject **slot, int is_pdist,
     PyObject *bar = NULL;
     PyArrayObject *out = NULL;
     PyObject *result = NULL;
-    int rc;
+    int rc, explicit_index;
 
     if (parse_metric(slot[K_METRIC], &m) < 0 || build_params(m, fname, slot, &prm) < 0 ||
-        build_exec(slot, &ex) < 0)
+        build_exec(slot, &ex, &explicit_index) < 0)
         return NULL;
     if (is_pdist && given(slot[K_TY])) {
         PyErr_Format(PyExc_ValueError, "%s(): ty is given but Y is None", fname);
@@ -1082,6 +1412,14 @@ static PyObject *batch_compute(const char *fname, PyObject **slot, int is_pdist,
     }
     if (progress_callable(slot[K_PROGRESS], fname, &bar) < 0)
         return NULL;
+    if (coll_maybe_gpu(slot[K_X]) || (!is_pdist && coll_maybe_gpu(slot[K_Y])) ||
+        (m == TSW_TWED && (coll_maybe_gpu(slot[K_TX]) || (!is_pdist && coll_maybe_gpu(slot[K_TY]))))) {
+        int handled;
+        result = batch_compute_gpu(fname, slot, &prm, &ex, explicit_index, is_pdist, condensed,
+                                   paired, bar, &handled);
+        if (handled)
+            goto done;
+    }
     if (coll_inspect(slot[K_X], &x) < 0)
         goto done;
     if (!is_pdist) {
@@ -1118,6 +1456,15 @@ static PyObject *batch_compute(const char *fname, PyObject **slot, int is_pdist,
         } else {
             dims[0] = dims[1] = (npy_intp)n;
         }
+    } else if (paired) {
+        if (x.n != y.n) {
+            PyErr_Format(PyExc_ValueError,
+                         "%s(): X has %lld series but Y has %lld: paired() needs as many of each",
+                         fname, (long long)x.n, (long long)y.n);
+            goto done;
+        }
+        ndim = 1;
+        dims[0] = (npy_intp)x.n;
     } else {
         dims[0] = (npy_intp)x.n;
         dims[1] = (npy_intp)y.n;
@@ -1149,6 +1496,8 @@ static PyObject *batch_compute(const char *fname, PyObject **slot, int is_pdist,
     if (is_pdist)
         rc = tsw_pdist(&prm, dt, x.dim, &cx, condensed ? TSW_PDIST_CONDENSED : TSW_PDIST_FULL,
                        PyArray_DATA(out), &ex);
+    else if (paired)
+        rc = tsw_paired(&prm, dt, x.dim, &cx, &cy, PyArray_DATA(out), &ex);
     else
         rc = tsw_cdist(&prm, dt, x.dim, &cx, &cy, PyArray_DATA(out), &ex);
     PyEval_RestoreThread(ctx.tstate);
@@ -1178,7 +1527,7 @@ static PyObject *py_cdist(PyObject *self, PyObject *const *args, Py_ssize_t narg
     if (parse_call(&sig_cdist, args, nargs, kwnames, slot) < 0)
         return NULL;
     /* All pairs of one collection go through pdist: each unordered pair computed once. */
-    return batch_compute("cdist", slot, !given(slot[K_Y]), 0);
+    return batch_compute("cdist", slot, !given(slot[K_Y]), 0, 0);
 }
 
 static PyObject *py_pdist(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
@@ -1190,19 +1539,60 @@ static PyObject *py_pdist(PyObject *self, PyObject *const *args, Py_ssize_t narg
         return NULL;
     if (slot[K_CONDENSED] && get_bool(slot[K_CONDENSED], "condensed", &condensed) < 0)
         return NULL;
-    return batch_compute("pdist", slot, 1, condensed);
+    return batch_compute("pdist", slot, 1, condensed, 0);
+}
+
+static PyObject *py_paired(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                           PyObject *kwnames)
+{
+    PyObject *slot[K_COUNT] = {0};
+    if (parse_call(&sig_paired, args, nargs, kwnames, slot) < 0)
+        return NULL;
+    return batch_compute("paired", slot, 0, 0, 1);
 }
 
 /* ---- information ---------------------------------------------------------------------- */
 
+/* {index, name, compute_capability, multiprocessors, total_memory, free_memory, runnable} */
+static PyObject *gpu_info(int index)
+{
+    tsw_cuda_device d;
+    memset(&d, 0, sizeof(d));
+    if (tsw_cuda_device_info(index, &d) != TSW_OK)
+        Py_RETURN_NONE;
+    d.name[sizeof(d.name) - 1] = '\0';
+    return Py_BuildValue("{s:i,s:s,s:(ii),s:i,s:K,s:K,s:O}", "index", index, "name", d.name,
+                         "compute_capability", d.major, d.minor, "multiprocessors",
+                         d.multiprocessors, "total_memory", (unsigned long long)d.total_memory,
+                         "free_memory", (unsigned long long)d.free_memory, "runnable",
+                         d.runnable ? Py_True : Py_False);
+}
+
 static PyObject *py_info(PyObject *self, PyObject *unused)
 {
-    int count = 0;
+    int count = 0, runtime = 0, driver = 0;
     if (tsw_has_cuda() && tsw_cuda_device_count(&count) != TSW_OK)
         count = 0;
-    return Py_BuildValue("{s:s,s:s,s:i,s:O,s:i}", "version", tsw_version_string(), "simd",
-                         tsw_cpu_simd(), "threads", tsw_max_threads(), "cuda_built",
-                         tsw_has_cuda() ? Py_True : Py_False, "cuda_devices", count);
+    if (tsw_cuda_versions(&runtime, &driver) != TSW_OK)
+        runtime = driver = 0;
+    const char *archs = tsw_cuda_archs();
+    PyObject *gpus = PyList_New(0);
+    if (!gpus)
+        return NULL;
+    for (int i = 0; i < count; ++i) {
+        PyObject *g = gpu_info(i);
+        if (!g || (g != Py_None && PyList_Append(gpus, g) < 0)) {
+            Py_XDECREF(g);
+            Py_DECREF(gpus);
+            return NULL;
+        }
+        Py_DECREF(g);
+    }
+    return Py_BuildValue("{s:s,s:s,s:i,s:O,s:i,s:s,s:i,s:i,s:N}", "version",
+                         tsw_version_string(), "simd", tsw_cpu_simd(), "threads",
+                         tsw_max_threads(), "cuda_built", tsw_has_cuda() ? Py_True : Py_False,
+                         "cuda_devices", count, "cuda_archs", archs ? archs : "",
+                         "cuda_runtime", runtime, "cuda_driver", driver, "gpus", gpus);
 }
 
 /* ---- docstrings --------------------------------------------------------------------------- */
@@ -1211,7 +1601,8 @@ static PyObject *py_info(PyObject *self, PyObject *unused)
     "a, b : array_like, shape (len,) or (len, d)\n"                                         \
     "    Two series of real numbers, of any lengths and the same dimension d. Computed\n"   \
     "    in float32 when both are float32 (float16 counts as float32), else float64.\n"     \
-    "    Non-contiguous views are accepted.\n"
+    "    Non-contiguous views are accepted. CuPy arrays and PyTorch CUDA tensors\n"         \
+    "    (float32 or float64) are used in place on their GPU (see `device`).\n"
 
 #define DOC_WINDOW                                                                          \
     "window : int or float, optional\n"                                                     \
@@ -1224,8 +1615,13 @@ static PyObject *py_info(PyObject *self, PyObject *unused)
 
 #define DOC_DEVICE                                                                          \
     "device : {'auto', 'cpu', 'cuda', 'cuda:N'}, default 'auto'\n"                           \
-    "    Where to compute. 'auto' uses a GPU when the CUDA backend is built and one is\n"   \
-    "    present, else the CPU.\n"
+    "    Where to compute. Host inputs (numpy, lists): 'auto' uses a GPU when the CUDA\n"   \
+    "    backend is built, a GPU is present and the work is large enough, else the CPU;\n"  \
+    "    'cuda' copies them to the GPU and the result back. GPU arrays (CuPy, PyTorch\n"     \
+    "    CUDA tensors, any __cuda_array_interface__ or DLPack CUDA array) are computed\n"   \
+    "    in place on the GPU they live on, on their library's current stream: 'auto'\n"    \
+    "    and 'cuda' use that GPU, 'cuda:N' must name it, 'cpu' is a ValueError, and so\n"  \
+    "    is a host argument beside GPU ones.\n"
 
 #define DOC_RAISES                                                                          \
     "Raises\n"                                                                               \
@@ -1235,8 +1631,13 @@ static PyObject *py_info(PyObject *self, PyObject *unused)
     "    parameter out of range; the message names the argument.\n"                         \
     "TypeError\n"                                                                            \
     "    Non-numeric input (object, str, complex) or an unknown keyword.\n"                  \
+    "    GPU arrays of another dtype than float32/float64 are a TypeError.\n"              \
     "NoDeviceError\n"                                                                        \
-    "    device='cuda' without the CUDA backend or without a GPU.\n"
+    "    device='cuda' without the CUDA backend or without a GPU.\n"                          \
+    "MemoryError\n"                                                                          \
+    "    The output or the GPU workspace does not fit; the message gives the bytes.\n"      \
+    "CudaError\n"                                                                            \
+    "    A CUDA runtime error (a RuntimeError; the message carries CUDA's).\n"
 
 PyDoc_STRVAR(dtw_doc,
 "dtw($module, /, a, b, *, cost='sqeuclidean', window=None, itakura_max_slope=None,\n"
@@ -1261,7 +1662,9 @@ DOC_DEVICE
 "Returns\n"
 "-------\n"
 "float\n"
-"    The distance (+inf when the window admits no alignment).\n\n"
+"    The distance (+inf when the window admits no alignment). For GPU inputs, a 0-d\n"
+"    array of their library (CuPy array, torch tensor) on their GPU, of the\n"
+"    computation dtype.\n\n"
 DOC_RAISES
 "\n"
 "Examples\n"
@@ -1295,7 +1698,7 @@ DOC_DEVICE
 "Returns\n"
 "-------\n"
 "float\n"
-"    The distance.\n\n"
+"    The distance; a 0-d array of the inputs' library on their GPU for GPU inputs.\n\n"
 DOC_RAISES
 "\n"
 "Examples\n"
@@ -1326,7 +1729,8 @@ DOC_DEVICE
 "\n"
 "Returns\n"
 "-------\n"
-"float\n\n"
+"float\n"
+"    A 0-d array of the inputs' library on their GPU for GPU inputs.\n\n"
 DOC_RAISES
 "\n"
 "Examples\n"
@@ -1349,7 +1753,8 @@ DOC_SERIES
 "    metric, and `device`. A parameter of another metric is a TypeError.\n\n"
 "Returns\n"
 "-------\n"
-"float\n\n"
+"float\n"
+"    A 0-d array of the inputs' library on their GPU for GPU inputs.\n\n"
 DOC_RAISES
 "\n"
 "Examples\n"
@@ -1362,7 +1767,8 @@ DOC_RAISES
     name " : array_like or list of array_like\n"                                            \
     "    A collection of series: a 3-D array (n, len, d), a 2-D array (n, len) of\n"        \
     "    univariate series (tslearn's convention), or a list of series of any lengths,\n"   \
-    "    each (len_i,) or (len_i, d).\n"
+    "    each (len_i,) or (len_i, d). CuPy arrays and PyTorch CUDA tensors (or lists of\n"  \
+    "    them, concatenated on the device) are used in place on their GPU.\n"
 
 #define DOC_BATCH                                                                           \
     "metric : {'dtw', 'twed', 'soft_dtw'}, default 'dtw'\n"                                 \
@@ -1393,7 +1799,8 @@ DOC_BATCH
 "Returns\n"
 "-------\n"
 "ndarray, shape (len(X), len(Y))\n"
-"    float32 when every series is float32, else float64.\n\n"
+"    float32 when every series is float32, else float64. For GPU inputs, an array of\n"
+"    their library (CuPy array, torch tensor) on their GPU.\n\n"
 DOC_RAISES
 "KeyboardInterrupt\n"
 "    On Ctrl-C during the computation.\n\n"
@@ -1404,6 +1811,36 @@ DOC_RAISES
 ">>> tswarp.cdist(X, [np.array([0.0, 1.0, 2.0])], metric='dtw')\n"
 "array([[0.],\n"
 "       [1.]])\n");
+
+PyDoc_STRVAR(paired_doc,
+"paired($module, /, X, Y, *, metric='dtw', n_jobs=None, progress=False,\n"
+"    device='auto', tx=None, ty=None, **params)\n"
+"--\n\n"
+"Distances between X[k] and Y[k] for every k: a batch of pairs, as a batched loss takes\n"
+"them (pytorch-softdtw-cuda's (B, N, d) against (B, M, d)).\n\n"
+"Parameters\n"
+"----------\n"
+DOC_COLLECTION("X")
+DOC_COLLECTION("Y")
+"    As many series as X (else ValueError).\n"
+DOC_BATCH
+"tx, ty : array_like or list of array_like, optional\n"
+"    TWED timestamps of X and Y, shaped like X and Y without the dimension axis.\n"
+"**params\n"
+"    Parameters of the metric, as in :func:`dtw`, :func:`twed`, :func:`soft_dtw`.\n\n"
+"Returns\n"
+"-------\n"
+"ndarray, shape (len(X),)\n"
+"    float32 when every series is float32, else float64. For GPU inputs, an array of\n"
+"    their library (CuPy array, torch tensor) on their GPU.\n\n"
+DOC_RAISES
+"\n"
+"Examples\n"
+"--------\n"
+">>> import numpy as np, tswarp\n"
+">>> X = np.array([[0.0, 1.0, 2.0], [0.0, 2.0, 2.0]])\n"
+">>> tswarp.paired(X, X[::-1], metric='dtw')\n"
+"array([1., 1.])\n");
 
 PyDoc_STRVAR(pdist_doc,
 "pdist($module, /, X, *, metric='dtw', condensed=False, n_jobs=None, progress=False,\n"
@@ -1425,7 +1862,8 @@ DOC_BATCH
 "-------\n"
 "ndarray, shape (n, n) or (n * (n - 1) // 2,)\n"
 "    float32 when every series is float32, else float64. The diagonal of the full\n"
-"    matrix is d(x_i, x_i): 0 except for soft-DTW without normalize.\n\n"
+"    matrix is d(x_i, x_i): 0 except for soft-DTW without normalize. For GPU inputs,\n"
+"    an array of their library (CuPy array, torch tensor) on their GPU.\n\n"
 DOC_RAISES
 "KeyboardInterrupt\n"
 "    On Ctrl-C during the computation.\n\n"
@@ -1443,12 +1881,18 @@ PyDoc_STRVAR(info_doc,
 "-------\n"
 "dict\n"
 "    version (str), simd (the CPU kernels' instruction set: 'avx2', 'sse2' or\n"
-"    'scalar'), threads (default thread count), cuda_built (bool), cuda_devices (int).\n\n"
+"    'scalar'), threads (default thread count), cuda_built (bool), cuda_devices (int),\n"
+"    cuda_archs (str: the GPU code compiled in, e.g. 'sm_80 sm_90 compute_90'; '' without\n"
+"    CUDA), cuda_runtime and cuda_driver (int, e.g. 13000 for 13.0; 0 when unknown), gpus\n"
+"    (list of dicts, one a GPU: index, name, compute_capability (major, minor),\n"
+"    multiprocessors, total_memory and free_memory in bytes, runnable: whether this\n"
+"    build has code that runs on it).\n\n"
 "Examples\n"
 "--------\n"
 ">>> import tswarp\n"
 ">>> sorted(tswarp.info())\n"
-"['cuda_built', 'cuda_devices', 'simd', 'threads', 'version']\n");
+"['cuda_archs', 'cuda_built', 'cuda_devices', 'cuda_driver', 'cuda_runtime', 'gpus', 'simd', "
+"'threads', 'version']\n");
 
 #define FASTKW(name, fn, doc) {name, (PyCFunction)(void (*)(void))fn, METH_FASTCALL | METH_KEYWORDS, doc}
 static PyMethodDef methods[] = {
@@ -1458,6 +1902,7 @@ static PyMethodDef methods[] = {
     FASTKW("distance", py_distance, distance_doc),
     FASTKW("cdist", py_cdist, cdist_doc),
     FASTKW("pdist", py_pdist, pdist_doc),
+    FASTKW("paired", py_paired, paired_doc),
     {"info", py_info, METH_NOARGS, info_doc},
     {NULL, NULL, 0, NULL},
 };
@@ -1479,6 +1924,10 @@ PyMODINIT_FUNC PyInit__tswarp(void)
     PyObject *mod = PyModule_Create(&moduledef);
     if (!mod)
         return NULL;
+    if (!str_cai && !(str_cai = PyUnicode_InternFromString("__cuda_array_interface__")))
+        return NULL;
+    if (!str_dlpack_device && !(str_dlpack_device = PyUnicode_InternFromString("__dlpack_device__")))
+        return NULL;
     if (!NoDeviceError) {
         NoDeviceError = PyErr_NewExceptionWithDoc(
             "tswarp.NoDeviceError",
@@ -1490,6 +1939,20 @@ PyMODINIT_FUNC PyInit__tswarp(void)
     Py_INCREF(NoDeviceError);
     if (PyModule_AddObject(mod, "NoDeviceError", NoDeviceError) < 0) {
         Py_DECREF(NoDeviceError);
+        goto fail;
+    }
+    if (!CudaError) {
+        CudaError = PyErr_NewExceptionWithDoc(
+            "tswarp.CudaError",
+            "A CUDA runtime error inside tswarp (the message carries the CUDA error); the device "
+            "is left usable.",
+            PyExc_RuntimeError, NULL);
+        if (!CudaError)
+            goto fail;
+    }
+    Py_INCREF(CudaError);
+    if (PyModule_AddObject(mod, "CudaError", CudaError) < 0) {
+        Py_DECREF(CudaError);
         goto fail;
     }
     PyObject *metrics = Py_BuildValue("(sss)", metric_names[0], metric_names[1], metric_names[2]);

@@ -1,14 +1,15 @@
 """The ``tswarp`` command line: distance, matrix, knn and info subcommands.
 
-Exit codes: 0 success, 2 bad input (unreadable or unparsable file, invalid option, measure error),
-1 out of memory, 130 interrupted (Ctrl-C). User errors print ``tswarp: error: ...`` on stderr,
-never a traceback.
+Exit codes: 0 success, 2 bad input (unreadable or unparsable file, invalid option, measure error,
+no CUDA device for --device cuda), 1 out of memory (host or GPU) or a CUDA runtime error, 130
+interrupted (Ctrl-C). User errors print ``tswarp: error: ...`` on stderr, never a traceback.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 import time
 from collections import Counter
@@ -72,6 +73,13 @@ def _int_at_least(minimum: int, what: str):
             raise argparse.ArgumentTypeError(f"expected {what}, got {text}")
         return value
     return parse
+
+
+def _device(text: str) -> str:
+    """``--device``: auto, cpu, cuda or cuda:N (checked here; availability by tswarp)."""
+    if not re.fullmatch(r"auto|cpu|cuda(:[0-9]+)?", text):
+        raise argparse.ArgumentTypeError(f"expected auto, cpu, cuda or cuda:N, got {text!r}")
+    return text
 
 
 _positive_int = _int_at_least(1, "a positive integer")
@@ -291,20 +299,38 @@ def cmd_knn(args) -> int:
     return 0
 
 
+def _version(v: int) -> str:
+    """CUDA's 13000 -> '13.0'."""
+    return f"{v // 1000}.{v % 1000 // 10}" if v else "unknown"
+
+
+def _gib(n: int) -> str:
+    return f"{n / 2**30:.1f} GiB"
+
+
 def cmd_info(args) -> int:
     info = tswarp.info()
-    devices = info.get("cuda_devices")
-    if isinstance(devices, (list, tuple)):
-        gpus = f"{len(devices)}" + (": " + "; ".join(str(d) for d in devices) if devices else "")
-    else:
-        gpus = str(devices)
+    gpus = info.get("gpus") or []
     rows = [
         ("version", info.get("version", tswarp.__version__)),
         ("SIMD", info.get("simd")),
         ("threads", info.get("threads")),
         ("CUDA backend", "compiled in" if info.get("cuda_built") else "not compiled in"),
-        ("GPUs found", gpus),
     ]
+    if info.get("cuda_built"):
+        rows += [
+            ("CUDA archs", info.get("cuda_archs") or "none"),
+            ("CUDA runtime", f"{_version(info.get('cuda_runtime', 0))}, driver "
+                             f"{_version(info.get('cuda_driver', 0))}"),
+        ]
+    rows.append(("GPUs found", str(info.get("cuda_devices", len(gpus)))))
+    for g in gpus:
+        major, minor = g["compute_capability"]
+        note = "" if g["runnable"] else " - NOT RUNNABLE: this build has no code for it"
+        rows.append((f"GPU {g['index']}",
+                     f"{g['name']}, compute capability {major}.{minor}, "
+                     f"{g['multiprocessors']} SMs, {_gib(g['total_memory'])} "
+                     f"({_gib(g['free_memory'])} free){note}"))
     for key, value in rows:
         print(f"{key + ':':<14}{value}")
     return 0
@@ -332,9 +358,9 @@ def _add_measure_options(p: argparse.ArgumentParser, allow_all: bool) -> None:
     g.add_argument("--gamma", type=float, help="[soft_dtw] smoothing, > 0 (default 1.0)")
     g.add_argument("--normalize", action="store_true",
                    help="[soft_dtw] soft-DTW divergence sdtw(x,y) - (sdtw(x,x) + sdtw(y,y)) / 2")
-    g.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto",
-                   help="where to compute (default auto: a GPU if tswarp was built with CUDA "
-                        "and one is found)")
+    g.add_argument("--device", type=_device, default="auto", metavar="{auto,cpu,cuda,cuda:N}",
+                   help="where to compute (default auto: a GPU when tswarp was built with CUDA, "
+                        "one is found and the work is large enough; else the CPU)")
 
 
 def _add_input_options(p: argparse.ArgumentParser) -> None:
@@ -436,8 +462,12 @@ def main(argv: Optional[List[str]] = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 1
-    except MemoryError:
-        _error("out of memory")
+    except MemoryError as e:
+        # The GPU path's messages say how many bytes were needed and how many were free.
+        _error(f"out of memory: {e}" if str(e) else "out of memory")
+        return 1
+    except tswarp.CudaError as e:
+        _error(str(e))
         return 1
     except (UsageError, ValueError, TypeError) as e:
         # ParseError and tswarp.NoDeviceError are ValueErrors; the binding reports bad

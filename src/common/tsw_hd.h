@@ -10,15 +10,11 @@
 #define TSW_HD static inline
 #endif
 
-#if defined(__CUDACC__)
 #include <math.h>
-#define TSW_INF_F64 (__longlong_as_double(0x7ff0000000000000ULL))
-#define TSW_INF_F32 (__int_as_float(0x7f800000))
-#else
-#include <math.h>
-#define TSW_INF_F64 ((double)INFINITY)
-#define TSW_INF_F32 ((float)INFINITY)
-#endif
+/* +inf usable in host and device code alike (__builtin_huge_val is a constant for gcc,
+ * clang and nvcc on both sides; INFINITY is not usable in __device__ code everywhere). */
+#define TSW_INF_F64 (__builtin_huge_val())
+#define TSW_INF_F32 (__builtin_huge_valf())
 
 /* min/max that map to one minsd/minss (x86) or fmin (CUDA): the second operand wins when
  * the first is NaN, which never happens here because inputs are validated finite. */

@@ -29,11 +29,11 @@ CHILD = textwrap.dedent(
     t0 = time.monotonic()
     try:
         if op == "cdist":
-            tswarp.cdist(X, X[::-1], metric="dtw")
+            tswarp.cdist(X, X[::-1], metric="dtw", device="cpu")
         elif op == "pdist":
-            tswarp.pdist(X, metric="twed")
+            tswarp.pdist(X, metric="twed", device="cpu")
         else:
-            tswarp.cdist(list(X), metric="soft_dtw", progress=True)
+            tswarp.cdist(list(X), metric="soft_dtw", progress=True, device="cpu")
     except KeyboardInterrupt:
         print("interrupted after %.3f s" % (time.monotonic() - t0), flush=True)
         sys.exit(3)

@@ -1,0 +1,1261 @@
+/*
+ * CUDA host layer: devices, memory, validation of device inputs, chunking, and the
+ * public CUDA entry points. The kernels live in kernels_batch.cu (many pairs, one warp per
+ * pair) and kernels_pair.cu (one long pair on every SM); kernels.h is the contract.
+ *
+ * Every call:
+ *   1. validates its arguments on the host (api.c for host memory; here for *_device),
+ *   2. makes device_index current for the calling thread (and restores the previous one),
+ *   3. plans its device memory as one block of aligned pieces (the same plan answers the
+ *      workspace-size queries), taken from the caller's workspace or cudaMallocAsync,
+ *   4. enqueues everything on one stream and synchronises once at the end (and between
+ *      chunks when a progress callback is set),
+ *   5. turns every CUDA error into a status code with a detail message, frees what it
+ *      allocated and clears the thread's non-sticky error state.
+ * Nothing here prints or exits.
+ */
+#include <cuda_runtime.h>
+
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+#include <time.h>
+
+#include "cuda/kernels.h"
+#include "internal.h"
+
+#ifndef TSWARP_CUDA_ARCHS_STRING
+#define TSWARP_CUDA_ARCHS_STRING ""
+#endif
+
+namespace {
+
+/* ---- errors --------------------------------------------------------------------------- */
+
+int status_of(cudaError_t e)
+{
+    switch (e) {
+    case cudaSuccess:
+        return TSW_OK;
+    case cudaErrorMemoryAllocation:
+        return TSW_ENOMEM;
+    case cudaErrorNoDevice:
+    case cudaErrorInsufficientDriver:
+    case cudaErrorInvalidDevice:
+    case cudaErrorDevicesUnavailable:
+    case cudaErrorNoKernelImageForDevice:
+    case cudaErrorInitializationError:
+    case cudaErrorCallRequiresNewerDriver:
+    case cudaErrorSystemDriverMismatch:
+    case cudaErrorCompatNotSupportedOnDevice:
+        return TSW_ENODEV;
+    default:
+        return TSW_ECUDA;
+    }
+}
+
+/* Status for a failed CUDA call, with the detail; clears the non-sticky error state. */
+int fail(cudaError_t e, const char *what)
+{
+    int rc = status_of(e);
+    tsw__set_detail("%s failed: %s (%s)", what, cudaGetErrorString(e), cudaGetErrorName(e));
+    (void)cudaGetLastError();
+    return rc;
+}
+
+#define TSW_CU(call, what)                                                                    \
+    do {                                                                                      \
+        cudaError_t e_ = (call);                                                              \
+        if (e_ != cudaSuccess)                                                                \
+            return fail(e_, what);                                                            \
+    } while (0)
+
+/* ---- devices -------------------------------------------------------------------------- */
+
+int device_count_cached()
+{
+    /* -1 until known; concurrent first callers may both ask, and both store the same
+     * answer (no C++ runtime needed, unlike std::call_once). */
+    static int count = -1;
+    int c = __atomic_load_n(&count, __ATOMIC_ACQUIRE);
+    if (c >= 0)
+        return c;
+    if (cudaGetDeviceCount(&c) != cudaSuccess)
+        c = 0;
+    (void)cudaGetLastError();
+    __atomic_store_n(&count, c, __ATOMIC_RELEASE);
+    return c;
+}
+
+/* Is there code in this build that runs on compute capability major.minor? */
+int arch_runnable(int major, int minor)
+{
+    const char *s = TSWARP_CUDA_ARCHS_STRING;
+    int cc = major * 10 + minor;
+    while (*s) {
+        int v = 0, ptx = 0;
+        if (!strncmp(s, "sm_", 3))
+            s += 3;
+        else if (!strncmp(s, "compute_", 8))
+            s += 8, ptx = 1;
+        else {
+            ++s;
+            continue;
+        }
+        while (*s >= '0' && *s <= '9')
+            v = v * 10 + (*s++ - '0');
+        if (*s == 'a') /* arch-specific targets (sm_90a) run on that exact chip only */
+            ++s;
+        if (ptx ? v <= cc : (v / 10 == major && v <= cc))
+            return 1;
+    }
+    return 0;
+}
+
+/* Makes exec->device_index current for this call; restores the previous device after. */
+struct DeviceGuard {
+    int prev = -1;
+    int rc = TSW_OK;
+    explicit DeviceGuard(int index)
+    {
+        int n = device_count_cached();
+        if (index < 0 || index >= n) {
+            tsw__set_detail(n ? "device index %d out of range: %d CUDA device(s)"
+                              : "no CUDA device (index %d requested): no GPU or no driver",
+                            index, n);
+            rc = TSW_ENODEV;
+            return;
+        }
+        if (cudaGetDevice(&prev) != cudaSuccess)
+            prev = -1;
+        cudaError_t e = cudaSetDevice(index);
+        if (e != cudaSuccess) {
+            rc = fail(e, "cudaSetDevice");
+            prev = -1;
+        }
+    }
+    ~DeviceGuard()
+    {
+        if (prev >= 0)
+            (void)cudaSetDevice(prev);
+    }
+};
+
+/* ---- device memory: one block of aligned pieces ----------------------------------------- */
+
+constexpr size_t kAlign = 256;
+
+size_t align_up(size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
+
+struct Plan {
+    size_t total = 0;
+    bool overflow = false;
+    /* Reserves n bytes (aligned), returns the piece's offset. */
+    size_t add(size_t n)
+    {
+        size_t off = total, a = align_up(n);
+        if (a < n || total + a < total)
+            overflow = true;
+        total += a;
+        return off;
+    }
+    size_t add(size_t count, size_t size)
+    {
+        size_t n;
+        if (tsw__mul_size(count, size, &n)) {
+            overflow = true;
+            return total;
+        }
+        return add(n);
+    }
+};
+
+/* The call's stream and its device block; everything is released in the destructor
+ * (after a synchronisation, so nothing in flight still uses it). */
+struct Call {
+    int device = 0;
+    cudaStream_t stream = nullptr;
+    bool own_stream = false;
+    char *block = nullptr;
+    bool own_block = false;
+
+    int init(const tsw_exec *ex, bool device_api)
+    {
+        device = ex->device_index;
+        if (ex->cuda_stream || device_api) {
+            stream = (cudaStream_t)ex->cuda_stream;
+        } else {
+            TSW_CU(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking),
+                   "cudaStreamCreate");
+            own_stream = true;
+        }
+        return TSW_OK;
+    }
+
+    /* Device memory for `bytes` (the plan's total), from the caller's workspace or ours. */
+    int alloc(const tsw_exec *ex, size_t bytes)
+    {
+        if (bytes == 0)
+            return TSW_OK;
+        if (ex->cuda_workspace) {
+            if (ex->cuda_workspace_bytes < bytes ||
+                ((uintptr_t)ex->cuda_workspace % kAlign) != 0) {
+                tsw__set_detail("cuda_workspace: %zu bytes given (256-byte aligned needed), "
+                                "%zu bytes needed",
+                                ex->cuda_workspace_bytes, bytes);
+                return TSW_EINVAL;
+            }
+            block = (char *)ex->cuda_workspace;
+            return TSW_OK;
+        }
+        size_t free_b = 0, total_b = 0;
+        if (cudaMemGetInfo(&free_b, &total_b) != cudaSuccess)
+            (void)cudaGetLastError();
+        else if (bytes > free_b) {
+            tsw__set_detail("needs %zu bytes of GPU memory on device %d; %zu of %zu are free",
+                            bytes, device, free_b, total_b);
+            return TSW_ENOMEM;
+        }
+        cudaError_t e = cudaMallocAsync((void **)&block, bytes, stream);
+        if (e != cudaSuccess) {
+            (void)cudaGetLastError();
+            block = nullptr;
+            tsw__set_detail("cudaMallocAsync of %zu bytes on device %d failed: %s", bytes,
+                            device, cudaGetErrorString(e));
+            return status_of(e) == TSW_ENODEV ? TSW_ENODEV : TSW_ENOMEM;
+        }
+        own_block = true;
+        return TSW_OK;
+    }
+
+    void *at(size_t off) { return block + off; }
+
+    int sync()
+    {
+        TSW_CU(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+        return TSW_OK;
+    }
+
+    ~Call()
+    {
+        if (stream || block) {
+            (void)cudaStreamSynchronize(stream);
+            if (own_block)
+                (void)cudaFreeAsync(block, stream);
+            (void)cudaStreamSynchronize(stream);
+        }
+        if (own_stream)
+            (void)cudaStreamDestroy(stream);
+        (void)cudaGetLastError();
+    }
+};
+
+/* ---- validation of device inputs ---------------------------------------------------------- */
+
+template <typename T>
+__global__ void check_kernel(const T *values, const T *times, const int64_t *off,
+                             const int64_t *len, int64_t count, int64_t dim, int *flag)
+{
+    for (int64_t s = blockIdx.x; s < count; s += gridDim.x) {
+        const int64_t o = off[s], n = len[s];
+        const T *v = values + o * dim;
+        int bad = 0;
+        for (int64_t k = threadIdx.x; k < n * dim; k += blockDim.x)
+            bad |= !isfinite(v[k]);
+        if (times) {
+            const T *t = times + o;
+            for (int64_t k = threadIdx.x; k < n; k += blockDim.x)
+                bad |= (!isfinite(t[k]) || (k > 0 && !(t[k] > t[k - 1]))) ? 2 : 0;
+        }
+        if (bad)
+            atomicOr(flag, bad);
+    }
+}
+
+/* ---- collections ---------------------------------------------------------------------------- */
+
+/* Host view of a collection: offsets and lengths arrays (made when the caller gave none),
+ * the rows spanned, and the length range. */
+struct HostColl {
+    const tsw_collection *c = nullptr;
+    int64_t *off = nullptr, *len = nullptr; /* tsw__malloc'd copies */
+    int64_t rows = 0, max_len = 0, min_len = 0;
+    double cells = 0;
+
+    int init(const tsw_collection *coll)
+    {
+        c = coll;
+        const int64_t n = coll->count;
+        off = (int64_t *)tsw__malloc(sizeof(int64_t) * (size_t)n);
+        len = (int64_t *)tsw__malloc(sizeof(int64_t) * (size_t)n);
+        if (!off || !len)
+            return TSW_ENOMEM;
+        max_len = 0;
+        min_len = INT64_MAX;
+        for (int64_t i = 0; i < n; ++i) {
+            off[i] = tsw__coll_off(coll, i);
+            len[i] = tsw__coll_len(coll, i);
+            if (off[i] + len[i] > rows)
+                rows = off[i] + len[i];
+            max_len = len[i] > max_len ? len[i] : max_len;
+            min_len = len[i] < min_len ? len[i] : min_len;
+            cells += (double)len[i];
+        }
+        return TSW_OK;
+    }
+    ~HostColl()
+    {
+        tsw__free(off);
+        tsw__free(len);
+    }
+};
+
+/* Checks of a collection whose values are device memory: everything but the values. */
+int check_device_coll(int64_t dim, const tsw_collection *c)
+{
+    if (!c || !c->values)
+        return TSW_EINVAL;
+    if (c->count < 1)
+        return TSW_ESHAPE;
+    if (!c->lengths && c->length < 1)
+        return TSW_ESHAPE;
+    if (c->lengths && !c->offsets)
+        return TSW_EINVAL;
+    for (int64_t i = 0; i < c->count; ++i) {
+        int64_t l = tsw__coll_len(c, i), o = tsw__coll_off(c, i);
+        size_t n;
+        if (l < 1)
+            return TSW_ESHAPE;
+        if (o < 0)
+            return TSW_EINVAL;
+        if (tsw__mul_size((size_t)(o + l), (size_t)dim, &n) || n > (size_t)INT64_MAX / 8)
+            return TSW_EOVERFLOW;
+    }
+    return TSW_OK;
+}
+
+int check_common(const tsw_params *p, tsw_dtype dtype, int64_t dim, const tsw_exec *ex)
+{
+    int rc;
+    if ((rc = tsw__check_params(p)))
+        return rc;
+    if (dtype != TSW_F32 && dtype != TSW_F64)
+        return TSW_EDTYPE;
+    if (dtype == TSW_F32 &&
+        ((p->measure == TSW_TWED && (p->nu > 3.4e38 || p->lmbda > 3.4e38 || p->p > 3.4e38)) ||
+         (p->measure == TSW_SOFT_DTW && (p->gamma > 3.4e38 || p->gamma < 1.0 / 3.4e38))))
+        return TSW_EPARAM;
+    if (dim < 1)
+        return TSW_ESHAPE;
+    if (ex->device_index < 0)
+        return TSW_EINVAL;
+    return TSW_OK;
+}
+
+/* Device collection description: offsets/lengths in the block. */
+tsw__dcoll make_dcoll(const void *values, const void *times, const int64_t *doff,
+                      const int64_t *dlen, const HostColl &h)
+{
+    tsw__dcoll d;
+    d.values = values;
+    d.times = times;
+    d.offsets = doff;
+    d.lengths = dlen;
+    d.count = h.c->count;
+    d.max_len = h.max_len;
+    d.min_len = h.min_len;
+    return d;
+}
+
+/* ---- the batch driver ------------------------------------------------------------------------ */
+
+/* Pairs per launch: about 2^33 cells, so that progress and cancellation are polled often
+ * and no launch runs for long. */
+int64_t chunk_pairs(double cells_per_pair)
+{
+    double c = 8589934592.0 / (cells_per_pair > 1 ? cells_per_pair : 1);
+    if (c < 1)
+        c = 1;
+    if (c > 1e9)
+        c = 1e9;
+    return (int64_t)c;
+}
+
+int64_t now_ns()
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* The progress contract of tswarp.h: from the calling thread, at most every ~50 ms, and
+ * once at the end (by the caller). Polled between chunks, after waiting for the chunk. */
+struct Progress {
+    const tsw_exec *ex;
+    int64_t total;
+    int64_t done = 0;
+    int64_t last = now_ns();
+    /* After a chunk: TSW_ECANCELED when the callback asks to stop. */
+    int report(Call &call, int64_t add)
+    {
+        done += add;
+        if (!ex->progress)
+            return TSW_OK;
+        int rc = call.sync();
+        if (rc)
+            return rc;
+        int64_t t = now_ns();
+        if (t - last < 50000000LL)
+            return TSW_OK;
+        last = t;
+        if (ex->progress(ex->progress_user, done, total))
+            return TSW_ECANCELED;
+        return TSW_OK;
+    }
+};
+
+/* Launches pairs [first, first + count) of a mode in chunks. */
+int run_pairs(Call &call, tsw__batch b, int64_t count, double cells_per_pair, void *scratch,
+              size_t scratch_bytes, Progress *prog)
+{
+    const int64_t step = chunk_pairs(cells_per_pair);
+    for (int64_t k = 0; k < count; k += step) {
+        b.first = k;
+        b.count = count - k < step ? count - k : step;
+        TSW_CU(tsw__batch_launch(&b, scratch, scratch_bytes, call.stream), "kernel launch");
+        if (prog) {
+            int rc = prog->report(call, b.count);
+            if (rc)
+                return rc;
+        }
+    }
+    return TSW_OK;
+}
+
+tsw__batch base_batch(const tsw_params *p, tsw_dtype dtype, int64_t dim)
+{
+    tsw__batch b;
+    memset(&b, 0, sizeof(b));
+    b.params = *p;
+    b.dtype = dtype;
+    b.dim = dim;
+    b.finish = 1;
+    return b;
+}
+
+bool needs_self(const tsw_params *p) { return p->measure == TSW_SOFT_DTW && p->normalize; }
+
+/*
+ * The whole cdist/pdist on device data. x_vals.. are device pointers; hx, hy host views.
+ * out: device output. For cdist, rows [row0, row0 + nrows) of x only (host chunking);
+ * pdist always whole. self_x/self_y: device scratch of count elements when normalizing.
+ */
+struct BatchPieces {
+    size_t off_x, len_x, off_y, len_y, self_x, self_y, scratch, flag;
+    size_t scratch_bytes;
+};
+
+size_t batch_scratch(const tsw__batch &proto, int device)
+{
+    return tsw__batch_scratch_bytes(&proto, device);
+}
+
+/* Plans the device block of a batch call on device data (no inputs/outputs). */
+BatchPieces plan_batch(Plan &plan, const tsw_params *p, tsw_dtype dtype, int64_t dim,
+                       const HostColl &hx, const HostColl *hy, int device)
+{
+    /* (the scratch depends on the lengths, not on the mode: CDIST stands for all) */
+    BatchPieces bp;
+    const size_t es = tsw__dtype_size(dtype);
+    bp.off_x = plan.add((size_t)hx.c->count, sizeof(int64_t));
+    bp.len_x = plan.add((size_t)hx.c->count, sizeof(int64_t));
+    bp.off_y = bp.len_y = 0;
+    if (hy) {
+        bp.off_y = plan.add((size_t)hy->c->count, sizeof(int64_t));
+        bp.len_y = plan.add((size_t)hy->c->count, sizeof(int64_t));
+    }
+    bp.self_x = bp.self_y = 0;
+    if (needs_self(p)) {
+        bp.self_x = plan.add((size_t)hx.c->count, es);
+        if (hy)
+            bp.self_y = plan.add((size_t)hy->c->count, es);
+    }
+    tsw__batch proto = base_batch(p, dtype, dim);
+    tsw__dcoll dx = make_dcoll(nullptr, nullptr, nullptr, nullptr, hx);
+    proto.x = dx;
+    proto.y = hy ? make_dcoll(nullptr, nullptr, nullptr, nullptr, *hy) : dx;
+    proto.mode = hy ? TSW__PAIRS_CDIST : TSW__PAIRS_PDIST;
+    proto.count = hy ? hx.c->count * hy->c->count : hx.c->count;
+    bp.scratch_bytes = batch_scratch(proto, device);
+    bp.scratch = plan.add(bp.scratch_bytes);
+    bp.flag = plan.add(sizeof(int));
+    return bp;
+}
+
+int upload_index(Call &call, const BatchPieces &bp, const HostColl &hx, const HostColl *hy)
+{
+    const size_t nx = sizeof(int64_t) * (size_t)hx.c->count;
+    TSW_CU(cudaMemcpyAsync(call.at(bp.off_x), hx.off, nx, cudaMemcpyHostToDevice, call.stream),
+           "cudaMemcpyAsync (offsets)");
+    TSW_CU(cudaMemcpyAsync(call.at(bp.len_x), hx.len, nx, cudaMemcpyHostToDevice, call.stream),
+           "cudaMemcpyAsync (lengths)");
+    if (hy) {
+        const size_t ny = sizeof(int64_t) * (size_t)hy->c->count;
+        TSW_CU(cudaMemcpyAsync(call.at(bp.off_y), hy->off, ny, cudaMemcpyHostToDevice,
+                               call.stream),
+               "cudaMemcpyAsync (offsets)");
+        TSW_CU(cudaMemcpyAsync(call.at(bp.len_y), hy->len, ny, cudaMemcpyHostToDevice,
+                               call.stream),
+               "cudaMemcpyAsync (lengths)");
+    }
+    return TSW_OK;
+}
+
+/* Enqueues the check of a collection's device values/times: bit 1 of *dflag for a
+ * non-finite value, bit 2 for timestamps that are not strictly increasing. The flag is
+ * read once, at the end of the call (read_flag), so the check costs no extra round trip;
+ * a call whose inputs fail it returns the error and leaves its output unspecified. */
+int check_on_device(Call &call, tsw_dtype dtype, int64_t dim, const tsw__dcoll &d, int *dflag,
+                    bool twed)
+{
+    const void *times = twed ? d.times : nullptr;
+    int blocks = (int)(d.count < 4096 ? d.count : 4096);
+    if (dtype == TSW_F32)
+        check_kernel<float><<<blocks, 256, 0, call.stream>>>(
+            (const float *)d.values, (const float *)times, d.offsets, d.lengths, d.count, dim,
+            dflag);
+    else
+        check_kernel<double><<<blocks, 256, 0, call.stream>>>(
+            (const double *)d.values, (const double *)times, d.offsets, d.lengths, d.count,
+            dim, dflag);
+    TSW_CU(cudaGetLastError(), "check kernel launch");
+    return TSW_OK;
+}
+
+int clear_flag(Call &call, int *dflag)
+{
+    TSW_CU(cudaMemsetAsync(dflag, 0, sizeof(int), call.stream), "cudaMemsetAsync");
+    return TSW_OK;
+}
+
+/* Waits for the call and turns the check flag into its status. */
+int read_flag(Call &call, const int *dflag)
+{
+    int flag = 0;
+    TSW_CU(cudaMemcpyAsync(&flag, dflag, sizeof(int), cudaMemcpyDeviceToHost, call.stream),
+           "cudaMemcpyAsync (flag)");
+    int rc = call.sync();
+    if (rc)
+        return rc;
+    if (flag & 1)
+        return TSW_ENONFINITE;
+    if (flag & 2)
+        return TSW_ETIMES;
+    return TSW_OK;
+}
+
+/*
+ * Soft-DTW divergence needs the raw self values of every series first; pdist FULL needs
+ * its diagonal. `rows` limits cdist to x rows [row0, row0 + nrows) writing out (nrows, ny).
+ */
+int compute_cdist(Call &call, const tsw__batch &proto, int64_t row0, int64_t nrows,
+                  void *out, void *scratch, size_t scratch_bytes, Progress *prog,
+                  double cells_per_pair)
+{
+    const size_t es = tsw__dtype_size(proto.dtype);
+    tsw__batch b = proto;
+    b.mode = TSW__PAIRS_CDIST;
+    b.x.offsets = proto.x.offsets + row0;
+    b.x.lengths = proto.x.lengths + row0;
+    b.x.count = nrows;
+    b.out = out;
+    if (proto.self_x)
+        b.self_x = (const char *)proto.self_x + (size_t)row0 * es;
+    return run_pairs(call, b, nrows * proto.y.count, cells_per_pair, scratch, scratch_bytes,
+                     prog);
+}
+
+int compute_selfs(Call &call, const tsw__batch &proto, bool with_y, void *scratch,
+                  size_t scratch_bytes, double cx, double cy)
+{
+    tsw__batch s = proto;
+    s.mode = TSW__PAIRS_SELF;
+    s.finish = 0;
+    s.self_stride = 1;
+    s.self_x = s.self_y = nullptr;
+    s.out = (void *)proto.self_x;
+    int rc = run_pairs(call, s, proto.x.count, cx, scratch, scratch_bytes, nullptr);
+    if (rc || !with_y)
+        return rc;
+    s.x = proto.y;
+    s.out = (void *)proto.self_y;
+    return run_pairs(call, s, proto.y.count, cy, scratch, scratch_bytes, nullptr);
+}
+
+int compute_pdist(Call &call, const tsw__batch &proto, tsw_pdist_layout layout, void *out,
+                  void *scratch, size_t scratch_bytes, Progress *prog, double cells_per_pair,
+                  double self_cells)
+{
+    const int64_t n = proto.x.count;
+    tsw__batch b = proto;
+    b.mode = TSW__PAIRS_PDIST;
+    b.layout = layout;
+    b.out = out;
+    b.self_y = b.self_x;
+    int rc = run_pairs(call, b, n * (n - 1) / 2, cells_per_pair, scratch, scratch_bytes, prog);
+    if (rc || layout != TSW_PDIST_FULL)
+        return rc;
+    /* The diagonal: d(x_i, x_i) is 0 for DTW and TWED (the CPU backend writes 0 too; the
+     * cosine cost of a point with itself can round to +-1e-16) and for the divergence;
+     * plain soft-DTW computes sdtw(x_i, x_i). */
+    const size_t es = tsw__dtype_size(proto.dtype);
+    if (proto.params.measure != TSW_SOFT_DTW || proto.params.normalize) {
+        TSW_CU(cudaMemset2DAsync(out, (size_t)(n + 1) * es, 0, es, (size_t)n, call.stream),
+               "cudaMemset2DAsync (diagonal)");
+        return TSW_OK;
+    }
+    tsw__batch d = b;
+    d.mode = TSW__PAIRS_SELF;
+    d.self_stride = n + 1;
+    return run_pairs(call, d, n, self_cells, scratch, scratch_bytes, nullptr);
+}
+
+int compute_paired(Call &call, const tsw__batch &proto, void *out, void *scratch,
+                   size_t scratch_bytes, Progress *prog, double cells_per_pair)
+{
+    tsw__batch b = proto;
+    b.mode = TSW__PAIRS_PAIRED;
+    b.out = out;
+    return run_pairs(call, b, proto.x.count, cells_per_pair, scratch, scratch_bytes, prog);
+}
+
+double mean_sq(const HostColl &h)
+{
+    return (h.cells / (double)h.c->count) * (h.cells / (double)h.c->count);
+}
+
+/* ---- host-memory batch calls ------------------------------------------------------------------ */
+
+int host_batch(const tsw_params *p, tsw_dtype dtype, int64_t dim, const tsw_collection *x,
+               const tsw_collection *y, tsw_pdist_layout layout, void *out,
+               const tsw_exec *ex, bool paired = false)
+{
+    DeviceGuard guard(ex->device_index);
+    if (guard.rc)
+        return guard.rc;
+    const bool cd = y != nullptr;
+    const bool twed = p->measure == TSW_TWED;
+    const size_t es = tsw__dtype_size(dtype);
+    HostColl hx, hy;
+    int rc;
+    if ((rc = hx.init(x)) || (cd && (rc = hy.init(y))))
+        return rc;
+    const HostColl *phy = cd ? &hy : nullptr;
+
+    Call call;
+    if ((rc = call.init(ex, false)))
+        return rc;
+    Plan plan;
+    BatchPieces bp = plan_batch(plan, p, dtype, dim, hx, phy, call.device);
+    const size_t vx = plan.add((size_t)hx.rows * (size_t)dim, es);
+    const size_t tx = twed && x->times ? plan.add((size_t)hx.rows, es) : 0;
+    size_t vy = 0, ty = 0;
+    if (cd) {
+        vy = plan.add((size_t)hy.rows * (size_t)dim, es);
+        ty = twed && y->times ? plan.add((size_t)hy.rows, es) : 0;
+    }
+    /* Output: pdist whole; cdist in row blocks that fit in the free memory. */
+    const int64_t nx = x->count, ny = cd ? y->count : 0;
+    int64_t rows_per_chunk = nx;
+    size_t out_elems = cd ? (size_t)nx * (size_t)ny : (size_t)tsw_pdist_size(nx, layout);
+    if (paired)
+        out_elems = (size_t)nx;
+    if (cd && !paired) {
+        size_t free_b = 0, total_b = 0;
+        if (cudaMemGetInfo(&free_b, &total_b) != cudaSuccess) {
+            (void)cudaGetLastError();
+            free_b = (size_t)-1;
+        }
+        const size_t margin = (size_t)64 << 20;
+        size_t avail = free_b > plan.total + margin ? free_b - plan.total - margin : 0;
+        size_t row_bytes = (size_t)ny * es;
+        if ((size_t)nx * row_bytes > avail) {
+            rows_per_chunk = (int64_t)(avail / 2 / (row_bytes ? row_bytes : 1));
+            if (rows_per_chunk < 1)
+                rows_per_chunk = 1;
+        }
+        out_elems = (size_t)rows_per_chunk * (size_t)ny;
+    }
+    const size_t vo = plan.add(out_elems, es);
+    if (plan.overflow)
+        return TSW_EOVERFLOW;
+    tsw_exec ex_own = *ex;
+    ex_own.cuda_workspace = nullptr; /* host calls always allocate their own */
+    if ((rc = call.alloc(&ex_own, plan.total)))
+        return rc;
+
+    if ((rc = upload_index(call, bp, hx, phy)))
+        return rc;
+    TSW_CU(cudaMemcpyAsync(call.at(vx), x->values, (size_t)hx.rows * (size_t)dim * es,
+                           cudaMemcpyHostToDevice, call.stream),
+           "cudaMemcpyAsync (x)");
+    if (tx)
+        TSW_CU(cudaMemcpyAsync(call.at(tx), x->times, (size_t)hx.rows * es,
+                               cudaMemcpyHostToDevice, call.stream),
+               "cudaMemcpyAsync (x times)");
+    if (cd) {
+        TSW_CU(cudaMemcpyAsync(call.at(vy), y->values, (size_t)hy.rows * (size_t)dim * es,
+                               cudaMemcpyHostToDevice, call.stream),
+               "cudaMemcpyAsync (y)");
+        if (ty)
+            TSW_CU(cudaMemcpyAsync(call.at(ty), y->times, (size_t)hy.rows * es,
+                                   cudaMemcpyHostToDevice, call.stream),
+                   "cudaMemcpyAsync (y times)");
+    }
+
+    tsw__batch proto = base_batch(p, dtype, dim);
+    proto.x = make_dcoll(call.at(vx), tx ? call.at(tx) : nullptr,
+                         (const int64_t *)call.at(bp.off_x), (const int64_t *)call.at(bp.len_x),
+                         hx);
+    proto.y = cd ? make_dcoll(call.at(vy), ty ? call.at(ty) : nullptr,
+                              (const int64_t *)call.at(bp.off_y),
+                              (const int64_t *)call.at(bp.len_y), hy)
+                 : proto.x;
+    void *scratch = bp.scratch_bytes ? call.at(bp.scratch) : nullptr;
+    const double cx = mean_sq(hx), cy = cd ? mean_sq(hy) : cx;
+    const double cxy = cd ? (hx.cells / nx) * (hy.cells / ny) : cx;
+    if (needs_self(p)) {
+        proto.self_x = call.at(bp.self_x);
+        proto.self_y = cd ? call.at(bp.self_y) : proto.self_x;
+        if ((rc = compute_selfs(call, proto, cd, scratch, bp.scratch_bytes, cx, cy)))
+            return rc;
+    }
+    Progress prog{ex, paired ? nx : cd ? nx * ny : nx * (nx - 1) / 2};
+    Progress *pp = ex->progress ? &prog : nullptr;
+    if (paired) {
+        if ((rc = compute_paired(call, proto, call.at(vo), scratch, bp.scratch_bytes, pp, cxy)))
+            return rc;
+        TSW_CU(cudaMemcpyAsync(out, call.at(vo), out_elems * es, cudaMemcpyDeviceToHost,
+                               call.stream),
+               "cudaMemcpyAsync (out)");
+    } else if (cd) {
+        for (int64_t r0 = 0; r0 < nx; r0 += rows_per_chunk) {
+            int64_t nr = nx - r0 < rows_per_chunk ? nx - r0 : rows_per_chunk;
+            if ((rc = compute_cdist(call, proto, r0, nr, call.at(vo), scratch,
+                                    bp.scratch_bytes, pp, cxy)))
+                return rc;
+            TSW_CU(cudaMemcpyAsync((char *)out + (size_t)r0 * (size_t)ny * es, call.at(vo),
+                                   (size_t)nr * (size_t)ny * es, cudaMemcpyDeviceToHost,
+                                   call.stream),
+                   "cudaMemcpyAsync (out)");
+        }
+    } else {
+        if ((rc = compute_pdist(call, proto, layout, call.at(vo), scratch, bp.scratch_bytes, pp,
+                                cx, cx)))
+            return rc;
+        TSW_CU(cudaMemcpyAsync(out, call.at(vo), out_elems * es, cudaMemcpyDeviceToHost,
+                               call.stream),
+               "cudaMemcpyAsync (out)");
+    }
+    if ((rc = call.sync()))
+        return rc;
+    if (ex->progress && ex->progress(ex->progress_user, prog.total, prog.total))
+        return TSW_ECANCELED;
+    return TSW_OK;
+}
+
+/* ---- device-memory batch calls ------------------------------------------------------------ */
+
+int device_batch(const tsw_params *p, tsw_dtype dtype, int64_t dim, const tsw_collection *x,
+                 const tsw_collection *y, tsw_pdist_layout layout, void *out,
+                 const tsw_exec *exec, size_t *query, bool paired = false)
+{
+    tsw__clear_detail();
+    tsw_exec ex;
+    if (exec)
+        ex = *exec;
+    else
+        tsw_exec_default(&ex);
+    int rc;
+    const bool cd = y != nullptr;
+    if ((rc = check_common(p, dtype, dim, &ex)))
+        return rc;
+    if (!query && !out)
+        return TSW_EINVAL;
+    if (!cd && layout != TSW_PDIST_FULL && layout != TSW_PDIST_CONDENSED)
+        return TSW_EINVAL;
+    if (query) { /* values may be NULL in a size query */
+        tsw_collection qx, qy;
+        if (!x || (cd && !y))
+            return TSW_EINVAL;
+        qx = *x;
+        qx.values = qx.values ? qx.values : (const void *)1;
+        if (cd) {
+            qy = *y;
+            qy.values = qy.values ? qy.values : (const void *)1;
+        }
+        if ((rc = check_device_coll(dim, &qx)) || (cd && (rc = check_device_coll(dim, &qy))))
+            return rc;
+    } else if ((rc = check_device_coll(dim, x)) || (cd && (rc = check_device_coll(dim, y)))) {
+        return rc;
+    }
+    if (paired && x->count != y->count)
+        return TSW_ESHAPE;
+    if (cd) {
+        size_t c;
+        if (tsw__mul_size((size_t)x->count, (size_t)y->count, &c))
+            return TSW_EOVERFLOW;
+    } else if (tsw_pdist_size(x->count, layout) == 0 && x->count > 1) {
+        return TSW_EOVERFLOW;
+    }
+    DeviceGuard guard(ex.device_index);
+    if (guard.rc)
+        return guard.rc;
+    HostColl hx, hy;
+    if ((rc = hx.init(x)) || (cd && (rc = hy.init(y))))
+        return rc;
+    const HostColl *phy = cd ? &hy : nullptr;
+    Plan plan;
+    BatchPieces bp = plan_batch(plan, p, dtype, dim, hx, phy, ex.device_index);
+    if (plan.overflow)
+        return TSW_EOVERFLOW;
+    if (query) {
+        *query = plan.total;
+        return TSW_OK;
+    }
+    Call call;
+    if ((rc = call.init(&ex, true)) || (rc = call.alloc(&ex, plan.total)))
+        return rc;
+    if ((rc = upload_index(call, bp, hx, phy)))
+        return rc;
+    const bool twed = p->measure == TSW_TWED;
+    tsw__batch proto = base_batch(p, dtype, dim);
+    proto.x = make_dcoll(x->values, twed ? x->times : nullptr,
+                         (const int64_t *)call.at(bp.off_x), (const int64_t *)call.at(bp.len_x),
+                         hx);
+    proto.y = cd ? make_dcoll(y->values, twed ? y->times : nullptr,
+                              (const int64_t *)call.at(bp.off_y),
+                              (const int64_t *)call.at(bp.len_y), hy)
+                 : proto.x;
+    int *flag = (int *)call.at(bp.flag);
+    if ((rc = clear_flag(call, flag)) ||
+        (rc = check_on_device(call, dtype, dim, proto.x, flag, twed)) ||
+        (cd && (rc = check_on_device(call, dtype, dim, proto.y, flag, twed))))
+        return rc;
+    void *scratch = bp.scratch_bytes ? call.at(bp.scratch) : nullptr;
+    const int64_t nx = x->count, ny = cd ? y->count : 0;
+    const double cx = mean_sq(hx), cy = cd ? mean_sq(hy) : cx;
+    const double cxy = cd ? (hx.cells / nx) * (hy.cells / ny) : cx;
+    if (needs_self(p)) {
+        proto.self_x = call.at(bp.self_x);
+        proto.self_y = cd ? call.at(bp.self_y) : proto.self_x;
+        if ((rc = compute_selfs(call, proto, cd, scratch, bp.scratch_bytes, cx, cy)))
+            return rc;
+    }
+    Progress prog{&ex, paired ? nx : cd ? nx * ny : nx * (nx - 1) / 2};
+    Progress *pp = ex.progress ? &prog : nullptr;
+    if (paired)
+        rc = compute_paired(call, proto, out, scratch, bp.scratch_bytes, pp, cxy);
+    else if (cd)
+        rc = compute_cdist(call, proto, 0, nx, out, scratch, bp.scratch_bytes, pp, cxy);
+    else
+        rc = compute_pdist(call, proto, layout, out, scratch, bp.scratch_bytes, pp, cx, cx);
+    if (rc)
+        return rc;
+    if ((rc = read_flag(call, flag)))
+        return rc;
+    if (ex.progress && ex.progress(ex.progress_user, prog.total, prog.total))
+        return TSW_ECANCELED;
+    return TSW_OK;
+}
+
+/* ---- one pair ----------------------------------------------------------------------------------- */
+
+/* Device block of a one-pair call: the four index values of a one-pair batch, three raw
+ * results, the kernel scratch (enough for every pair the call runs) and the flag. */
+struct PairPieces {
+    size_t index, raw, scratch, flag, scratch_bytes;
+};
+
+bool is_long(int64_t n, int64_t m)
+{
+    return (double)n * (double)m >= (double)TSW__LONG_PAIR_MIN_CELLS;
+}
+
+/* Scratch of one pair (n, m) on its path. */
+size_t pair_scratch(const tsw_params *p, tsw_dtype dtype, int64_t dim, int64_t n, int64_t m,
+                    int device)
+{
+    if (is_long(n, m))
+        return tsw__pair_scratch_bytes(p, dtype, dim, n, m, device);
+    tsw__batch proto = base_batch(p, dtype, dim);
+    proto.mode = TSW__PAIRS_CDIST;
+    proto.count = 1;
+    proto.x.count = proto.y.count = 1;
+    proto.x.max_len = proto.x.min_len = n;
+    proto.y.max_len = proto.y.min_len = m;
+    return tsw__batch_scratch_bytes(&proto, device);
+}
+
+PairPieces plan_pair(Plan &plan, const tsw_params *p, tsw_dtype dtype, int64_t dim, int64_t n,
+                     int64_t m, int device)
+{
+    PairPieces pp;
+    const size_t es = tsw__dtype_size(dtype);
+    pp.index = plan.add(4, sizeof(int64_t));
+    pp.raw = plan.add(3, es);
+    pp.scratch_bytes = pair_scratch(p, dtype, dim, n, m, device);
+    if (needs_self(p)) { /* the divergence also runs (a, a) and (b, b) */
+        size_t s1 = pair_scratch(p, dtype, dim, n, n, device);
+        size_t s2 = pair_scratch(p, dtype, dim, m, m, device);
+        pp.scratch_bytes = s1 > pp.scratch_bytes ? s1 : pp.scratch_bytes;
+        pp.scratch_bytes = s2 > pp.scratch_bytes ? s2 : pp.scratch_bytes;
+    }
+    pp.scratch = plan.add(pp.scratch_bytes);
+    pp.flag = plan.add(sizeof(int));
+    return pp;
+}
+
+/* Raw value of (a, b) into raw_out (device, dtype), on the path its size calls for. */
+int pair_raw(Call &call, const PairPieces &pp, const tsw_params *p, tsw_dtype dtype,
+             int64_t dim, const void *a, const void *ta, int64_t n, const void *b,
+             const void *tb, int64_t m, void *raw_out)
+{
+    void *scratch = pp.scratch_bytes ? call.at(pp.scratch) : nullptr;
+    if (is_long(n, m)) {
+        TSW_CU(tsw__pair_launch(p, dtype, dim, a, ta, n, b, tb, m, raw_out, scratch,
+                                pp.scratch_bytes, call.stream),
+               "kernel launch (long pair)");
+        return TSW_OK;
+    }
+    int64_t idx[4] = {0, n, 0, m};
+    int64_t *d = (int64_t *)call.at(pp.index);
+    TSW_CU(cudaMemcpyAsync(d, idx, sizeof(idx), cudaMemcpyHostToDevice, call.stream),
+           "cudaMemcpyAsync (index)");
+    tsw__batch bt = base_batch(p, dtype, dim);
+    bt.finish = 0;
+    bt.mode = TSW__PAIRS_CDIST;
+    bt.x.values = a;
+    bt.x.times = ta;
+    bt.x.offsets = d;
+    bt.x.lengths = d + 1;
+    bt.x.count = 1;
+    bt.x.max_len = bt.x.min_len = n;
+    bt.y.values = b;
+    bt.y.times = tb;
+    bt.y.offsets = d + 2;
+    bt.y.lengths = d + 3;
+    bt.y.count = 1;
+    bt.y.max_len = bt.y.min_len = m;
+    bt.first = 0;
+    bt.count = 1;
+    bt.out = raw_out;
+    TSW_CU(tsw__batch_launch(&bt, scratch, pp.scratch_bytes, call.stream), "kernel launch");
+    /* idx is a pageable host array read by the copy: keep it alive until the copy ran */
+    return call.sync();
+}
+
+/* Raw (a,b) [and (a,a), (b,b) for the divergence], then the finished value on the host. */
+int pair_compute(Call &call, const PairPieces &pp, const tsw_params *p, tsw_dtype dtype,
+                 int64_t dim, const void *a, const void *ta, int64_t n, const void *b,
+                 const void *tb, int64_t m, double *value)
+{
+    const size_t es = tsw__dtype_size(dtype);
+    char *raw = (char *)call.at(pp.raw);
+    int rc = pair_raw(call, pp, p, dtype, dim, a, ta, n, b, tb, m, raw);
+    int k = 1;
+    if (!rc && needs_self(p)) {
+        rc = pair_raw(call, pp, p, dtype, dim, a, nullptr, n, a, nullptr, n, raw + es);
+        if (!rc)
+            rc = pair_raw(call, pp, p, dtype, dim, b, nullptr, m, b, nullptr, m, raw + 2 * es);
+        k = 3;
+    }
+    if (rc)
+        return rc;
+    double host[3];
+    if (dtype == TSW_F32) {
+        float f[3];
+        TSW_CU(cudaMemcpyAsync(f, raw, (size_t)k * es, cudaMemcpyDeviceToHost, call.stream),
+               "cudaMemcpyAsync (value)");
+        if ((rc = call.sync()))
+            return rc;
+        for (int i = 0; i < k; ++i)
+            host[i] = f[i];
+    } else {
+        TSW_CU(cudaMemcpyAsync(host, raw, (size_t)k * es, cudaMemcpyDeviceToHost, call.stream),
+               "cudaMemcpyAsync (value)");
+        if ((rc = call.sync()))
+            return rc;
+    }
+    double v = host[0];
+    if (k == 3) /* composed as the CPU path does */
+        v = v - 0.5 * (host[1] + host[2]);
+    v = tsw__finish(p, v);
+    if (dtype == TSW_F32)
+        v = (double)(float)v;
+    *value = v;
+    return TSW_OK;
+}
+
+int device_pair(const tsw_params *p, tsw_dtype dtype, int64_t dim, const tsw_series *a,
+                const tsw_series *b, void *out, const tsw_exec *exec, size_t *query)
+{
+    tsw__clear_detail();
+    tsw_exec ex;
+    if (exec)
+        ex = *exec;
+    else
+        tsw_exec_default(&ex);
+    int rc;
+    if ((rc = check_common(p, dtype, dim, &ex)))
+        return rc;
+    if (!a || !b || (!query && (!a->values || !b->values || !out)))
+        return TSW_EINVAL;
+    if (a->length < 1 || b->length < 1)
+        return TSW_ESHAPE;
+    size_t t;
+    if (tsw__mul_size((size_t)a->length, (size_t)dim, &t) ||
+        tsw__mul_size((size_t)b->length, (size_t)dim, &t))
+        return TSW_EOVERFLOW;
+    DeviceGuard guard(ex.device_index);
+    if (guard.rc)
+        return guard.rc;
+    Plan plan;
+    PairPieces pp = plan_pair(plan, p, dtype, dim, a->length, b->length, ex.device_index);
+    if (plan.overflow)
+        return TSW_EOVERFLOW;
+    if (query) {
+        *query = plan.total;
+        return TSW_OK;
+    }
+    Call call;
+    if ((rc = call.init(&ex, true)) || (rc = call.alloc(&ex, plan.total)))
+        return rc;
+    const bool twed = p->measure == TSW_TWED;
+    /* validate: one-series collections over the two inputs */
+    int64_t idx[4] = {0, a->length, 0, b->length};
+    int64_t *d = (int64_t *)call.at(pp.index);
+    TSW_CU(cudaMemcpyAsync(d, idx, sizeof(idx), cudaMemcpyHostToDevice, call.stream),
+           "cudaMemcpyAsync (index)");
+    tsw__dcoll da = {a->values, twed ? a->times : nullptr, d, d + 1, 1, a->length, a->length};
+    tsw__dcoll db = {b->values, twed ? b->times : nullptr, d + 2, d + 3, 1, b->length, b->length};
+    int *flag = (int *)call.at(pp.flag);
+    if ((rc = clear_flag(call, flag)) || (rc = check_on_device(call, dtype, dim, da, flag, twed)) ||
+        (rc = check_on_device(call, dtype, dim, db, flag, twed)) || (rc = read_flag(call, flag)))
+        return rc;
+    double v;
+    if ((rc = pair_compute(call, pp, p, dtype, dim, a->values, da.times, a->length, b->values,
+                           db.times, b->length, &v)))
+        return rc;
+    if (dtype == TSW_F32) {
+        float f = (float)v;
+        TSW_CU(cudaMemcpyAsync(out, &f, sizeof(f), cudaMemcpyHostToDevice, call.stream),
+               "cudaMemcpyAsync (out)");
+        return call.sync();
+    }
+    TSW_CU(cudaMemcpyAsync(out, &v, sizeof(v), cudaMemcpyHostToDevice, call.stream),
+           "cudaMemcpyAsync (out)");
+    return call.sync();
+}
+
+} // namespace
+
+/* ---- entry points --------------------------------------------------------------------------- */
+
+extern "C" {
+
+int tsw_has_cuda(void) { return 1; }
+
+int tsw_cuda_device_count(int *count)
+{
+    if (!count)
+        return TSW_EINVAL;
+    *count = device_count_cached();
+    return TSW_OK;
+}
+
+int tsw_cuda_device_info(int index, tsw_cuda_device *info)
+{
+    if (!info)
+        return TSW_EINVAL;
+    memset(info, 0, sizeof(*info));
+    tsw__clear_detail();
+    DeviceGuard guard(index);
+    if (guard.rc)
+        return guard.rc;
+    cudaDeviceProp prop;
+    TSW_CU(cudaGetDeviceProperties(&prop, index), "cudaGetDeviceProperties");
+    strncpy(info->name, prop.name, sizeof(info->name) - 1);
+    info->major = prop.major;
+    info->minor = prop.minor;
+    info->multiprocessors = prop.multiProcessorCount;
+    info->total_memory = prop.totalGlobalMem;
+    size_t fr = 0, tot = 0;
+    if (cudaMemGetInfo(&fr, &tot) == cudaSuccess)
+        info->free_memory = fr;
+    (void)cudaGetLastError();
+    info->runnable = arch_runnable(prop.major, prop.minor);
+    return TSW_OK;
+}
+
+const char *tsw_cuda_archs(void) { return TSWARP_CUDA_ARCHS_STRING; }
+
+int tsw_cuda_versions(int *runtime, int *driver)
+{
+    int r = 0, d = 0;
+    if (cudaRuntimeGetVersion(&r) != cudaSuccess)
+        r = 0;
+    if (cudaDriverGetVersion(&d) != cudaSuccess)
+        d = 0;
+    (void)cudaGetLastError();
+    if (runtime)
+        *runtime = r;
+    if (driver)
+        *driver = d;
+    return TSW_OK;
+}
+
+int tsw__cuda_auto(const tsw_exec *exec, double cells)
+{
+    /* The GPU wins once the work outgrows a few tens of milliseconds of CPU time (the
+     * CPU kernels run about 1e9 cells per second per thread; the first CUDA call of a
+     * process also pays for creating the context). */
+    int threads = exec->n_threads > 0 ? exec->n_threads : tsw_max_threads();
+    if (cells < 5e7 * (double)(threads > 0 ? threads : 1))
+        return 0;
+    return exec->device_index < device_count_cached();
+}
+
+int tsw__cuda_distance(const tsw_params *p, tsw_dtype dtype, int64_t dim, const tsw_series *a,
+                       const tsw_series *b, double *out, const tsw_exec *ex)
+{
+    DeviceGuard guard(ex->device_index);
+    if (guard.rc)
+        return guard.rc;
+    const size_t es = tsw__dtype_size(dtype);
+    const bool twed = p->measure == TSW_TWED;
+    Call call;
+    int rc;
+    if ((rc = call.init(ex, false)))
+        return rc;
+    Plan plan;
+    PairPieces pp = plan_pair(plan, p, dtype, dim, a->length, b->length, ex->device_index);
+    const size_t va = plan.add((size_t)a->length * (size_t)dim, es);
+    const size_t vb = plan.add((size_t)b->length * (size_t)dim, es);
+    const size_t ta = twed && a->times ? plan.add((size_t)a->length, es) : 0;
+    const size_t tb = twed && b->times ? plan.add((size_t)b->length, es) : 0;
+    if (plan.overflow)
+        return TSW_EOVERFLOW;
+    tsw_exec own = *ex;
+    own.cuda_workspace = nullptr;
+    if ((rc = call.alloc(&own, plan.total)))
+        return rc;
+    TSW_CU(cudaMemcpyAsync(call.at(va), a->values, (size_t)a->length * (size_t)dim * es,
+                           cudaMemcpyHostToDevice, call.stream),
+           "cudaMemcpyAsync (a)");
+    TSW_CU(cudaMemcpyAsync(call.at(vb), b->values, (size_t)b->length * (size_t)dim * es,
+                           cudaMemcpyHostToDevice, call.stream),
+           "cudaMemcpyAsync (b)");
+    if (ta)
+        TSW_CU(cudaMemcpyAsync(call.at(ta), a->times, (size_t)a->length * es,
+                               cudaMemcpyHostToDevice, call.stream),
+               "cudaMemcpyAsync (a times)");
+    if (tb)
+        TSW_CU(cudaMemcpyAsync(call.at(tb), b->times, (size_t)b->length * es,
+                               cudaMemcpyHostToDevice, call.stream),
+               "cudaMemcpyAsync (b times)");
+    return pair_compute(call, pp, p, dtype, dim, call.at(va), ta ? call.at(ta) : nullptr,
+                        a->length, call.at(vb), tb ? call.at(tb) : nullptr, b->length, out);
+}
+
+int tsw__cuda_cdist(const tsw_params *p, tsw_dtype dtype, int64_t dim, const tsw_collection *x,
+                    const tsw_collection *y, void *out, const tsw_exec *ex)
+{
+    return host_batch(p, dtype, dim, x, y, TSW_PDIST_FULL, out, ex);
+}
+
+int tsw__cuda_pdist(const tsw_params *p, tsw_dtype dtype, int64_t dim, const tsw_collection *x,
+                    tsw_pdist_layout layout, void *out, const tsw_exec *ex)
+{
+    return host_batch(p, dtype, dim, x, nullptr, layout, out, ex);
+}
+
+int tsw__cuda_paired(const tsw_params *p, tsw_dtype dtype, int64_t dim, const tsw_collection *x,
+                     const tsw_collection *y, void *out, const tsw_exec *ex)
+{
+    return host_batch(p, dtype, dim, x, y, TSW_PDIST_FULL, out, ex, true);
+}
+
+int tsw_paired_device(const tsw_params *params, tsw_dtype dtype, int64_t dim,
+                      const tsw_collection *x, const tsw_collection *y, void *out,
+                      const tsw_exec *exec)
+{
+    if (!y)
+        return TSW_EINVAL;
+    return device_batch(params, dtype, dim, x, y, TSW_PDIST_FULL, out, exec, nullptr, true);
+}
+
+int tsw_paired_workspace_size(const tsw_params *params, tsw_dtype dtype, int64_t dim,
+                              const tsw_collection *x, const tsw_collection *y,
+                              const tsw_exec *exec, size_t *bytes)
+{
+    if (!bytes || !y)
+        return TSW_EINVAL;
+    *bytes = 0;
+    return device_batch(params, dtype, dim, x, y, TSW_PDIST_FULL, nullptr, exec, bytes, true);
+}
+
+int tsw_distance_device(const tsw_params *params, tsw_dtype dtype, int64_t dim,
+                        const tsw_series *a, const tsw_series *b, void *out,
+                        const tsw_exec *exec)
+{
+    return device_pair(params, dtype, dim, a, b, out, exec, nullptr);
+}
+
+int tsw_cdist_device(const tsw_params *params, tsw_dtype dtype, int64_t dim,
+                     const tsw_collection *x, const tsw_collection *y, void *out,
+                     const tsw_exec *exec)
+{
+    if (!y)
+        return TSW_EINVAL;
+    return device_batch(params, dtype, dim, x, y, TSW_PDIST_FULL, out, exec, nullptr);
+}
+
+int tsw_pdist_device(const tsw_params *params, tsw_dtype dtype, int64_t dim,
+                     const tsw_collection *x, tsw_pdist_layout layout, void *out,
+                     const tsw_exec *exec)
+{
+    return device_batch(params, dtype, dim, x, nullptr, layout, out, exec, nullptr);
+}
+
+int tsw_distance_workspace_size(const tsw_params *params, tsw_dtype dtype, int64_t dim,
+                                const tsw_series *a, const tsw_series *b,
+                                const tsw_exec *exec, size_t *bytes)
+{
+    if (!bytes)
+        return TSW_EINVAL;
+    *bytes = 0;
+    return device_pair(params, dtype, dim, a, b, nullptr, exec, bytes);
+}
+
+int tsw_cdist_workspace_size(const tsw_params *params, tsw_dtype dtype, int64_t dim,
+                             const tsw_collection *x, const tsw_collection *y,
+                             const tsw_exec *exec, size_t *bytes)
+{
+    if (!bytes || !y)
+        return TSW_EINVAL;
+    *bytes = 0;
+    return device_batch(params, dtype, dim, x, y, TSW_PDIST_FULL, nullptr, exec, bytes);
+}
+
+int tsw_pdist_workspace_size(const tsw_params *params, tsw_dtype dtype, int64_t dim,
+                             const tsw_collection *x, tsw_pdist_layout layout,
+                             const tsw_exec *exec, size_t *bytes)
+{
+    if (!bytes)
+        return TSW_EINVAL;
+    *bytes = 0;
+    return device_batch(params, dtype, dim, x, nullptr, layout, nullptr, exec, bytes);
+}
+
+} /* extern "C" */

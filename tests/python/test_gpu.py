@@ -1,0 +1,897 @@
+"""GPU (CUDA) tests of the Python package.
+
+Two groups:
+- tests that run everywhere, GPU or not: info() keys, device= parsing, device='cuda' without
+  a GPU (NoDeviceError), device='auto' falling back to the CPU, GPU-array detection that
+  leaves host objects on the numpy path, no import of CuPy/torch by `import tswarp`;
+- tests that need a GPU (skipped, with the reason, when tswarp.info() reports none), and for
+  the array-library ones CuPy and/or PyTorch with CUDA: GPU against CPU on fresh random
+  inputs of every measure, both precisions, uni- and multivariate, unequal lengths, windows,
+  cdist/pdist in both layouts, lists of variable-length series; CuPy and torch inputs come
+  back as the same kind of array on the same GPU; non-contiguous inputs; a non-default
+  stream; dtype errors; out-of-memory requests; failing calls that must not leak device
+  memory; concurrent calls from several threads.
+
+Tolerances against the CPU backend: float64 1e-12 relative, float32 1e-5 (DTW, TWED) and
+1e-4 (Soft-DTW). Soft-DTW values can cancel to near zero, so as in test_properties.py they are
+relative to |value| + gamma * (cells of a path) + the accumulated DTW cost of the pair.
+"""
+
+import gc
+import math
+import re
+import subprocess
+import sys
+import threading
+
+import numpy as np
+import pytest
+
+import tswarp
+
+INFO = tswarp.info()
+HAS_GPU = bool(INFO["cuda_built"] and INFO["cuda_devices"] > 0)
+NO_GPU_REASON = (f"no CUDA GPU: tswarp.info() reports cuda_built={INFO['cuda_built']}, "
+                 f"cuda_devices={INFO['cuda_devices']}")
+needs_gpu = pytest.mark.skipif(not HAS_GPU, reason=NO_GPU_REASON)
+
+METRICS = ("dtw", "twed", "soft_dtw")
+FUNCS = {"dtw": tswarp.dtw, "twed": tswarp.twed, "soft_dtw": tswarp.soft_dtw}
+DTYPES = pytest.mark.parametrize("dtype", [np.float64, np.float32], ids=["f64", "f32"])
+
+
+def rtol_of(metric, dtype):
+    if dtype == np.float64:
+        return 1e-12
+    return 1e-4 if metric == "soft_dtw" else 1e-5
+
+
+# ---------------------------------------------------------------------------------------
+# random cases
+# ---------------------------------------------------------------------------------------
+def draw_len(rng, hi):
+    return int(rng.integers(1, 4)) if rng.random() < 0.15 else int(rng.integers(1, hi + 1))
+
+
+def times(rng, n):
+    return rng.uniform(0.1, 2.0) + np.concatenate([[0.0], np.cumsum(rng.uniform(0.05, 2.0, n - 1))])
+
+
+def random_params(rng, metric, twed_times=None):
+    """Measure parameters and a random window; twed_times(rng) -> dict of timestamps."""
+    params = {}
+    if metric == "dtw":
+        params["cost"] = str(rng.choice(["sqeuclidean", "euclidean", "abs", "cosine"]))
+        if rng.random() < 0.2:
+            params["accumulated"] = True
+    elif metric == "twed":
+        params.update(nu=float(rng.uniform(0, 1)), lmbda=float(rng.uniform(0, 2)),
+                      p=float(rng.choice([1.0, 2.0, 3.0])))
+        if twed_times is not None and rng.random() < 0.5:
+            params.update(twed_times(rng))
+    else:
+        params["gamma"] = float(rng.choice([0.01, 0.1, 1.0, 10.0]))
+        if rng.random() < 0.3:
+            params["normalize"] = True
+    k = rng.integers(0, 4)
+    if k == 1:
+        params["window"] = int(rng.integers(0, 50))
+    elif k == 2:
+        params["window"] = float(rng.random())
+    elif k == 3:
+        params["itakura_max_slope"] = float(rng.uniform(1.0, 3.0))
+    return params
+
+
+def pair_case(rng, metric, trial):
+    """(a, b, params): lengths 1..300, every 8th trial up to 2,000; dims 1 to 64."""
+    long = trial % 8 == 7
+    n, m = draw_len(rng, 2000 if long else 300), draw_len(rng, 2000 if long else 300)
+    if rng.random() < 0.2:
+        m = n
+    d = int(rng.choice([1, 2, 3])) if long else int(rng.choice([1, 1, 2, 3, 8, 64]))
+    a, b = rng.normal(size=(n, d)), rng.normal(size=(m, d))
+    if d == 1 and rng.random() < 0.5:
+        a, b = a[:, 0], b[:, 0]
+    params = random_params(rng, metric, lambda r: {"ta": times(r, n), "tb": times(r, m)})
+    return a, b, params
+
+
+def describe(params):
+    return {k: (f"<{len(v)} stamps>" if isinstance(v, (np.ndarray, list)) else v)
+            for k, v in params.items()}
+
+
+def soft_scale(metric, params, la, lb, acc):
+    """Extra scale for Soft-DTW comparisons (0 for the other measures)."""
+    if metric != "soft_dtw":
+        return 0.0
+    return params.get("gamma", 1.0) * 2.0 * (la + lb) + acc
+
+
+def assert_close(got, exp, rtol, scale, what):
+    got = np.asarray(got, dtype=np.float64)
+    exp = np.asarray(exp, dtype=np.float64)
+    assert got.shape == exp.shape, f"{what}: shape {got.shape} != {exp.shape}"
+    with np.errstate(invalid="ignore"):  # inf - inf where a window admits no path
+        ok = (got == exp) | (np.abs(got - exp) <= rtol * (np.maximum(np.abs(got), np.abs(exp)) + scale))
+    bad = np.argwhere(~ok)[:3].tolist()
+    assert ok.all(), f"{what}: at {bad}: got {got[~ok][:3]} expected {exp[~ok][:3]}"
+
+
+def pair_scale(metric, a, b, params):
+    if metric != "soft_dtw":
+        return 0.0
+    acc = tswarp.dtw(a, b, accumulated=True, device="cpu")
+    return soft_scale(metric, params, len(a), len(b), acc if math.isfinite(acc) else 0.0)
+
+
+def batch_scale(metric, X, Y, params):
+    if metric != "soft_dtw":
+        return 0.0
+    acc = tswarp.cdist(X, X if Y is None else Y, accumulated=True, device="cpu")
+    acc = np.where(np.isfinite(acc), acc, 0.0)
+    lx = np.array([len(x) for x in X])
+    ly = lx if Y is None else np.array([len(y) for y in Y])
+    return params.get("gamma", 1.0) * 2.0 * (lx[:, None] + ly[None, :]) + acc
+
+
+def condensed(M):
+    return M[np.triu_indices(M.shape[0], 1)]
+
+
+def collections(rng, metric, trial, dtype):
+    """(X, Y, tx, ty, params) for a batch: trial % 3 == 0 equal lengths as 3-D arrays,
+    1 univariate 2-D arrays, 2 lists of series of different lengths."""
+    kind = trial % 3
+    d = 1 if kind == 1 else int(rng.choice([1, 2, 3, 8]))
+    nx, ny = int(rng.integers(1, 30)), int(rng.integers(1, 20))
+    if kind == 2:
+        X = [rng.normal(size=(draw_len(rng, 120), d)).astype(dtype) for _ in range(nx)]
+        Y = [rng.normal(size=(draw_len(rng, 120), d)).astype(dtype) for _ in range(ny)]
+        tx = [times(rng, len(x)) for x in X]
+        ty = [times(rng, len(y)) for y in Y]
+    else:
+        L = draw_len(rng, 150)
+        shape = (L,) if kind == 1 else (L, d)
+        X = rng.normal(size=(nx,) + shape).astype(dtype)
+        Y = rng.normal(size=(ny,) + shape).astype(dtype)
+        tx = np.stack([times(rng, L) for _ in range(nx)])
+        ty = np.stack([times(rng, L) for _ in range(ny)])
+    params = random_params(rng, metric)
+    if metric != "twed" or rng.random() < 0.5:
+        tx = ty = None
+    return X, Y, tx, ty, params
+
+
+def batch_expectations(metric, X, Y, tx, ty, params):
+    tkw_c = {} if tx is None else {"tx": tx, "ty": ty}
+    tkw_p = {} if tx is None else {"tx": tx}
+    return (tswarp.cdist(X, Y, metric=metric, device="cpu", **tkw_c, **params),
+            tswarp.pdist(X, metric=metric, device="cpu", **tkw_p, **params))
+
+
+# ---------------------------------------------------------------------------------------
+# GPU array libraries (CuPy, PyTorch) behind one small interface for the tests
+# ---------------------------------------------------------------------------------------
+class CupyLib:
+    name = "cupy"
+
+    def __init__(self, cp):
+        self.cp = cp
+
+    def put(self, a, dev=0):
+        with self.cp.cuda.Device(dev):
+            return self.cp.asarray(a)
+
+    def get(self, x):
+        return self.cp.asnumpy(x)
+
+    def owns(self, x):
+        return isinstance(x, self.cp.ndarray)
+
+    def device(self, x):
+        return x.device.id
+
+    def dtype(self, x):
+        return np.dtype(x.dtype)
+
+    def permute(self, x, axes):
+        return x.transpose(axes)
+
+    def mem(self, dev=0):
+        with self.cp.cuda.Device(dev):
+            return self.cp.cuda.runtime.memGetInfo()
+
+    def used(self):
+        return self.cp.get_default_memory_pool().used_bytes()
+
+    def sync(self):
+        self.cp.cuda.runtime.deviceSynchronize()
+
+    def alloc_bytes(self, n):
+        return self.cp.empty(int(n), dtype=self.cp.uint8)
+
+    def release(self):
+        self.cp.get_default_memory_pool().free_all_blocks()
+
+
+class TorchLib:
+    name = "torch"
+
+    def __init__(self, torch):
+        self.t = torch
+
+    def put(self, a, dev=0):
+        # torch cannot wrap negative strides (X[::-1]): copy to a contiguous array first
+        return self.t.as_tensor(np.ascontiguousarray(a), device=f"cuda:{dev}")
+
+    def get(self, x):
+        return x.detach().cpu().numpy()
+
+    def owns(self, x):
+        return isinstance(x, self.t.Tensor) and x.is_cuda
+
+    def device(self, x):
+        return x.device.index
+
+    def dtype(self, x):
+        return np.dtype(str(x.dtype).replace("torch.", ""))
+
+    def permute(self, x, axes):
+        return x.permute(axes)
+
+    def mem(self, dev=0):
+        return self.t.cuda.mem_get_info(dev)
+
+    def used(self):
+        return self.t.cuda.memory_allocated()
+
+    def sync(self):
+        self.t.cuda.synchronize()
+
+    def alloc_bytes(self, n):
+        return self.t.empty(int(n), dtype=self.t.uint8, device="cuda")
+
+    def release(self):
+        self.t.cuda.empty_cache()
+
+
+def load_lib(name):
+    if not HAS_GPU:
+        pytest.skip(NO_GPU_REASON)
+    mod = pytest.importorskip(name, reason=f"{name} is not installed")
+    if name == "torch":
+        if not mod.cuda.is_available():
+            pytest.skip("torch is installed without CUDA")
+        return TorchLib(mod)
+    return CupyLib(mod)
+
+
+@pytest.fixture(params=["cupy", "torch"])
+def xp(request):
+    return load_lib(request.param)
+
+
+def put_params(xp, params):
+    """Timestamps go to the GPU with the series."""
+    return {k: (xp.put(v) if k in ("ta", "tb") else v) for k, v in params.items()}
+
+
+def put_coll(xp, C):
+    if C is None:
+        return None
+    return [xp.put(c) for c in C] if isinstance(C, list) else xp.put(C)
+
+
+def assert_gpu_result(xp, got, shape, dtype, dev=0):
+    assert xp.owns(got), f"expected a {xp.name} GPU array, got {type(got)}"
+    assert tuple(got.shape) == tuple(shape), (tuple(got.shape), shape)
+    assert xp.dtype(got) == np.dtype(dtype), (xp.dtype(got), dtype)
+    assert xp.device(got) == dev
+
+
+# =======================================================================================
+# Tests that run everywhere (CI has no GPU)
+# =======================================================================================
+def test_info_keys():
+    info = tswarp.info()
+    types = {"version": str, "simd": str, "threads": int, "cuda_built": bool, "cuda_devices": int,
+             "cuda_archs": str, "cuda_runtime": int, "cuda_driver": int, "gpus": list}
+    for key, typ in types.items():
+        assert isinstance(info[key], typ), (key, info[key])
+    assert len(info["gpus"]) == info["cuda_devices"]
+    if not info["cuda_built"]:
+        assert info["cuda_archs"] == "" and info["gpus"] == []
+        assert info["cuda_runtime"] == info["cuda_driver"] == 0
+    else:
+        assert re.fullmatch(r"((sm|compute)_\d+a? ?)+", info["cuda_archs"]), info["cuda_archs"]
+    for i, g in enumerate(info["gpus"]):
+        assert set(g) == {"index", "name", "compute_capability", "multiprocessors",
+                          "total_memory", "free_memory", "runnable"}
+        assert g["index"] == i and isinstance(g["name"], str) and g["name"]
+        major, minor = g["compute_capability"]
+        assert major >= 3 and minor >= 0 and g["multiprocessors"] > 0
+        assert 0 <= g["free_memory"] <= g["total_memory"] and isinstance(g["runnable"], bool)
+    assert issubclass(tswarp.CudaError, RuntimeError)
+    assert issubclass(tswarp.NoDeviceError, ValueError)
+
+
+def _all_calls(a, b, X, Y, metric, **kw):
+    return [
+        lambda: FUNCS[metric](a, b, **kw),
+        lambda: tswarp.distance(a, b, metric=metric, **kw),
+        lambda: tswarp.cdist(X, Y, metric=metric, **kw),
+        lambda: tswarp.cdist(X, metric=metric, **kw),
+        lambda: tswarp.pdist(X, metric=metric, **kw),
+        lambda: tswarp.pdist(X, metric=metric, condensed=True, **kw),
+    ]
+
+
+@pytest.mark.skipif(HAS_GPU, reason="a CUDA GPU is present: device='cuda' computes there")
+@pytest.mark.parametrize("device", ["cuda", "cuda:0", "cuda:3"])
+@pytest.mark.parametrize("metric", METRICS)
+def test_device_cuda_without_gpu_raises(rng, metric, device):
+    a, b = rng.normal(size=9), rng.normal(size=(7,))
+    X, Y = rng.normal(size=(4, 6, 2)), [rng.normal(size=(k, 2)) for k in (3, 5)]
+    for call in _all_calls(a, b, X, Y, metric, device=device):
+        with pytest.raises(tswarp.NoDeviceError, match=re.escape(f"device='{device}'")) as e:
+            call()
+        assert "CUDA" in str(e.value).upper()
+
+
+def test_device_index_out_of_range_raises(rng):
+    a = rng.normal(size=5)
+    device = f"cuda:{INFO['cuda_devices'] + 3}"
+    with pytest.raises(tswarp.NoDeviceError, match="device"):
+        tswarp.dtw(a, a, device=device)
+    with pytest.raises(tswarp.NoDeviceError, match="device"):
+        tswarp.pdist([a, a], device=device)
+
+
+@pytest.mark.parametrize("metric", METRICS)
+def test_device_auto_falls_back_to_cpu(rng, metric):
+    """Without a GPU, 'auto' is the CPU result exactly; with one it may run on the GPU (large
+    work), within the GPU tolerances."""
+    a, b = rng.normal(size=(40, 2)), rng.normal(size=(33, 2))
+    small = [rng.normal(size=(int(rng.integers(1, 30)), 2)) for _ in range(6)]
+    big = rng.normal(size=(160, 64))  # larger work, where "auto" may pick a GPU if present
+    for dtype in (np.float64, np.float32):
+        rtol = 0.0 if not HAS_GPU else rtol_of(metric, dtype)
+        A, B = a.astype(dtype), b.astype(dtype)
+        exp = FUNCS[metric](A, B, device="cpu")
+        assert_close(FUNCS[metric](A, B, device="auto"), exp, rtol, pair_scale(metric, A, B, {}), "pair")
+        assert FUNCS[metric](A, B) == FUNCS[metric](A, B, device="auto")
+        for X in (small, big.astype(dtype)):
+            exp = tswarp.pdist(X, metric=metric, device="cpu")
+            got = tswarp.pdist(X, metric=metric, device="auto")
+            assert isinstance(got, np.ndarray) and got.dtype == exp.dtype
+            assert_close(got, exp, rtol, batch_scale(metric, X, None, {}), f"pdist auto {dtype}")
+            got = tswarp.cdist(X, X[:5], metric=metric)  # the default is auto
+            assert_close(got, tswarp.cdist(X, X[:5], metric=metric, device="cpu"), rtol,
+                         batch_scale(metric, X, X[:5], {}), f"cdist auto {dtype}")
+
+
+@pytest.mark.parametrize("device", ["cuda:x", "cuda:", "cuda:-1", "cuda:1:2", "cuda0", "CUDA",
+                                    "gpu", "cuda:0 ", " cpu", "", "cuda:1.0"])
+def test_malformed_device_is_value_error(device):
+    a = np.arange(4.0)
+    for call in _all_calls(a, a, [a, a], [a], "dtw", device=device):
+        with pytest.raises(ValueError, match="device must be 'auto', 'cpu', 'cuda' or 'cuda:N'") as e:
+            call()
+        assert not isinstance(e.value, tswarp.NoDeviceError)
+
+
+@pytest.mark.parametrize("device", [0, b"cuda", 1.5])
+def test_non_str_device_is_type_error(device):
+    with pytest.raises(TypeError, match="device must be a str"):
+        tswarp.dtw([1.0], [2.0], device=device)
+
+
+def test_import_tswarp_imports_no_gpu_library():
+    code = ("import sys, numpy as np, tswarp; tswarp.dtw(np.ones(3), np.ones(4));"
+            "tswarp.cdist([np.ones(3), np.ones(5)], device='auto'); tswarp.info();"
+            "bad = [m for m in ('cupy', 'torch', 'tswarp._gpu') if m in sys.modules];"
+            "assert not bad, bad")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+
+
+class HostDLPack:
+    """A host array of some other library: __dlpack_device__ says CPU, numpy reads __array__."""
+
+    def __init__(self, a):
+        self.a = a
+
+    def __dlpack_device__(self):
+        return (1, 0)  # kDLCPU
+
+    def __array__(self, dtype=None, copy=None):
+        return self.a if dtype is None else self.a.astype(dtype)
+
+
+class FakeCudaArray:
+    """Looks like a CUDA array (__cuda_array_interface__) but points at host memory. Only
+    used where tswarp must refuse it before reading the pointer."""
+
+    def __init__(self, a):
+        self.a = a
+
+    @property
+    def __cuda_array_interface__(self):
+        return {"shape": self.a.shape, "typestr": self.a.dtype.str, "version": 3,
+                "data": (self.a.ctypes.data, False), "strides": None, "stream": 1}
+
+
+def test_host_objects_with_gpu_protocols_take_the_numpy_path(rng):
+    a, b = rng.normal(size=12), rng.normal(size=(9,))
+    assert tswarp.dtw(HostDLPack(a), HostDLPack(b)) == tswarp.dtw(a, b)
+    assert tswarp.twed(HostDLPack(a), b, ta=HostDLPack(np.arange(1.0, 13.0))) == tswarp.twed(a, b)
+    X = [a, b, a[:4]]
+    np.testing.assert_array_equal(tswarp.pdist([HostDLPack(x) for x in X]), tswarp.pdist(X))
+    np.testing.assert_array_equal(tswarp.cdist(HostDLPack(np.stack([a, a])), [b]),
+                                  tswarp.cdist(np.stack([a, a]), [b]))
+
+
+def test_gpu_array_beside_host_array_names_the_argument(rng):
+    a = rng.normal(size=8)
+    with pytest.raises(ValueError, match=r"^dtw\(\): a is in host memory \(numpy.ndarray\) but b is a GPU array"):
+        tswarp.dtw(a, FakeCudaArray(a))
+    with pytest.raises(ValueError, match=r"^twed\(\): tb is in host memory \(list\)"):
+        tswarp.twed(FakeCudaArray(a), FakeCudaArray(a), tb=list(range(1, 9)))
+    with pytest.raises(ValueError, match=r"^pdist\(\): X\[1\] is in host memory"):
+        tswarp.pdist([FakeCudaArray(a), a])
+    with pytest.raises(ValueError, match=r"^cdist\(\): Y is in host memory"):
+        tswarp.cdist(FakeCudaArray(a[None]), a[None])
+
+
+@pytest.mark.skipif(HAS_GPU, reason="a CUDA GPU is present")
+def test_gpu_array_without_gpu_raises_no_device(rng):
+    a = rng.normal(size=8)
+    with pytest.raises(tswarp.NoDeviceError, match=r"^dtw\(\): a is a GPU array"):
+        tswarp.dtw(FakeCudaArray(a), FakeCudaArray(a))
+    with pytest.raises(tswarp.NoDeviceError, match=r"^cdist\(\): X\[0\] is a GPU array"):
+        tswarp.cdist([FakeCudaArray(a)], [FakeCudaArray(a)])
+
+
+def _cli(capsys, *args):
+    from tswarp.cli import main
+    code = main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_cli_device_option_and_info(tmp_path, capsys):
+    np.save(tmp_path / "a.npy", np.arange(6.0))
+    code, _, err = _cli(capsys, "distance", tmp_path / "a.npy", tmp_path / "a.npy", "--device", "cuda:x")
+    assert code == 2 and "--device" in err and "cuda:N" in err
+    code, out, _ = _cli(capsys, "distance", tmp_path / "a.npy", tmp_path / "a.npy", "--device", "cpu")
+    assert code == 0 and float(out) == 0.0
+    code, out, _ = _cli(capsys, "info")
+    assert code == 0
+    fields = dict(line.split(":", 1) for line in out.splitlines())
+    assert fields["GPUs found"].strip() == str(INFO["cuda_devices"])
+    for g in INFO["gpus"]:
+        assert g["name"] in fields[f"GPU {g['index']}"]
+    if INFO["cuda_built"]:
+        assert fields["CUDA archs"].strip() == (INFO["cuda_archs"] or "none")
+
+
+# =======================================================================================
+# numpy inputs computed on the GPU (device='cuda': the C library copies them)
+# =======================================================================================
+@needs_gpu
+@DTYPES
+@pytest.mark.parametrize("metric", METRICS)
+def test_numpy_pairs_on_gpu_match_cpu(rng, metric, dtype):
+    f, rtol = FUNCS[metric], rtol_of(metric, dtype)
+    for trial in range(24):
+        a, b, params = pair_case(rng, metric, trial)
+        a, b = a.astype(dtype), b.astype(dtype)
+        what = f"seed={rng.seed} trial={trial} {metric} {a.shape} {b.shape} {describe(params)}"
+        exp = f(a, b, device="cpu", **params)
+        got = f(a, b, device="cuda", **params)
+        assert isinstance(got, float), what
+        assert_close(got, exp, rtol, pair_scale(metric, a, b, params), what)
+        assert_close(f(a, b, device="cuda:0", **params), exp, rtol, pair_scale(metric, a, b, params), what)
+
+
+@needs_gpu
+@DTYPES
+@pytest.mark.parametrize("metric", METRICS)
+def test_numpy_batches_on_gpu_match_cpu(rng, metric, dtype):
+    rtol = rtol_of(metric, dtype)
+    for trial in range(6):
+        X, Y, tx, ty, params = collections(rng, metric, trial, dtype)
+        what = f"seed={rng.seed} trial={trial} {metric} {describe(params)} times={tx is not None}"
+        exp_c, exp_p = batch_expectations(metric, X, Y, tx, ty, params)
+        tc = {} if tx is None else {"tx": tx, "ty": ty}
+        tp = {} if tx is None else {"tx": tx}
+        got = tswarp.cdist(X, Y, metric=metric, device="cuda", **tc, **params)
+        assert isinstance(got, np.ndarray) and got.dtype == dtype, what
+        assert_close(got, exp_c, rtol, batch_scale(metric, X, Y, params), f"cdist {what}")
+        sp = batch_scale(metric, X, None, params)
+        got = tswarp.pdist(X, metric=metric, device="cuda", **tp, **params)
+        assert_close(got, exp_p, rtol, sp, f"pdist {what}")
+        got = tswarp.pdist(X, metric=metric, device="cuda", condensed=True, **tp, **params)
+        assert_close(got, condensed(exp_p), rtol, sp if np.isscalar(sp) else condensed(sp),
+                     f"pdist condensed {what}")
+
+
+# =======================================================================================
+# CuPy arrays and torch tensors, used in place
+# =======================================================================================
+@DTYPES
+@pytest.mark.parametrize("metric", METRICS)
+def test_gpu_array_pairs(rng, xp, metric, dtype):
+    f, rtol = FUNCS[metric], rtol_of(metric, dtype)
+    for trial in range(12):
+        a, b, params = pair_case(rng, metric, trial)
+        a, b = a.astype(dtype), b.astype(dtype)
+        what = f"seed={rng.seed} trial={trial} {xp.name} {metric} {a.shape} {b.shape} {describe(params)}"
+        exp = f(a, b, device="cpu", **params)
+        got = f(xp.put(a), xp.put(b), **put_params(xp, params))
+        assert_gpu_result(xp, got, (), dtype)
+        assert_close(xp.get(got), exp, rtol, pair_scale(metric, a, b, params), what)
+        got = tswarp.distance(xp.put(a), xp.put(b), metric=metric, device="cuda", **put_params(xp, params))
+        assert_gpu_result(xp, got, (), dtype)
+        assert_close(xp.get(got), exp, rtol, pair_scale(metric, a, b, params), what)
+
+
+@DTYPES
+@pytest.mark.parametrize("metric", METRICS)
+def test_gpu_array_batches(rng, xp, metric, dtype):
+    rtol = rtol_of(metric, dtype)
+    for trial in range(6):
+        X, Y, tx, ty, params = collections(rng, metric, trial, dtype)
+        what = f"seed={rng.seed} trial={trial} {xp.name} {metric} {describe(params)} times={tx is not None}"
+        exp_c, exp_p = batch_expectations(metric, X, Y, tx, ty, params)
+        gX, gY, gtx, gty = (put_coll(xp, C) for C in (X, Y, tx, ty))
+        tc = {} if tx is None else {"tx": gtx, "ty": gty}
+        tp = {} if tx is None else {"tx": gtx}
+        got = tswarp.cdist(gX, gY, metric=metric, **tc, **params)
+        assert_gpu_result(xp, got, exp_c.shape, dtype)
+        assert_close(xp.get(got), exp_c, rtol, batch_scale(metric, X, Y, params), f"cdist {what}")
+        sp = batch_scale(metric, X, None, params)
+        for call in (lambda: tswarp.pdist(gX, metric=metric, **tp, **params),
+                     lambda: tswarp.cdist(gX, metric=metric, **tp, **params)):
+            got = call()
+            assert_gpu_result(xp, got, exp_p.shape, dtype)
+            assert_close(xp.get(got), exp_p, rtol, sp, f"pdist {what}")
+        got = tswarp.pdist(gX, metric=metric, condensed=True, device="cuda:0", **tp, **params)
+        assert_gpu_result(xp, got, (len(X) * (len(X) - 1) // 2,), dtype)
+        assert_close(xp.get(got), condensed(exp_p), rtol, sp if np.isscalar(sp) else condensed(sp),
+                     f"pdist condensed {what}")
+
+
+def test_gpu_mixed_precision_computes_in_float64(rng, xp):
+    a32 = rng.normal(size=(30, 2)).astype(np.float32)
+    b64 = rng.normal(size=(25, 2))
+    got = tswarp.dtw(xp.put(a32), xp.put(b64))
+    assert_gpu_result(xp, got, (), np.float64)
+    assert_close(xp.get(got), tswarp.dtw(a32, b64, device="cpu"), 1e-12, 0.0, "mixed pair")
+    got = tswarp.cdist([xp.put(a32)], [xp.put(b64), xp.put(a32)])
+    assert_gpu_result(xp, got, (1, 2), np.float64)
+    assert_close(xp.get(got), tswarp.cdist([a32], [b64, a32], device="cpu"), 1e-12, 0.0, "mixed cdist")
+
+
+def test_gpu_noncontiguous_inputs(rng, xp):
+    base = rng.normal(size=(9, 40, 6))
+    G = xp.put(base)
+    view = G[:, ::2, 1:4]
+    exp = tswarp.pdist(np.ascontiguousarray(base[:, ::2, 1:4]), device="cpu")
+    assert_close(xp.get(tswarp.pdist(view)), exp, 1e-12, 0.0, "strided 3-D view")
+    T = xp.put(np.ascontiguousarray(base.transpose(1, 0, 2)))
+    assert_close(xp.get(tswarp.cdist(xp.permute(T, (1, 0, 2)), G[:3])),
+                 tswarp.cdist(base, base[:3], device="cpu"), 1e-12, 0.0, "transposed")
+    got = tswarp.dtw(G[0, ::3, 0], G[1, 1::2, 2])
+    assert_close(xp.get(got), tswarp.dtw(base[0, ::3, 0], base[1, 1::2, 2], device="cpu"), 1e-12, 0.0, "pair")
+    L = [G[i, : 5 + 3 * i, ::2] for i in range(5)]
+    exp = tswarp.pdist([base[i, : 5 + 3 * i, ::2] for i in range(5)], metric="twed", device="cpu")
+    assert_close(xp.get(tswarp.pdist(L, metric="twed")), exp, 1e-12, 0.0, "list of views")
+    ta = xp.put(np.arange(1.0, 81.0))[::2]  # strided timestamps
+    got = tswarp.twed(G[0, :, 0], G[1, :, 0], ta=ta, tb=ta, nu=0.3)
+    exp = tswarp.twed(base[0, :, 0], base[1, :, 0], ta=np.arange(1.0, 81.0, 2), tb=np.arange(1.0, 81.0, 2), nu=0.3)
+    assert_close(xp.get(got), exp, 1e-12, 0.0, "strided timestamps")
+
+
+def test_gpu_wrong_dtype_names_the_argument(xp):
+    f = xp.put(np.arange(10.0))
+    with pytest.raises(TypeError, match=r"^b has dtype int32 on the GPU"):
+        tswarp.dtw(f, xp.put(np.arange(10, dtype=np.int32)))
+    with pytest.raises(TypeError, match=r"^X\[1\] has dtype float16 on the GPU"):
+        tswarp.pdist([f, xp.put(np.arange(10, dtype=np.float16))])
+    with pytest.raises(TypeError, match=r"^Y has dtype int64 on the GPU"):
+        tswarp.cdist(xp.put(np.ones((2, 3))), xp.put(np.ones((2, 3), dtype=np.int64)))
+    # integer timestamps are fine (converted to the series' dtype), as on the host
+    got = tswarp.twed(f, f, ta=xp.put(np.arange(1, 11)), tb=xp.put(np.arange(2, 12)))
+    exp = tswarp.twed(np.arange(10.0), np.arange(10.0), ta=np.arange(1, 11), tb=np.arange(2, 12))
+    assert_close(xp.get(got), exp, 1e-12, 0.0, "integer timestamps")
+
+
+def test_gpu_device_rules(rng, xp):
+    a = rng.normal(size=(12, 2))
+    g = xp.put(a)
+    exp = tswarp.dtw(a, a[::-1], device="cpu")
+    for device in (None, "auto", "cuda", "cuda:0"):
+        kw = {} if device is None else {"device": device}
+        got = tswarp.dtw(g, xp.put(a[::-1]), **kw)
+        assert_gpu_result(xp, got, (), np.float64)
+        assert_close(xp.get(got), exp, 1e-12, 0.0, f"device={device}")
+    with pytest.raises(ValueError, match=r"^dtw\(\): a is in host memory \(numpy.ndarray\) but b is a GPU array"):
+        tswarp.dtw(a, g)
+    with pytest.raises(ValueError, match=r"^twed\(\): ta is in host memory"):
+        tswarp.twed(g, g, ta=np.arange(1.0, 13.0))
+    with pytest.raises(ValueError, match=r"^cdist\(\): Y\[1\] is in host memory"):
+        tswarp.cdist([g], [g, a])
+    with pytest.raises(ValueError, match=r"^dtw\(\): device='cpu' but a is a GPU array on cuda:0"):
+        tswarp.dtw(g, g, device="cpu")
+    with pytest.raises(ValueError, match=r"^pdist\(\): device='cpu' but X is a GPU array"):
+        tswarp.pdist(xp.put(rng.normal(size=(3, 5))), device="cpu")
+    if INFO["cuda_devices"] >= 2:
+        with pytest.raises(ValueError, match=r"device='cuda:1' but a is on cuda:0"):
+            tswarp.dtw(g, g, device="cuda:1")
+    else:
+        with pytest.raises(tswarp.NoDeviceError, match="device"):
+            tswarp.dtw(g, g, device="cuda:1")
+
+
+@pytest.mark.skipif(INFO["cuda_devices"] < 2, reason="needs two GPUs")
+def test_gpu_arrays_on_a_second_gpu(rng, xp):
+    X = rng.normal(size=(6, 30, 2))
+    g1 = xp.put(X, dev=1)
+    got = tswarp.pdist(g1)
+    assert_gpu_result(xp, got, (6, 6), np.float64, dev=1)
+    assert_close(xp.get(got), tswarp.pdist(X, device="cpu"), 1e-12, 0.0, "cuda:1")
+    got = tswarp.dtw(g1[0], g1[1], device="cuda:1")
+    assert_gpu_result(xp, got, (), np.float64, dev=1)
+    with pytest.raises(ValueError, match=r"b is on cuda:1 but a is on cuda:0"):
+        tswarp.dtw(xp.put(X[0]), g1[1])
+    with pytest.raises(ValueError, match=r"device='cuda:0' but X is on cuda:1"):
+        tswarp.pdist(g1, device="cuda:0")
+
+
+def test_torch_tensor_requiring_grad_is_read_detached(rng):
+    xp = load_lib("torch")
+    a, b = rng.normal(size=(20, 3)), rng.normal(size=(15, 3))
+    ga = xp.put(a).requires_grad_(True)
+    got = tswarp.soft_dtw(ga, xp.put(b), gamma=0.5)
+    assert not got.requires_grad
+    assert_close(xp.get(got), tswarp.soft_dtw(a, b, gamma=0.5, device="cpu"), 1e-12,
+                 pair_scale("soft_dtw", a, b, {"gamma": 0.5}), "requires_grad")
+
+
+def test_mixed_libraries_follow_the_first_argument(rng):
+    cp, th = load_lib("cupy"), load_lib("torch")
+    a, b = rng.normal(size=(20, 2)), rng.normal(size=(17, 2))
+    exp = tswarp.dtw(a, b, device="cpu")
+    got = tswarp.dtw(cp.put(a), th.put(b))
+    assert_gpu_result(cp, got, (), np.float64)
+    assert_close(cp.get(got), exp, 1e-12, 0.0, "cupy first")
+    got = tswarp.cdist([th.put(a)], [cp.put(b)])
+    assert_gpu_result(th, got, (1, 1), np.float64)
+    assert_close(th.get(got), [[exp]], 1e-12, 0.0, "torch first")
+
+
+class CAIOnly:
+    """Some other library's CUDA array: only __cuda_array_interface__."""
+
+    def __init__(self, arr):
+        self._arr = arr
+
+    @property
+    def __cuda_array_interface__(self):
+        return self._arr.__cuda_array_interface__
+
+
+class DLPackOnly:
+    """Some other library's CUDA array: only DLPack."""
+
+    def __init__(self, arr):
+        self._arr = arr
+
+    def __dlpack__(self, *args, **kwargs):
+        return self._arr.__dlpack__(*args, **kwargs)
+
+    def __dlpack_device__(self):
+        return self._arr.__dlpack_device__()
+
+
+def test_foreign_cuda_arrays_through_cai_and_dlpack(rng):
+    """Other GPU arrays are viewed through CuPy when it is installed, else torch; the result is
+    an array of that library."""
+    if not HAS_GPU:
+        pytest.skip(NO_GPU_REASON)
+    try:
+        lib = load_lib("cupy")
+    except pytest.skip.Exception:
+        lib = load_lib("torch")
+    X = rng.normal(size=(5, 20, 2))
+    exp = tswarp.pdist(X, device="cpu")
+    gX = lib.put(X)
+    for wrap in (CAIOnly, DLPackOnly):
+        got = tswarp.pdist(wrap(gX))
+        assert_gpu_result(lib, got, (5, 5), np.float64)
+        assert_close(lib.get(got), exp, 1e-12, 0.0, wrap.__name__)
+        got = tswarp.dtw(wrap(gX[0]), wrap(gX[1]))
+        assert_gpu_result(lib, got, (), np.float64)
+
+
+def _busy(xp):
+    """Keep the current stream busy for a while (about 0.1 s)."""
+    if isinstance(xp, TorchLib) and hasattr(xp.t.cuda, "_sleep"):
+        xp.t.cuda._sleep(200_000_000)
+        return
+    m = xp.put(np.full((2048, 2048), 1e-3, dtype=np.float32))
+    for _ in range(40):
+        m = m @ m
+
+
+def test_non_default_stream_orders_the_work(rng, xp):
+    """Inputs written on a non-blocking stream just before the call: tswarp must run on that
+    stream (the library's current one) to see them."""
+    X = rng.normal(size=(48, 96, 2)).astype(np.float32)
+    exp = tswarp.pdist(X, device="cpu")
+    src = xp.put(X)
+    xp.sync()
+    if isinstance(xp, TorchLib):
+        stream = xp.t.cuda.Stream()  # PyTorch's pool streams do not sync with the legacy stream
+        ctx = xp.t.cuda.stream(stream)
+    else:
+        stream = xp.cp.cuda.Stream(non_blocking=True)
+        ctx = stream
+    with ctx:
+        dst = src * 0
+        _busy(xp)
+        dst += src
+        got = tswarp.pdist(dst)
+        got_pair = tswarp.dtw(dst[0], dst[1])
+    assert_close(xp.get(got), exp, 1e-5, 0.0, f"{xp.name} non-default stream")
+    assert_close(xp.get(got_pair), exp[0, 1], 1e-5, 0.0, "pair on a non-default stream")
+
+
+def _hog(xp, leave):
+    """Allocate all but about `leave` bytes of free device memory; the buffer or None."""
+    free, _ = xp.mem()
+    for k in range(40):
+        size = free - leave - k * (64 << 20)
+        if size <= 0:
+            return None
+        try:
+            return xp.alloc_bytes(size)
+        except Exception:
+            continue
+    return None
+
+
+def test_output_larger_than_gpu_memory_is_memory_error(rng, xp):
+    free, _ = xp.mem()
+    n = math.isqrt(10 * free // 4) + 1  # a float32 n x n matrix: 10x the free memory
+    X = xp.put(np.zeros((n, 1), dtype=np.float32))
+    with pytest.raises(MemoryError, match=r"\d+ bytes") as e:
+        tswarp.cdist(X, X)
+    assert str(n * n * 4) in str(e.value), str(e.value)
+    with pytest.raises(MemoryError, match=r"\d+ bytes"):
+        tswarp.pdist(X)
+    del X
+    small = rng.normal(size=(7, 25, 2)).astype(np.float32)
+    got = tswarp.pdist(xp.put(small))
+    assert_close(xp.get(got), tswarp.pdist(small, device="cpu"), 1e-5, 0.0, "after MemoryError")
+
+
+def test_gpu_full_gives_memory_error_or_chunks(rng, xp):
+    """With almost no device memory left, a call either succeeds (the library splits the work
+    into chunks that fit) or raises MemoryError saying how many bytes it needed; afterwards
+    the device is usable."""
+    X = rng.normal(size=(3000, 64)).astype(np.float32)  # a 36 MB result
+    exp = tswarp.cdist(X[:50], X, device="cpu")
+    gX = xp.put(X)
+    xp.sync()
+    hog = _hog(xp, 16 << 20)
+    if hog is None:
+        pytest.skip("could not fill the device memory")
+    try:
+        for name, call, get in (("numpy", lambda: tswarp.cdist(X, X, device="cuda"), np.asarray),
+                                (xp.name, lambda: tswarp.cdist(gX, gX), xp.get)):
+            try:
+                out = call()
+            except MemoryError as e:
+                assert re.search(r"\d+ bytes", str(e)), f"{name}: {e}"
+            else:
+                assert_close(get(out)[:50], exp, 1e-5, 0.0, f"{name} with the GPU nearly full")
+                del out
+    finally:
+        del hog
+        xp.sync()
+        xp.release()
+    got = tswarp.cdist(gX[:50], gX)
+    assert_close(xp.get(got), exp, 1e-5, 0.0, "after freeing the memory")
+    assert_close(tswarp.cdist(X[:50], X, device="cuda"), exp, 1e-5, 0.0, "numpy after freeing")
+
+
+def test_failing_calls_do_not_leak_device_memory(rng, xp):
+    X = rng.normal(size=(40, 64, 2))
+    X[7, 3, 1] = np.nan
+    gX = xp.put(X)
+    T = np.tile(np.arange(1.0, 65.0), (40, 1))
+    T[5, 10] = T[5, 9]
+    gT = xp.put(T)
+    calls = [
+        (lambda: tswarp.pdist(gX), r"^X\[7\] contains NaN or infinity"),
+        (lambda: tswarp.cdist(gX[:5], gX, metric="soft_dtw"), r"^Y\[7\] contains NaN"),
+        (lambda: tswarp.cdist([gX[i] for i in range(9)], metric="twed"), r"^X\[7\] contains NaN"),
+        (lambda: tswarp.dtw(gX[7], gX[0]), r"^a contains NaN"),
+        (lambda: tswarp.twed(gX[0], gX[1], ta=gT[5], tb=gT[0]),
+         r"^ta must be strictly increasing, but ta\[10\]"),
+        (lambda: tswarp.pdist(gX[:, :, 0][:7], metric="twed", tx=gT[:7]),
+         r"^tx\[5\] must be strictly increasing"),
+        (lambda: tswarp.cdist(X, X[:3], device="cuda"), r"^X\[7\] contains NaN"),
+        (lambda: tswarp.soft_dtw(X[0], X[7], device="cuda"), r"^b contains NaN"),
+    ]
+
+    def run(count):
+        for i in range(count):
+            call, pattern = calls[i % len(calls)]
+            with pytest.raises(ValueError, match=pattern):
+                call()
+
+    run(2 * len(calls))  # pools and caches reach their steady state
+    gc.collect()  # tracebacks of the caught errors hold the call's buffers until collected
+    xp.sync()
+    free0, used0 = xp.mem()[0], xp.used()
+    run(200)
+    gc.collect()
+    xp.sync()
+    free1, used1 = xp.mem()[0], xp.used()
+    assert used1 <= used0, f"{xp.name} allocator: {used1 - used0} bytes more in use after 200 failing calls"
+    assert free0 - free1 <= (4 << 20), f"device free memory fell by {free0 - free1} bytes"
+    good = np.nan_to_num(X[:6])
+    assert_close(xp.get(tswarp.pdist(xp.put(good))), tswarp.pdist(good, device="cpu"), 1e-12, 0.0, "after failures")
+
+
+def test_concurrent_calls_from_threads(rng, xp):
+    X = rng.normal(size=(40, 120, 3)).astype(np.float32)
+    L = [rng.normal(size=(int(rng.integers(5, 150)), 3)) for _ in range(12)]
+    gX, gL = xp.put(X), [xp.put(x) for x in L]
+    jobs = [
+        lambda: xp.get(tswarp.pdist(gX)),
+        lambda: xp.get(tswarp.cdist(gX, gX[:7], metric="twed", nu=0.1)),
+        lambda: xp.get(tswarp.pdist(gL, metric="soft_dtw", gamma=0.1, condensed=True)),
+        lambda: xp.get(tswarp.dtw(gX[0], gX[1], window=10)),
+        lambda: tswarp.cdist(X, L, device="cuda", metric="twed"),
+        lambda: tswarp.soft_dtw(L[0], L[1], device="cuda"),
+    ]
+    ref = [job() for job in jobs]
+    n_threads, rounds = 4, 5
+    results = [[] for _ in range(n_threads)]
+    errors = []
+    barrier = threading.Barrier(n_threads)
+
+    def worker(t):
+        try:
+            barrier.wait()
+            for r in range(rounds):
+                for k in range(len(jobs)):
+                    k = (k + t + r) % len(jobs)  # threads run different calls at once
+                    results[t].append((k, jobs[k]()))
+        except BaseException as e:  # reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=worker, args=(t,)) for t in range(n_threads)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert not errors, errors
+    for t in range(n_threads):
+        assert len(results[t]) == rounds * len(jobs)
+        for k, got in results[t]:
+            np.testing.assert_array_equal(got, ref[k], err_msg=f"thread {t} job {k}")
+
+
+@needs_gpu
+def test_info_lists_the_gpus():
+    assert INFO["cuda_built"] and INFO["cuda_archs"]
+    assert INFO["cuda_runtime"] > 0 and INFO["cuda_driver"] > 0
+    assert len(INFO["gpus"]) == INFO["cuda_devices"] >= 1
+    assert any(g["runnable"] for g in INFO["gpus"]), INFO["gpus"]
