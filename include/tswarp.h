@@ -259,8 +259,8 @@ TSW_EXPORT int64_t tsw_pdist_size(int64_t n, tsw_pdist_layout layout);
  * The same operations with the series values, the timestamps and the output in device
  * memory of GPU exec->device_index (from cudaMalloc, CuPy or PyTorch); offsets and lengths
  * of a collection stay host arrays. The work runs on exec->cuda_stream (NULL: the legacy
- * default stream); the call checks the inputs on the device (TSW_ENONFINITE, TSW_ETIMES:
- * the output is then unspecified), waits for the stream and returns when out holds the
+ * default stream); the call checks the inputs on the device first (TSW_ENONFINITE,
+ * TSW_ETIMES: nothing is written), waits for the stream and returns when out holds the
  * results. exec->device is ignored
  * (these always run on the GPU). Without a CUDA backend or device: TSW_ENODEV.
  * ------------------------------------------------------------------------------------- */

@@ -467,18 +467,17 @@ BatchPieces plan_batch(Plan &plan, const tsw_params *p, tsw_dtype dtype, int64_t
     /* (the scratch depends on the lengths, not on the mode: CDIST stands for all) */
     BatchPieces bp;
     const size_t es = tsw__dtype_size(dtype);
-    bp.off_x = plan.add((size_t)hx.c->count, sizeof(int64_t));
-    bp.len_x = plan.add((size_t)hx.c->count, sizeof(int64_t));
-    bp.off_y = bp.len_y = 0;
-    if (hy) {
-        bp.off_y = plan.add((size_t)hy->c->count, sizeof(int64_t));
-        bp.len_y = plan.add((size_t)hy->c->count, sizeof(int64_t));
-    }
+    const size_t nx = (size_t)hx.c->count, ny = hy ? (size_t)hy->c->count : 0;
+    /* one piece for all index arrays, uploaded with one copy: [off_x len_x off_y len_y] */
+    bp.off_x = plan.add(2 * (nx + ny), sizeof(int64_t));
+    bp.len_x = bp.off_x + nx * sizeof(int64_t);
+    bp.off_y = bp.len_x + nx * sizeof(int64_t);
+    bp.len_y = bp.off_y + ny * sizeof(int64_t);
     bp.self_x = bp.self_y = 0;
     if (needs_self(p)) {
-        bp.self_x = plan.add((size_t)hx.c->count, es);
+        bp.self_x = plan.add(nx, es);
         if (hy)
-            bp.self_y = plan.add((size_t)hy->c->count, es);
+            bp.self_y = plan.add(ny, es);
     }
     tsw__batch proto = base_batch(p, dtype, dim);
     tsw__dcoll dx = make_dcoll(nullptr, nullptr, nullptr, nullptr, hx);
@@ -494,27 +493,29 @@ BatchPieces plan_batch(Plan &plan, const tsw_params *p, tsw_dtype dtype, int64_t
 
 int upload_index(Call &call, const BatchPieces &bp, const HostColl &hx, const HostColl *hy)
 {
-    const size_t nx = sizeof(int64_t) * (size_t)hx.c->count;
-    TSW_CU(cudaMemcpyAsync(call.at(bp.off_x), hx.off, nx, cudaMemcpyHostToDevice, call.stream),
-           "cudaMemcpyAsync (offsets)");
-    TSW_CU(cudaMemcpyAsync(call.at(bp.len_x), hx.len, nx, cudaMemcpyHostToDevice, call.stream),
-           "cudaMemcpyAsync (lengths)");
+    const size_t nx = (size_t)hx.c->count, ny = hy ? (size_t)hy->c->count : 0;
+    const size_t bytes = 2 * (nx + ny) * sizeof(int64_t);
+    int64_t *h = (int64_t *)tsw__malloc(bytes);
+    if (!h)
+        return TSW_ENOMEM;
+    memcpy(h, hx.off, nx * sizeof(int64_t));
+    memcpy(h + nx, hx.len, nx * sizeof(int64_t));
     if (hy) {
-        const size_t ny = sizeof(int64_t) * (size_t)hy->c->count;
-        TSW_CU(cudaMemcpyAsync(call.at(bp.off_y), hy->off, ny, cudaMemcpyHostToDevice,
-                               call.stream),
-               "cudaMemcpyAsync (offsets)");
-        TSW_CU(cudaMemcpyAsync(call.at(bp.len_y), hy->len, ny, cudaMemcpyHostToDevice,
-                               call.stream),
-               "cudaMemcpyAsync (lengths)");
+        memcpy(h + 2 * nx, hy->off, ny * sizeof(int64_t));
+        memcpy(h + 2 * nx + ny, hy->len, ny * sizeof(int64_t));
     }
+    /* a pageable source: the copy is staged before cudaMemcpyAsync returns */
+    cudaError_t e = cudaMemcpyAsync(call.at(bp.off_x), h, bytes, cudaMemcpyHostToDevice,
+                                    call.stream);
+    tsw__free(h);
+    if (e != cudaSuccess)
+        return fail(e, "cudaMemcpyAsync (offsets, lengths)");
     return TSW_OK;
 }
 
 /* Enqueues the check of a collection's device values/times: bit 1 of *dflag for a
- * non-finite value, bit 2 for timestamps that are not strictly increasing. The flag is
- * read once, at the end of the call (read_flag), so the check costs no extra round trip;
- * a call whose inputs fail it returns the error and leaves its output unspecified. */
+ * non-finite value, bit 2 for timestamps that are not strictly increasing (read_flag
+ * waits and turns the flag into the status). */
 int check_on_device(Call &call, tsw_dtype dtype, int64_t dim, const tsw__dcoll &d, int *dflag,
                     bool twed)
 {
@@ -838,9 +839,11 @@ int device_batch(const tsw_params *p, tsw_dtype dtype, int64_t dim, const tsw_co
                               (const int64_t *)call.at(bp.len_y), hy)
                  : proto.x;
     int *flag = (int *)call.at(bp.flag);
+    /* checked before anything is computed: a refused call writes nothing (one round trip) */
     if ((rc = clear_flag(call, flag)) ||
         (rc = check_on_device(call, dtype, dim, proto.x, flag, twed)) ||
-        (cd && (rc = check_on_device(call, dtype, dim, proto.y, flag, twed))))
+        (cd && (rc = check_on_device(call, dtype, dim, proto.y, flag, twed))) ||
+        (rc = read_flag(call, flag)))
         return rc;
     void *scratch = bp.scratch_bytes ? call.at(bp.scratch) : nullptr;
     const int64_t nx = x->count, ny = cd ? y->count : 0;
@@ -862,7 +865,7 @@ int device_batch(const tsw_params *p, tsw_dtype dtype, int64_t dim, const tsw_co
         rc = compute_pdist(call, proto, layout, out, scratch, bp.scratch_bytes, pp, cx, cx);
     if (rc)
         return rc;
-    if ((rc = read_flag(call, flag)))
+    if ((rc = call.sync()))
         return rc;
     if (ex.progress && ex.progress(ex.progress_user, prog.total, prog.total))
         return TSW_ECANCELED;

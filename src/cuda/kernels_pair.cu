@@ -103,7 +103,8 @@ constexpr long long kWatchdogNs = 60LL * 1000 * 1000 * 1000;
 
 enum { M_DTW = 0, M_TWED = 1, M_SOFT = 2 };
 /* Local cost variants. dim == 1: SQE/EUC/ABS/COS (DTW), LP12 (TWED, p = 1 or 2: |a - b|),
- * LPP (TWED, other p). dim > 1: RT (DTW, cost chosen at run time), LPP (TWED), SQE (soft). */
+ * LPP (TWED, other p). dim > 1: RT (DTW, cost chosen at run time), LP12 / LPP (TWED, p = 1
+ * or 2 / other p: pow only compiled into LPP), SQE (soft). */
 enum { KC_SQE = 0, KC_EUC = 1, KC_ABS = 2, KC_COS = 3, KC_RT = 4, KC_LP12 = 5, KC_LPP = 6 };
 
 /* Rows and columns of a lane's block per step: 2 x 4, or 2 x 2 where a cell costs many
@@ -412,7 +413,7 @@ __device__ __forceinline__ T cost1(const Par<T> &q, T x, T y, T tx, T ty)
  * sqrt(<b_j, b_j>) for the cosine cost. form: 0 sum of squares, 1 sum of |d|, 2 sum of
  * |d|^p, 3 cosine.
  */
-template <typename T, int MEAS, int C>
+template <typename T, int MEAS, int KC, int C>
 __device__ __forceinline__ void costs_gen(const Par<T> &q, int form, bool root, int64_t dim,
                                           const T *pa, const T *const (&pb)[C],
                                           const T (&nyy)[C], T tav, const T (&tbv)[C],
@@ -439,7 +440,7 @@ __device__ __forceinline__ void costs_gen(const Par<T> &q, int form, bool root, 
             for (int c = 0; c < C; ++c)
                 s[c] = O::add(s[c], O::fabs_(x - __ldg(pb[c] + k)));
         }
-    } else if (form == 2) {
+    } else if (KC == KC_LPP && form == 2) { /* pow only in the general-p variant */
         for (int64_t k = 0; k < dim; ++k) {
             const T x = __ldg(pa + k);
 #pragma unroll
@@ -475,7 +476,7 @@ __device__ __forceinline__ void costs_gen(const Par<T> &q, int form, bool root, 
             T lp = s[c];
             if (form == 0)
                 lp = O::sqrt_(lp); /* dim > 1: tsw_lp's SQRT(s) */
-            else if (form == 2)
+            else if (KC == KC_LPP && form == 2)
                 lp = O::pow_(lp, T(1) / q.p);
             cc[c] = TSW_TWED_LOCAL(lp, q.nu, O::fabs_(tav - tbv[c]), O::add, O::mul);
         }
@@ -907,8 +908,8 @@ __global__ void __launch_bounds__(32) pair_kernel(const Args g)
                     } else {
                         int64_t x = x0 + r;
                         x = x < 0 ? 0 : (x >= N ? N - 1 : x);
-                        costs_gen<T, MEAS, C>(q, form, root, dim, A + x * dim, pb, nyy, tv[r],
-                                              tbv, cc[r]);
+                        costs_gen<T, MEAS, KC, C>(q, form, root, dim, A + x * dim, pb, nyy,
+                                                  tv[r], tbv, cc[r]);
                     }
                 }
                 T cD[R][C], cL[R][C];
@@ -1075,10 +1076,11 @@ template <typename T> KernelFn pick_t(const tsw_params *p, int64_t dim)
 {
     const bool one = dim == 1;
     if (p->measure == TSW_TWED) {
+        const bool p12 = p->p == 1.0 || p->p == 2.0;
         if (!one)
-            return pair_kernel<T, M_TWED, KC_LPP, false>;
-        return (p->p == 1.0 || p->p == 2.0) ? pair_kernel<T, M_TWED, KC_LP12, true>
-                                            : pair_kernel<T, M_TWED, KC_LPP, true>;
+            return p12 ? pair_kernel<T, M_TWED, KC_LP12, false>
+                       : pair_kernel<T, M_TWED, KC_LPP, false>;
+        return p12 ? pair_kernel<T, M_TWED, KC_LP12, true> : pair_kernel<T, M_TWED, KC_LPP, true>;
     }
     if (p->measure == TSW_SOFT_DTW)
         return one ? pair_kernel<T, M_SOFT, KC_SQE, true> : pair_kernel<T, M_SOFT, KC_SQE, false>;

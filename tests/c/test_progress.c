@@ -77,6 +77,7 @@ static void test_complete(void)
             recorder_init(&r);
             tsw_exec e;
             tsw_exec_default(&e);
+            e.device = TSW_DEVICE_CPU; /* the CPU driver's progress; the GPU's is in tests/gpu */
             e.n_threads = threads;
             e.progress = record;
             e.progress_user = &r;
@@ -108,6 +109,7 @@ static void test_complete(void)
     recorder_init(&r);
     tsw_exec e;
     tsw_exec_default(&e);
+    e.device = TSW_DEVICE_CPU; /* the CPU driver's progress; the GPU's is in tests/gpu */
     e.progress = record;
     e.progress_user = &r;
     tsw_collection one = c;
@@ -163,6 +165,7 @@ static void test_cancel(void)
             r.cancel_at_call = 1;
             tsw_exec e;
             tsw_exec_default(&e);
+            e.device = TSW_DEVICE_CPU; /* the CPU driver's progress; the GPU's is in tests/gpu */
             e.n_threads = threads;
             e.progress = record;
             e.progress_user = &r;
@@ -202,6 +205,7 @@ static void test_cancel(void)
         r.cancel_when_done = 1;
         tsw_exec e;
         tsw_exec_default(&e);
+        e.device = TSW_DEVICE_CPU; /* the CPU driver's progress; the GPU's is in tests/gpu */
         e.progress = record;
         e.progress_user = &r;
         memset(out, SENTINEL_BYTE, bytes);
@@ -221,6 +225,7 @@ static void test_cancel(void)
     r.cancel_at_call = 1;
     tsw_exec e;
     tsw_exec_default(&e);
+    e.device = TSW_DEVICE_CPU; /* the CPU driver's progress; the GPU's is in tests/gpu */
     e.progress = record;
     e.progress_user = &r;
     s.count = 1;

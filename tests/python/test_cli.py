@@ -332,8 +332,9 @@ def test_ctrl_c_exits_130_and_writes_nothing(tmp_path, rng):
     # for cancellation between work items; the CLI must turn the KeyboardInterrupt into exit
     # code 130 with no output file and no temporary file left.
     np.save(tmp_path / "X.npy", rng.standard_normal((300, 1000)))
+    # --device cpu: on a GPU machine device=auto would finish this in milliseconds
     proc = subprocess.Popen([script(), "matrix", tmp_path / "X.npy", "--metric", "dtw",
-                             "--progress", "--out", tmp_path / "D.npy"],
+                             "--device", "cpu", "--progress", "--out", tmp_path / "D.npy"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
         first = proc.stderr.read(1)  # the progress bar has started: pdist is running
