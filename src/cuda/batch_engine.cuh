@@ -119,8 +119,33 @@ template <> struct Ops<float> {
     static __device__ __forceinline__ float fabs_(float a) { return fabsf(a); }
     static __device__ __forceinline__ float sqrt_(float a) { return __fsqrt_rn(a); }
     static __device__ __forceinline__ float div_(float a, float b) { return __fdiv_rn(a, b); }
-    static __device__ __forceinline__ float exp_(float a) { return exp2f(a); } /* see Par */
+    static __device__ __forceinline__ float exp_(float a) { return exp2f(a); }
     static __device__ __forceinline__ float log_(float a) { return log2f(a); }
+    /* soft-DTW's softmin (see Par): the hardware approximations, one MUFU each */
+    static __device__ __forceinline__ float sexp(float a)
+    {
+#if defined(__CUDA_ARCH__)
+        float r;
+        asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(a));
+        return r;
+#elif defined(TSW_BATCH_HOST_EX2)
+        return TSW_BATCH_HOST_EX2(a); /* host emulation */
+#else
+        return exp2f(a);
+#endif
+    }
+    static __device__ __forceinline__ float slog(float a)
+    {
+#if defined(__CUDA_ARCH__)
+        float r;
+        asm("lg2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(a));
+        return r;
+#elif defined(TSW_BATCH_HOST_LG2)
+        return TSW_BATCH_HOST_LG2(a);
+#else
+        return log2f(a);
+#endif
+    }
     static __device__ __forceinline__ float pow_(float a, float b) { return powf(a, b); }
     static __device__ __forceinline__ float lp(const float *x, const float *y, int64_t dim,
                                                float p)
@@ -145,6 +170,8 @@ template <> struct Ops<double> {
     static __device__ __forceinline__ double div_(double a, double b) { return __ddiv_rn(a, b); }
     static __device__ __forceinline__ double exp_(double a) { return exp(a); }
     static __device__ __forceinline__ double log_(double a) { return log(a); }
+    static __device__ __forceinline__ double sexp(double a) { return exp(a); }
+    static __device__ __forceinline__ double slog(double a) { return log(a); }
     static __device__ __forceinline__ double pow_(double a, double b) { return pow(a, b); }
     static __device__ __forceinline__ double lp(const double *x, const double *y, int64_t dim,
                                                 double p)
@@ -163,10 +190,14 @@ template <> struct Ops<double> {
  * Soft-DTW's softmin -gamma log sum exp(-r / gamma) is evaluated as
  *   lo - sgam * LOG(1 + EXP((lo - mid) * sinv) + EXP((lo - hi) * sinv))
  * with (EXP, LOG, sgam, sinv) = (exp, log, gamma, 1 / gamma) in double, as the CPU does, and
- * (exp2f, log2f, gamma ln 2, log2(e) / gamma) in float: the same function, whose base-2
- * forms are a few instructions each (expf and logf are range reductions around them), on
- * the serial chain of every cell; both are accurate to 2 ulp, far inside soft-DTW's 1e-4
- * float32 tolerance (exp2f of a non-positive argument, log2f of a value in [1, 3]).
+ * (2^x, log2, gamma ln 2, log2(e) / gamma) in float: the same function in base 2, where
+ * both are single MUFU instructions on the serial chain of every cell (Ops<float>::sexp,
+ * slog: ex2.approx.ftz, lg2.approx.ftz; exp2f would add denormal scaling around the MUFU
+ * and log2f is a ~25-instruction polynomial). The arguments make the approximations safe:
+ * 2^x is taken of x <= 0 (relative error ~2^-22; a result flushed to zero is < 2^-126,
+ * which vanishes next to the 1 it is added to) and log2 of a sum in [1, 3] (never
+ * denormal; absolute error ~2^-22), so a cell's softmin errs by ~gamma 2^-22, far inside
+ * soft-DTW's 1e-4 float32 tolerance and below the rounding of the cell's additions.
  */
 template <typename T> struct Par {
     T nu, lmbda, p, sgam, sinv;
@@ -430,7 +461,7 @@ __device__ __forceinline__ void row_chain(T (&P)[C], T (&Lp)[C], const T (&cc)[C
             /* lo = the minimum, mid and hi = the other two (TSW_SOFTMIN3_SORTED) */
             const T lo3 = O::mn(pre[c], left), mid3 = O::mx(pre[c], left);
             const T sm = TSW_SOFTMIN3_SORTED(lo3, mid3, pre2[c], sgam, sinv, T(1),
-                                             O::add, O::sub, O::mul, O::exp_, O::log_);
+                                             O::add, O::sub, O::mul, O::sexp, O::slog);
             v = lo3 == inf ? inf : O::add(cc[c], sm);
         } else {
             /* TSW_DTW_CELL(cost, diag, up, left) = cost + MIN(MIN(diag, up), left) */

@@ -72,11 +72,13 @@
  *   point 0 at time 0, default times 1..n, TSW_TWED_LOCAL, TSW_TWED_MATCH). Soft-DTW uses
  *   TSW_SOFTMIN3_SORTED (the minimum factored out, expf/logf, no fast intrinsics).
  *   float32 accumulates in plain float, exactly like the CPU backend that results are
- *   compared with: each cell is a sum of nonnegative terms along one path, the error grows
- *   like sqrt(path length) ulps, and doing the same operations in the same order gives the
- *   same roundings (bitwise the reference's value for DTW and TWED when nvcc does not
- *   contract inside cost.h/band.h; see -fmad=false in the report), so a compensated sum
- *   would only move the GPU away from the CPU value.
+ *   compared with: a cell is a sum of nonnegative terms along one path, the error grows
+ *   like sqrt(path length) ulps, and the same operations in the same order give the same
+ *   roundings (DTW and TWED values are bitwise the CPU's in the emulated tests), so a
+ *   compensated sum would only move the GPU away from the CPU value. Itakura's window ends
+ *   come from band.h on the device (prep_kernel), where ptxas may fuse its a*b + c unless
+ *   the file is compiled with -fmad=false (an edge moves only if a value lands within an
+ *   ulp of a rounding boundary).
  * Cell updates: the cells of rows [rb, re) x W of every stripe (for no window N x S W);
  *   GCUPS counts n x m.
  */
@@ -559,7 +561,7 @@ __global__ void prep_kernel(const Args g, int twed)
 
 /* The wavefront (see the header comment). One warp per block; blockIdx.x = warp w. */
 template <typename T, int MEAS, int KC, bool DIM1>
-__global__ void __launch_bounds__(32) pair_kernel(const Args g)
+__global__ void __launch_bounds__(32, 8) pair_kernel(const Args g)
 {
     using O = Ops<T>;
     constexpr int R = shape_r(), C = shape_c(MEAS, DIM1);

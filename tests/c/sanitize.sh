@@ -30,6 +30,7 @@ cmake --build "$sanitize" --parallel "$jobs"
 step "ctest under ASan + UBSan"
 # detect_leaks: LeakSanitizer checks every test; halt_on_error keeps failures loud.
 failed=0
+TSWARP_TEST_SANITIZE=1 \
 ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:halt_on_error=1:abort_on_error=0} \
 UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \
     ctest --test-dir "$sanitize" --output-on-failure -j "$jobs" -E '^install$' || failed=1
