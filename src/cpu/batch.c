@@ -322,6 +322,28 @@ static void tsw__job_init(tsw__job *job, const tsw_params *p, tsw_dtype dt, int6
     job->ws_bytes = a > b ? a : b;
 }
 
+/* Runs a job over two collections (cdist, paired): for the soft-DTW divergence, the self
+ * values of both first. */
+static int tsw__run_two(tsw__job *job, const tsw_collection *x, const tsw_collection *y)
+{
+    double *self = NULL;
+    int rc = TSW_OK;
+    if (job->p->measure == TSW_SOFT_DTW && job->p->normalize) {
+        self = tsw__malloc((size_t)(x->count + y->count) * sizeof(double));
+        if (!self)
+            return TSW_ENOMEM;
+        if ((rc = tsw__self_values(job, x, self)) ||
+            (rc = tsw__self_values(job, y, self + x->count)))
+            goto fail_self;
+        job->self_x = self;
+        job->self_y = self + x->count;
+    }
+    rc = tsw__run(job);
+fail_self:
+    tsw__free(self);
+    return rc;
+}
+
 int tsw__cpu_cdist(const tsw_params *p, tsw_dtype dt, int64_t dim, const tsw_collection *x,
                    const tsw_collection *y, void *out, const tsw_exec *ex)
 {
@@ -332,22 +354,7 @@ int tsw__cpu_cdist(const tsw_params *p, tsw_dtype dt, int64_t dim, const tsw_col
     job.items_per_row = (y->count + TSW__TILE - 1) / TSW__TILE;
     job.n_items = x->count * job.items_per_row;
     job.total = x->count * y->count;
-    double *self = NULL;
-    int rc = TSW_OK;
-    if (p->measure == TSW_SOFT_DTW && p->normalize) {
-        self = tsw__malloc((size_t)(x->count + y->count) * sizeof(double));
-        if (!self)
-            return TSW_ENOMEM;
-        if ((rc = tsw__self_values(&job, x, self)) ||
-            (rc = tsw__self_values(&job, y, self + x->count)))
-            goto fail_self;
-        job.self_x = self;
-        job.self_y = self + x->count;
-    }
-    rc = tsw__run(&job);
-fail_self:
-    tsw__free(self);
-    return rc;
+    return tsw__run_two(&job, x, y);
 }
 
 int tsw__cpu_pdist(const tsw_params *p, tsw_dtype dt, int64_t dim, const tsw_collection *x,
@@ -420,20 +427,5 @@ int tsw__cpu_paired(const tsw_params *p, tsw_dtype dt, int64_t dim, const tsw_co
     job.paired = 1;
     job.n_items = (x->count + TSW__TILE - 1) / TSW__TILE;
     job.total = x->count;
-    double *self = NULL;
-    int rc = TSW_OK;
-    if (p->measure == TSW_SOFT_DTW && p->normalize) {
-        self = tsw__malloc((size_t)(x->count + y->count) * sizeof(double));
-        if (!self)
-            return TSW_ENOMEM;
-        if ((rc = tsw__self_values(&job, x, self)) ||
-            (rc = tsw__self_values(&job, y, self + x->count)))
-            goto fail_self;
-        job.self_x = self;
-        job.self_y = self + x->count;
-    }
-    rc = tsw__run(&job);
-fail_self:
-    tsw__free(self);
-    return rc;
+    return tsw__run_two(&job, x, y);
 }
