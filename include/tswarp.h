@@ -160,7 +160,8 @@ TSW_EXPORT void tsw_params_default(tsw_params *params, tsw_measure measure);
  * Execution options
  * ------------------------------------------------------------------------------------- */
 typedef enum {
-    TSW_DEVICE_AUTO = 0, /* CUDA when built, present and the work is large enough; else CPU */
+    TSW_DEVICE_AUTO = 0, /* CUDA when built, present and the work is large enough; else, or
+                            when the GPU cannot hold the work (TSW_ENOMEM), the CPU */
     TSW_DEVICE_CPU = 1,
     TSW_DEVICE_CUDA = 2
 } tsw_device;

@@ -348,6 +348,21 @@ double tsw__finish(const tsw_params *p, double raw)
     return raw;
 }
 
+#ifdef TSWARP_WITH_CUDA
+/* TSW_DEVICE_AUTO retries on the CPU when the GPU is missing or cannot hold the work
+ * (nothing has been written then); an explicit TSW_DEVICE_CUDA reports the status. */
+static int tsw__cuda_fallback(const tsw_exec *ex, int rc)
+{
+    if (ex->device != TSW_DEVICE_AUTO)
+        return 0;
+    if (rc == TSW_ENODEV || rc == TSW_ENOMEM) {
+        tsw__clear_detail();
+        return 1;
+    }
+    return 0;
+}
+#endif
+
 /* ---- one pair --------------------------------------------------------------------------- */
 
 int tsw_distance(const tsw_params *params, tsw_dtype dtype, int64_t dim, const tsw_series *a,
@@ -379,7 +394,7 @@ int tsw_distance(const tsw_params *params, tsw_dtype dtype, int64_t dim, const t
         (ex.device == TSW_DEVICE_AUTO &&
          tsw__cuda_auto(&ex, (double)a->length * (double)b->length * (double)dim))) {
         rc = tsw__cuda_distance(params, dtype, dim, a, b, out, &ex);
-        if (rc != TSW_ENODEV || ex.device == TSW_DEVICE_CUDA)
+        if (!tsw__cuda_fallback(&ex, rc))
             return rc;
     }
 #endif
@@ -528,7 +543,7 @@ int tsw_cdist(const tsw_params *params, tsw_dtype dtype, int64_t dim, const tsw_
         (ex.device == TSW_DEVICE_AUTO &&
          tsw__cuda_auto(&ex, tsw__cells(x) * tsw__cells(y) * (double)dim))) {
         rc = tsw__cuda_cdist(params, dtype, dim, x, y, out, &ex);
-        if (rc != TSW_ENODEV || ex.device == TSW_DEVICE_CUDA)
+        if (!tsw__cuda_fallback(&ex, rc))
             return rc;
     }
 #endif
@@ -564,7 +579,7 @@ int tsw_pdist(const tsw_params *params, tsw_dtype dtype, int64_t dim, const tsw_
         (ex.device == TSW_DEVICE_AUTO &&
          tsw__cuda_auto(&ex, 0.5 * tsw__cells(x) * tsw__cells(x) * (double)dim))) {
         rc = tsw__cuda_pdist(params, dtype, dim, x, layout, out, &ex);
-        if (rc != TSW_ENODEV || ex.device == TSW_DEVICE_CUDA)
+        if (!tsw__cuda_fallback(&ex, rc))
             return rc;
     }
 #endif
@@ -599,7 +614,7 @@ int tsw_paired(const tsw_params *params, tsw_dtype dtype, int64_t dim, const tsw
         (ex.device == TSW_DEVICE_AUTO &&
          tsw__cuda_auto(&ex, tsw__cells(x) * tsw__cells(y) / (double)x->count * (double)dim))) {
         rc = tsw__cuda_paired(params, dtype, dim, x, y, out, &ex);
-        if (rc != TSW_ENODEV || ex.device == TSW_DEVICE_CUDA)
+        if (!tsw__cuda_fallback(&ex, rc))
             return rc;
     }
 #endif
