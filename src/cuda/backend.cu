@@ -635,6 +635,19 @@ double mean_sq(const HostColl &h)
     return (h.cells / (double)h.c->count) * (h.cells / (double)h.c->count);
 }
 
+/* Soft-DTW divergence: points proto at the self-value pieces of the block and computes
+ * the raw self values of x (and y) before the pairs. Nothing to do for other measures. */
+int start_selfs(Call &call, tsw__batch &proto, const BatchPieces &bp, const HostColl &hx,
+                const HostColl *hy, void *scratch)
+{
+    if (!needs_self(&proto.params))
+        return TSW_OK;
+    proto.self_x = call.at(bp.self_x);
+    proto.self_y = hy ? call.at(bp.self_y) : proto.self_x;
+    return compute_selfs(call, proto, hy != nullptr, scratch, bp.scratch_bytes, mean_sq(hx),
+                         hy ? mean_sq(*hy) : mean_sq(hx));
+}
+
 /* ---- host-memory batch calls ------------------------------------------------------------------ */
 
 int host_batch(const tsw_params *p, tsw_dtype dtype, int64_t dim, const tsw_collection *x,
@@ -723,14 +736,10 @@ int host_batch(const tsw_params *p, tsw_dtype dtype, int64_t dim, const tsw_coll
                               (const int64_t *)call.at(bp.len_y), hy)
                  : proto.x;
     void *scratch = bp.scratch_bytes ? call.at(bp.scratch) : nullptr;
-    const double cx = mean_sq(hx), cy = cd ? mean_sq(hy) : cx;
+    const double cx = mean_sq(hx);
     const double cxy = cd ? (hx.cells / nx) * (hy.cells / ny) : cx;
-    if (needs_self(p)) {
-        proto.self_x = call.at(bp.self_x);
-        proto.self_y = cd ? call.at(bp.self_y) : proto.self_x;
-        if ((rc = compute_selfs(call, proto, cd, scratch, bp.scratch_bytes, cx, cy)))
-            return rc;
-    }
+    if ((rc = start_selfs(call, proto, bp, hx, phy, scratch)))
+        return rc;
     Progress prog{ex, paired ? nx : cd ? nx * ny : nx * (nx - 1) / 2};
     Progress *pp = ex->progress ? &prog : nullptr;
     if (paired) {
@@ -847,14 +856,10 @@ int device_batch(const tsw_params *p, tsw_dtype dtype, int64_t dim, const tsw_co
         return rc;
     void *scratch = bp.scratch_bytes ? call.at(bp.scratch) : nullptr;
     const int64_t nx = x->count, ny = cd ? y->count : 0;
-    const double cx = mean_sq(hx), cy = cd ? mean_sq(hy) : cx;
+    const double cx = mean_sq(hx);
     const double cxy = cd ? (hx.cells / nx) * (hy.cells / ny) : cx;
-    if (needs_self(p)) {
-        proto.self_x = call.at(bp.self_x);
-        proto.self_y = cd ? call.at(bp.self_y) : proto.self_x;
-        if ((rc = compute_selfs(call, proto, cd, scratch, bp.scratch_bytes, cx, cy)))
-            return rc;
-    }
+    if ((rc = start_selfs(call, proto, bp, hx, phy, scratch)))
+        return rc;
     Progress prog{&ex, paired ? nx : cd ? nx * ny : nx * (nx - 1) / 2};
     Progress *pp = ex.progress ? &prog : nullptr;
     if (paired)
@@ -953,9 +958,10 @@ int pair_raw(Call &call, const PairPieces &pp, const tsw_params *p, tsw_dtype dt
     bt.first = 0;
     bt.count = 1;
     bt.out = raw_out;
+    /* idx may go out of scope now: a copy from pageable memory is staged before
+     * cudaMemcpyAsync returns, and the launch is ordered after it on the stream */
     TSW_CU(tsw__batch_launch(&bt, scratch, pp.scratch_bytes, call.stream), "kernel launch");
-    /* idx is a pageable host array read by the copy: keep it alive until the copy ran */
-    return call.sync();
+    return TSW_OK;
 }
 
 /* Raw (a,b) [and (a,a), (b,b) for the divergence], then the finished value on the host. */
@@ -976,20 +982,15 @@ int pair_compute(Call &call, const PairPieces &pp, const tsw_params *p, tsw_dtyp
     if (rc)
         return rc;
     double host[3];
-    if (dtype == TSW_F32) {
-        float f[3];
-        TSW_CU(cudaMemcpyAsync(f, raw, (size_t)k * es, cudaMemcpyDeviceToHost, call.stream),
-               "cudaMemcpyAsync (value)");
-        if ((rc = call.sync()))
-            return rc;
+    float f[3];
+    void *dst = dtype == TSW_F32 ? (void *)f : (void *)host;
+    TSW_CU(cudaMemcpyAsync(dst, raw, (size_t)k * es, cudaMemcpyDeviceToHost, call.stream),
+           "cudaMemcpyAsync (value)");
+    if ((rc = call.sync()))
+        return rc;
+    if (dtype == TSW_F32)
         for (int i = 0; i < k; ++i)
             host[i] = f[i];
-    } else {
-        TSW_CU(cudaMemcpyAsync(host, raw, (size_t)k * es, cudaMemcpyDeviceToHost, call.stream),
-               "cudaMemcpyAsync (value)");
-        if ((rc = call.sync()))
-            return rc;
-    }
     double v = host[0];
     if (k == 3) /* composed as the CPU path does */
         v = v - 0.5 * (host[1] + host[2]);
