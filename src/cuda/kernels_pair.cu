@@ -8,8 +8,8 @@
  * reference's cell (x+1, j+1); the padded boundary is D(-1,-1) = 0 and +inf elsewhere on
  * row -1 and column -1. Cells outside the window are +inf.
  *
- * Decomposition (R = 2 rows x C columns per lane and step; C = 4, or 2 for soft-DTW and
- * for dim > 1):
+ * Decomposition (R rows x C columns per lane and step: shape_r/shape_c below, 4 x 8,
+ * 2 x 4 or 2 x 2):
  *   The columns are cut into S stripes of W = 32 C columns. A warp (one warp per block)
  *   owns a stripe and sweeps its rows in a skewed register-blocked wavefront: at step t
  *   lane k computes the R x C block of rows x0 = rb + R (t - k) .. x0 + R - 1 and of its
@@ -20,7 +20,9 @@
  *   step earlier. Inside the block the R x C cells are straight-line code: its dependency
  *   DAG has R + C - 1 levels, so a lane has ~R-fold independent work per level.
  *   Lane 0 takes its left column from the left stripe (see "boundary queues"); lane 31's
- *   right column is the stripe's output, staged in shared memory.
+ *   right column is the stripe's output, staged in shared memory. A lane's rows come from
+ *   padded row tables (values, TWED times and deletion costs, written by prep_kernel with
+ *   kPad clamped copies on each side), so a step loads them without clamping indices.
  * Rows: a stripe runs over rows [rb, re) only (the rows whose window meets its columns;
  *   both band ends are non-decreasing in the row, so these are found by warp-wide
  *   searches), and tests cells against the row's window only in the chunks of steps that
@@ -35,7 +37,8 @@
  *   with monotone 64-bit sequence numbers: item (stripe s, row x) is number
  *   base_s + (x - rb_s), where base_s sums the lengths of the producer's earlier stripes
  *   (both sides compute it), in slot number mod capacity. Counters per queue: written
- *   (producer) and released (consumer). Queue w < P-1 holds kRing items; queue P-1 (the
+ *   (producer) and released (consumer). Queue w < P-1 holds kRing items (1024: with
+ *   128 the producer often waited for slots); queue P-1 (the
  *   last warp of a round to warp 0 of the next round) holds >= 2N items.
  *   The rows go in chunks of 32 (NB = 32 / R steps). At the start of chunk j the warp
  *   stores the chunk's input rows (one item per lane, prefetched into registers half a
@@ -60,9 +63,11 @@
  *   back-pressure waits to its right ends at a stripe that can move. All warps are
  *   co-resident (cooperative launch), so the kernel always finishes. A watchdog (60 s in
  *   one wait) turns a bug into *out = NaN instead of a hang.
- * Memory: O(N + M + P) scratch: two int64 counters per warp, the queues (P x 128 items,
- *   plus >= 2N for queue P-1 when S > P), TWED deletion costs of both series, Itakura's
- *   per-row window ends. Never the N x M matrix.
+ * Memory: O(N + M + P) scratch: two int64 counters per warp, the queues (P x kRing items,
+ *   plus >= 2N for queue P-1 when S > P), the padded row tables, TWED deletion costs of
+ *   both series, Itakura's per-row window ends. Never the N x M matrix.
+ * Tuning knobs (developers; read once per process): TSWARP_CUDA_PAIR_SHAPE=RxC,
+ *   TSWARP_CUDA_PAIR_RING=items, TSWARP_CUDA_PAIR_SLEEP=ns (see bench/pair_shapes.py).
  *
  * Arithmetic: the cells use recurrence.h's macros with non-contracting intrinsics
  *   (__fadd_rn, __fmul_rn: nvcc would fuse d*d + x into FMAs, which the CPU reference on
@@ -86,6 +91,8 @@
 
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 
 #include <type_traits>
 
@@ -100,7 +107,9 @@ namespace tsw_pair {
 constexpr unsigned kFull = 0xffffffffu;
 constexpr int kChunk = 32; /* rows per chunk: one queue item per lane (16 also works)  */
 constexpr int kStage = 64; /* output staging slots (rows): the chunk in copy + the next */
-constexpr int kRing = 128; /* items per queue between warps of a round (power of two)   */
+constexpr int kPad = 512;  /* rows of padding on each side of the row tables (> 34 R)   */
+constexpr int kRing = 1024; /* default items per queue between warps of a round (power of 2);
+                              * 128 made neighbours wait on each other (bench/RESULTS.md) */
 constexpr long long kWatchdogNs = 60LL * 1000 * 1000 * 1000;
 
 enum { M_DTW = 0, M_TWED = 1, M_SOFT = 2 };
@@ -109,12 +118,22 @@ enum { M_DTW = 0, M_TWED = 1, M_SOFT = 2 };
  * or 2 / other p: pow only compiled into LPP), SQE (soft). */
 enum { KC_SQE = 0, KC_EUC = 1, KC_ABS = 2, KC_COS = 3, KC_RT = 4, KC_LP12 = 5, KC_LPP = 6 };
 
-/* Rows and columns of a lane's block per step: 2 x 4, or 2 x 2 where a cell costs many
- * instructions (soft-DTW, dim > 1: fewer registers, twice as many stripes). */
-__host__ __device__ constexpr int shape_r() { return 2; }
-__host__ __device__ constexpr int shape_c(int meas, bool dim1)
+/* Rows and columns of a lane's block per step (the "shape"), chosen on the H100 by
+ * bench/pair_shapes.py (bench/RESULTS.md): 4 x 8 for float32 DTW and TWED (p = 1, 2) at
+ * dim 1; 2 x 4 for float64 there (larger blocks run out of registers or lose to their
+ * longer chains); 2 x 2 where a cell costs many instructions (soft-DTW, dim > 1, TWED
+ * with a general p). */
+__host__ __device__ constexpr bool big_shape(bool f32, int meas, int kc, bool dim1)
 {
-    return meas == M_SOFT || !dim1 ? 2 : 4;
+    return f32 && dim1 && (meas == M_DTW || (meas == M_TWED && kc == KC_LP12));
+}
+__host__ __device__ constexpr int shape_r(bool f32, int meas, int kc, bool dim1)
+{
+    return big_shape(f32, meas, kc, dim1) ? 4 : 2;
+}
+__host__ __device__ constexpr int shape_c(bool f32, int meas, int kc, bool dim1)
+{
+    return big_shape(f32, meas, kc, dim1) ? 8 : (meas == M_SOFT || !dim1 ? 2 : 4);
 }
 
 struct Args {
@@ -128,11 +147,15 @@ struct Args {
     int64_t S, W;                                     /* stripes, stripe width            */
     long long *ctr;   /* [P][8]: [8q] written, [8q + 4] released of queue q              */
     int *abort_flag;  /* watchdog                                                        */
+    int sleep_ns;     /* longest back-off sleep of a wait (0: spin)                      */
     void *ringD, *ringL; /* [P][kRing] (queue P-1 uses wrap*)                             */
     void *wrapD, *wrapL; /* [wrap_cap]                                                    */
-    long long wrap_cap;  /* power of two >= max(2N, kRing)                                */
+    long long wrap_cap;  /* power of two >= max(2N, ring)                                 */
+    long long ring;      /* items per queue between warps of a round (power of two)       */
     long long *lohi;     /* Itakura: [N][2] window ends of each row, else NULL            */
-    void *da, *db;       /* TWED: deletion costs of A's and B's points, else NULL         */
+    void *da, *db;       /* TWED: deletion costs of A's (padded like rows_a) and B's points */
+    void *rows_a;        /* dim 1: [N + 2 kPad], entry i = A[clamp(i - kPad)]               */
+    void *rows_t;        /* TWED: the same for A's times (default times 1..N)              */
     void *out;
 };
 
@@ -257,7 +280,8 @@ __device__ __forceinline__ unsigned long long global_ns()
 /* Waits until *ctr >= need; lane 0 polls, every lane gets the value it saw (uniform), or -1
  * when the watchdog fired here or elsewhere (the kernel then gives up). The caller follows
  * with acquire_warp(). Not inlined: waits are rare and the loop would only add registers. */
-__device__ __noinline__ long long wait_geq(const long long *ctr, long long need, int *abort_flag)
+__device__ __noinline__ long long wait_geq(const long long *ctr, long long need, int *abort_flag,
+                                           int sleep_max)
 {
     long long v = 0;
     if ((threadIdx.x & 31) == 0) {
@@ -266,9 +290,11 @@ __device__ __noinline__ long long wait_geq(const long long *ctr, long long need,
         unsigned it = 0;
         const unsigned long long t0 = v < need ? global_ns() : 0;
         while (v < need) {
-            __nanosleep(ns);
-            if (ns < 256)
-                ns <<= 1;
+            if (sleep_max > 0) {
+                __nanosleep(ns);
+                if ((int)ns < sleep_max)
+                    ns <<= 1;
+            }
             v = ld_ctr(ctr);
             if ((++it & 63) == 0 && v < need) {
                 if (ld_flag(abort_flag)) {
@@ -523,11 +549,19 @@ __global__ void prep_kernel(const Args g, int twed)
     using O = Ops<T>;
     Par<T> q;
     load_par(g, &q);
-    const int64_t N = g.N, M = g.M, dim = g.dim;
-    int64_t lim = N > M ? N : M;
+    const int64_t N = g.N, M = g.M, dim = g.dim, NP = N + 2 * kPad;
+    int64_t lim = NP > M ? NP : M;
     lim = lim > g.P ? lim : (int64_t)g.P;
     const int64_t stride = (int64_t)gridDim.x * blockDim.x;
     const tsw_band band = g.band;
+    const T *A = (const T *)g.a, *B = (const T *)g.b, *TA = (const T *)g.ta, *TB = (const T *)g.tb;
+    /* TWED deletion cost of point i of a series (values v, times t or NULL) */
+    auto del = [&](const T *v, const T *t, int64_t i) {
+        const T *x = v + i * dim, *xp = i > 0 ? x - dim : nullptr;
+        const T t1 = t ? t[i] : (T)(i + 1);
+        const T t0 = i > 0 ? (t ? t[i - 1] : (T)i) : T(0);
+        return TSW_TWED_DEL_COST(lp_nf(x, xp, dim, q.p), q.nu, t1 - t0, q.lmbda, O::add, O::mul);
+    };
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < lim; i += stride) {
         if (i < g.P) {
             g.ctr[8 * i] = 0;
@@ -543,33 +577,30 @@ __global__ void prep_kernel(const Args g, int twed)
             g.lohi[2 * i] = lo;
             g.lohi[2 * i + 1] = hi;
         }
-        if (twed) {
-            for (int side = 0; side < 2; ++side) {
-                const int64_t n = side ? M : N;
-                if (i >= n)
-                    continue;
-                const T *v = (const T *)(side ? g.b : g.a), *t = (const T *)(side ? g.tb : g.ta);
-                const T *x = v + i * dim, *xp = i > 0 ? x - dim : nullptr;
-                const T t1 = t ? t[i] : (T)(i + 1);
-                const T t0 = i > 0 ? (t ? t[i - 1] : (T)i) : T(0);
-                ((T *)(side ? g.db : g.da))[i] = TSW_TWED_DEL_COST(
-                    lp_nf(x, xp, dim, q.p), q.nu, t1 - t0, q.lmbda, O::add, O::mul);
+        if (i < NP) { /* padded row tables: entry i is row clamp(i - kPad) */
+            int64_t x = i - kPad;
+            x = x < 0 ? 0 : (x >= N ? N - 1 : x);
+            if (dim == 1)
+                ((T *)g.rows_a)[i] = A[x];
+            if (twed) {
+                ((T *)g.rows_t)[i] = TA ? TA[x] : (T)(x + 1);
+                ((T *)g.da)[i] = del(A, TA, x);
             }
         }
+        if (twed && i < M)
+            ((T *)g.db)[i] = del(B, TB, i);
     }
 }
 
 /* The wavefront (see the header comment). One warp per block; blockIdx.x = warp w. */
-template <typename T, int MEAS, int KC, bool DIM1>
+template <typename T, int MEAS, int KC, bool DIM1, int R, int C>
 __global__ void __launch_bounds__(32, 8) pair_kernel(const Args g)
 {
     using O = Ops<T>;
-    constexpr int R = shape_r(), C = shape_c(MEAS, DIM1);
     constexpr bool TW = MEAS == M_TWED;
     constexpr int NV = TW ? 2 : 1;
     constexpr int NB = kChunk / R; /* steps per chunk */
     static_assert(kChunk % R == 0 && kStage % R == 0 && kStage >= 2 * kChunk, "shape");
-    static_assert(kRing >= 4 * kChunk, "queue capacity");
     static_assert(NB % 2 == 0 && kChunk <= 32, "chunk: one item per lane, a mid step");
 
     __shared__ __align__(16) T s_in[2][NV][kChunk]; /* lane 0's left column, 2 chunks */
@@ -585,8 +616,12 @@ __global__ void __launch_bounds__(32, 8) pair_kernel(const Args g)
     Par<T> q;
     load_par(g, &q);
     const T *A = (const T *)g.a, *B = (const T *)g.b;
-    const T *TA = (const T *)g.ta, *TB = (const T *)g.tb;
-    const T *DA = (const T *)g.da, *DB = (const T *)g.db;
+    const T *TB = (const T *)g.tb;
+    const T *DB = (const T *)g.db;
+    /* row tables: any row in [-kPad, N + kPad) may be read without a clamp */
+    const T *const PA = DIM1 ? (const T *)g.rows_a + kPad : nullptr;
+    const T *const PT = TW ? (const T *)g.rows_t + kPad : nullptr;
+    const T *const PD = TW ? (const T *)g.da + kPad : nullptr;
     /* dim > 1: form of the cost loop (see costs_gen) and the root of the Euclidean cost */
     int form = 0;
     bool root = false;
@@ -608,12 +643,12 @@ __global__ void __launch_bounds__(32, 8) pair_kernel(const Args g)
     long long *const cin_w = g.ctr + 8 * (int64_t)qin, *const cin_r = cin_w + 4;
     long long *const cout_w = g.ctr + 8 * (int64_t)qout, *const cout_r = cout_w + 4;
     const bool in_wrap = qin == P - 1, out_wrap = qout == P - 1;
-    const T *const rinD = in_wrap ? (const T *)g.wrapD : (const T *)g.ringD + (int64_t)qin * kRing;
-    const T *const rinL = in_wrap ? (const T *)g.wrapL : (const T *)g.ringL + (int64_t)qin * kRing;
-    T *const routD = out_wrap ? (T *)g.wrapD : (T *)g.ringD + (int64_t)qout * kRing;
-    T *const routL = out_wrap ? (T *)g.wrapL : (T *)g.ringL + (int64_t)qout * kRing;
-    const long long mask_in = (in_wrap ? g.wrap_cap : kRing) - 1;
-    const long long mask_out = (out_wrap ? g.wrap_cap : kRing) - 1;
+    const T *const rinD = in_wrap ? (const T *)g.wrapD : (const T *)g.ringD + (int64_t)qin * g.ring;
+    const T *const rinL = in_wrap ? (const T *)g.wrapL : (const T *)g.ringL + (int64_t)qin * g.ring;
+    T *const routD = out_wrap ? (T *)g.wrapD : (T *)g.ringD + (int64_t)qout * g.ring;
+    T *const routL = out_wrap ? (T *)g.wrapL : (T *)g.ringL + (int64_t)qout * g.ring;
+    const long long mask_in = (in_wrap ? g.wrap_cap : g.ring) - 1;
+    const long long mask_out = (out_wrap ? g.wrap_cap : g.ring) - 1;
     const long long cap_out = mask_out + 1;
 
     /* Counter caches (monotone counters, valid across stripes). */
@@ -698,18 +733,17 @@ __global__ void __launch_bounds__(32, 8) pair_kernel(const Args g)
             /* Row data of the next step, loaded one step ahead. */
             T an[R], tan_[R], dan[R];
             auto load_rows = [&](int64_t x0) {
+                /* x0 >= rb - 31 R and x0 + R <= re + 33 R: inside the padding */
 #pragma unroll
                 for (int r = 0; r < R; ++r) {
-                    int64_t x = x0 + r;
-                    x = x < 0 ? 0 : (x >= N ? N - 1 : x);
                     an[r] = T(0);
                     tan_[r] = T(0);
                     dan[r] = T(0);
                     if constexpr (DIM1)
-                        an[r] = __ldg(A + x);
+                        an[r] = __ldg(PA + x0 + r);
                     if constexpr (TW) {
-                        tan_[r] = TA ? __ldg(TA + x) : (T)(x + 1);
-                        dan[r] = __ldg(DA + x);
+                        tan_[r] = __ldg(PT + x0 + r);
+                        dan[r] = __ldg(PD + x0 + r);
                     }
                 }
             };
@@ -764,7 +798,7 @@ __global__ void __launch_bounds__(32, 8) pair_kernel(const Args g)
                     const int64_t xlo = j == 0 ? rb - 1 : rb + kChunk * j;
                     const long long need = need_seq(xlo, rb + kChunk * (j + 1));
                     if (need > avail) { /* all earlier input rows are released already */
-                        const long long v = wait_geq(cin_w, need, g.abort_flag);
+                        const long long v = wait_geq(cin_w, need, g.abort_flag, g.sleep_ns);
                         if (v < 0)
                             return false;
                         avail = v;
@@ -794,7 +828,7 @@ __global__ void __launch_bounds__(32, 8) pair_kernel(const Args g)
                     if (comp > copied) {
                         const long long qend = out_base + (comp - rb);
                         if (qend - cap_out > relc) {
-                            const long long v = wait_geq(cout_r, qend - cap_out, g.abort_flag);
+                            const long long v = wait_geq(cout_r, qend - cap_out, g.abort_flag, g.sleep_ns);
                             if (v < 0)
                                 return false;
                             relc = v;
@@ -1025,7 +1059,7 @@ __global__ void __launch_bounds__(32, 8) pair_kernel(const Args g)
                 if (re > copied) {
                     const long long qend = out_base + len;
                     if (qend - cap_out > relc) {
-                        const long long v = wait_geq(cout_r, qend - cap_out, g.abort_flag);
+                        const long long v = wait_geq(cout_r, qend - cap_out, g.abort_flag, g.sleep_ns);
                         if (v < 0)
                             goto aborted;
                         relc = v;
@@ -1074,30 +1108,102 @@ aborted:
 
 typedef void (*KernelFn)(Args);
 
-template <typename T> KernelFn pick_t(const tsw_params *p, int64_t dim)
+/* A kernel and its block shape (R rows x C columns per lane and step). */
+struct Kern {
+    KernelFn fn;
+    int R, C;
+};
+
+template <typename T, int MEAS, int KC, bool DIM1,
+          int R = shape_r(std::is_same<T, float>::value, MEAS, KC, DIM1),
+          int C = shape_c(std::is_same<T, float>::value, MEAS, KC, DIM1)>
+Kern kern()
+{
+    return Kern{pair_kernel<T, MEAS, KC, DIM1, R, C>, R, C};
+}
+
+/* Developer knob for tuning: TSWARP_CUDA_PAIR_SHAPE=RxC (2x4, 4x4, 4x8, 8x4, 8x8) picks
+ * another block shape for the dim-1 DTW (sqeuclidean) and TWED (p = 1 or 2) kernels; any
+ * other value is ignored. Read once. */
+static int shape_env()
+{
+    static int v = -1;
+    if (v < 0) {
+        const char *e = getenv("TSWARP_CUDA_PAIR_SHAPE");
+        int r = 0, c = 0;
+        v = (e && sscanf(e, "%dx%d", &r, &c) == 2) ? 100 * r + c : 0;
+    }
+    return v;
+}
+
+/* Developer knob: TSWARP_CUDA_PAIR_SLEEP=ns, the longest __nanosleep back-off of a wait
+ * (0: spin). */
+static int sleep_env()
+{
+    static int v = -1;
+    if (v < 0) {
+        const char *e = getenv("TSWARP_CUDA_PAIR_SLEEP");
+        v = e ? atoi(e) : 256;
+        v = v < 0 ? 0 : v;
+    }
+    return v;
+}
+
+/* Developer knob: TSWARP_CUDA_PAIR_RING=items per queue (a power of two >= 4 kChunk). */
+static long long ring_env()
+{
+    static long long v = -1;
+    if (v < 0) {
+        const char *e = getenv("TSWARP_CUDA_PAIR_RING");
+        long long r = e ? atoll(e) : kRing;
+        v = 4 * kChunk;
+        while (v < r && v < (1LL << 20))
+            v <<= 1;
+    }
+    return v;
+}
+
+template <typename T, int MEAS, int KC> Kern dim1_tuned()
+{
+    switch (shape_env()) {
+    case 204:
+        return kern<T, MEAS, KC, true, 2, 4>();
+    case 404:
+        return kern<T, MEAS, KC, true, 4, 4>();
+    case 408:
+        return kern<T, MEAS, KC, true, 4, 8>();
+    case 804:
+        return kern<T, MEAS, KC, true, 8, 4>();
+    case 808:
+        return kern<T, MEAS, KC, true, 8, 8>();
+    default:
+        return kern<T, MEAS, KC, true>();
+    }
+}
+
+template <typename T> Kern pick_t(const tsw_params *p, int64_t dim)
 {
     const bool one = dim == 1;
     if (p->measure == TSW_TWED) {
         const bool p12 = p->p == 1.0 || p->p == 2.0;
         if (!one)
-            return p12 ? pair_kernel<T, M_TWED, KC_LP12, false>
-                       : pair_kernel<T, M_TWED, KC_LPP, false>;
-        return p12 ? pair_kernel<T, M_TWED, KC_LP12, true> : pair_kernel<T, M_TWED, KC_LPP, true>;
+            return p12 ? kern<T, M_TWED, KC_LP12, false>() : kern<T, M_TWED, KC_LPP, false>();
+        return p12 ? dim1_tuned<T, M_TWED, KC_LP12>() : kern<T, M_TWED, KC_LPP, true>();
     }
     if (p->measure == TSW_SOFT_DTW)
-        return one ? pair_kernel<T, M_SOFT, KC_SQE, true> : pair_kernel<T, M_SOFT, KC_SQE, false>;
+        return one ? kern<T, M_SOFT, KC_SQE, true>() : kern<T, M_SOFT, KC_SQE, false>();
     if (!one)
-        return pair_kernel<T, M_DTW, KC_RT, false>;
+        return kern<T, M_DTW, KC_RT, false>();
     switch (p->cost) {
     case TSW_COST_EUCLIDEAN:
-        return pair_kernel<T, M_DTW, KC_EUC, true>;
+        return kern<T, M_DTW, KC_EUC, true>();
     case TSW_COST_ABS:
-        return pair_kernel<T, M_DTW, KC_ABS, true>;
+        return kern<T, M_DTW, KC_ABS, true>();
     case TSW_COST_COSINE:
-        return pair_kernel<T, M_DTW, KC_COS, true>;
+        return kern<T, M_DTW, KC_COS, true>();
     case TSW_COST_SQEUCLIDEAN:
     default:
-        return pair_kernel<T, M_DTW, KC_SQE, true>;
+        return dim1_tuned<T, M_DTW, KC_SQE>();
     }
 }
 
@@ -1109,8 +1215,8 @@ struct Plan {
     tsw_band band;
     int64_t N, M, S, W;
     int P, sms;
-    long long wrap_cap;
-    size_t ctr, abort_flag, ringD, ringL, wrapD, wrapL, lohi, da, db, total;
+    long long wrap_cap, ring;
+    size_t ctr, abort_flag, ringD, ringL, wrapD, wrapL, lohi, da, db, rows_a, rows_t, total;
 };
 
 static cudaError_t make_plan(const tsw_params *p, tsw_dtype dtype, int64_t dim, int64_t n,
@@ -1122,8 +1228,9 @@ static cudaError_t make_plan(const tsw_params *p, tsw_dtype dtype, int64_t dim, 
     pl->band = tsw_band_make((int)p->window, p->window_radius, p->itakura_max_slope, n, m);
     pl->N = pl->band.rows;
     pl->M = pl->band.cols;
-    pl->fn = dtype == TSW_F32 ? pick_t<float>(p, dim) : pick_t<double>(p, dim);
-    pl->W = 32 * (int64_t)shape_c(meas, dim == 1);
+    const Kern k = dtype == TSW_F32 ? pick_t<float>(p, dim) : pick_t<double>(p, dim);
+    pl->fn = k.fn;
+    pl->W = 32 * (int64_t)k.C;
     pl->S = (pl->M + pl->W - 1) / pl->W;
 
     int cur = -1, nb = 0, sms = 0;
@@ -1150,7 +1257,8 @@ static cudaError_t make_plan(const tsw_params *p, tsw_dtype dtype, int64_t dim, 
     pl->P = (int)(pl->S < resident ? pl->S : resident);
     pl->sms = sms;
 
-    long long wc = kRing;
+    pl->ring = ring_env();
+    long long wc = pl->ring;
     while (wc < 2 * pl->N)
         wc <<= 1;
     pl->wrap_cap = wc;
@@ -1162,17 +1270,22 @@ static cudaError_t make_plan(const tsw_params *p, tsw_dtype dtype, int64_t dim, 
     pl->abort_flag = off;
     off = align_up(off + sizeof(int));
     pl->ringD = off;
-    off = align_up(off + (size_t)pl->P * kRing * es);
+    off = align_up(off + (size_t)pl->P * (size_t)pl->ring * es);
     pl->ringL = off;
-    off = align_up(off + (nv > 1 ? (size_t)pl->P * kRing * es : 0));
+    off = align_up(off + (nv > 1 ? (size_t)pl->P * (size_t)pl->ring * es : 0));
     pl->wrapD = off;
     off = align_up(off + (wrap ? (size_t)wc * es : 0));
     pl->wrapL = off;
     off = align_up(off + (wrap && nv > 1 ? (size_t)wc * es : 0));
     pl->lohi = off;
     off = align_up(off + (pl->band.kind == TSW_BAND_ITAKURA ? (size_t)pl->N * 2 * sizeof(long long) : 0));
+    const size_t np = (size_t)(pl->N + 2 * kPad) * es; /* a padded row table */
     pl->da = off;
-    off = align_up(off + (meas == M_TWED ? (size_t)pl->N * es : 0));
+    off = align_up(off + (meas == M_TWED ? np : 0));
+    pl->rows_a = off;
+    off = align_up(off + (dim == 1 ? np : 0));
+    pl->rows_t = off;
+    off = align_up(off + (meas == M_TWED ? np : 0));
     pl->db = off;
     off = align_up(off + (meas == M_TWED ? (size_t)pl->M * es : 0));
     pl->total = off;
@@ -1243,12 +1356,16 @@ cudaError_t tsw__pair_launch(const tsw_params *params, tsw_dtype dtype, int64_t 
     g.wrapD = sc + pl.wrapD;
     g.wrapL = sc + pl.wrapL;
     g.wrap_cap = pl.wrap_cap;
+    g.ring = pl.ring;
     g.lohi = pl.band.kind == TSW_BAND_ITAKURA ? (long long *)(sc + pl.lohi) : nullptr;
     g.da = twed ? sc + pl.da : nullptr;
     g.db = twed ? sc + pl.db : nullptr;
+    g.rows_a = dim == 1 ? sc + pl.rows_a : nullptr;
+    g.rows_t = twed ? sc + pl.rows_t : nullptr;
     g.out = out;
+    g.sleep_ns = sleep_env();
 
-    int64_t lim = pl.N > pl.M ? pl.N : pl.M;
+    int64_t lim = pl.N + 2 * kPad > pl.M ? pl.N + 2 * kPad : pl.M;
     lim = lim > pl.P ? lim : pl.P;
     int64_t pb = (lim + 255) / 256;
     const int64_t pmax = (int64_t)pl.sms * 8;
