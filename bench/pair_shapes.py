@@ -2,7 +2,7 @@
 """Tuning run for the one-long-pair CUDA kernel: block shape R x C (rows x columns per lane
 and step) against time, for the dim-1 DTW (sqeuclidean) and TWED (p = 2) kernels.
 
-    python bench/pair_shapes.py [--shapes 2x4,4x4,4x8,8x4,8x8] [--repeats 5] [--quick]
+    python bench/pair_shapes.py [--shapes 2x4,4x4,4x8,8x4,8x8] [--repeats 5] [--quick] [--lag]
 
 Each shape runs in its own process with TSWARP_CUDA_PAIR_SHAPE=RxC (the developer knob read
 once by src/cuda/kernels_pair.cu). Cases: the issue's single pairs, plus "lone" rows (one
@@ -15,6 +15,7 @@ warm-up call.
 import argparse
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -29,7 +30,7 @@ def lag_worker(repeats):
     import tswarp
 
     rng = np.random.default_rng(7)
-    C = int(os.environ["TSWARP_CUDA_PAIR_SHAPE"].split("x")[1])
+    C = int(re.match(r"\d+x(\d+)", os.environ["TSWARP_CUDA_PAIR_SHAPE"]).group(1))
     a = cp.asarray(np.cumsum(rng.standard_normal(100_000)).astype(np.float32))
     out = []
     for S in (1, 2, 4, 8, 16, 32, 64, 128, 256, 512):
@@ -73,7 +74,7 @@ def worker(repeats, quick):
             ts.append(cp.cuda.get_elapsed_time(s, e) / 1e3)
         return statistics.median(ts)
 
-    C = int(os.environ["TSWARP_CUDA_PAIR_SHAPE"].split("x")[1])
+    C = int(re.match(r"\d+x(\d+)", os.environ["TSWARP_CUDA_PAIR_SHAPE"]).group(1))
     cases = [("dtw", "f32", 100_000, 100_000), ("dtw", "f32", 100_000, 32 * C),
              ("twed", "f64", 65_536, 65_536), ("twed", "f64", 65_536, 32 * C),
              ("twed", "f64", 131_072, 131_072), ("twed", "f32", 131_072, 131_072),
@@ -102,7 +103,8 @@ def worker(repeats, quick):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--shapes", default="2x4,4x4,4x8,8x4,8x8",
-                    help="RxC or RxC/sleep_ns (TSWARP_CUDA_PAIR_SLEEP), comma-separated")
+                    help="RxC[c16] or RxC[c16]/sleep_ns (TSWARP_CUDA_PAIR_SLEEP), "
+                         "comma-separated")
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--lag", action="store_true", help="stripes-vs-time runs (DTW f32)")

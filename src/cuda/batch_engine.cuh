@@ -163,8 +163,10 @@ template <> struct Ops<double> {
     static __device__ __forceinline__ double add(double a, double b) { return __dadd_rn(a, b); }
     static __device__ __forceinline__ double sub(double a, double b) { return __dsub_rn(a, b); }
     static __device__ __forceinline__ double mul(double a, double b) { return __dmul_rn(a, b); }
-    static __device__ __forceinline__ double mn(double a, double b) { return fmin(a, b); }
-    static __device__ __forceinline__ double mx(double a, double b) { return fmax(a, b); }
+    /* tsw_hd.h's TSW_MIN/TSW_MAX, as the CPU: fmin's NaN handling costs 4 extra SASS
+     * instructions per call on sm_90 (no NaN reaches a cell: inputs are checked) */
+    static __device__ __forceinline__ double mn(double a, double b) { return TSW_MIN(a, b); }
+    static __device__ __forceinline__ double mx(double a, double b) { return TSW_MAX(a, b); }
     static __device__ __forceinline__ double fabs_(double a) { return fabs(a); }
     static __device__ __forceinline__ double sqrt_(double a) { return __dsqrt_rn(a); }
     static __device__ __forceinline__ double div_(double a, double b) { return __ddiv_rn(a, b); }
