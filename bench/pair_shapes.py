@@ -5,7 +5,8 @@ and step) against time, for the dim-1 DTW (sqeuclidean) and TWED (p = 2) kernels
     python bench/pair_shapes.py [--shapes 2x4,4x4,4x8,8x4,8x8] [--repeats 5] [--quick] [--lag]
 
 Each shape runs in its own process with TSWARP_CUDA_PAIR_SHAPE=RxC (the developer knob read
-once by src/cuda/kernels_pair.cu). Cases: the issue's single pairs, plus "lone" rows (one
+once by src/cuda/kernels_pair.cu; it needs a build configured with -DTSWARP_CUDA_TUNING=ON,
+as tests/gpu/run.sh does: other builds run their default shape whatever the knob says). Cases: the issue's single pairs, plus "lone" rows (one
 stripe of 32 C columns against n rows: the time of one warp's sweep, N / R steps, with no
 neighbour to wait for) that separate the per-step time from the wavefront's fill. Every
 shape's value on a 20,000 x 20,000 pair is checked against the CPU backend (rel. diff).

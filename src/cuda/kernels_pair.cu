@@ -66,7 +66,8 @@
  * Memory: O(N + M + P) scratch: two int64 counters per warp, the queues (P x kRing items,
  *   plus >= 2N for queue P-1 when S > P), the padded row tables, TWED deletion costs of
  *   both series, Itakura's per-row window ends. Never the N x M matrix.
- * Tuning knobs (developers; read once per process): TSWARP_CUDA_PAIR_SHAPE=RxC,
+ * Tuning knobs (developers; read once per process): TSWARP_CUDA_PAIR_SHAPE=RxC (builds
+ *   with -DTSWARP_CUDA_TUNING=ON),
  *   TSWARP_CUDA_PAIR_RING=items, TSWARP_CUDA_PAIR_SLEEP=ns (see bench/pair_shapes.py).
  *
  * Arithmetic: the cells use recurrence.h's macros with non-contracting intrinsics
@@ -1124,11 +1125,12 @@ Kern kern()
     return Kern{pair_kernel<T, MEAS, KC, DIM1, R, C, CH>, R, C};
 }
 
-/* Developer knob for tuning: TSWARP_CUDA_PAIR_SHAPE=RxC[c16] (2x2, 4x2, 2x4, 4x4, 4x8, 8x4,
- * 8x8, and 2x4c16, 4x8c16 with 16-row chunks) picks
+/* Developer knob for tuning, in builds with -DTSWARP_CUDA_TUNING=ON only (they compile 36
+ * more kernels): TSWARP_CUDA_PAIR_SHAPE=RxC[c16] (2x2, 4x2, 2x4, 4x4, 4x8, 8x4, 8x8, and
+ * 2x4c16, 4x8c16 with 16-row chunks) picks
  * another block shape for the dim-1 DTW (sqeuclidean) and TWED (p = 1 or 2) kernels; any
  * other value is ignored. Read once. */
-static int shape_env()
+[[maybe_unused]] static int shape_env()
 {
     static int v = -1;
     if (v < 0) {
@@ -1169,7 +1171,12 @@ static long long ring_env()
 
 template <typename T, int MEAS, int KC> Kern dim1_tuned()
 {
+#ifdef TSWARP_CUDA_TUNING /* the extra shapes: -DTSWARP_CUDA_TUNING=ON (tests/gpu/run.sh) */
     switch (shape_env()) {
+    case 202:
+        return kern<T, MEAS, KC, true, 2, 2>();
+    case 402:
+        return kern<T, MEAS, KC, true, 4, 2>();
     case 204:
         return kern<T, MEAS, KC, true, 2, 4>();
     case 404:
@@ -1180,17 +1187,15 @@ template <typename T, int MEAS, int KC> Kern dim1_tuned()
         return kern<T, MEAS, KC, true, 8, 4>();
     case 808:
         return kern<T, MEAS, KC, true, 8, 8>();
-    case 202:
-        return kern<T, MEAS, KC, true, 2, 2>();
-    case 402:
-        return kern<T, MEAS, KC, true, 4, 2>();
     case 160204: /* 2x4c16: 16-row chunks */
         return kern<T, MEAS, KC, true, 2, 4, 16>();
     case 160408:
         return kern<T, MEAS, KC, true, 4, 8, 16>();
     default:
-        return kern<T, MEAS, KC, true>();
+        break;
     }
+#endif
+    return kern<T, MEAS, KC, true>();
 }
 
 template <typename T> Kern pick_t(const tsw_params *p, int64_t dim)

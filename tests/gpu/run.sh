@@ -12,7 +12,8 @@
 #
 # Stages; a failing stage is reported and the later ones still run:
 #   versions    nvidia-smi, nvcc, cmake, compute-sanitizer, Python packages
-#   build       cmake Release, TSWARP_CUDA=ON, CMAKE_CUDA_ARCHITECTURES=$ARCHS, -j$JOBS
+#   build       cmake Release, TSWARP_CUDA=ON, TSWARP_CUDA_TUNING=ON (the tuning shapes of
+#               bench/pair_shapes.py), CMAKE_CUDA_ARCHITECTURES=$ARCHS, -j$JOBS
 #   ctest-c     the C tests (ctest -LE gpu)
 #   ctest-gpu   tests/gpu/test_cuda (ctest -L gpu): GPU against CPU, faults, threads
 #   memcheck    compute-sanitizer memcheck (with leak check) over test_cuda, quick sizes
@@ -155,7 +156,7 @@ EOF
 st_build() {
     local gen=()
     command -v ninja >/dev/null 2>&1 && gen=(-G Ninja)
-    cmake -S "$SRC" -B "$BUILD" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release -DTSWARP_CUDA=ON \
+    cmake -S "$SRC" -B "$BUILD" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release -DTSWARP_CUDA=ON -DTSWARP_CUDA_TUNING=ON \
         -DCMAKE_CUDA_ARCHITECTURES="$ARCHS" -DTSWARP_BUILD_TESTS=ON ${CUDACXX:+-DCMAKE_CUDA_COMPILER="$CUDACXX"} &&
         cmake --build "$BUILD" --parallel "$JOBS" &&
         test -x "$BUILD/tests/gpu/test_cuda"
@@ -206,6 +207,7 @@ open(sys.argv[1], "w").write("\n".join(paths) + "\n")' "$purelib/_tswarp_parent_
     local args=(--no-build-isolation --no-deps --no-index -v
         --config-settings=build-dir="$BUILD/py-build"
         --config-settings=cmake.define.TSWARP_CUDA=ON
+        --config-settings=cmake.define.TSWARP_CUDA_TUNING=ON
         --config-settings=cmake.define.CMAKE_CUDA_ARCHITECTURES="$ARCHS")
     export CMAKE_BUILD_PARALLEL_LEVEL=$(((JOBS + 1) / 2))
     if [ -n "$vpy" ]; then
