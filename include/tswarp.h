@@ -59,7 +59,8 @@ extern "C" {
     XX(ECANCELED, -9, "cancelled by the progress callback")                                   \
     XX(ENODEV, -10, "no CUDA backend was built or no CUDA device was found")                  \
     XX(ECUDA, -11, "CUDA runtime error")                                                      \
-    XX(ENOTSUP, -12, "operation not supported by this backend")
+    XX(ENOTSUP, -12, "operation not supported by this backend")                              \
+    XX(ENOPATH, -13, "no alignment path: the step pattern or window admits none")
 
 typedef enum {
     TSW_OK = 0,
@@ -302,6 +303,105 @@ TSW_EXPORT int tsw_paired_workspace_size(const tsw_params *params, tsw_dtype dty
                                          int64_t dim, const tsw_collection *x,
                                          const tsw_collection *y, const tsw_exec *exec,
                                          size_t *bytes);
+
+/* ---------------------------------------------------------------------------------------
+ * Alignment: optimal warping paths, subsequence DTW
+ *
+ * D is the accumulated cost over the (n, m) grid of cells (i, j), i indexing a (or the
+ * query), j indexing b (or the reference), c(i, j) the local cost (tsw_cost). As in
+ * librosa.sequence.dtw (Mueller, "Fundamentals of Music Processing", 3.2 and 7.2):
+ *   D(0, 0) = c(0, 0)
+ *   D(i, j) = min over the pattern's steps s = (di, dj) of D(i - di, j - dj) + w_s c(i, j)
+ * and the path lists the cells the steps land on, from (0, 0) to (n-1, m-1). The cost is
+ * D(n-1, m-1), the accumulated cost (for SYMMETRIC1 with the sqeuclidean cost, the square of
+ * tsw_distance's default DTW value).
+ *
+ * Ties: each cell takes the FIRST step of its pattern's order (below) whose candidate
+ * D(i - di, j - dj) + w_s c(i, j), rounded in the computation's precision, is minimal;
+ * the path follows those choices back from the end. This is librosa's rule (its strict '<'
+ * over the steps in order). dtaidistance's best_path prefers (1, 0) over (0, 1) instead,
+ * so on exact ties of SYMMETRIC1 the two may differ; off ties all three agree.
+ * Every method (stored backtrace, linear memory, any thread count) gives the same path.
+ * ------------------------------------------------------------------------------------- */
+typedef enum {
+    TSW_STEP_SYMMETRIC1 = 0, /* steps (1,1), (0,1), (1,0), weights 1, 1, 1: dtaidistance's and
+                                librosa's default; the path advances by one cell at a time */
+    TSW_STEP_P05 = 1         /* steps (1,1), (1,2), (2,1), weights 2, 3, 3 (librosa
+                                step_sizes_sigma=[[1,1],[1,2],[2,1]], weights_mul=[2,3,3]):
+                                slopes between 1/2 and 2, every path weighs the same
+                                Manhattan length. A path exists iff m <= 2n - 1 and
+                                n <= 2m - 1 (else TSW_ENOPATH) */
+} tsw_step;
+
+typedef enum {
+    TSW_PATH_AUTO = 0,   /* stored backtrace when it fits memory_limit, else linear memory */
+    TSW_PATH_STORED = 1, /* the step of every cell kept, 2 bits per cell (n m / 4 bytes)   */
+    TSW_PATH_LINEAR = 2  /* O(n + m) memory: the grid split in quadrants recursively, each
+                            recomputed from boundary rows and columns kept by a forward
+                            pass, until a block fits memory_limit (about 2-4 forward passes
+                            of work in all); same path as STORED */
+} tsw_path_method;
+
+typedef struct tsw_align_params {
+    tsw_step step;        /* default TSW_STEP_SYMMETRIC1                                    */
+    tsw_cost cost;        /* default TSW_COST_SQEUCLIDEAN                                   */
+    tsw_window window;    /* the core's windows (tsw_params): inadmissible cells are never on
+                             the path; none for subsequence DTW (else TSW_EPARAM)           */
+    double window_radius;
+    double itakura_max_slope;
+    tsw_path_method method;
+    size_t memory_limit;  /* bytes for stored steps; 0 (default) = half the available
+                             physical memory. TSW_PATH_LINEAR uses blocks of at most this
+                             size too (at least 64 KiB). */
+} tsw_align_params;
+
+TSW_EXPORT void tsw_align_params_default(tsw_align_params *params);
+
+/* Capacity in (i, j) pairs that tsw_dtw_path needs: n + m - 1 (0 on overflow or bad sizes). */
+TSW_EXPORT int64_t tsw_path_max_length(int64_t n, int64_t m);
+
+/*
+ * Optimal warping path between a (n points) and b (m points), both (length, dim) of dtype.
+ * path: caller-owned, (capacity, 2) int64 row-major with capacity >= tsw_path_max_length;
+ * receives *length pairs (i, j), from (0, 0) to (n-1, m-1). *cost: D(n-1, m-1) as a double.
+ * Errors before any work: TSW_ENOPATH when the step pattern or the window admits no path.
+ * Progress: exec->progress is called with cells of forward passes done; a non-zero return
+ * gives TSW_ECANCELED within one row of the grid, with path, length and cost untouched
+ * (every error leaves them untouched). CUDA: TSW_ENOTSUP for device = CUDA (for now);
+ * device = AUTO computes on the CPU.
+ */
+TSW_EXPORT int tsw_dtw_path(const tsw_align_params *params, tsw_dtype dtype, int64_t dim,
+                            const tsw_series *a, const tsw_series *b, int64_t *path,
+                            int64_t capacity, int64_t *length, double *cost,
+                            const tsw_exec *exec);
+
+/* One match of subsequence DTW: the query aligned to reference[start..end] (inclusive). */
+typedef struct tsw_match {
+    int64_t start, end;       /* reference indices of the path's first and last cells     */
+    double cost;              /* D(n-1, end) with D(0, j) = c(0, j) for every j            */
+    int64_t path_offset;      /* its path: pairs [path_offset, path_offset + path_length) of
+                                 the path buffer (both 0 when no buffer was given)          */
+    int64_t path_length;
+} tsw_match;
+
+/* Path capacity subsequence DTW needs for k matches: k (n - 1) + m (0 on overflow). */
+TSW_EXPORT int64_t tsw_subsequence_path_max_length(int64_t n, int64_t m, int64_t k);
+
+/*
+ * Subsequence DTW of query (n points) in reference (m points): the path may start and end
+ * at any column (Mueller 7.2; librosa.sequence.dtw(subseq=True) with query = X). Returns the
+ * best k >= 1 matches whose reference ranges [start, end] do not overlap, best first: the
+ * end columns in order of cost (ties to the smaller column), each kept when its range
+ * overlaps none kept before. matches: (k,) caller-owned; *count receives how many were found
+ * (<= k; fewer when the reference has no room for more). path: NULL (no paths) or
+ * (capacity, 2) int64 with capacity >= tsw_subsequence_path_max_length(n, m, k).
+ * The step pattern's and method's rules are tsw_dtw_path's; windows are not supported.
+ */
+TSW_EXPORT int tsw_subsequence_dtw(const tsw_align_params *params, tsw_dtype dtype,
+                                   int64_t dim, const tsw_series *query,
+                                   const tsw_series *reference, int64_t k,
+                                   tsw_match *matches, int64_t *count, int64_t *path,
+                                   int64_t capacity, const tsw_exec *exec);
 
 /* ---------------------------------------------------------------------------------------
  * Information

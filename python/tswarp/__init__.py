@@ -13,6 +13,8 @@ series costs about a microsecond::
 place and the results come back as arrays of the same library on the same GPU (see the
 README's "GPU (CUDA)" section). Neither library is imported by ``import tswarp``.
 
+Alignment paths: ``tswarp.dtw_path``, ``tswarp.subsequence_dtw``, ``tswarp.plot.alignment``.
+
 See ``help(tswarp.dtw)``, ``help(tswarp.cdist)`` and ``tswarp.info()``.
 """
 
@@ -24,12 +26,15 @@ from ._tswarp import (
     cdist,
     distance,
     dtw,
+    dtw_path,
     info,
     paired,
     pdist,
     soft_dtw,
     twed,
 )
+from ._align import Match, subsequence_dtw
+from . import plot
 
 __all__ = [
     "METRICS",
@@ -39,14 +44,18 @@ __all__ = [
     "cdist",
     "distance",
     "dtw",
+    "dtw_path",
     "info",
     "paired",
     "pdist",
     "soft_dtw",
     "twed",
+    "Match",
+    "subsequence_dtw",
+    "plot",
 ]
 
 # Public under the package name (help(), repr, pickling by reference as tswarp.dtw).
-for _f in (cdist, distance, dtw, info, paired, pdist, soft_dtw, twed):
+for _f in (cdist, distance, dtw, dtw_path, info, paired, pdist, soft_dtw, twed):
     _f.__module__ = __name__
 del _f

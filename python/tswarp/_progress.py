@@ -38,6 +38,8 @@ class ProgressBar:
         Characters of the bar itself.
     min_interval : float
         Seconds between redraws (the final state is always drawn).
+    unit : str
+        What done and total count ("pairs"; the alignment functions set "cells").
 
     Examples
     --------
@@ -49,8 +51,9 @@ class ProgressBar:
     True
     """
 
-    def __init__(self, desc="", stream=None, width=30, min_interval=0.1):
+    def __init__(self, desc="", stream=None, width=30, min_interval=0.1, unit="pairs"):
         self.desc = desc
+        self.unit = unit
         self.stream = stream
         self.width = width
         self.min_interval = min_interval
@@ -74,7 +77,7 @@ class ProgressBar:
         rate = done / elapsed if elapsed > 0 else 0.0
         line = (
             f"\r{self.desc} [{bar}] {done}/{total} {100.0 * frac:5.1f}% "
-            f"{_clock(elapsed)} {_rate(rate)} pairs/s"
+            f"{_clock(elapsed)} {_rate(rate)} {self.unit}/s"
         )
         out = self._out()
         out.write(line)

@@ -1,4 +1,4 @@
-"""The ``tswarp`` command line: distance, matrix, knn and info subcommands.
+"""The ``tswarp`` command line: distance, matrix, align, knn and info subcommands.
 
 Exit codes: 0 success, 2 bad input (unreadable or unparsable file, invalid option, measure error,
 no CUDA device for --device cuda), 1 out of memory (host or GPU) or a CUDA runtime error, 130
@@ -223,6 +223,65 @@ def cmd_matrix(args) -> int:
     return 0
 
 
+def _path_csv_lines(path: np.ndarray):
+    yield "i,j\n"
+    for i, j in path.tolist():
+        yield f"{i},{j}\n"
+
+
+def cmd_align(args) -> int:
+    """Optimal warping path between two series (tswarp.dtw_path)."""
+    for flag, value, exts in (("--out", args.out, (".csv", ".txt", ".npy")), ("--plot", args.plot, None)):
+        if value is None:
+            continue
+        ext = os.path.splitext(value)[1].lower()
+        if exts is not None and ext not in exts:
+            raise UsageError(f"{flag} {value!r}: expected a .csv or .npy file name")
+        out_dir = os.path.dirname(os.path.abspath(value))
+        if not os.path.isdir(out_dir):
+            raise UsageError(f"{flag} {value!r}: directory {out_dir!r} does not exist")
+    row_a = args.row_a if args.row_a is not None else args.row
+    row_b = args.row_b if args.row_b is not None else args.row
+    A, _ = _read(args.a, args.labels_first, "A")
+    B, _ = _read(args.b, args.labels_first, "B")
+    a = _pick(A, row_a, args.a, "--row-a" if args.row is None else "--row")
+    b = _pick(B, row_b, args.b, "--row-b" if args.row is None else "--row")
+    kwargs = {"step": args.step, "method": args.method, "device": args.device, "n_jobs": args.jobs,
+              "progress": args.progress}
+    for name in ("cost", "window", "itakura_max_slope", "memory_limit"):
+        if getattr(args, name) is not None:
+            kwargs[name] = getattr(args, name)
+    start = time.perf_counter()
+    path, cost = tswarp.dtw_path(a, b, **kwargs)
+    seconds = time.perf_counter() - start
+    cells = len(a) * len(b)
+    summary = (f"align {args.step} {args.cost or 'sqeuclidean'}: a {len(a)} points, b {len(b)} points, "
+               f"{a.shape[1] if a.ndim == 2 else 1} dims\npath {len(path)} cells, cost {cost!r}, "
+               f"{seconds:.3f} s, {cells:,} cells, {_rate(cells, seconds):.3f} Gcells/s")
+    if args.out is not None:
+        if args.out.lower().endswith(".npy"):
+            np.save(args.out, path)
+        else:
+            with open(args.out, "w") as f:
+                f.writelines(_path_csv_lines(path))
+    if args.plot is not None:
+        try:
+            import matplotlib
+        except ImportError:
+            raise UsageError("--plot needs matplotlib (pip install matplotlib)") from None
+        matplotlib.use("Agg")
+        fig = tswarp.plot.alignment(a, b, path, cost=args.cost or "sqeuclidean",
+                                    title=f"{os.path.basename(args.a)} / {os.path.basename(args.b)}")
+        fig.savefig(args.plot, dpi=100)
+    if args.out is None:
+        # No --out: the path goes to stdout as csv (pipeable), the summary to stderr.
+        sys.stdout.writelines(_path_csv_lines(path))
+        print(summary, file=sys.stderr)
+    else:
+        print(f"{summary}\nwrote {args.out}" + (f" and {args.plot}" if args.plot else ""))
+    return 0
+
+
 def knn_predict(D: np.ndarray, y_train: np.ndarray, k: int = 1) -> np.ndarray:
     """k-NN labels from a (n_test, n_train) distance matrix.
 
@@ -417,6 +476,37 @@ def build_parser() -> argparse.ArgumentParser:
     _add_input_options(p)
     _add_measure_options(p, allow_all=False)
     p.set_defaults(func=cmd_matrix)
+
+    p = sub.add_parser("align", help="optimal warping path between two series (dtw_path)",
+                       description="Optimal DTW path between two series and its accumulated cost "
+                                   "(tswarp.dtw_path). With --out the path is written there (csv "
+                                   "lines i,j or .npy) and a summary printed; without, the path goes "
+                                   "to stdout as csv and the summary to stderr.",
+                       epilog=FORMATS_HELP)
+    p.add_argument("a", metavar="A", help="file holding the first series")
+    p.add_argument("b", metavar="B", help="file holding the second series")
+    p.add_argument("--row", type=_nonneg_int, metavar="I", help="use series I (0-based) of both A and B")
+    p.add_argument("--row-a", type=_nonneg_int, metavar="I", help="use series I (0-based) of A")
+    p.add_argument("--row-b", type=_nonneg_int, metavar="I", help="use series I (0-based) of B")
+    p.add_argument("--step", choices=("symmetric1", "p05"), default="symmetric1",
+                   help="step pattern: symmetric1 = (1,1),(0,1),(1,0); p05 = (1,1),(1,2),(2,1) "
+                        "weights 2,3,3 (default symmetric1)")
+    p.add_argument("--cost", choices=COSTS, help="local cost (default sqeuclidean)")
+    p.add_argument("--window", type=_window, metavar="W",
+                   help="Sakoe-Chiba band: an integer radius in cells, or a fraction (0.1)")
+    p.add_argument("--itakura-max-slope", type=float, metavar="S", dest="itakura_max_slope",
+                   help="Itakura parallelogram with this maximum slope (>= 1)")
+    p.add_argument("--method", choices=("auto", "stored", "linear"), default="auto",
+                   help="stored backtrace (2 bits per cell), linear memory, or auto (default)")
+    p.add_argument("--memory-limit", type=_positive_int, metavar="BYTES", dest="memory_limit",
+                   help="bytes for stored steps (default half the available memory)")
+    p.add_argument("--out", "-o", metavar="FILE", help="write the path to FILE (.csv or .npy)")
+    p.add_argument("--plot", metavar="PNG", help="draw the series and the path over the cost image")
+    p.add_argument("--device", type=_device, default="auto", metavar="{auto,cpu,cuda,cuda:N}",
+                   help="where to compute (default auto)")
+    _add_batch_options(p)
+    _add_input_options(p)
+    p.set_defaults(func=cmd_align)
 
     p = sub.add_parser("knn", help="k-NN classification of TEST against TRAIN (default: shipped GunPoint)",
                        description="Classify each TEST series by its k nearest TRAIN series (majority "

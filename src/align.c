@@ -1,0 +1,284 @@
+/*
+ * Public entry points of the alignment functions (tswarp.h "Alignment"): defaults,
+ * validation in the order tsw_distance uses, the window turned into admissible columns per
+ * row, the step pattern's reachability, and dispatch to the CPU kernels (cpu/path.c).
+ * Every check runs before any work; outputs are written only on success.
+ */
+#include "common/band.h"
+#include "common/path.h"
+#include "cpu/path.h"
+#include "internal.h"
+
+#include <string.h>
+#include <unistd.h>
+
+#define TSW__MIB ((size_t)1 << 20)
+
+void tsw_align_params_default(tsw_align_params *p)
+{
+    if (!p)
+        return;
+    memset(p, 0, sizeof(*p));
+    p->step = TSW_STEP_SYMMETRIC1;
+    p->cost = TSW_COST_SQEUCLIDEAN;
+    p->window = TSW_WINDOW_NONE;
+    p->window_radius = 0;
+    p->itakura_max_slope = 2.0;
+    p->method = TSW_PATH_AUTO;
+    p->memory_limit = 0;
+}
+
+int64_t tsw_path_max_length(int64_t n, int64_t m)
+{
+    if (n < 1 || m < 1 || n > INT64_MAX / 4 - m)
+        return 0;
+    return n + m - 1;
+}
+
+int64_t tsw_subsequence_path_max_length(int64_t n, int64_t m, int64_t k)
+{
+    if (n < 1 || m < 1 || k < 1 || n > INT64_MAX / 4 || m > INT64_MAX / 4)
+        return 0;
+    int64_t t;
+    if (__builtin_mul_overflow(k, n - 1, &t) || t > INT64_MAX / 4 - m)
+        return 0;
+    return t + m;
+}
+
+/* Half the available physical memory, at least 1 MiB: the default for stored steps. */
+static size_t tsw__auto_memory(void)
+{
+    long pages = -1, page = -1;
+#ifdef _SC_AVPHYS_PAGES
+    pages = sysconf(_SC_AVPHYS_PAGES);
+#endif
+    page = sysconf(_SC_PAGESIZE);
+    if (pages <= 0 || page <= 0)
+        return 256 * TSW__MIB;
+    double half = 0.5 * (double)pages * (double)page;
+    if (half > (double)(SIZE_MAX / 2))
+        half = (double)(SIZE_MAX / 2);
+    return half < (double)TSW__MIB ? TSW__MIB : (size_t)half;
+}
+
+static int tsw__check_align_params(const tsw_align_params *p)
+{
+    if (!p)
+        return TSW_EINVAL;
+    if (p->step != TSW_STEP_SYMMETRIC1 && p->step != TSW_STEP_P05)
+        return TSW_EINVAL;
+    if (p->method != TSW_PATH_AUTO && p->method != TSW_PATH_STORED &&
+        p->method != TSW_PATH_LINEAR)
+        return TSW_EINVAL;
+    /* cost and window: the core's rules */
+    tsw_params q;
+    tsw_params_default(&q, TSW_DTW);
+    q.cost = p->cost;
+    q.window = p->window;
+    q.window_radius = p->window_radius;
+    q.itakura_max_slope = p->itakura_max_slope;
+    return tsw__check_params(&q);
+}
+
+static int tsw__check_align_exec(const tsw_exec *e)
+{
+    if (e->n_threads < 0 || e->device_index < 0)
+        return TSW_EINVAL;
+    if (e->device != TSW_DEVICE_AUTO && e->device != TSW_DEVICE_CPU &&
+        e->device != TSW_DEVICE_CUDA)
+        return TSW_EINVAL;
+    if (e->impl != TSW_IMPL_AUTO && e->impl != TSW_IMPL_REFERENCE && e->impl != TSW_IMPL_SCALAR)
+        return TSW_EINVAL;
+    if (e->device == TSW_DEVICE_CUDA) {
+#ifdef TSWARP_WITH_CUDA
+        tsw__set_detail("alignment paths run on the CPU only in this version");
+        return TSW_ENOTSUP;
+#else
+        return TSW_ENODEV;
+#endif
+    }
+    return TSW_OK;
+}
+
+static int tsw__check_one(tsw_dtype dtype, int64_t dim, const tsw_series *s)
+{
+    size_t n;
+    if (!s || !s->values)
+        return TSW_EINVAL;
+    if (s->length < 1)
+        return TSW_ESHAPE;
+    if (tsw__mul_size((size_t)s->length, (size_t)dim, &n) || n > (size_t)INT64_MAX / 8 ||
+        s->length > INT64_MAX / 16)
+        return TSW_EOVERFLOW;
+    return tsw__check_finite(dtype, s->values, (int64_t)n);
+}
+
+/* Shared checks of both entry points, in tsw_distance's order. */
+static int tsw__check_common(const tsw_align_params *params, tsw_dtype dtype, int64_t dim,
+                             const tsw_series *a, const tsw_series *b, const tsw_exec *ex)
+{
+    int rc;
+    if ((rc = tsw__check_align_params(params)) || (rc = tsw__check_align_exec(ex)))
+        return rc;
+    if (dtype != TSW_F32 && dtype != TSW_F64)
+        return TSW_EDTYPE;
+    if (dim < 1)
+        return TSW_ESHAPE;
+    if ((rc = tsw__check_one(dtype, dim, a)) || (rc = tsw__check_one(dtype, dim, b)))
+        return rc;
+    return TSW_OK;
+}
+
+/*
+ * Admissible columns [lo[i], hi[i]) of every row i of a for the window (band.h). Sakoe-
+ * Chiba rows run over a already. The Itakura band runs its rows over b (swap): its column
+ * range [L_j, H_j) over a has both ends non-decreasing in j (kernels.h), so for row i the
+ * columns j with L_j <= i < H_j are one interval [J0(i), J1(i)): J1 = the first j with
+ * L_j > i, J0 = the first j with H_j > i, both non-decreasing in i (two pointers).
+ */
+static void tsw__window_rows(const tsw_align_params *p, int64_t n, int64_t m, int64_t *lo,
+                             int64_t *hi)
+{
+    tsw_band band = tsw_band_make(p->window, p->window_radius, p->itakura_max_slope, n, m);
+    if (!band.swap) {
+        for (int64_t i = 0; i < n; ++i)
+            tsw_band_range(&band, i, &lo[i], &hi[i]);
+        return;
+    }
+    int64_t j0 = 0, j1 = 0, l, h;
+    for (int64_t i = 0; i < n; ++i) {
+        while (j0 < m && (tsw_band_range(&band, j0, &l, &h), h <= i))
+            ++j0;
+        while (j1 < m && (tsw_band_range(&band, j1, &l, &h), l <= i))
+            ++j1;
+        lo[i] = j0;
+        hi[i] = j1 > j0 ? j1 : j0;
+    }
+}
+
+/* The job for a call: thread count, block size, window rows (allocated into *rows). */
+static int tsw__make_job(tsw__path_job *job, const tsw_align_params *params, int64_t dim,
+                         const tsw_series *a, const tsw_series *b, int subseq,
+                         const tsw_exec *ex, int64_t **rows)
+{
+    memset(job, 0, sizeof(*job));
+    job->step = params->step;
+    job->cost = params->cost;
+    job->subseq = subseq;
+    job->dim = dim;
+    job->n = a->length;
+    job->m = b->length;
+    job->a = a->values;
+    job->b = b->values;
+    size_t limit = params->memory_limit ? params->memory_limit : tsw__auto_memory();
+    job->block_cells = limit > SIZE_MAX / 4 ? SIZE_MAX : limit * 4;
+    if (job->block_cells < 16)
+        job->block_cells = 16;
+    if (params->method == TSW_PATH_AUTO && params->memory_limit == 0 &&
+        job->block_cells < 64 * 1024 * 4)
+        job->block_cells = 64 * 1024 * 4;
+    job->force_stored = params->method == TSW_PATH_STORED;
+    int nt = ex->n_threads > 0 ? ex->n_threads : tsw_max_threads();
+    job->n_threads = nt < 1 ? 1 : nt;
+    job->progress = ex->progress;
+    job->progress_user = ex->progress_user;
+    *rows = NULL;
+    if (params->window != TSW_WINDOW_NONE) {
+        size_t bytes;
+        if (tsw__mul_size((size_t)a->length, 2 * sizeof(int64_t), &bytes))
+            return TSW_EOVERFLOW;
+        int64_t *r = tsw__malloc(bytes);
+        if (!r)
+            return TSW_ENOMEM;
+        tsw__window_rows(params, a->length, b->length, r, r + a->length);
+        job->lo = r;
+        job->hi = r + a->length;
+        *rows = r;
+    }
+    return TSW_OK;
+}
+
+int tsw_dtw_path(const tsw_align_params *params, tsw_dtype dtype, int64_t dim,
+                 const tsw_series *a, const tsw_series *b, int64_t *path, int64_t capacity,
+                 int64_t *length, double *cost, const tsw_exec *exec)
+{
+    tsw__clear_detail();
+    tsw_exec ex;
+    int rc;
+    if (exec)
+        ex = *exec;
+    else
+        tsw_exec_default(&ex);
+    if (!path || !length || !cost)
+        return TSW_EINVAL;
+    if ((rc = tsw__check_common(params, dtype, dim, a, b, &ex)))
+        return rc;
+    int64_t need = tsw_path_max_length(a->length, b->length);
+    if (need == 0)
+        return TSW_EOVERFLOW;
+    if (capacity < need)
+        return TSW_EINVAL;
+    if (!tsw_path_reachable(params->step, a->length, b->length)) {
+        tsw__set_detail("step pattern p05 reaches (n-1, m-1) only if m <= 2n-1 and n <= 2m-1 "
+                        "(n = %lld, m = %lld)",
+                        (long long)a->length, (long long)b->length);
+        return TSW_ENOPATH;
+    }
+    tsw__path_job job;
+    int64_t *rows;
+    if ((rc = tsw__make_job(&job, params, dim, a, b, 0, &ex, &rows)))
+        return rc;
+    if (rows) {
+        const int64_t n = a->length, m = b->length;
+        if (!(rows[0] == 0 && rows[n] > 0) || !(rows[n - 1] <= m - 1 && rows[2 * n - 1] > m - 1)) {
+            tsw__free(rows);
+            tsw__set_detail("the window excludes the first or the last cell");
+            return TSW_ENOPATH;
+        }
+    }
+    rc = tsw__cpu_dtw_path(&job, dtype, path, length, cost);
+    tsw__free(rows);
+    if (rc == TSW_ENOPATH)
+        tsw__set_detail("the window admits no path with this step pattern");
+    return rc;
+}
+
+int tsw_subsequence_dtw(const tsw_align_params *params, tsw_dtype dtype, int64_t dim,
+                        const tsw_series *query, const tsw_series *reference, int64_t k,
+                        tsw_match *matches, int64_t *count, int64_t *path, int64_t capacity,
+                        const tsw_exec *exec)
+{
+    tsw__clear_detail();
+    tsw_exec ex;
+    int rc;
+    if (exec)
+        ex = *exec;
+    else
+        tsw_exec_default(&ex);
+    if (!matches || !count || k < 1)
+        return TSW_EINVAL;
+    if ((rc = tsw__check_common(params, dtype, dim, query, reference, &ex)))
+        return rc;
+    if (params->window != TSW_WINDOW_NONE)
+        return TSW_EPARAM;
+    if (path) {
+        int64_t need = tsw_subsequence_path_max_length(query->length, reference->length, k);
+        if (need == 0)
+            return TSW_EOVERFLOW;
+        if (capacity < need)
+            return TSW_EINVAL;
+    }
+    if (!tsw_path_subseq_reachable(params->step, query->length, reference->length)) {
+        tsw__set_detail("step pattern p05 fits a query of n points only in a reference of at "
+                        "least (n + 1) / 2 points (n = %lld, m = %lld)",
+                        (long long)query->length, (long long)reference->length);
+        return TSW_ENOPATH;
+    }
+    tsw__path_job job;
+    int64_t *rows;
+    if ((rc = tsw__make_job(&job, params, dim, query, reference, 1, &ex, &rows)))
+        return rc;
+    rc = tsw__cpu_subsequence(&job, dtype, k, matches, count, path);
+    tsw__free(rows);
+    return rc;
+}
