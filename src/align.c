@@ -82,35 +82,24 @@ static int tsw__check_align_params(const tsw_align_params *p)
 
 static int tsw__check_align_exec(const tsw_exec *e)
 {
-    if (e->n_threads < 0 || e->device_index < 0)
-        return TSW_EINVAL;
-    if (e->device != TSW_DEVICE_AUTO && e->device != TSW_DEVICE_CPU &&
-        e->device != TSW_DEVICE_CUDA)
-        return TSW_EINVAL;
-    if (e->impl != TSW_IMPL_AUTO && e->impl != TSW_IMPL_REFERENCE && e->impl != TSW_IMPL_SCALAR)
-        return TSW_EINVAL;
-    if (e->device == TSW_DEVICE_CUDA) {
+    int rc = tsw__check_exec(e);
+    if (rc)
+        return rc;
 #ifdef TSWARP_WITH_CUDA
+    if (e->device == TSW_DEVICE_CUDA) {
         tsw__set_detail("alignment paths run on the CPU only in this version");
         return TSW_ENOTSUP;
-#else
-        return TSW_ENODEV;
-#endif
     }
+#endif
     return TSW_OK;
 }
 
+/* api.c's series check, plus the path's own limit (2 (n + m) int64 path entries). */
 static int tsw__check_one(tsw_dtype dtype, int64_t dim, const tsw_series *s)
 {
-    size_t n;
-    if (!s || !s->values)
-        return TSW_EINVAL;
-    if (s->length < 1)
-        return TSW_ESHAPE;
-    if (tsw__mul_size((size_t)s->length, (size_t)dim, &n) || n > (size_t)INT64_MAX / 8 ||
-        s->length > INT64_MAX / 16)
+    if (s && s->values && s->length > INT64_MAX / 16)
         return TSW_EOVERFLOW;
-    return tsw__check_finite(dtype, s->values, (int64_t)n);
+    return tsw__check_series(dtype, dim, s, 0);
 }
 
 /* Shared checks of both entry points, in tsw_distance's order. */

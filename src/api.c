@@ -310,7 +310,7 @@ int tsw__check_times(tsw_dtype dtype, const void *times, int64_t length)
     return TSW_OK;
 }
 
-static int tsw__check_exec(const tsw_exec *e)
+int tsw__check_exec(const tsw_exec *e)
 {
     if (e->n_threads < 0 || e->device_index < 0)
         return TSW_EINVAL;
@@ -326,7 +326,7 @@ static int tsw__check_exec(const tsw_exec *e)
     return TSW_OK;
 }
 
-static int tsw__check_series(tsw_dtype dtype, int64_t dim, const tsw_series *s, int twed)
+int tsw__check_series(tsw_dtype dtype, int64_t dim, const tsw_series *s, int twed)
 {
     size_t n;
     if (!s || !s->values)

@@ -31,6 +31,12 @@ void tsw__free_aligned(void *ptr);
 /* Checked size arithmetic: 0 on success, TSW_EOVERFLOW when the product overflows. */
 int tsw__mul_size(size_t a, size_t b, size_t *out);
 
+/* api.c's argument checks, shared with align.c: execution options (TSW_ENODEV for a CUDA
+ * device in a build without CUDA), and one series (pointer, length, size, finite values,
+ * and for twed its timestamps). */
+int tsw__check_exec(const tsw_exec *e);
+int tsw__check_series(tsw_dtype dtype, int64_t dim, const tsw_series *s, int twed);
+
 static inline size_t tsw__dtype_size(tsw_dtype dt) { return dt == TSW_F32 ? 4 : 8; }
 
 /*
