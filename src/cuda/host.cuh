@@ -1,0 +1,356 @@
+/*
+ * Host-side helpers of the CUDA backend shared by its translation units (backend.cu: the
+ * distances; sdtw_grad.cu: soft-DTW gradients; path.cu: alignment paths): CUDA errors as
+ * status codes, the device guard, the call's stream and its one block of device memory,
+ * the device-side finiteness check, host views of collections and the progress contract.
+ * Internal; C++ (CUDA) only. Nothing here prints or exits.
+ */
+#ifndef TSW_CUDA_HOST_CUH
+#define TSW_CUDA_HOST_CUH
+
+#include <cuda_runtime.h>
+
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+#include <time.h>
+
+#include "internal.h"
+
+namespace tsw__cu {
+
+/* ---- errors --------------------------------------------------------------------------- */
+
+inline int status_of(cudaError_t e)
+{
+    switch (e) {
+    case cudaSuccess:
+        return TSW_OK;
+    case cudaErrorMemoryAllocation:
+        return TSW_ENOMEM;
+    case cudaErrorNoDevice:
+    case cudaErrorInsufficientDriver:
+    case cudaErrorInvalidDevice:
+    case cudaErrorDevicesUnavailable:
+    case cudaErrorNoKernelImageForDevice:
+    case cudaErrorInitializationError:
+    case cudaErrorCallRequiresNewerDriver:
+    case cudaErrorSystemDriverMismatch:
+    case cudaErrorCompatNotSupportedOnDevice:
+        return TSW_ENODEV;
+    default:
+        return TSW_ECUDA;
+    }
+}
+
+/* Status for a failed CUDA call, with the detail; clears the non-sticky error state. */
+inline int fail(cudaError_t e, const char *what)
+{
+    int rc = status_of(e);
+    tsw__set_detail("%s failed: %s (%s)", what, cudaGetErrorString(e), cudaGetErrorName(e));
+    (void)cudaGetLastError();
+    return rc;
+}
+
+#define TSW_CU(call, what)                                                                    \
+    do {                                                                                      \
+        cudaError_t e_ = (call);                                                              \
+        if (e_ != cudaSuccess)                                                                \
+            return fail(e_, what);                                                            \
+    } while (0)
+
+/* ---- devices -------------------------------------------------------------------------- */
+
+inline int device_count_cached()
+{
+    /* -1 until known; concurrent first callers may both ask, and both store the same
+     * answer (no C++ runtime needed, unlike std::call_once). */
+    static int count = -1;
+    int c = __atomic_load_n(&count, __ATOMIC_ACQUIRE);
+    if (c >= 0)
+        return c;
+    if (cudaGetDeviceCount(&c) != cudaSuccess)
+        c = 0;
+    (void)cudaGetLastError();
+    __atomic_store_n(&count, c, __ATOMIC_RELEASE);
+    return c;
+}
+
+/* Is there code in this build that runs on compute capability major.minor? */
+/* Makes exec->device_index current for this call; restores the previous device after. */
+struct DeviceGuard {
+    int prev = -1;
+    int rc = TSW_OK;
+    explicit DeviceGuard(int index)
+    {
+        int n = device_count_cached();
+        if (index < 0 || index >= n) {
+            tsw__set_detail(n ? "device index %d out of range: %d CUDA device(s)"
+                              : "no CUDA device (index %d requested): no GPU or no driver",
+                            index, n);
+            rc = TSW_ENODEV;
+            return;
+        }
+        if (cudaGetDevice(&prev) != cudaSuccess)
+            prev = -1;
+        cudaError_t e = cudaSetDevice(index);
+        if (e != cudaSuccess) {
+            rc = fail(e, "cudaSetDevice");
+            prev = -1;
+        }
+    }
+    ~DeviceGuard()
+    {
+        if (prev >= 0)
+            (void)cudaSetDevice(prev);
+    }
+};
+
+/* ---- device memory: one block of aligned pieces ----------------------------------------- */
+
+inline constexpr size_t kAlign = 256;
+
+inline size_t align_up(size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
+
+struct Plan {
+    size_t total = 0;
+    bool overflow = false;
+    /* Reserves n bytes (aligned), returns the piece's offset. */
+    size_t add(size_t n)
+    {
+        size_t off = total, a = align_up(n);
+        if (a < n || total + a < total)
+            overflow = true;
+        total += a;
+        return off;
+    }
+    size_t add(size_t count, size_t size)
+    {
+        size_t n;
+        if (tsw__mul_size(count, size, &n)) {
+            overflow = true;
+            return total;
+        }
+        return add(n);
+    }
+};
+
+/* The call's stream and its device block; everything is released in the destructor
+ * (after a synchronisation, so nothing in flight still uses it). */
+struct Call {
+    int device = 0;
+    cudaStream_t stream = nullptr;
+    bool own_stream = false;
+    char *block = nullptr;
+    bool own_block = false;
+
+    int init(const tsw_exec *ex, bool device_api)
+    {
+        device = ex->device_index;
+        if (ex->cuda_stream || device_api) {
+            stream = (cudaStream_t)ex->cuda_stream;
+        } else {
+            TSW_CU(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking),
+                   "cudaStreamCreate");
+            own_stream = true;
+        }
+        return TSW_OK;
+    }
+
+    /* Device memory for `bytes` (the plan's total), from the caller's workspace or ours. */
+    int alloc(const tsw_exec *ex, size_t bytes)
+    {
+        if (bytes == 0)
+            return TSW_OK;
+        if (ex->cuda_workspace) {
+            if (ex->cuda_workspace_bytes < bytes ||
+                ((uintptr_t)ex->cuda_workspace % kAlign) != 0) {
+                tsw__set_detail("cuda_workspace: %zu bytes given (256-byte aligned needed), "
+                                "%zu bytes needed",
+                                ex->cuda_workspace_bytes, bytes);
+                return TSW_EINVAL;
+            }
+            block = (char *)ex->cuda_workspace;
+            return TSW_OK;
+        }
+        size_t free_b = 0, total_b = 0;
+        if (cudaMemGetInfo(&free_b, &total_b) != cudaSuccess)
+            (void)cudaGetLastError();
+        else if (bytes > free_b) {
+            tsw__set_detail("needs %zu bytes of GPU memory on device %d; %zu of %zu are free",
+                            bytes, device, free_b, total_b);
+            return TSW_ENOMEM;
+        }
+        cudaError_t e = cudaMallocAsync((void **)&block, bytes, stream);
+        if (e != cudaSuccess) {
+            (void)cudaGetLastError();
+            block = nullptr;
+            tsw__set_detail("cudaMallocAsync of %zu bytes on device %d failed: %s", bytes,
+                            device, cudaGetErrorString(e));
+            return status_of(e) == TSW_ENODEV ? TSW_ENODEV : TSW_ENOMEM;
+        }
+        own_block = true;
+        return TSW_OK;
+    }
+
+    void *at(size_t off) { return block + off; }
+
+    int sync()
+    {
+        TSW_CU(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+        return TSW_OK;
+    }
+
+    ~Call()
+    {
+        if (stream || block) {
+            (void)cudaStreamSynchronize(stream);
+            if (own_block)
+                (void)cudaFreeAsync(block, stream);
+            (void)cudaStreamSynchronize(stream);
+        }
+        if (own_stream)
+            (void)cudaStreamDestroy(stream);
+        (void)cudaGetLastError();
+    }
+};
+
+/* ---- validation of device inputs ---------------------------------------------------------- */
+
+template <typename T>
+__global__ void check_kernel(const T *values, const T *times, const int64_t *off,
+                             const int64_t *len, int64_t count, int64_t dim, int *flag)
+{
+    for (int64_t s = blockIdx.x; s < count; s += gridDim.x) {
+        const int64_t o = off[s], n = len[s];
+        const T *v = values + o * dim;
+        int bad = 0;
+        for (int64_t k = threadIdx.x; k < n * dim; k += blockDim.x)
+            bad |= !isfinite(v[k]);
+        if (times) {
+            const T *t = times + o;
+            for (int64_t k = threadIdx.x; k < n; k += blockDim.x)
+                bad |= (!isfinite(t[k]) || (k > 0 && !(t[k] > t[k - 1]))) ? 2 : 0;
+        }
+        if (bad)
+            atomicOr(flag, bad);
+    }
+}
+
+/* ---- collections ---------------------------------------------------------------------------- */
+
+/* Host view of a collection: offsets and lengths arrays (made when the caller gave none),
+ * the rows spanned, and the length range. */
+struct HostColl {
+    const tsw_collection *c = nullptr;
+    int64_t *off = nullptr, *len = nullptr; /* tsw__malloc'd copies */
+    int64_t rows = 0, max_len = 0, min_len = 0;
+    double cells = 0;
+
+    int init(const tsw_collection *coll)
+    {
+        c = coll;
+        const int64_t n = coll->count;
+        off = (int64_t *)tsw__malloc(sizeof(int64_t) * (size_t)n);
+        len = (int64_t *)tsw__malloc(sizeof(int64_t) * (size_t)n);
+        if (!off || !len)
+            return TSW_ENOMEM;
+        max_len = 0;
+        min_len = INT64_MAX;
+        for (int64_t i = 0; i < n; ++i) {
+            off[i] = tsw__coll_off(coll, i);
+            len[i] = tsw__coll_len(coll, i);
+            if (off[i] + len[i] > rows)
+                rows = off[i] + len[i];
+            max_len = len[i] > max_len ? len[i] : max_len;
+            min_len = len[i] < min_len ? len[i] : min_len;
+            cells += (double)len[i];
+        }
+        return TSW_OK;
+    }
+    ~HostColl()
+    {
+        tsw__free(off);
+        tsw__free(len);
+    }
+};
+
+/* Checks of a collection whose values are device memory: everything but the values. */
+inline int check_device_coll(int64_t dim, const tsw_collection *c)
+{
+    if (!c || !c->values)
+        return TSW_EINVAL;
+    if (c->count < 1)
+        return TSW_ESHAPE;
+    if (!c->lengths && c->length < 1)
+        return TSW_ESHAPE;
+    if (c->lengths && !c->offsets)
+        return TSW_EINVAL;
+    for (int64_t i = 0; i < c->count; ++i) {
+        int64_t l = tsw__coll_len(c, i), o = tsw__coll_off(c, i);
+        size_t n;
+        if (l < 1)
+            return TSW_ESHAPE;
+        if (o < 0)
+            return TSW_EINVAL;
+        if (tsw__mul_size((size_t)(o + l), (size_t)dim, &n) || n > (size_t)INT64_MAX / 8)
+            return TSW_EOVERFLOW;
+    }
+    return TSW_OK;
+}
+
+inline int check_common(const tsw_params *p, tsw_dtype dtype, int64_t dim, const tsw_exec *ex)
+{
+    int rc;
+    if ((rc = tsw__check_params(p)))
+        return rc;
+    if (dtype != TSW_F32 && dtype != TSW_F64)
+        return TSW_EDTYPE;
+    if (dtype == TSW_F32 &&
+        ((p->measure == TSW_TWED && (p->nu > 3.4e38 || p->lmbda > 3.4e38 || p->p > 3.4e38)) ||
+         (p->measure == TSW_SOFT_DTW && (p->gamma > 3.4e38 || p->gamma < 1.0 / 3.4e38))))
+        return TSW_EPARAM;
+    if (dim < 1)
+        return TSW_ESHAPE;
+    if (ex->device_index < 0)
+        return TSW_EINVAL;
+    return TSW_OK;
+}
+
+/* Device collection description: offsets/lengths in the block. */
+inline int64_t now_ns()
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* The progress contract of tswarp.h: from the calling thread, at most every ~50 ms, and
+ * once at the end (by the caller). Polled between chunks, after waiting for the chunk. */
+struct Progress {
+    const tsw_exec *ex;
+    int64_t total;
+    int64_t done = 0;
+    int64_t last = now_ns();
+    /* After a chunk: TSW_ECANCELED when the callback asks to stop. */
+    int report(Call &call, int64_t add)
+    {
+        done += add;
+        if (!ex->progress)
+            return TSW_OK;
+        int rc = call.sync();
+        if (rc)
+            return rc;
+        int64_t t = now_ns();
+        if (t - last < 50000000LL)
+            return TSW_OK;
+        last = t;
+        if (ex->progress(ex->progress_user, done, total))
+            return TSW_ECANCELED;
+        return TSW_OK;
+    }
+};
+
+} // namespace tsw__cu
+
+#endif
