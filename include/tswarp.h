@@ -326,11 +326,16 @@ TSW_EXPORT int tsw_paired_workspace_size(const tsw_params *params, tsw_dtype dty
 typedef enum {
     TSW_STEP_SYMMETRIC1 = 0, /* steps (1,1), (0,1), (1,0), weights 1, 1, 1: dtaidistance's and
                                 librosa's default; the path advances by one cell at a time */
-    TSW_STEP_P05 = 1         /* steps (1,1), (1,2), (2,1), weights 2, 3, 3 (librosa
+    TSW_STEP_P05 = 1,        /* steps (1,1), (1,2), (2,1), weights 2, 3, 3 (librosa
                                 step_sizes_sigma=[[1,1],[1,2],[2,1]], weights_mul=[2,3,3]):
                                 slopes between 1/2 and 2, every path weighs the same
                                 Manhattan length. A path exists iff m <= 2n - 1 and
                                 n <= 2m - 1 (else TSW_ENOPATH) */
+    TSW_STEP_P05_QUERY = 2   /* the same steps, weights 1, 1, 2 (librosa weights_mul=[1,1,2]):
+                                a step weighs the rows of a it advances, so every
+                                subsequence path of an n-point query weighs n. The
+                                segmental DTW paper's pattern (Mueller's subsequence DTW).
+                                Reachability as P05 */
 } tsw_step;
 
 typedef enum {
@@ -402,6 +407,237 @@ TSW_EXPORT int tsw_subsequence_dtw(const tsw_align_params *params, tsw_dtype dty
                                    const tsw_series *reference, int64_t k,
                                    tsw_match *matches, int64_t *count, int64_t *path,
                                    int64_t capacity, const tsw_exec *exec);
+
+/* ---------------------------------------------------------------------------------------
+ * Shapelets (Ye and Keogh 2009; Mueen, Keogh and Young 2011; Chang et al. 2012)
+ *
+ * Univariate series (dim 1) in a tsw_collection, of dtype; every computation runs in double
+ * precision. A candidate (series i, start s, length l) is the subsequence x_i[s .. s+l-1].
+ * Its distance to a series x_j is the minimum over the starts u of the length-normalised,
+ * z-normalised Euclidean distance (eq. 2 of Chang et al.):
+ *     d(a, b) = sqrt(1/l sum_t (za_t - zb_t)^2),  za = (a - mean a) / std a  (population std)
+ * Conventions:
+ *   - Each series is first standardised as a whole (mean 0, std 1), which changes no
+ *     distance and keeps the running sums well conditioned.
+ *   - A constant window (all its values equal) has z-normalised values 0 (never NaN), so
+ *     d = 0 between two constant windows and d = 1 between a constant and a varying one
+ *     (aeon and sktime also map a constant window to zeros). A varying window whose std
+ *     rounds to 0 counts as uncorrelated with any other (d = sqrt 2). d < 1e-6 counts as an
+ *     exact match (d = 0), so that rounding never decides between equal matches.
+ *   - The order line: the n distances sorted; a threshold may only go between two
+ *     neighbours more than TSW_SHAPELET_TIE apart (closer ones count as equal), at their
+ *     midpoint. Series with d <= threshold go left.
+ *   - Quality: information gain with natural logarithms (eq. 3); ties go to the larger
+ *     separation gap mean(d right) - mean(d left), compared rounded to 1e-9 (so that
+ *     rounding never decides); then, within a candidate, to the smaller threshold, and
+ *     between candidates to the smaller (series, start, length).
+ * TSW_IMPL_REFERENCE evaluates eq. 2 directly (O(l) per start); the fast path keeps running
+ * dot products and prefix sums (eqs. 5 to 7: O(len x_j) per candidate and series); both
+ * give the same order lines, hence the same shapelets, gains and thresholds (distances agree
+ * to ~1e-8). Devices: TSW_DEVICE_CUDA gives TSW_ENOTSUP for now; AUTO computes on the CPU.
+ * Progress counts candidates (tsw_shapelet_search) or (series, shapelet) pairs.
+ * ------------------------------------------------------------------------------------- */
+#define TSW_SHAPELET_TIE 1e-7
+
+typedef enum {
+    TSW_LOGIC_NONE = 0, /* the candidate's own distances                               */
+    TSW_LOGIC_AND = 1,  /* max(d_partner, d): both shapelets must match (Mueen et al.)  */
+    TSW_LOGIC_OR = 2    /* min(d_partner, d): either shapelet matches                   */
+} tsw_shapelet_logic;
+
+typedef struct tsw_shapelet_params {
+    int64_t min_length;  /* >= 2 (default 3)                                           */
+    int64_t max_length;  /* 0 (default): the shortest searched series; at most that    */
+    int64_t length_step; /* lengths min_length, min_length + step, ... (default 1)      */
+    int32_t n_classes;   /* C >= 2: labels are 0 .. C-1 (no default: 0 is invalid)      */
+    /* Logical shapelets: the distances searched are those of the candidate combined with a
+     * partner shapelet's, partner[k] being its distance to series subset[k] (or k). */
+    tsw_shapelet_logic logic;
+    const double *partner; /* (n_subset,) finite, >= 0; required unless TSW_LOGIC_NONE */
+} tsw_shapelet_params;
+
+TSW_EXPORT void tsw_shapelet_params_default(tsw_shapelet_params *params);
+
+/* A candidate and its best split. series = -1 when no candidate admits a split (all the
+ * distances of every candidate are equal on the order line); the other fields are then 0. */
+typedef struct tsw_shapelet {
+    int64_t series, start, length; /* series indexes the collection (not the subset)    */
+    double threshold;              /* d <= threshold goes left                           */
+    double gain;                   /* information gain of the split (nats)               */
+    double gap;                    /* separation gap of the split                        */
+} tsw_shapelet;
+
+/*
+ * The best shapelet among every candidate of the searched series, judged on those series.
+ * x: count >= 2 univariate series of dtype (ragged allowed); labels: (x->count,) in
+ * 0 .. n_classes-1 (only the searched entries are read). subset: NULL (all series) or
+ * n_subset >= 2 distinct indices into x, so a decision tree can search a node's series
+ * without copying. Errors: TSW_EPARAM (lengths, n_classes, logic), TSW_ESHAPE (a length
+ * above the shortest searched series, fewer than two series), TSW_EINVAL (labels or subset
+ * out of range, missing partner), TSW_ENONFINITE.
+ */
+TSW_EXPORT int tsw_shapelet_search(const tsw_shapelet_params *params, tsw_dtype dtype,
+                                   const tsw_collection *x, const int32_t *labels,
+                                   const int64_t *subset, int64_t n_subset, tsw_shapelet *best,
+                                   const tsw_exec *exec);
+
+/*
+ * The k best candidates with no two overlapping in the same series (the shapelet
+ * transform's diverse set), best first, in the same single pass: the candidates in order of
+ * quality, each kept unless it overlaps one kept before from its series, until k are kept.
+ * out: (k,) caller-owned; *count receives how many were kept (< k when fewer exist).
+ * Candidates that admit no split are never kept. Arguments and errors as
+ * tsw_shapelet_search (logic must be TSW_LOGIC_NONE).
+ */
+TSW_EXPORT int tsw_shapelet_top(const tsw_shapelet_params *params, tsw_dtype dtype,
+                                const tsw_collection *x, const int32_t *labels,
+                                const int64_t *subset, int64_t n_subset, int64_t k,
+                                tsw_shapelet *out, int64_t *count, const tsw_exec *exec);
+
+/*
+ * Distances of shapelets (a collection of any lengths >= 2, given by their values) to every
+ * series of x: dist (x->count, shapelets->count) row-major; pos (same shape) NULL or the
+ * start of each best match in its series (the first one on ties). A shapelet longer than a
+ * series gives TSW_ESHAPE.
+ */
+TSW_EXPORT int tsw_shapelet_distances(tsw_dtype dtype, const tsw_collection *shapelets,
+                                      const tsw_collection *x, double *dist, int64_t *pos,
+                                      const tsw_exec *exec);
+
+/* ---------------------------------------------------------------------------------------
+ * Soft-DTW gradients
+ *
+ * Values and gradients for learning (Cuturi and Blondel 2017, Algorithm 2; the divergence
+ * of Blondel, Mensch and Vert 2021). The gradient of R(n-1, m-1) with respect to the cost
+ * of cell (i, j) is E(i, j), the probability that the smoothed alignment passes through
+ * it; with respect to the inputs (squared Euclidean cost) dx_i = sum_j E(i,j) 2 (x_i - y_j)
+ * and dy_j = sum_i E(i,j) 2 (y_j - x_i). Stable for any gamma > 0 (every exponential has a
+ * non-positive argument). Memory: the backward pass keeps one value per cell of the window
+ * (n * min(m, 2r + 1 + |n - m|) values for a Sakoe-Chiba radius r) per thread working, for
+ * the largest pair of the call; TSW_ENOMEM when that cannot be allocated
+ * (tsw_last_error_detail() says how many bytes). Windows: none or Sakoe-Chiba (radius or
+ * fraction, unequal lengths widened as tsw_params documents); Itakura gives TSW_ENOTSUP.
+ * exec->impl = TSW_IMPL_REFERENCE runs the plain full-matrix reference. exec->device AUTO
+ * computes on the CPU; CUDA uses the GPU (TSW_ENODEV without a CUDA backend).
+ * ------------------------------------------------------------------------------------- */
+
+/* Soft-DTW values and gradients of the pairs (x_k, y_k), k < x->count (y->count must be
+ * equal, else TSW_ESHAPE). params->measure must be TSW_SOFT_DTW (else TSW_EPARAM); gamma,
+ * window (Sakoe-Chiba radius / fraction as tsw_params documents, unequal lengths handled)
+ * and normalize (1: the divergence sdtw(x,y) - (sdtw(x,x) + sdtw(y,y))/2, with its gradient)
+ * apply; the local cost is squared Euclidean. values: (count,) of dtype. grad_x: NULL or the
+ * gradient of values[k] with respect to x_k, laid out exactly like x->values (same offsets;
+ * rows outside every series are left untouched; series must not overlap); grad_y likewise. */
+TSW_EXPORT int tsw_soft_dtw_grad(const tsw_params *params, tsw_dtype dtype, int64_t dim,
+                                 const tsw_collection *x, const tsw_collection *y,
+                                 void *values, void *grad_x, void *grad_y,
+                                 const tsw_exec *exec);
+/* Custom cost matrices: cost is (count, n, m) row-major of dtype; pair k uses its top-left
+ * lengths_x[k] x lengths_y[k] block (NULL: n, resp. m for every pair). values: (count,);
+ * grad_cost: NULL or (count, n, m), the gradient of values[k] with respect to cost[k]
+ * (zeros outside the block). normalize must be 0 (divergence needs the inputs). */
+TSW_EXPORT int tsw_soft_dtw_cost_grad(const tsw_params *params, tsw_dtype dtype,
+                                      int64_t count, int64_t n, int64_t m,
+                                      const int64_t *lengths_x, const int64_t *lengths_y,
+                                      const void *cost, void *values, void *grad_cost,
+                                      const tsw_exec *exec);
+/* The same with every array of values/cost/outputs in device memory (lengths and offsets
+ * stay on the host), on exec->cuda_stream, as the other *_device calls. */
+TSW_EXPORT int tsw_soft_dtw_grad_device(const tsw_params *params, tsw_dtype dtype,
+                                        int64_t dim, const tsw_collection *x,
+                                        const tsw_collection *y, void *values, void *grad_x,
+                                        void *grad_y, const tsw_exec *exec);
+TSW_EXPORT int tsw_soft_dtw_cost_grad_device(const tsw_params *params, tsw_dtype dtype,
+                                             int64_t count, int64_t n, int64_t m,
+                                             const int64_t *lengths_x,
+                                             const int64_t *lengths_y, const void *cost,
+                                             void *values, void *grad_cost,
+                                             const tsw_exec *exec);
+
+/* ---------------------------------------------------------------------------------------
+ * Segmental DTW (Yang, Shaw and Tsai, "A study of parallelizable alternatives to dynamic
+ * time warping for aligning long sequences", IEEE/ACM TASLP 2022, sections II-A to II-C)
+ *
+ * An approximate alignment of a (n points) and b (m points) made of N independent
+ * subsequence DTW problems:
+ *   1. a is cut into N fragments: fragment f holds rows [r_f, r_{f+1}) of a with
+ *      r_f = floor(f n / N), so lengths l_f differ by at most 1 (longer ones last).
+ *   2. Each fragment is aligned to all of b by subsequence DTW (tsw_subsequence_dtw's
+ *      recurrence with params->step; the paper's pattern is TSW_STEP_P05_QUERY, which
+ *      tsw_align_params_default does NOT select). Its last row gives the segment-level cost
+ *      C[f][j] = D_f(l_f - 1, j) (+inf where no path ends) and, propagated forward in the
+ *      same pass (no backtrace per end column), S[f][j], the column where the optimal path
+ *      ending at j starts: the paper's T_seg.
+ *   3. The end column e_f of every fragment:
+ *      NONE (NSDTW)    e_f = the column minimising C[f][.] (ties: the smaller column), the
+ *                      best match of tsw_subsequence_dtw; no ordering between fragments.
+ *      WEAK (WSDTW)    the segment DP E[f][j] = min(E[f][j-1], E[f-1][j - d_f] + C[f][j]),
+ *                      E[-1][.] = 0 and +inf at negative columns, where d_f is the fewest
+ *                      columns a path of fragment f can span (the paper's L_A / 2N made
+ *                      exact): floor(l_f / 2) + 1 with the p05 geometry, 1 with SYMMETRIC1.
+ *                      Ends strictly increase (e_f >= e_{f-1} + d_f); a fragment may still
+ *                      start before the previous one ended (a backward jump).
+ *      STRICT (SSDTW)  E[f][j] = min(E[f][j-1], E[f-1][S[f][j]] + C[f][j]): the previous
+ *                      fragment ends at or before this one's start, so the concatenated
+ *                      path is monotone (j never decreases); ends strictly increase when
+ *                      every fragment path spans 2 columns or more (always with the p05
+ *                      geometry, whose fragments have l_f >= 2).
+ *      The ends are read back from E[N-1][m-1]. Ties: the skip E[f][j-1] wins, so among
+ *      equal totals the last fragment ends at the smallest column, and so on backwards.
+ *      E is summed in double whatever the dtype.
+ *   4. Each fragment's path is backtraced from (l_f - 1, e_f) (a second forward pass over
+ *      its columns [S[f][e_f], e_f] only: the D values on the path, hence the path, equal
+ *      those of the first pass; params->method and memory_limit apply to it), its rows
+ *      offset by r_f, and the paths are concatenated in fragment order.
+ * Parallelism (the paper's Fig. 3-5): the first pass runs N x M independent tasks, fragment
+ * f over M overlapping chunks of b (with the p05 geometry a path ending at column j starts
+ * at j - 2 (l_f - 1) or later, so a chunk needs that much context on its left and its
+ * values are exact); the second pass runs the N fragments in parallel. Threads go to whole
+ * tasks when there are enough of them, else to the wavefront inside each task. Every
+ * thread count and every M gives the same result.
+ * Memory: C and S (16 N m bytes), N m bytes of segment-DP choices, the per-task forward
+ * pass workspace (O(m) each) and the second pass's stored steps (2 bits per cell of each
+ * fragment's span, or linear memory per tsw_path_method).
+ * ------------------------------------------------------------------------------------- */
+typedef enum {
+    TSW_SEGMENTAL_NONE = 0,  /* NSDTW: each fragment's best match, no ordering          */
+    TSW_SEGMENTAL_WEAK = 1,  /* WSDTW: ends ordered at least d_f apart                  */
+    TSW_SEGMENTAL_STRICT = 2 /* SSDTW: each fragment starts where (or after) the previous ended */
+} tsw_segmental;
+
+typedef struct tsw_segmental_params {
+    tsw_segmental variant; /* default TSW_SEGMENTAL_WEAK                                     */
+    int64_t n_fragments;   /* N, default 32: 1 <= N <= n, and with the p05 geometry every
+                              fragment needs 2 points (N <= n / 2), else TSW_EPARAM          */
+    int64_t n_chunks;      /* M chunks of b per fragment in the first pass, >= 0; 0 (default)
+                              = chosen from the thread count; SYMMETRIC1 paths may span any
+                              width, so it always uses 1. Results do not depend on M.       */
+} tsw_segmental_params;
+
+TSW_EXPORT void tsw_segmental_params_default(tsw_segmental_params *seg);
+
+/* Path capacity tsw_segmental_dtw needs: n with the p05 geometry (a step advances a row),
+ * n + N (m - 1) with SYMMETRIC1 (0 on overflow or bad sizes). */
+TSW_EXPORT int64_t tsw_segmental_path_max_length(tsw_step step, int64_t n, int64_t m,
+                                                 int64_t n_fragments);
+
+/*
+ * Segmental DTW of a and b, both (length, dim) of dtype (see above). path: caller-owned,
+ * (capacity, 2) int64 with capacity >= tsw_segmental_path_max_length; receives *length
+ * pairs (i, j), fragment after fragment. segments: NULL or (N,) caller-owned: fragment f's
+ * start S[f][e_f], end e_f, cost C[f][e_f] and its pairs in path. Windows: TSW_EPARAM.
+ * TSW_ENOPATH before any work when no ordered placement exists: a fragment longer than
+ * 2m - 1 points with the p05 geometry; WEAK: sum of d_f > m; STRICT: sum of (d_f - 1) >= m.
+ * STRICT can also find none after the first pass (each end column admits only its optimal
+ * start): TSW_ENOPATH then too. Progress counts cells of forward passes; a non-zero return
+ * gives TSW_ECANCELED. Every error leaves the outputs untouched. device = CUDA: TSW_ENOTSUP
+ * (TSW_ENODEV without a CUDA build); AUTO computes on the CPU.
+ */
+TSW_EXPORT int tsw_segmental_dtw(const tsw_align_params *params,
+                                 const tsw_segmental_params *seg, tsw_dtype dtype,
+                                 int64_t dim, const tsw_series *a, const tsw_series *b,
+                                 int64_t *path, int64_t capacity, int64_t *length,
+                                 tsw_match *segments, const tsw_exec *exec);
 
 /* ---------------------------------------------------------------------------------------
  * Information

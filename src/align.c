@@ -7,6 +7,7 @@
 #include "common/band.h"
 #include "common/path.h"
 #include "cpu/path.h"
+#include "cpu/segmental.h"
 #include "internal.h"
 
 #include <string.h>
@@ -65,7 +66,8 @@ static int tsw__check_align_params(const tsw_align_params *p)
 {
     if (!p)
         return TSW_EINVAL;
-    if (p->step != TSW_STEP_SYMMETRIC1 && p->step != TSW_STEP_P05)
+    if (p->step != TSW_STEP_SYMMETRIC1 && p->step != TSW_STEP_P05 &&
+        p->step != TSW_STEP_P05_QUERY)
         return TSW_EINVAL;
     if (p->method != TSW_PATH_AUTO && p->method != TSW_PATH_STORED &&
         p->method != TSW_PATH_LINEAR)
@@ -85,12 +87,6 @@ static int tsw__check_align_exec(const tsw_exec *e)
     int rc = tsw__check_exec(e);
     if (rc)
         return rc;
-#ifdef TSWARP_WITH_CUDA
-    if (e->device == TSW_DEVICE_CUDA) {
-        tsw__set_detail("alignment paths run on the CPU only in this version");
-        return TSW_ENOTSUP;
-    }
-#endif
     return TSW_OK;
 }
 
@@ -225,7 +221,19 @@ int tsw_dtw_path(const tsw_align_params *params, tsw_dtype dtype, int64_t dim,
             return TSW_ENOPATH;
         }
     }
-    rc = tsw__cpu_dtw_path(&job, dtype, path, length, cost);
+    rc = TSW_ENODEV;
+#ifdef TSWARP_WITH_CUDA
+    /* the GPU for device = CUDA, and for AUTO on large grids (the CPU when it has no
+     * device or cannot hold the work) */
+    if (ex.device == TSW_DEVICE_CUDA ||
+        (ex.device == TSW_DEVICE_AUTO &&
+         tsw__cuda_auto(&ex, (double)a->length * (double)b->length)))
+        rc = tsw__cuda_dtw_path(&job, params, dtype, &ex, path, length, cost);
+    if (ex.device == TSW_DEVICE_AUTO && (rc == TSW_ENODEV || rc == TSW_ENOMEM))
+        rc = TSW_ENODEV;
+#endif
+    if (rc == TSW_ENODEV && ex.device != TSW_DEVICE_CUDA)
+        rc = tsw__cpu_dtw_path(&job, dtype, path, length, cost);
     tsw__free(rows);
     if (rc == TSW_ENOPATH)
         tsw__set_detail("the window admits no path with this step pattern");
@@ -250,6 +258,12 @@ int tsw_subsequence_dtw(const tsw_align_params *params, tsw_dtype dtype, int64_t
         return rc;
     if (params->window != TSW_WINDOW_NONE)
         return TSW_EPARAM;
+#ifdef TSWARP_WITH_CUDA
+    if (ex.device == TSW_DEVICE_CUDA) {
+        tsw__set_detail("subsequence DTW runs on the CPU only in this version");
+        return TSW_ENOTSUP;
+    }
+#endif
     if (path) {
         int64_t need = tsw_subsequence_path_max_length(query->length, reference->length, k);
         if (need == 0)
@@ -268,6 +282,77 @@ int tsw_subsequence_dtw(const tsw_align_params *params, tsw_dtype dtype, int64_t
     if ((rc = tsw__make_job(&job, params, dim, query, reference, 1, &ex, &rows)))
         return rc;
     rc = tsw__cpu_subsequence(&job, dtype, k, matches, count, path);
+    tsw__free(rows);
+    return rc;
+}
+
+/* ---- segmental DTW (tswarp.h "Segmental DTW"; the work is in cpu/segmental.c) ---------- */
+
+void tsw_segmental_params_default(tsw_segmental_params *seg)
+{
+    if (!seg)
+        return;
+    memset(seg, 0, sizeof(*seg));
+    seg->variant = TSW_SEGMENTAL_WEAK;
+    seg->n_fragments = 32;
+    seg->n_chunks = 0;
+}
+
+int64_t tsw_segmental_path_max_length(tsw_step step, int64_t n, int64_t m, int64_t n_fragments)
+{
+    if (n < 1 || m < 1 || n_fragments < 1 || n_fragments > n || n > INT64_MAX / 16 ||
+        m > INT64_MAX / 16)
+        return 0;
+    if (step != TSW_STEP_SYMMETRIC1)
+        return n;
+    int64_t t;
+    if (__builtin_mul_overflow(n_fragments, m - 1, &t) || t > INT64_MAX / 16 - n)
+        return 0;
+    return n + t;
+}
+
+int tsw_segmental_dtw(const tsw_align_params *params, const tsw_segmental_params *seg,
+                      tsw_dtype dtype, int64_t dim, const tsw_series *a, const tsw_series *b,
+                      int64_t *path, int64_t capacity, int64_t *length, tsw_match *segments,
+                      const tsw_exec *exec)
+{
+    tsw__clear_detail();
+    tsw_exec ex;
+    int rc;
+    if (exec)
+        ex = *exec;
+    else
+        tsw_exec_default(&ex);
+    if (!path || !length || !seg)
+        return TSW_EINVAL;
+    if (seg->variant != TSW_SEGMENTAL_NONE && seg->variant != TSW_SEGMENTAL_WEAK &&
+        seg->variant != TSW_SEGMENTAL_STRICT)
+        return TSW_EINVAL;
+    if (seg->n_chunks < 0)
+        return TSW_EPARAM;
+    if ((rc = tsw__check_common(params, dtype, dim, a, b, &ex)))
+        return rc;
+    if (ex.device == TSW_DEVICE_CUDA) {
+        tsw__set_detail("segmental DTW runs on the CPU only in this version");
+        return TSW_ENOTSUP;
+    }
+    if (params->window != TSW_WINDOW_NONE)
+        return TSW_EPARAM;
+    if ((rc = tsw__segmental_check(params->step, seg->variant, a->length, b->length,
+                                   seg->n_fragments)))
+        return rc;
+    int64_t need = tsw_segmental_path_max_length(params->step, a->length, b->length,
+                                                 seg->n_fragments);
+    if (need == 0)
+        return TSW_EOVERFLOW;
+    if (capacity < need)
+        return TSW_EINVAL;
+    tsw__path_job job;
+    int64_t *rows;
+    if ((rc = tsw__make_job(&job, params, dim, a, b, 1, &ex, &rows)))
+        return rc;
+    rc = tsw__cpu_segmental(&job, dtype, seg->variant, seg->n_fragments, seg->n_chunks, path,
+                            length, segments);
     tsw__free(rows);
     return rc;
 }

@@ -124,6 +124,33 @@ int tsw__cuda_paired(const tsw_params *params, tsw_dtype dtype, int64_t dim,
                      const tsw_exec *exec);
 /* 1 when TSW_DEVICE_AUTO should take the GPU for `cells` DP cells in all. */
 int tsw__cuda_auto(const tsw_exec *exec, double cells);
+/* Alignment path on the GPU (cuda/path.cu), for align.c after its checks: the job of
+ * cpu/path.h (host arrays), the same path, length and cost as tsw__cpu_dtw_path. */
+struct tsw__path_job;
+int tsw__cuda_dtw_path(const struct tsw__path_job *job, const tsw_align_params *params,
+                       tsw_dtype dtype, const tsw_exec *exec, int64_t *path, int64_t *length,
+                       double *cost);
+#endif
+
+/* Soft-DTW gradients (sdtw_grad.c validates, then calls a backend). CPU: cpu/sdtw_grad.c.
+ * CUDA (src/cuda): on_device = 1 for the *_device entry points (every array in device
+ * memory, exec->cuda_stream), 0 for host arrays copied in and out. Until the CUDA kernels
+ * define TSWARP_CUDA_SDTW_GRAD, sdtw_grad.c does not call them (TSW_ENODEV). */
+int tsw__cpu_soft_dtw_grad(const tsw_params *params, tsw_dtype dtype, int64_t dim,
+                           const tsw_collection *x, const tsw_collection *y, void *values,
+                           void *grad_x, void *grad_y, const tsw_exec *exec);
+int tsw__cpu_soft_dtw_cost_grad(const tsw_params *params, tsw_dtype dtype, int64_t count,
+                                int64_t n, int64_t m, const int64_t *lengths_x,
+                                const int64_t *lengths_y, const void *cost, void *values,
+                                void *grad_cost, const tsw_exec *exec);
+#ifdef TSWARP_WITH_CUDA
+int tsw__cuda_soft_dtw_grad(const tsw_params *params, tsw_dtype dtype, int64_t dim,
+                            const tsw_collection *x, const tsw_collection *y, void *values,
+                            void *grad_x, void *grad_y, const tsw_exec *exec, int on_device);
+int tsw__cuda_soft_dtw_cost_grad(const tsw_params *params, tsw_dtype dtype, int64_t count,
+                                 int64_t n, int64_t m, const int64_t *lengths_x,
+                                 const int64_t *lengths_y, const void *cost, void *values,
+                                 void *grad_cost, const tsw_exec *exec, int on_device);
 #endif
 
 /* Thread-local detail of the last failure (api.c); printf-like. */

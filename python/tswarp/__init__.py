@@ -13,7 +13,8 @@ series costs about a microsecond::
 place and the results come back as arrays of the same library on the same GPU (see the
 README's "GPU (CUDA)" section). Neither library is imported by ``import tswarp``.
 
-Alignment paths: ``tswarp.dtw_path``, ``tswarp.subsequence_dtw``, ``tswarp.plot.alignment``.
+Alignment paths: ``tswarp.dtw_path``, ``tswarp.subsequence_dtw``, ``tswarp.segmental_dtw``,
+``tswarp.plot.alignment``.
 
 See ``help(tswarp.dtw)``, ``help(tswarp.cdist)`` and ``tswarp.info()``.
 """
@@ -33,7 +34,8 @@ from ._tswarp import (
     soft_dtw,
     twed,
 )
-from ._align import Match, subsequence_dtw
+from ._align import Match, segmental_dtw, subsequence_dtw
+from ._sdtw import soft_dtw_barycenter, soft_dtw_grad
 from . import plot
 
 __all__ = [
@@ -52,6 +54,9 @@ __all__ = [
     "twed",
     "Match",
     "subsequence_dtw",
+    "segmental_dtw",
+    "soft_dtw_grad",
+    "soft_dtw_barycenter",
     "plot",
 ]
 

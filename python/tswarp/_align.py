@@ -6,9 +6,13 @@ pieces: :class:`Match` and :func:`subsequence_dtw` (which wraps ``_subsequence_d
 
 from __future__ import annotations
 
-from ._tswarp import _subsequence_dtw
+import operator
 
-__all__ = ["Match", "subsequence_dtw"]
+from ._tswarp import _segmental_dtw, _subsequence_dtw
+
+__all__ = ["Match", "segmental_dtw", "subsequence_dtw"]
+
+_VARIANTS = {"none": 0, "weak": 1, "strict": 2}
 
 
 class Match(tuple):
@@ -92,3 +96,85 @@ def subsequence_dtw(query, reference, *, step="symmetric1", cost="sqeuclidean", 
     if k is None:
         return out[0]
     return out
+
+
+def _count(value, name, minimum):
+    """An int argument (bool and float refused) of at least ``minimum``."""
+    if isinstance(value, bool) or not hasattr(value, "__index__"):
+        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
+    v = operator.index(value)
+    if v < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {v}")
+    return v
+
+
+def segmental_dtw(a, b, n_fragments=32, variant="weak", *, step="p05_query",
+                  cost="sqeuclidean", n_chunks=None, method="auto", memory_limit=None,
+                  device="auto", n_jobs=None, progress=False, return_segments=False):
+    """Segmental DTW: an approximate alignment of ``a`` and ``b`` from independent pieces.
+
+    ``a`` is cut into ``n_fragments`` fragments (fragment f holds rows
+    ``floor(f n / N) .. floor((f + 1) n / N) - 1``), each is aligned to all of ``b`` by
+    subsequence DTW, and the fragments' end positions in ``b`` are chosen by ``variant``
+    (Yang, Shaw and Tsai, "A study of parallelizable alternatives to dynamic time warping
+    for aligning long sequences", TASLP 2022):
+
+    - ``"none"`` (NSDTW): each fragment's best match, no ordering (jumps either way);
+    - ``"weak"`` (WSDTW): a dynamic program over the fragments' end costs with ends at least
+      ``floor(l / 2) + 1`` columns apart (``l`` the fragment's length; the paper's
+      ``L_A / 2N``): ends strictly increase, short backward jumps remain possible;
+    - ``"strict"`` (SSDTW): each fragment starts at or after the column where the previous
+      one ended: the path is monotone.
+
+    The path is the concatenation of the fragments' subsequence paths. See tswarp.h
+    "Segmental DTW" for the exact recurrences and tie rules.
+
+    Parameters
+    ----------
+    a, b : array-like, shape (n,) or (n, d) and (m,) or (m, d)
+    n_fragments : int, default 32
+        N, in [1, len(a)]; with the p05 steps every fragment needs 2 points (N <= len(a) / 2).
+    variant : {"weak", "strict", "none"}
+    step : {"p05_query", "p05", "symmetric1"}, default "p05_query"
+        The fragments' step pattern; "p05_query" is the paper's: steps (1,1), (1,2), (2,1)
+        with weights 1, 1, 2 (librosa ``weights_mul=[1, 1, 2]``).
+    cost : str, default "sqeuclidean"
+        As in :func:`tswarp.dtw_path` ("cosine" is the paper's, for chroma features).
+    n_chunks : int, optional
+        Overlapping chunks of ``b`` per fragment in the first pass (the paper's M); None
+        chooses from the thread count. Does not change the result.
+    method, memory_limit, device, n_jobs, progress
+        As in :func:`tswarp.dtw_path`; ``device="cuda"`` raises NotImplementedError for now.
+    return_segments : bool, default False
+        Also return one :class:`Match` per fragment (its start, end and cost in ``b``, and
+        its ``path`` with the indices of ``a`` and ``b``).
+
+    Returns
+    -------
+    path : ndarray of int64, shape (L, 2)
+        (index of a, index of b) pairs, fragment after fragment.
+    segments : list of Match
+        Only with ``return_segments=True``.
+
+    Examples
+    --------
+    >>> import numpy as np, tswarp
+    >>> x = np.sin(np.linspace(0, 12, 200))
+    >>> path = tswarp.segmental_dtw(x, x, n_fragments=4, variant="strict")
+    >>> bool((path[:, 0] == path[:, 1]).all())
+    True
+    """
+    n_fragments = _count(n_fragments, "n_fragments", 1)
+    chunks = 0 if n_chunks is None else _count(n_chunks, "n_chunks", 1)
+    if not isinstance(variant, str):
+        raise TypeError(f"variant must be a str, got {type(variant).__name__}")
+    if variant not in _VARIANTS:
+        raise ValueError(f"variant must be 'weak', 'strict' or 'none', got {variant!r}")
+    path, starts, ends, costs, offsets, lengths = _segmental_dtw(
+        a, b, n_fragments, _VARIANTS[variant], chunks, step, cost, method, memory_limit,
+        device, n_jobs, progress)
+    if not return_segments:
+        return path
+    segs = [Match(starts[f], ends[f], costs[f], path[offsets[f]:offsets[f] + lengths[f]].copy())
+            for f in range(len(starts))]
+    return path, segs

@@ -1596,16 +1596,17 @@ static int build_align_params(const char *fname, PyObject **slot, tsw_align_para
 {
     tsw_align_params_default(ap);
     if (given(slot[K_STEP])) {
-        static const char *const names[] = {"symmetric1", "p05"};
-        int i = match_name(slot[K_STEP], "step", names, 2);
+        static const char *const names[] = {"symmetric1", "p05", "p05_query"};
+        static const tsw_step steps[] = {TSW_STEP_SYMMETRIC1, TSW_STEP_P05, TSW_STEP_P05_QUERY};
+        int i = match_name(slot[K_STEP], "step", names, 3);
         if (i == -2)
             return -1;
         if (i < 0) {
-            PyErr_Format(PyExc_ValueError, "step must be 'symmetric1' or 'p05', got %R",
-                         slot[K_STEP]);
+            PyErr_Format(PyExc_ValueError,
+                         "step must be 'symmetric1', 'p05' or 'p05_query', got %R", slot[K_STEP]);
             return -1;
         }
-        ap->step = i == 0 ? TSW_STEP_SYMMETRIC1 : TSW_STEP_P05;
+        ap->step = steps[i];
     }
     /* cost and window: the DTW parameters of build_params */
     PyObject *sub[K_COUNT] = {0};
@@ -1847,6 +1848,10 @@ done:
     Py_XDECREF(r);
     return result;
 }
+
+#include "_bind_segmental.h"
+#include "_bind_sdtw.h"
+#include "_bind_shapelets.h"
 
 /* ---- information ---------------------------------------------------------------------- */
 
@@ -2265,6 +2270,9 @@ static PyMethodDef methods[] = {
     FASTKW("paired", py_paired, paired_doc),
     FASTKW("dtw_path", py_dtw_path, dtw_path_doc),
     FASTKW("_subsequence_dtw", py_subsequence, subsequence_doc),
+    TSW_SEGMENTAL_METHODS
+    TSW_SDTW_GRAD_METHODS
+    TSW_SHAPELET_METHODS
     {"info", py_info, METH_NOARGS, info_doc},
     {NULL, NULL, 0, NULL},
 };

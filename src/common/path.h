@@ -5,6 +5,8 @@
  *
  *   SYMMETRIC1  D(i,j) = min(D(i-1,j-1) + c, D(i,j-1) + c, D(i-1,j) + c)
  *   P05         D(i,j) = min(D(i-1,j-1) + 2c, D(i-1,j-2) + 3c, D(i-2,j-1) + 3c)
+ *   P05_QUERY   D(i,j) = min(D(i-1,j-1) + c, D(i-1,j-2) + c, D(i-2,j-1) + 2c)
+ * (P05 and P05_QUERY share their steps, "the p05 geometry"; only the weights differ.)
  *
  * Each cell records which step won as a 2-bit code: 0, 1, 2 in the pattern's order (the
  * order above), 3 = the path starts here (D(0,0), or row 0 of subsequence DTW). The first
@@ -20,8 +22,15 @@
 #define TSW_PATH_START 3 /* step code of a path's first cell */
 
 /* Step s (0..2) of pattern p (tsw_step) as (di, dj). */
-TSW_HD int tsw_path_di(int p, int s) { return p == 1 ? (s == 2 ? 2 : 1) : (s == 1 ? 0 : 1); }
-TSW_HD int tsw_path_dj(int p, int s) { return p == 1 ? (s == 1 ? 2 : 1) : (s == 2 ? 0 : 1); }
+TSW_HD int tsw_path_di(int p, int s) { return p != 0 ? (s == 2 ? 2 : 1) : (s == 1 ? 0 : 1); }
+TSW_HD int tsw_path_dj(int p, int s) { return p != 0 ? (s == 1 ? 2 : 1) : (s == 2 ? 0 : 1); }
+
+/* Weight of step s (0..2) of pattern p: SYMMETRIC1 1, 1, 1; P05 2, 3, 3; P05_QUERY 1, 1, 2
+ * (the rows a step advances, so every subsequence path of a query of n points weighs n). */
+TSW_HD int tsw_path_weight(int p, int s)
+{
+    return p == 1 ? (s == 0 ? 2 : 3) : (p == 2 && s == 2 ? 2 : 1);
+}
 
 /*
  * The cell from its cost c and the three predecessors' D values d0, d1, d2 in the
@@ -45,8 +54,8 @@ TSW_HD int tsw_path_dj(int p, int s) { return p == 1 ? (s == 1 ? 2 : 1) : (s == 
 #define TSW__PATH_CELL_FN(T, SFX, INF)                                                        \
     TSW_HD T tsw_path_cell_##SFX(int p, T c, T d0, T d1, T d2, int start, int *step)          \
     {                                                                                         \
-        T w0 = p == 1 ? (T)2 * c : c, w12 = p == 1 ? (T)3 * c : c;                           \
-        T v0 = d0 + w0, v1 = d1 + w12, v2 = d2 + w12;                                         \
+        T w0 = (T)tsw_path_weight(p, 0) * c, w1 = (T)tsw_path_weight(p, 1) * c;               \
+        T v0 = d0 + w0, v1 = d1 + w1, v2 = d2 + (T)tsw_path_weight(p, 2) * c;                 \
         T best = start ? c : INF;                                                             \
         int code = start ? TSW_PATH_START : 0;                                                \
         if (v0 < best) {                                                                      \
@@ -68,23 +77,23 @@ TSW__PATH_CELL_FN(double, f64, TSW_INF_F64)
 TSW__PATH_CELL_FN(float, f32, TSW_INF_F32)
 #undef TSW__PATH_CELL_FN
 
-/* 1 when pattern p has a path from (0, 0) to (n-1, m-1) (no window). P05's steps add
+/* 1 when pattern p has a path from (0, 0) to (n-1, m-1) (no window). The p05 steps add
  * (1,1), (1,2) or (2,1): reaching (N, M) = (n-1, m-1) needs a + b + 2c = N and
  * a + 2b + c = M with a, b, c >= 0; for M >= N take c = 0, b = M - N, a = 2N - M, so
  * M <= 2N (and symmetrically N <= 2M) is necessary and sufficient. */
 TSW_HD int tsw_path_reachable(int p, int64_t n, int64_t m)
 {
-    if (p != 1)
+    if (p == 0)
         return 1;
     return (m - 1) <= 2 * (n - 1) && (n - 1) <= 2 * (m - 1);
 }
 
 /* Subsequence DTW: a query of n points fits a reference of m points (some start, some end)
- * iff SYMMETRIC1, or P05 with n - 1 <= 2 (m - 1) (the steeper steps advance the query by 2
- * per reference point). */
+ * iff SYMMETRIC1, or the p05 geometry with n - 1 <= 2 (m - 1) (the steeper steps advance
+ * the query by 2 per reference point). */
 TSW_HD int tsw_path_subseq_reachable(int p, int64_t n, int64_t m)
 {
-    if (p != 1)
+    if (p == 0)
         return 1;
     return (n - 1) <= 2 * (m - 1);
 }

@@ -29,3 +29,15 @@ int tsw__cpu_subsequence(const tsw__path_job *job, tsw_dtype dtype, int64_t k,
     return dtype == TSW_F32 ? tsw__path_subseq_base_f32(job, k, matches, count, path)
                             : tsw__path_subseq_base_f64(job, k, matches, count, path);
 }
+
+int tsw__cpu_subseq_lastrow(const tsw__path_job *job, tsw_dtype dtype, int64_t from,
+                            double *cost, int64_t *start)
+{
+#if TSW_X86
+    if (tsw__cpu_level() >= 2)
+        return dtype == TSW_F32 ? tsw__path_lastrow_avx2_f32(job, from, cost, start)
+                                : tsw__path_lastrow_avx2_f64(job, from, cost, start);
+#endif
+    return dtype == TSW_F32 ? tsw__path_lastrow_base_f32(job, from, cost, start)
+                            : tsw__path_lastrow_base_f64(job, from, cost, start);
+}

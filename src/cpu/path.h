@@ -34,12 +34,20 @@ int tsw__cpu_dtw_path(const tsw__path_job *job, tsw_dtype dtype, int64_t *path,
 int tsw__cpu_subsequence(const tsw__path_job *job, tsw_dtype dtype, int64_t k,
                          tsw_match *matches, int64_t *count, int64_t *path);
 
+/* Segmental DTW's first pass over a subsequence job (subseq = 1): cost[j - from] =
+ * D(n-1, j) as a double (+inf where no path ends) and start[j - from] = the start column of
+ * the path ending at j (-1 where none), for j in [from, m). TSW_ENOMEM, TSW_ECANCELED. */
+int tsw__cpu_subseq_lastrow(const tsw__path_job *job, tsw_dtype dtype, int64_t from,
+                            double *cost, int64_t *start);
+
 /* Instantiations: isa "base" (any x86-64 / other CPU) and "avx2" (path_avx2.c). */
 #define TSW__PATH_DECL(sfx)                                                                   \
     int tsw__path_align_##sfx(const tsw__path_job *job, int64_t *path, int64_t *length,      \
                               double *cost);                                                  \
     int tsw__path_subseq_##sfx(const tsw__path_job *job, int64_t k, tsw_match *matches,      \
-                               int64_t *count, int64_t *path);
+                               int64_t *count, int64_t *path);                                 \
+    int tsw__path_lastrow_##sfx(const tsw__path_job *job, int64_t from, double *cost,       \
+                                int64_t *start);
 TSW__PATH_DECL(base_f64)
 TSW__PATH_DECL(base_f32)
 TSW__PATH_DECL(avx2_f64)

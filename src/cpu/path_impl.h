@@ -219,7 +219,7 @@ static void PF(row)(PF(ctx) *x, int64_t i, int64_t jb, int64_t je, T *restrict D
         /* the start cells; the rest of row 0 follows the pattern (rows -1, -2 are +inf) */
         for (int64_t j = lo; j < hi; ++j) {
             int s;
-            T d1 = p == 1 ? P1[j - 2] : D[j - 1], d2 = p == 1 ? P2[j - 1] : P1[j];
+            T d1 = p != 0 ? P1[j - 2] : D[j - 1], d2 = p != 0 ? P2[j - 1] : P1[j];
             D[j] = CELL(p, C[j], P1[j - 1], d1, d2, x->subseq || j == 0, &s);
             code[j] = (uint8_t)s;
         }
@@ -237,10 +237,12 @@ static void PF(row)(PF(ctx) *x, int64_t i, int64_t jb, int64_t je, T *restrict D
             left = best;
         }
     } else {
-        /* P05: rows i-1 and i-2 only; vectorises */
+        /* the p05 geometry (P05, P05_QUERY): rows i-1 and i-2 only; vectorises */
+        const T k0 = (T)tsw_path_weight(p, 0), k1 = (T)tsw_path_weight(p, 1),
+                k2 = (T)tsw_path_weight(p, 2);
         for (int64_t j = lo; j < hi; ++j) {
-            const T c = C[j], w0 = (T)2 * c, w12 = (T)3 * c;
-            const T v0 = P1[j - 1] + w0, v1 = P1[j - 2] + w12, v2 = P2[j - 1] + w12;
+            const T c = C[j];
+            const T v0 = P1[j - 1] + k0 * c, v1 = P1[j - 2] + k1 * c, v2 = P2[j - 1] + k2 * c;
             T b1, best, cd; /* the code as a T: selects of one width vectorise */
             TSW_PATH_CELL_SEL(v0, v1, v2, b1, best, cd, TSW__LT, TSW__SEL, (T)0, (T)1, (T)2);
             D[j] = best;
@@ -258,10 +260,10 @@ static void PF(row)(PF(ctx) *x, int64_t i, int64_t jb, int64_t je, T *restrict D
                     v = L1[j - 1];
                     break;
                 case 1:
-                    v = p == 1 ? L1[j - 2] : L[j - 1];
+                    v = p != 0 ? L1[j - 2] : L[j - 1];
                     break;
                 case 2:
-                    v = p == 1 ? L2[j - 1] : L1[j];
+                    v = p != 0 ? L2[j - 1] : L1[j];
                     break;
                 default:
                     v = j;
@@ -876,6 +878,36 @@ done:
     tsw__free(pick);
     tsw__free(sorted);
     tsw__free(paths);
+    PF(release)(&mm);
+    return rc;
+}
+
+/* ---- last row of a subsequence grid (segmental DTW's first pass) --------------------------- */
+
+/* One forward pass over the job's whole grid (subseq = 1) with start labels: cost[j] =
+ * D(n-1, j) (+inf where no path ends) and start[j] = the column where the path ending at j
+ * starts (-1 where none), for j in [from, m). Nothing else is kept. */
+int TSW_CAT(tsw__path_lastrow, SFX)(const tsw__path_job *job, int64_t from, double *cost,
+                                    int64_t *start)
+{
+    PF(ctx) x;
+    PF(mem) mm;
+    const int64_t n = job->n, m = job->m;
+    int rc = PF(setup)(&x, &mm, job, 1, 0, 1);
+    if (rc)
+        return rc;
+    x.total = n * m;
+    PF(region) g = PF(grid)(&x, n - 1, m - 1);
+    if ((rc = PF(fwd)(&x, &g, 0, NULL, 1)) == TSW_OK) {
+        const size_t rw = (size_t)(m + 2);
+        const T *Dl = x.rowbuf + (size_t)x.last_slot * rw + 2;
+        const int64_t *Ll = x.labbuf + (size_t)x.last_slot * rw + 2;
+        for (int64_t j = from; j < m; ++j) {
+            cost[j - from] = Dl[j] < INF ? (double)Dl[j] : (double)TSW_INF_F64;
+            start[j - from] = Dl[j] < INF ? Ll[j] : -1;
+        }
+        PF(progress_end)(&x);
+    }
     PF(release)(&mm);
     return rc;
 }

@@ -175,18 +175,35 @@ st_ctest_gpu() {
     fi
 }
 
+# The other GPU test programs (tests/gpu/test_cuda_*: soft-DTW gradients, paths), quick.
+other_gpu_tests() { ls "$BUILD"/tests/gpu/test_cuda_* 2>/dev/null | grep -v '\.' || true; }
+
 st_memcheck() {
     [ -n "${SANITIZER:-}" ] || { echo "compute-sanitizer not found"; return 2; }
+    local rc=0 t
     TSWARP_TEST_QUICK=1 TSWARP_GPU_TEST_SKIP=oom \
         "$SANITIZER" --tool memcheck --leak-check full --report-api-errors no \
-        --error-exitcode 99 --print-limit 30 "$BUILD/tests/gpu/test_cuda"
+        --error-exitcode 99 --print-limit 30 "$BUILD/tests/gpu/test_cuda" || rc=1
+    for t in $(other_gpu_tests); do
+        echo "== memcheck $t"
+        TSWARP_TEST_QUICK=1 "$SANITIZER" --tool memcheck --leak-check full \
+            --report-api-errors no --error-exitcode 99 --print-limit 30 "$t" || rc=1
+    done
+    return $rc
 }
 
 st_racecheck() {
     [ -n "${SANITIZER:-}" ] || { echo "compute-sanitizer not found"; return 2; }
+    local rc=0 t
     TSWARP_TEST_QUICK=1 TSWARP_GPU_TEST_ONLY="$RACECHECK_SECTIONS" \
         "$SANITIZER" --tool racecheck --racecheck-report all --report-api-errors no \
-        --error-exitcode 99 --print-limit 30 "$BUILD/tests/gpu/test_cuda"
+        --error-exitcode 99 --print-limit 30 "$BUILD/tests/gpu/test_cuda" || rc=1
+    for t in $(other_gpu_tests); do
+        echo "== racecheck $t"
+        TSWARP_TEST_QUICK=1 "$SANITIZER" --tool racecheck --racecheck-report all \
+            --report-api-errors no --error-exitcode 99 --print-limit 30 "$t" || rc=1
+    done
+    return $rc
 }
 
 # pip install into a venv that sees this python's packages (torch, cupy, numpy, pytest,
@@ -254,7 +271,7 @@ st_bench() {
     cd "$SRC" && "$PY" bench/gpu_bench.py --markdown-out "$LOGS/bench.md"
 }
 
-export -f st_versions st_build st_ctest_c st_ctest_gpu st_memcheck st_racecheck st_python \
+export -f other_gpu_tests st_versions st_build st_ctest_c st_ctest_gpu st_memcheck st_racecheck st_python \
     load_py st_pytest_gpu st_pytest st_bench
 
 # ---- the run --------------------------------------------------------------------------------

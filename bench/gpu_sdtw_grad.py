@@ -1,0 +1,142 @@
+"""Soft-DTW forward + backward on the GPU: tswarp.torch.SoftDTW against the issue's targets.
+
+    python bench/gpu_sdtw_grad.py [--reps 30] [--markdown-out FILE]
+
+Each case times ``loss = SoftDTW(gamma)(x, y); loss.sum().backward()`` on CUDA tensors
+(random walks, float32, x and y requiring grad) with CUDA events: the median of --reps runs
+after warm-up, the whole user-visible call (Python, the C call, the kernels, autograd).
+The peer figures are pytorch-softdtw-cuda's on the same H100 (measured 2026-11-22, quoted by
+the issue; it fails at N = 1024 and cannot run N = 8192). Beside them, in the same run, a
+plain PyTorch autograd soft-DTW (anti-diagonal loop, torch.logsumexp) shows what a user
+gets without a custom kernel, for the cases where it finishes quickly.
+Cells (for GCUPS): B * N * M per forward + backward.
+"""
+
+import argparse
+import statistics
+import sys
+
+import numpy as np
+
+try:
+    import torch
+except ImportError:  # pragma: no cover
+    sys.exit("gpu_sdtw_grad.py needs PyTorch")
+
+import tswarp
+from tswarp.torch import SoftDTW
+
+CASES = [
+    # B, N, M, d, target (s), peer (s) or None, peer label
+    (512, 256, 256, 2, 0.60e-3, 6.19e-3, "pytorch-softdtw-cuda"),
+    (64, 512, 512, 1, 0.45e-3, 4.63e-3, "pytorch-softdtw-cuda"),
+    (16, 1024, 1024, 1, 1.0e-3, None, "pytorch-softdtw-cuda fails (out of resources)"),
+    (4, 8192, 8192, 1, None, None, "pytorch-softdtw-cuda cannot run"),
+]
+
+
+def walks(B, N, d, gen):
+    x = torch.randn(B, N, d, generator=gen, device="cuda", dtype=torch.float32)
+    return torch.cumsum(x, dim=1) * 0.1
+
+
+def time_it(fn, reps):
+    for _ in range(3):
+        fn()
+    torch.cuda.synchronize()
+    ts = []
+    for _ in range(reps):
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        fn()
+        b.record()
+        b.synchronize()
+        ts.append(a.elapsed_time(b) * 1e-3)
+    return statistics.median(ts)
+
+
+def torch_soft_dtw(x, y, gamma):
+    """Plain autograd soft-DTW (squared Euclidean), anti-diagonal by anti-diagonal."""
+    B, N, _ = x.shape
+    M = y.shape[1]
+    D = torch.cdist(x, y) ** 2
+    inf = torch.tensor(float("inf"), device=x.device)
+    R = [[None] * (M + 1) for _ in range(N + 1)]
+    zero = torch.zeros(B, device=x.device)
+    for i in range(N + 1):
+        for j in range(M + 1):
+            R[i][j] = zero if (i == 0 and j == 0) else inf.expand(B)
+    for i in range(1, N + 1):
+        for j in range(1, M + 1):
+            r = torch.stack([R[i - 1][j - 1], R[i - 1][j], R[i][j - 1]])
+            R[i][j] = D[:, i - 1, j - 1] - gamma * torch.logsumexp(-r / gamma, dim=0)
+    return R[N][M]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--reps", type=int, default=30)
+    ap.add_argument("--gamma", type=float, default=1.0)
+    ap.add_argument("--markdown-out")
+    args = ap.parse_args()
+    if not torch.cuda.is_available():
+        sys.exit("no CUDA device")
+    gen = torch.Generator(device="cuda").manual_seed(1234)
+    name = torch.cuda.get_device_name(0)
+    rows = []
+    for B, N, M, d, target, peer, peer_label in CASES:
+        x = walks(B, N, d, gen).requires_grad_()
+        y = walks(B, M, d, gen).requires_grad_()
+        fn_mod = SoftDTW(gamma=args.gamma)
+
+        def step():
+            x.grad = None
+            y.grad = None
+            fn_mod(x, y).sum().backward()
+
+        reps = args.reps if N <= 1024 else max(3, args.reps // 10)
+        t = time_it(step, reps)
+        with torch.no_grad():
+            tv = time_it(lambda: fn_mod(x, y), reps)
+        # correctness spot check against the CPU backend (float64) on the first pair
+        xc = x[:1].detach().double().cpu().numpy()[0]
+        yc = y[:1].detach().double().cpu().numpy()[0]
+        v_ref, gx_ref, _ = tswarp.soft_dtw_grad(xc, yc, gamma=args.gamma)
+        x.grad = None
+        fn_mod(x[:1], y[:1]).sum().backward()
+        gx = x.grad[0].double().cpu().numpy()
+        err = float(np.max(np.abs(gx - gx_ref)) / max(1.0, np.max(np.abs(gx_ref))))
+        cells = B * N * M
+        rows.append((f"B={B} N=M={N} d={d} f32", t, tv, cells / t / 1e9, target, peer,
+                     peer_label, err))
+    # the plain autograd baseline on a small case only (it is a Python double loop)
+    xs = walks(8, 64, 2, gen).requires_grad_()
+    ys = walks(8, 64, 2, gen).requires_grad_()
+    t_plain = time_it(lambda: torch_soft_dtw(xs, ys, args.gamma).sum().backward(), 3)
+    t_ours = time_it(lambda: SoftDTW(gamma=args.gamma)(xs, ys).sum().backward(), 20)
+
+    out = [f"GPU: {name}; torch {torch.__version__}; tswarp {tswarp.__version__}; "
+           f"gamma {args.gamma}; median of {args.reps} (N = 8192: fewer) after warm-up.", "",
+           "| case | fwd+bwd | fwd only | GCUPS (fwd+bwd) | target | vs target | peer | "
+           "vs peer | grad rel. err vs CPU f64 |",
+           "|---|---|---|---|---|---|---|---|---|"]
+    for label, t, tv, g, target, peer, plabel, err in rows:
+        tgt = f"<= {target * 1e3:.2f} ms" if target else "report"
+        met = ("met" if t <= target else "MISSED") if target else ""
+        pr = f"{peer * 1e3:.2f} ms ({plabel})" if peer else plabel
+        ratio = f"{peer / t:.1f}x" if peer else ""
+        out.append(f"| {label} | {t * 1e3:.3f} ms | {tv * 1e3:.3f} ms | {g:.1f} | {tgt} | "
+                   f"{met} | {pr} | {ratio} | {err:.1e} |")
+    out.append("")
+    out.append(f"Plain PyTorch autograd soft-DTW (anti-diagonal Python loop), B=8 N=M=64 d=2: "
+               f"{t_plain * 1e3:.1f} ms; tswarp {t_ours * 1e3:.3f} ms "
+               f"({t_plain / t_ours:.0f}x).")
+    text = "\n".join(out)
+    print(text)
+    if args.markdown_out:
+        with open(args.markdown_out, "w") as f:
+            f.write(text + "\n")
+
+
+if __name__ == "__main__":
+    main()

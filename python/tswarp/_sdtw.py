@@ -1,0 +1,249 @@
+"""Soft-DTW values with gradients, and soft-DTW barycenters (numpy front end).
+
+The computation is the C library's (``tsw_soft_dtw_grad``), reached through the raw-address
+binding ``_tswarp._soft_dtw_grad_raw`` that ``tswarp.torch`` shares.
+"""
+
+import numbers
+
+import numpy as np
+
+from . import _tswarp
+
+__all__ = ["soft_dtw_grad", "soft_dtw_barycenter"]
+
+
+def _gamma(gamma):
+    if isinstance(gamma, bool) or not isinstance(gamma, numbers.Real):
+        raise TypeError(f"gamma must be a real number > 0, got {type(gamma).__name__}")
+    g = float(gamma)
+    if not (np.isfinite(g) and g > 0):
+        raise ValueError(f"gamma must be a finite number > 0, got {gamma!r}")
+    return g
+
+
+def _window(window, name="window"):
+    """(kind, value) for the binding: 0 none, 1 radius in cells, 2 fraction."""
+    if window is None:
+        return 0, 0.0
+    if isinstance(window, bool):
+        raise TypeError(f"{name} must be an int (radius in cells) or a float in [0, 1], got bool")
+    if isinstance(window, numbers.Integral):
+        if window < 0:
+            raise ValueError(f"{name} must be >= 0 (a radius in cells), got {window!r}")
+        if window >= 2**53:
+            return 0, 0.0
+        return 1, float(window)
+    if isinstance(window, numbers.Real):
+        f = float(window)
+        if not (0.0 <= f <= 1.0):
+            raise ValueError(
+                f"{name}={window!r}: a float window is a fraction of the shorter length and "
+                "must lie in [0, 1]; pass an int for a radius in cells")
+        return 2, f
+    raise TypeError(f"{name} must be None, an int or a float, got {type(window).__name__}")
+
+
+def _n_jobs(n_jobs):
+    if n_jobs is None or n_jobs == -1:
+        return 0
+    if isinstance(n_jobs, bool) or not isinstance(n_jobs, numbers.Integral) or n_jobs < 1:
+        raise ValueError(f"n_jobs must be None, -1 or an int >= 1, got {n_jobs!r}")
+    return int(n_jobs)
+
+
+def _as_batch(v, name):
+    """(count, len, dim) float array and whether the input was one series."""
+    if isinstance(v, (str, bytes)) or v is None:
+        raise TypeError(f"{name} must be an array of numbers, got {type(v).__name__}")
+    a = np.asarray(v)
+    if a.dtype.kind not in "biuf":
+        raise TypeError(f"{name} must hold real numbers, got dtype {a.dtype}")
+    if a.ndim == 1:
+        a, single = a[None, :, None], True
+    elif a.ndim == 2:
+        a, single = a[None], True
+    elif a.ndim == 3:
+        single = False
+    else:
+        raise ValueError(f"{name} must be (len,), (len, d) or (batch, len, d), got shape {a.shape}")
+    if 0 in a.shape:
+        raise ValueError(f"{name} is empty (shape {a.shape})")
+    return a, single
+
+
+def soft_dtw_grad(a, b, gamma=1.0, window=None, normalize=False, n_jobs=None):
+    """Soft-DTW value and its gradients with respect to both series.
+
+    Parameters
+    ----------
+    a, b : array_like, shape (n,), (n, d) or (batch, n, d) and (m,), (m, d), (batch, m, d)
+        One pair, or a batch of pairs a[k], b[k] (same batch size, same d).
+    gamma : float, default 1.0
+        Smoothing > 0; stable from 1e-4 to 1e3 and beyond.
+    window : None, int or float
+        Sakoe-Chiba radius in cells (int) or as a fraction of the shorter length (float in
+        [0, 1]); for unequal lengths the band is widened by ``abs(n - m)`` as in tslearn.
+    normalize : bool
+        The soft-DTW divergence sdtw(a, b) - (sdtw(a, a) + sdtw(b, b)) / 2 (Blondel, Mensch
+        and Vert 2021), which is >= 0 and 0 for a == b.
+    n_jobs : int, optional
+        CPU threads (None or -1: all cores).
+
+    Returns
+    -------
+    value : float or ndarray (batch,)
+    grad_a, grad_b : ndarray shaped like a and b
+        float32 when both inputs are float32, else float64.
+
+    Equals ``tslearn.metrics.soft_dtw_alignment`` (value) and the gradient of tslearn's
+    ``SoftDTW(SquaredEuclidean(a, b)).grad()`` chained through the cost.
+    """
+    g = _gamma(gamma)
+    wk, wv = _window(window)
+    A, sa = _as_batch(a, "a")
+    B, sb = _as_batch(b, "b")
+    if sa != sb:
+        raise ValueError("a and b must both be single series or both batches")
+    if A.shape[0] != B.shape[0]:
+        raise ValueError(f"a and b have different batch sizes: {A.shape[0]} and {B.shape[0]}")
+    if A.shape[2] != B.shape[2]:
+        raise ValueError(f"a and b have different dimensions: {A.shape[2]} and {B.shape[2]}")
+    dt = np.float32 if (A.dtype == np.float32 and B.dtype == np.float32) else np.float64
+    A = np.ascontiguousarray(A, dtype=dt)
+    B = np.ascontiguousarray(B, dtype=dt)
+    for arr, name in ((A, "a"), (B, "b")):
+        if not np.isfinite(arr).all():
+            raise ValueError(f"{name} contains NaN or infinity")
+    count, n, d = A.shape
+    m = B.shape[1]
+    values = np.empty(count, dtype=dt)
+    ga = np.empty_like(A)
+    gb = np.empty_like(B)
+    _tswarp._soft_dtw_grad_raw(
+        A.ctypes.data, B.ctypes.data, values.ctypes.data, ga.ctypes.data, gb.ctypes.data,
+        0 if dt == np.float32 else 1, d, count, n, m, 0, 0, g, wk, wv, bool(normalize),
+        False, 0, 0, _n_jobs(n_jobs))
+    if sa:
+        shape_a, shape_b = np.shape(a), np.shape(b)
+        return float(values[0]), ga[0].reshape(shape_a), gb[0].reshape(shape_b)
+    return values, ga, gb
+
+
+def _barycenter_series(X):
+    """List of (len_i, d) float64 arrays from a (n, len, d)/(n, len) array or a list."""
+    if isinstance(X, np.ndarray) and X.ndim in (2, 3):
+        arr = X[:, :, None] if X.ndim == 2 else X
+        series = [np.asarray(s, dtype=np.float64) for s in arr]
+    else:
+        series = []
+        for i, s in enumerate(X):
+            s = np.asarray(s, dtype=np.float64)
+            if s.ndim == 1:
+                s = s[:, None]
+            if s.ndim != 2 or s.shape[0] == 0:
+                raise ValueError(f"X[{i}] must be a non-empty (len,) or (len, d) series")
+            series.append(s)
+    if not series:
+        raise ValueError("X holds no series")
+    d = series[0].shape[1]
+    for i, s in enumerate(series):
+        if s.shape[1] != d:
+            raise ValueError(f"X[{i}] has dimension {s.shape[1]}, X[0] has {d}")
+        if not np.isfinite(s).all():
+            raise ValueError(f"X[{i}] contains NaN or infinity")
+    return series
+
+
+def _resample(s, length):
+    """Linear interpolation of a (len, d) series to `length` points (tslearn's resampler)."""
+    if s.shape[0] == length:
+        return s
+    src = np.linspace(0, 1, s.shape[0])
+    dst = np.linspace(0, 1, length)
+    return np.stack([np.interp(dst, src, s[:, k]) for k in range(s.shape[1])], axis=1)
+
+
+def soft_dtw_barycenter(X, gamma=1.0, weights=None, max_iter=100, tol=1e-3, init=None,
+                        window=None, n_jobs=None):
+    """Soft-DTW barycenter: argmin_z sum_i w_i sdtw(z, X_i) by L-BFGS (Cuturi and Blondel).
+
+    Parameters
+    ----------
+    X : array (n, len, d) or (n, len), or a list of (len_i, d) / (len_i,) series
+    gamma : float, default 1.0
+    weights : array (n,), optional
+        Non-negative weights (default: all 1, as tslearn).
+    max_iter : int, default 100
+        L-BFGS iterations (0 returns the initial barycenter).
+    tol : float, default 1e-3
+        scipy.optimize.minimize's tol.
+    init : array (len, d) or (len,), optional
+        Starting barycenter; default the Euclidean mean of the series (resampled to the
+        longest length when they differ), as tslearn does. Its length is the result's.
+    window : None, int or float
+        Sakoe-Chiba window of the soft-DTW terms (see :func:`soft_dtw_grad`).
+
+    Returns
+    -------
+    ndarray, shape (len, d) (or (len,) when every series is 1-D)
+        float64. The objective and its gradient come from one batched C call per
+        iteration (every series against z).
+    """
+    from scipy.optimize import minimize
+
+    g = _gamma(gamma)
+    wk, wv = _window(window)
+    flat = (isinstance(X, np.ndarray) and X.ndim == 2) or (
+        not isinstance(X, np.ndarray) and all(np.ndim(s) == 1 for s in X))
+    series = _barycenter_series(X)
+    count, d = len(series), series[0].shape[1]
+    if weights is None:
+        w = np.ones(count)
+    else:
+        w = np.asarray(weights, dtype=np.float64).reshape(-1)
+        if w.shape[0] != count:
+            raise ValueError(f"weights has {w.shape[0]} entries for {count} series")
+        if not (np.isfinite(w).all() and (w >= 0).all()):
+            raise ValueError("weights must be finite and >= 0")
+    if isinstance(max_iter, bool) or not isinstance(max_iter, numbers.Integral) or max_iter < 0:
+        raise ValueError(f"max_iter must be an int >= 0, got {max_iter!r}")
+    if init is None:
+        L = max(s.shape[0] for s in series)
+        z0 = sum(wi * _resample(s, L) for wi, s in zip(w, series)) / max(w.sum(), 1e-300)
+    else:
+        z0 = np.asarray(init, dtype=np.float64)
+        if z0.ndim == 1:
+            z0 = z0[:, None]
+        if z0.ndim != 2 or z0.shape[1] != d or z0.shape[0] == 0:
+            raise ValueError(f"init must be (len, {d}), got shape {np.shape(init)}")
+        if not np.isfinite(z0).all():
+            raise ValueError("init contains NaN or infinity")
+        z0 = z0.copy()
+    L = z0.shape[0]
+    lengths = np.array([s.shape[0] for s in series], dtype=np.int64)
+    M = int(lengths.max())
+    Y = np.zeros((count, M, d))
+    for k, s in enumerate(series):
+        Y[k, : s.shape[0]] = s
+    Z = np.empty((count, L, d))
+    values = np.empty(count)
+    gz = np.empty_like(Z)
+    gy = None  # the series are constants: no gradient for them
+    ragged = 0 if (lengths == M).all() else lengths.ctypes.data
+    nj = _n_jobs(n_jobs)
+
+    def f(zflat):
+        Z[:] = zflat.reshape(L, d)
+        _tswarp._soft_dtw_grad_raw(
+            Z.ctypes.data, Y.ctypes.data, values.ctypes.data, gz.ctypes.data, 0, 1, d, count,
+            L, M, 0, ragged, g, wk, wv, False, False, 0, 0, nj)
+        return float(w @ values), np.tensordot(w, gz, axes=1).ravel()
+
+    z = z0
+    if max_iter > 0:
+        res = minimize(f, z0.ravel(), method="L-BFGS-B", jac=True, tol=tol,
+                       options=dict(maxiter=max_iter, disp=False))
+        z = res.x.reshape(L, d)
+    del gy
+    return z[:, 0].copy() if flat and d == 1 else z

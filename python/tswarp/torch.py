@@ -1,0 +1,234 @@
+"""Soft-DTW as a PyTorch loss: ``SoftDTW`` (series) and ``soft_dtw_cost`` (cost matrices).
+
+Needs PyTorch (an optional dependency: ``import tswarp`` does not import it)::
+
+    >>> import torch
+    >>> from tswarp.torch import SoftDTW
+    >>> loss_fn = SoftDTW(gamma=0.1, normalize=True)
+    >>> x = torch.randn(8, 50, 3, requires_grad=True); y = torch.randn(8, 40, 3)
+    >>> loss = loss_fn(x, y)          # (8,) losses
+    >>> loss.mean().backward()        # x.grad filled
+
+The value and the gradient come from one C call in the forward pass (the gradient is kept
+for the backward pass, which only scales it by the incoming gradient); without any input
+requiring grad, the forward pass computes values only. CPU tensors run on tswarp's CPU
+backend, CUDA tensors on its CUDA backend in place: same GPU, the current stream of
+PyTorch, no copy to the host.
+"""
+
+
+import numpy as np
+import torch
+
+from . import _tswarp
+from ._sdtw import _gamma, _n_jobs, _window
+
+__all__ = ["SoftDTW", "soft_dtw", "soft_dtw_cost"]
+
+
+def _dtype_code(t, name):
+    if t.dtype == torch.float32:
+        return 0
+    if t.dtype == torch.float64:
+        return 1
+    raise TypeError(f"{name} must be a float32 or float64 tensor, got {t.dtype}")
+
+
+def _lengths(lengths, count, full, name):
+    """Host int64 (count,) array of lengths in [1, full], or None for all full."""
+    if lengths is None:
+        return None
+    if isinstance(lengths, torch.Tensor):
+        lengths = lengths.detach().to("cpu")
+        if lengths.dtype.is_floating_point or lengths.dtype == torch.bool:
+            raise TypeError(f"{name} must hold integers, got {lengths.dtype}")
+        arr = lengths.to(torch.int64).numpy()
+    else:
+        arr = np.asarray(lengths)
+        if arr.dtype.kind not in "iu":
+            raise TypeError(f"{name} must hold integers, got dtype {arr.dtype}")
+    arr = np.ascontiguousarray(arr.reshape(-1), dtype=np.int64)
+    if arr.shape[0] != count:
+        raise ValueError(f"{name} has {arr.shape[0]} entries for a batch of {count}")
+    if count and (arr.min() < 1 or arr.max() > full):
+        raise ValueError(f"{name} must lie in [1, {full}], got values in "
+                         f"[{arr.min()}, {arr.max()}]")
+    return arr
+
+
+def _where(t):
+    """(on_device, stream, device_index) for the binding."""
+    if t.device.type == "cuda":
+        idx = t.device.index if t.device.index is not None else torch.cuda.current_device()
+        return True, torch.cuda.current_stream(t.device).cuda_stream, idx
+    if t.device.type != "cpu":
+        raise ValueError(f"tensors must be on the CPU or a CUDA device, got {t.device}")
+    return False, 0, 0
+
+
+def _series(t, name):
+    if not isinstance(t, torch.Tensor):
+        raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
+    if t.dim() == 2:
+        t = t.unsqueeze(-1)
+    if t.dim() != 3:
+        raise ValueError(f"{name} must be (batch, len) or (batch, len, d), got {tuple(t.shape)}")
+    if 0 in t.shape:
+        raise ValueError(f"{name} is empty (shape {tuple(t.shape)})")
+    return t
+
+
+class _SoftDTWFunction(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, y, gamma, normalize, wk, wv, lx, ly, n_jobs):
+        want_x, want_y = ctx.needs_input_grad[0], ctx.needs_input_grad[1]
+        x = x.detach().contiguous()
+        y = y.detach().contiguous()
+        count, n, d = x.shape
+        m = y.shape[1]
+        on_dev, stream, idx = _where(x)
+        values = torch.empty(count, dtype=x.dtype, device=x.device)
+        # rows past a series' length are not written: they get a zero gradient
+        alloc = torch.zeros if (lx is not None or ly is not None) else torch.empty
+        gx = alloc(x.shape, dtype=x.dtype, device=x.device) if want_x else None
+        gy = alloc(y.shape, dtype=y.dtype, device=y.device) if want_y else None
+        _tswarp._soft_dtw_grad_raw(
+            x.data_ptr(), y.data_ptr(), values.data_ptr(),
+            gx.data_ptr() if gx is not None else 0, gy.data_ptr() if gy is not None else 0,
+            _dtype_code(x, "x"), d, count, n, m,
+            lx.ctypes.data if lx is not None else 0, ly.ctypes.data if ly is not None else 0,
+            gamma, wk, wv, normalize, on_dev, stream, idx, n_jobs)
+        ctx.save_for_backward(gx, gy)
+        return values
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        gx, gy = ctx.saved_tensors
+        s = grad_out.reshape(-1, 1, 1)
+        return (gx * s if gx is not None else None, gy * s if gy is not None else None,
+                None, None, None, None, None, None, None)
+
+
+class _SoftDTWCostFunction(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, C, gamma, wk, wv, lx, ly, n_jobs):
+        want = ctx.needs_input_grad[0]
+        C = C.detach().contiguous()
+        count, n, m = C.shape
+        on_dev, stream, idx = _where(C)
+        values = torch.empty(count, dtype=C.dtype, device=C.device)
+        gc = torch.empty_like(C) if want else None
+        _tswarp._soft_dtw_cost_grad_raw(
+            C.data_ptr(), values.data_ptr(), gc.data_ptr() if gc is not None else 0,
+            _dtype_code(C, "C"), count, n, m,
+            lx.ctypes.data if lx is not None else 0, ly.ctypes.data if ly is not None else 0,
+            gamma, wk, wv, on_dev, stream, idx, n_jobs)
+        ctx.save_for_backward(gc)
+        return values
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        (gc,) = ctx.saved_tensors
+        return (gc * grad_out.reshape(-1, 1, 1) if gc is not None else None,
+                None, None, None, None, None, None)
+
+
+def soft_dtw(x, y, gamma=1.0, normalize=False, bandwidth=None, x_lengths=None,
+             y_lengths=None, n_jobs=None):
+    """Soft-DTW of the pairs (x[k], y[k]) with autograd; see :class:`SoftDTW`."""
+    g = _gamma(gamma)
+    wk, wv = _window(bandwidth, "bandwidth")
+    x = _series(x, "x")
+    y = _series(y, "y")
+    if x.shape[0] != y.shape[0]:
+        raise ValueError(f"x and y have different batch sizes: {x.shape[0]} and {y.shape[0]}")
+    if x.shape[2] != y.shape[2]:
+        raise ValueError(f"x and y have different dimensions: {x.shape[2]} and {y.shape[2]}")
+    if x.device != y.device:
+        raise ValueError(f"x and y are on different devices: {x.device} and {y.device}")
+    _dtype_code(x, "x")
+    _dtype_code(y, "y")
+    if x.dtype != y.dtype:  # float32 with float64: computed in float64
+        x, y = x.to(torch.float64), y.to(torch.float64)
+    if x.device.type == "cpu":
+        for t, name in ((x, "x"), (y, "y")):
+            if not torch.isfinite(t).all():
+                raise ValueError(f"{name} contains NaN or infinity")
+    lx = _lengths(x_lengths, x.shape[0], x.shape[1], "x_lengths")
+    ly = _lengths(y_lengths, y.shape[0], y.shape[1], "y_lengths")
+    return _SoftDTWFunction.apply(x, y, g, bool(normalize), wk, wv, lx, ly, _n_jobs(n_jobs))
+
+
+def soft_dtw_cost(C, gamma=1.0, bandwidth=None, x_lengths=None, y_lengths=None, n_jobs=None):
+    """Soft-DTW of cost matrices C (batch, n, m) (or one (n, m)) with autograd.
+
+    Pair k uses the top-left x_lengths[k] x y_lengths[k] block of C[k]; the gradient with
+    respect to C is the expected alignment E (zeros outside the block and the band).
+    Returns a (batch,) tensor (a 0-d tensor for one matrix).
+    """
+    g = _gamma(gamma)
+    wk, wv = _window(bandwidth, "bandwidth")
+    if not isinstance(C, torch.Tensor):
+        raise TypeError(f"C must be a torch.Tensor, got {type(C).__name__}")
+    single = C.dim() == 2
+    if single:
+        C = C.unsqueeze(0)
+    if C.dim() != 3 or 0 in C.shape:
+        raise ValueError(f"C must be a non-empty (batch, n, m) or (n, m) tensor, got "
+                         f"{tuple(C.shape)}")
+    _dtype_code(C, "C")
+    lx = _lengths(x_lengths, C.shape[0], C.shape[1], "x_lengths")
+    ly = _lengths(y_lengths, C.shape[0], C.shape[2], "y_lengths")
+    if C.device.type == "cpu" and lx is None and ly is None and not torch.isfinite(C).all():
+        raise ValueError("C contains NaN or infinity")
+    out = _SoftDTWCostFunction.apply(C, g, wk, wv, lx, ly, _n_jobs(n_jobs))
+    return out[0] if single else out
+
+
+class SoftDTW(torch.nn.Module):
+    """Soft-DTW loss between batches of series (Cuturi and Blondel 2017).
+
+    Parameters
+    ----------
+    gamma : float, default 1.0
+        Smoothing > 0.
+    normalize : bool, default False
+        The soft-DTW divergence sdtw(x, y) - (sdtw(x, x) + sdtw(y, y)) / 2 (Blondel, Mensch
+        and Vert 2021): >= 0, and 0 when x == y.
+    bandwidth : None, int or float
+        Sakoe-Chiba band: an int is a radius in cells (pytorch-softdtw-cuda's meaning:
+        cells with abs(i - j) > bandwidth are pruned), a float in [0, 1] a fraction of the
+        shorter length. For unequal lengths n != m the band is widened by abs(n - m) on the
+        longer side (tslearn's rule), so that the last cell (n-1, m-1) always stays
+        reachable (pytorch-softdtw-cuda prunes it and returns inf there).
+    dist : "sqeuclidean"
+        The local cost; for another cost build the (batch, n, m) cost tensor yourself and
+        call :func:`soft_dtw_cost`.
+    n_jobs : int, optional
+        CPU threads for CPU tensors (None: all cores).
+
+    forward(x, y, x_lengths=None, y_lengths=None) -> (batch,) tensor
+        x (batch, n, d) or (batch, n), y (batch, m, d) or (batch, m), float32 or float64,
+        both on the CPU or both on one GPU. x_lengths / y_lengths: the true lengths of
+        padded series (ints, a list or a tensor); padding gets a zero gradient.
+    """
+
+    def __init__(self, gamma=1.0, normalize=False, bandwidth=None, dist="sqeuclidean",
+                 n_jobs=None):
+        super().__init__()
+        if dist != "sqeuclidean":
+            raise ValueError("dist must be 'sqeuclidean'; for another cost use "
+                             "tswarp.torch.soft_dtw_cost on a cost tensor")
+        self.gamma = _gamma(gamma)
+        self.normalize = bool(normalize)
+        _window(bandwidth, "bandwidth")
+        self.bandwidth = bandwidth
+        self.n_jobs = n_jobs
+        _n_jobs(n_jobs)
+
+    def forward(self, x, y, x_lengths=None, y_lengths=None):
+        return soft_dtw(x, y, self.gamma, self.normalize, self.bandwidth, x_lengths,
+                        y_lengths, self.n_jobs)
+
+    def extra_repr(self):
+        return f"gamma={self.gamma}, normalize={self.normalize}, bandwidth={self.bandwidth}"

@@ -1,0 +1,128 @@
+/*
+ * Shapelet math, once, for the CPU and (later) CUDA backends: the z-normalised distance of
+ * eq. 2 from running sums (eqs. 5 to 7 of Chang et al. 2012), the information gain of a
+ * split (eq. 3) and the order-line scan that finds a candidate's best split.
+ * Conventions (constant windows, ties) are the ones include/tswarp.h documents.
+ */
+#ifndef TSW_COMMON_SHAPELET_H
+#define TSW_COMMON_SHAPELET_H
+
+#include "tsw_hd.h"
+
+#ifndef TSW_SHAPELET_TIE
+#define TSW_SHAPELET_TIE 1e-7
+#endif
+
+/* Mean and std of a window of length l from its sum and sum of squares (population std;
+ * rounding can make the variance a hair negative, hence the clamp). */
+TSW_HD void tsw_shp_stats(double sum, double sumsq, int64_t l, double *mean, double *sd)
+{
+    double m = sum / (double)l;
+    double v = sumsq / (double)l - m * m;
+    *mean = m;
+    *sd = v > 0.0 ? sqrt(v) : 0.0;
+}
+
+/* Squared distances below 1e-12 (d < 1e-6) are exact matches: 0. The running-sum formula
+ * leaves ~1e-16 of rounding in d^2 = 2 (1 - corr), i.e. ~1e-8 in d, where eq. 2 computed
+ * directly gives ~1e-16; snapping both to 0 keeps a shapelet's match with itself (and with
+ * identical windows) the same number in every implementation. */
+TSW_HD double tsw_shp_snap(double d2) { return d2 < 1e-12 ? 0.0 : d2; }
+
+/*
+ * Squared eq. 2 distance between windows a and b of length l from their dot product and
+ * stats: 2 (1 - corr) with corr = (dot - l ma mb) / (l sa sb) (eq. 5). fa, fb: the window is
+ * constant (all its values equal, decided exactly by the caller, not from a rounded std).
+ * Constant windows have z-normalised values 0: d^2 = 0 between two of them, 1 between one
+ * and a varying one. A varying window whose std rounds to 0 counts as uncorrelated (d^2 2).
+ * At most 4; snapped to 0 near 0 (rounding can push a perfect match a hair below 0).
+ */
+TSW_HD double tsw_shp_d2(double dot, int64_t l, double ma, double sa, int fa, double mb,
+                         double sb, int fb)
+{
+    if (fa || fb)
+        return fa && fb ? 0.0 : 1.0;
+    double den = (double)l * sa * sb;
+    if (!(den > 0.0))
+        return 2.0;
+    double d2 = 2.0 * (1.0 - (dot - (double)l * ma * mb) / den);
+    return tsw_shp_snap(TSW_MIN(d2, 4.0));
+}
+
+/* x log x with 0 log 0 = 0: the entropy terms of class counts. */
+TSW_HD double tsw_shp_xlogx(int64_t c) { return c > 0 ? (double)c * log((double)c) : 0.0; }
+
+/*
+ * n * E(D) for class counts cnt[0..C) summing to n: n log n - sum_c c log c (natural log).
+ * The gain of a split of D (n series) into L and R is
+ *     I = (nE(D) - nE(L) - nE(R)) / n,
+ * every term written as sums of per-class pairs (f(cL) + f(cR)) so that a split and its
+ * mirror image (L and R swapped) round identically.
+ */
+TSW_HD double tsw_shp_nentropy(const int64_t *cnt, int C, int64_t n)
+{
+    double s = 0.0;
+    for (int c = 0; c < C; ++c)
+        s += tsw_shp_xlogx(cnt[c]);
+    return tsw_shp_xlogx(n) - s;
+}
+
+TSW_HD double tsw_shp_gain(double n_entropy_all, const int64_t *left, const int64_t *total,
+                           int C, int64_t n_left, int64_t n)
+{
+    double s = 0.0;
+    for (int c = 0; c < C; ++c)
+        s += tsw_shp_xlogx(left[c]) + tsw_shp_xlogx(total[c] - left[c]);
+    double split = (tsw_shp_xlogx(n_left) + tsw_shp_xlogx(n - n_left)) - s;
+    return (n_entropy_all - split) / (double)n;
+}
+
+/* Is quality (g1, p1) better than (g2, p2)? Gain first (an exact function of the class
+ * counts, so equal splits give equal gains), then the separation gap compared on a grid of
+ * 1e-9: gaps that are equal but for rounding (the reference and the fast path sum different
+ * roundings of the same distances) tie, and the tie then goes the same way in both. */
+TSW_HD double tsw_shp_gap_key(double gap) { return floor(gap * 1e9 + 0.5); }
+
+TSW_HD int tsw_shp_better(double g1, double p1, double g2, double p2)
+{
+    return g1 > g2 || (g1 == g2 && tsw_shp_gap_key(p1) > tsw_shp_gap_key(p2));
+}
+
+/*
+ * Best split of an order line: d (n,) ascending, lab (n,) the class of each. total (C,) the
+ * class counts, nent = tsw_shp_nentropy(total, C, n), left (C,) scratch. Returns 1 and the
+ * split's gain, gap and threshold, or 0 when every neighbour pair is a tie (no split).
+ */
+TSW_HD int tsw_shp_best_split(const double *d, const int32_t *lab, int64_t n, int C,
+                              const int64_t *total, double nent, int64_t *left, double *gain,
+                              double *gap, double *threshold)
+{
+    double sum_all = 0.0;
+    for (int64_t k = 0; k < n; ++k)
+        sum_all += d[k];
+    for (int c = 0; c < C; ++c)
+        left[c] = 0;
+    int found = 0;
+    double sum_left = 0.0, bg = 0.0, bp = 0.0, bt = 0.0;
+    for (int64_t k = 0; k + 1 < n; ++k) {
+        left[lab[k]] += 1;
+        sum_left += d[k];
+        if (!(d[k + 1] - d[k] > TSW_SHAPELET_TIE))
+            continue;
+        int64_t nl = k + 1;
+        double g = tsw_shp_gain(nent, left, total, C, nl, n);
+        double p = (sum_all - sum_left) / (double)(n - nl) - sum_left / (double)nl;
+        if (!found || tsw_shp_better(g, p, bg, bp)) {
+            found = 1;
+            bg = g;
+            bp = p;
+            bt = 0.5 * (d[k] + d[k + 1]);
+        }
+    }
+    *gain = bg;
+    *gap = bp;
+    *threshold = bt;
+    return found;
+}
+
+#endif

@@ -1,0 +1,861 @@
+/*
+ * Shapelet discovery on the CPU (include/tswarp.h, "Shapelets").
+ *
+ * Work is organised by candidate start: one item is (series i, start s), and evaluating it
+ * gives the squared distance of every candidate (i, s, l), l in the length set, to every
+ * searched series, in mind2 (n_lengths, n_subset). Two ways fill mind2:
+ *   - reference: eq. 2 literally, each window z-normalised from its own two-pass mean and
+ *     std, O(l) per start u (O(N L^2) per candidate): what the tests trust;
+ *   - fast: for each series j, the dot products acc[u] = sum_{t<l} a[t] b[u+t] of every
+ *     start u grow by one term per length (eq. 5 extended in l, so no drift accumulates
+ *     along a diagonal as eq. 6's recursion would), and the window stats come from prefix
+ *     sums (eq. 7); each length then costs O(len x_j): O(N L) per candidate, as Algorithm 4,
+ *     in a loop over u that the compiler vectorises.
+ * Everything after mind2 (order line, split, ranking) is shared, so both ways give the same
+ * shapelets as long as their distances agree to within TSW_SHAPELET_TIE.
+ *
+ * Threads: tsw_shapelet_search spreads the items over OpenMP threads (dynamic schedule:
+ * items near the end of a series have fewer lengths); each keeps its best and the bests are
+ * reduced in a fixed order with a total order on candidates, so the result does not depend
+ * on the thread count. tsw_shapelet_top gives each thread whole series (the non-overlap rule
+ * is per series) and merges the per-series lists. A CUDA backend can replace the fill of
+ * mind2 (the paper's Algorithm 4 per thread block) and reuse the rest.
+ */
+#include "common/shapelet.h"
+#include "internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#define SHP_PROGRESS_NS 50000000LL
+
+static int64_t shp_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+void tsw_shapelet_params_default(tsw_shapelet_params *p)
+{
+    memset(p, 0, sizeof(*p));
+    p->min_length = 3;
+    p->max_length = 0;
+    p->length_step = 1;
+    p->n_classes = 0;
+    p->logic = TSW_LOGIC_NONE;
+    p->partner = NULL;
+}
+
+/* ---- standardised data ------------------------------------------------------------------ */
+
+/* Every series of a collection standardised (mean 0, std 1) in double, with prefix sums P
+ * (sum) and Q (sum of squares) and run lengths: series i has z[off[i] .. off[i]+len[i]),
+ * P/Q[off[i] + i .. off[i] + i + len[i]] (len + 1 entries, P[0] = 0), and run[off[i] + t]
+ * = how many values from t on equal x_i[t], so window [u, u+l) is constant iff run >= l. */
+typedef struct {
+    int64_t count;
+    int64_t *off, *len, *run;
+    double *z, *P, *Q;
+} shp_data;
+
+static void shp_data_free(shp_data *d)
+{
+    tsw__free(d->off);
+    tsw__free(d->z);
+    tsw__free(d->P);
+    tsw__free(d->run);
+    d->off = d->len = d->run = NULL;
+    d->z = d->P = d->Q = NULL;
+}
+
+static double shp_value(tsw_dtype dt, const void *v, int64_t k)
+{
+    return dt == TSW_F32 ? (double)((const float *)v)[k] : ((const double *)v)[k];
+}
+
+/* Checks the collection (univariate, finite, lengths >= 1) and standardises it. */
+static int shp_data_make(tsw_dtype dt, const tsw_collection *c, shp_data *d)
+{
+    memset(d, 0, sizeof(*d));
+    if (!c || !c->values)
+        return TSW_EINVAL;
+    if (c->count < 1)
+        return TSW_ESHAPE;
+    if (dt != TSW_F32 && dt != TSW_F64)
+        return TSW_EDTYPE;
+    int64_t rows = 0;
+    for (int64_t i = 0; i < c->count; ++i) {
+        int64_t n = tsw__coll_len(c, i);
+        if (n < 1 || tsw__coll_off(c, i) < 0)
+            return TSW_ESHAPE;
+        if (n > INT64_MAX / 16 - rows - c->count)
+            return TSW_EOVERFLOW;
+        rows += n;
+    }
+    size_t zb, pb, ob;
+    if (tsw__mul_size((size_t)rows, sizeof(double), &zb) ||
+        tsw__mul_size((size_t)(rows + c->count), 2 * sizeof(double), &pb) ||
+        tsw__mul_size((size_t)c->count, 2 * sizeof(int64_t), &ob))
+        return TSW_EOVERFLOW;
+    d->count = c->count;
+    d->off = tsw__malloc(ob);
+    d->z = tsw__malloc(zb);
+    d->P = tsw__malloc(pb);
+    d->run = tsw__malloc(zb);
+    if (!d->off || !d->z || !d->P || !d->run) {
+        shp_data_free(d);
+        return TSW_ENOMEM;
+    }
+    d->len = d->off + c->count;
+    d->Q = d->P + (rows + c->count);
+    const size_t esz = tsw__dtype_size(dt);
+    int64_t row = 0;
+    for (int64_t i = 0; i < c->count; ++i) {
+        int64_t n = tsw__coll_len(c, i);
+        const char *src = (const char *)c->values + (size_t)tsw__coll_off(c, i) * esz;
+        if (tsw__check_finite(dt, src, n)) {
+            shp_data_free(d);
+            return TSW_ENONFINITE;
+        }
+        d->off[i] = row;
+        d->len[i] = n;
+        double mean = 0.0, var = 0.0;
+        for (int64_t t = 0; t < n; ++t)
+            mean += shp_value(dt, src, t);
+        mean /= (double)n;
+        for (int64_t t = 0; t < n; ++t) {
+            double v = shp_value(dt, src, t) - mean;
+            var += v * v;
+        }
+        double sd = sqrt(var / (double)n);
+        double inv = sd > 0.0 ? 1.0 / sd : 0.0;
+        double *z = d->z + row, *P = d->P + row + i, *Q = d->Q + row + i;
+        P[0] = Q[0] = 0.0;
+        for (int64_t t = 0; t < n; ++t) {
+            z[t] = (shp_value(dt, src, t) - mean) * inv;
+            P[t + 1] = P[t] + z[t];
+            Q[t + 1] = Q[t] + z[t] * z[t];
+        }
+        int64_t *run = d->run + row;
+        run[n - 1] = 1;
+        for (int64_t t = n - 1; t-- > 0;)
+            run[t] = shp_value(dt, src, t) == shp_value(dt, src, t + 1) ? run[t + 1] + 1 : 1;
+        row += n;
+    }
+    return TSW_OK;
+}
+
+static inline const double *shp_z(const shp_data *d, int64_t i) { return d->z + d->off[i]; }
+static inline const double *shp_P(const shp_data *d, int64_t i) { return d->P + d->off[i] + i; }
+static inline const double *shp_Q(const shp_data *d, int64_t i) { return d->Q + d->off[i] + i; }
+static inline const int64_t *shp_run(const shp_data *d, int64_t i) { return d->run + d->off[i]; }
+
+/* Mean and std of a window, two-pass (the reference's way). */
+static void shp_stats_direct(const double *x, int64_t l, double *mean, double *sd)
+{
+    double m = 0.0, v = 0.0;
+    for (int64_t t = 0; t < l; ++t)
+        m += x[t];
+    m /= (double)l;
+    for (int64_t t = 0; t < l; ++t)
+        v += (x[t] - m) * (x[t] - m);
+    *mean = m;
+    *sd = sqrt(v / (double)l);
+}
+
+static int shp_constant(const double *x, int64_t l)
+{
+    for (int64_t t = 1; t < l; ++t)
+        if (x[t] != x[0])
+            return 0;
+    return 1;
+}
+
+/* Eq. 2 squared, literally: each window z-normalised on its own (constant -> 0). */
+static double shp_d2_direct(const double *a, const double *b, int64_t l)
+{
+    double ma, sa, mb, sb;
+    shp_stats_direct(a, l, &ma, &sa);
+    shp_stats_direct(b, l, &mb, &sb);
+    int fa = shp_constant(a, l), fb = shp_constant(b, l);
+    if (!fa && !fb && !(sa > 0.0 && sb > 0.0))
+        return 2.0; /* tsw_shp_d2's convention for a spread lost in rounding */
+    double ia = fa ? 0.0 : 1.0 / sa, ib = fb ? 0.0 : 1.0 / sb;
+    double s = 0.0;
+    for (int64_t t = 0; t < l; ++t) {
+        double e = (a[t] - ma) * ia - (b[t] - mb) * ib;
+        s += e * e;
+    }
+    return tsw_shp_snap(s / (double)l);
+}
+
+/* ---- one job ------------------------------------------------------------------------------ */
+
+typedef struct {
+    const tsw_shapelet_params *p;
+    const shp_data *d;
+    const int32_t *labels; /* indexed by collection index */
+    int64_t *sub;          /* (ns,) the searched series (collection indices) */
+    int64_t ns;
+    int64_t minl, maxl, step, nlen; /* the length set */
+    int C;
+    int64_t *total; /* (C,) class counts of the searched series */
+    double nent;
+    int reference;
+    const tsw_exec *ex;
+    int64_t done, work; /* progress, in candidates */
+    int status;
+} shp_job;
+
+typedef struct {
+    double *acc;    /* (max len) running dot products, fast path */
+    double *mind2;  /* (nlen, ns) */
+    double *dist;   /* (ns,) one order line */
+    int32_t *lab;   /* (ns,) */
+    int64_t *idx;   /* (ns,) sort permutation */
+    int64_t *left;  /* (C,) */
+} shp_ws;
+
+/* Longest length of the set usable at start s of series i (0: none). */
+static int64_t shp_nlen_at(const shp_job *J, int64_t i, int64_t s)
+{
+    int64_t room = J->d->len[i] - s;
+    int64_t lmax = room < J->maxl ? room : J->maxl;
+    if (lmax < J->minl)
+        return 0;
+    return (lmax - J->minl) / J->step + 1;
+}
+
+/* mind2[li, jj] for every length index li < nl of candidate (i, s): eq. 2 directly. */
+static void shp_fill_reference(const shp_job *J, int64_t i, int64_t s, int64_t nl, shp_ws *w)
+{
+    const double *a = shp_z(J->d, i) + s;
+    for (int64_t li = 0; li < nl; ++li) {
+        int64_t l = J->minl + li * J->step;
+        for (int64_t jj = 0; jj < J->ns; ++jj) {
+            int64_t j = J->sub[jj];
+            const double *b = shp_z(J->d, j);
+            double best = TSW_INF_F64;
+            for (int64_t u = 0; u + l <= J->d->len[j]; ++u) {
+                double v = shp_d2_direct(a, b + u, l);
+                best = v < best ? v : best;
+            }
+            w->mind2[li * J->ns + jj] = best;
+        }
+    }
+}
+
+/* The same from running dot products (one more term per length) and prefix sums. */
+static void shp_fill_fast(const shp_job *J, int64_t i, int64_t s, int64_t nl, shp_ws *w)
+{
+    const double *a = shp_z(J->d, i) + s;
+    const double *Pa = shp_P(J->d, i) + s, *Qa = shp_Q(J->d, i) + s;
+    const int64_t ra = shp_run(J->d, i)[s];
+    const int64_t lmax = J->minl + (nl - 1) * J->step;
+    double *acc = w->acc;
+    for (int64_t jj = 0; jj < J->ns; ++jj) {
+        const int64_t j = J->sub[jj], nj = J->d->len[j];
+        const double *b = shp_z(J->d, j), *P = shp_P(J->d, j), *Q = shp_Q(J->d, j);
+        const int64_t *rb = shp_run(J->d, j);
+        const int64_t top = lmax < nj ? lmax : nj; /* nj >= maxl >= lmax: checked */
+        for (int64_t u = 0; u < nj; ++u)
+            acc[u] = 0.0;
+        for (int64_t l = 1; l <= top; ++l) {
+            const double al = a[l - 1];
+            const double *bl = b + (l - 1);
+            const int64_t nu = nj - l + 1;
+            for (int64_t u = 0; u < nu; ++u)
+                acc[u] += al * bl[u];
+            if (l < J->minl || (l - J->minl) % J->step)
+                continue;
+            double ma, sa;
+            tsw_shp_stats(Pa[l] - Pa[0], Qa[l] - Qa[0], l, &ma, &sa);
+            double best = TSW_INF_F64;
+            for (int64_t u = 0; u < nu; ++u) {
+                double mb, sb;
+                tsw_shp_stats(P[u + l] - P[u], Q[u + l] - Q[u], l, &mb, &sb);
+                double v = tsw_shp_d2(acc[u], l, ma, sa, ra >= l, mb, sb, rb[u] >= l);
+                best = v < best ? v : best;
+            }
+            w->mind2[(l - J->minl) / J->step * J->ns + jj] = best;
+        }
+    }
+}
+
+/* Sift idx[root] down the max-heap idx[0..end) keyed by dist. */
+static void shp_sift(int64_t *idx, const double *dist, int64_t root, int64_t end)
+{
+    for (;;) {
+        int64_t c = 2 * root + 1;
+        if (c >= end)
+            return;
+        if (c + 1 < end && dist[idx[c]] < dist[idx[c + 1]])
+            ++c;
+        if (!(dist[idx[root]] < dist[idx[c]]))
+            return;
+        int64_t t = idx[root];
+        idx[root] = idx[c];
+        idx[c] = t;
+        root = c;
+    }
+}
+
+/* idx = the permutation sorting dist: insertion sort for short order lines, heap sort for
+ * long ones (no qsort_r, which is not portable, and no allocation). The order inside ties
+ * does not matter: no split falls inside one. */
+static void shp_sort(int64_t *idx, const double *dist, int64_t n)
+{
+    for (int64_t k = 0; k < n; ++k)
+        idx[k] = k;
+    if (n <= 64) {
+        for (int64_t k = 1; k < n; ++k) {
+            int64_t v = idx[k];
+            int64_t m = k;
+            while (m > 0 && dist[idx[m - 1]] > dist[v]) {
+                idx[m] = idx[m - 1];
+                --m;
+            }
+            idx[m] = v;
+        }
+        return;
+    }
+    /* Heap sort: O(n log n), no recursion, no allocation. */
+    for (int64_t start = n / 2; start-- > 0;)
+        shp_sift(idx, dist, start, n);
+    for (int64_t end = n - 1; end > 0; --end) {
+        int64_t t = idx[0];
+        idx[0] = idx[end];
+        idx[end] = t;
+        shp_sift(idx, dist, 0, end);
+    }
+}
+
+/* Order line of length index li from mind2 (logic applied) and its best split. */
+static int shp_split(const shp_job *J, int64_t li, shp_ws *w, double *gain, double *gap,
+                     double *thr)
+{
+    const int64_t ns = J->ns;
+    const double *m2 = w->mind2 + li * ns;
+    double *line = w->dist; /* sorted distances go to dist after the permutation */
+    double *raw = w->acc;   /* free after the fill: (max len) >= ns is ensured */
+    for (int64_t jj = 0; jj < ns; ++jj) {
+        double v = sqrt(m2[jj]);
+        if (J->p->logic == TSW_LOGIC_AND)
+            v = TSW_MAX(v, J->p->partner[jj]);
+        else if (J->p->logic == TSW_LOGIC_OR)
+            v = TSW_MIN(v, J->p->partner[jj]);
+        raw[jj] = v;
+    }
+    shp_sort(w->idx, raw, ns);
+    for (int64_t k = 0; k < ns; ++k) {
+        line[k] = raw[w->idx[k]];
+        w->lab[k] = J->labels[J->sub[w->idx[k]]];
+    }
+    return tsw_shp_best_split(line, w->lab, ns, J->C, J->total, J->nent, w->left, gain, gap,
+                              thr);
+}
+
+/* Total order on candidates: quality, then the smaller (series, start, length). */
+static int shp_cand_better(const tsw_shapelet *a, const tsw_shapelet *b)
+{
+    if (tsw_shp_better(a->gain, a->gap, b->gain, b->gap) ||
+        tsw_shp_better(b->gain, b->gap, a->gain, a->gap))
+        return tsw_shp_better(a->gain, a->gap, b->gain, b->gap);
+    if (a->series != b->series)
+        return a->series < b->series;
+    if (a->start != b->start)
+        return a->start < b->start;
+    return a->length < b->length;
+}
+
+static int shp_ws_alloc(const shp_job *J, shp_ws *w)
+{
+    int64_t maxlen = J->ns;
+    for (int64_t jj = 0; jj < J->ns; ++jj)
+        maxlen = TSW_MAX(maxlen, J->d->len[J->sub[jj]]);
+    memset(w, 0, sizeof(*w));
+    size_t b1, b2;
+    if (tsw__mul_size((size_t)J->nlen, (size_t)J->ns * sizeof(double), &b1) ||
+        tsw__mul_size((size_t)maxlen + 2 * (size_t)J->ns + (size_t)J->C, sizeof(double), &b2))
+        return TSW_EOVERFLOW;
+    w->mind2 = tsw__malloc(b1);
+    w->acc = tsw__malloc(b2 + (size_t)J->ns * sizeof(int32_t));
+    if (!w->mind2 || !w->acc) {
+        tsw__free(w->mind2);
+        tsw__free(w->acc);
+        return TSW_ENOMEM;
+    }
+    w->dist = w->acc + maxlen;
+    w->idx = (int64_t *)(w->dist + J->ns);
+    w->left = w->idx + J->ns;
+    w->lab = (int32_t *)(w->left + J->C);
+    return TSW_OK;
+}
+
+static void shp_ws_free(shp_ws *w)
+{
+    tsw__free(w->mind2);
+    tsw__free(w->acc);
+}
+
+/* Poll between items: only the calling thread calls the user's callback (tswarp.h). */
+static int shp_poll(shp_job *J, int tid, int64_t *last)
+{
+    if (tid == 0 && J->ex->progress) {
+        int64_t now = shp_now_ns();
+        if (now - *last >= SHP_PROGRESS_NS) {
+            *last = now;
+            int64_t dn = __atomic_load_n(&J->done, __ATOMIC_RELAXED);
+            if (J->ex->progress(J->ex->progress_user, dn, J->work))
+                __atomic_store_n(&J->status, TSW_ECANCELED, __ATOMIC_RELAXED);
+        }
+    }
+    return __atomic_load_n(&J->status, __ATOMIC_RELAXED) != TSW_OK;
+}
+
+static int shp_threads(const tsw_exec *ex)
+{
+#ifdef _OPENMP
+    return ex->n_threads > 0 ? ex->n_threads : omp_get_max_threads();
+#else
+    return 1;
+#endif
+}
+
+static void shp_fill(const shp_job *J, int64_t i, int64_t s, int64_t nl, shp_ws *w)
+{
+    if (J->reference)
+        shp_fill_reference(J, i, s, nl, w);
+    else
+        shp_fill_fast(J, i, s, nl, w);
+}
+
+/* ---- validation shared by search and top --------------------------------------------------- */
+
+static int shp_job_make(const tsw_shapelet_params *p, tsw_dtype dt, const tsw_collection *x,
+                        const int32_t *labels, const int64_t *subset, int64_t n_subset,
+                        const tsw_exec *exec, shp_job *J, shp_data *d)
+{
+    int rc;
+    memset(J, 0, sizeof(*J));
+    if (!p || !x || !labels)
+        return TSW_EINVAL;
+    if ((rc = tsw__check_exec(exec)))
+        return rc;
+    if (exec->device == TSW_DEVICE_CUDA)
+        return TSW_ENOTSUP;
+    if (p->n_classes < 2 || p->min_length < 2 || p->length_step < 1 || p->max_length < 0 ||
+        (p->max_length && p->max_length < p->min_length) ||
+        (p->logic != TSW_LOGIC_NONE && p->logic != TSW_LOGIC_AND && p->logic != TSW_LOGIC_OR))
+        return TSW_EPARAM;
+    if (p->logic != TSW_LOGIC_NONE && !p->partner)
+        return TSW_EINVAL;
+    if (x->count < 2 || (subset && n_subset < 2))
+        return TSW_ESHAPE;
+    int64_t ns = subset ? n_subset : x->count;
+    int64_t shortest = INT64_MAX;
+    for (int64_t k = 0; k < ns; ++k) {
+        int64_t j = subset ? subset[k] : k;
+        if (j < 0 || j >= x->count)
+            return TSW_EINVAL;
+        if (labels[j] < 0 || labels[j] >= p->n_classes)
+            return TSW_EINVAL;
+        if (p->logic != TSW_LOGIC_NONE && !(p->partner[k] >= 0.0 && p->partner[k] < TSW_INF_F64))
+            return TSW_EINVAL;
+        int64_t n = tsw__coll_len(x, j);
+        shortest = n < shortest ? n : shortest;
+    }
+    int64_t maxl = p->max_length ? p->max_length : shortest;
+    if (p->min_length > shortest || maxl > shortest)
+        return TSW_ESHAPE;
+    size_t bytes;
+    if (tsw__mul_size((size_t)ns, sizeof(int64_t), &bytes) ||
+        tsw__mul_size((size_t)p->n_classes, sizeof(int64_t), &bytes))
+        return TSW_EOVERFLOW;
+    if ((rc = shp_data_make(dt, x, d)))
+        return rc;
+    J->sub = tsw__malloc(((size_t)ns + (size_t)p->n_classes) * sizeof(int64_t));
+    if (!J->sub) {
+        shp_data_free(d);
+        return TSW_ENOMEM;
+    }
+    J->total = J->sub + ns;
+    for (int c = 0; c < p->n_classes; ++c)
+        J->total[c] = 0;
+    for (int64_t k = 0; k < ns; ++k) {
+        J->sub[k] = subset ? subset[k] : k;
+        J->total[labels[J->sub[k]]] += 1;
+    }
+    /* distinct indices: a repeated series would be counted twice */
+    for (int64_t k = 1; subset && k < ns; ++k)
+        for (int64_t m = 0; m < k; ++m)
+            if (J->sub[m] == J->sub[k]) {
+                tsw__free(J->sub);
+                shp_data_free(d);
+                return TSW_EINVAL;
+            }
+    J->p = p;
+    J->d = d;
+    J->labels = labels;
+    J->ns = ns;
+    J->minl = p->min_length;
+    J->maxl = maxl;
+    J->step = p->length_step;
+    J->nlen = (maxl - J->minl) / J->step + 1;
+    J->C = p->n_classes;
+    J->nent = tsw_shp_nentropy(J->total, J->C, ns);
+    J->reference = exec->impl == TSW_IMPL_REFERENCE;
+    J->ex = exec;
+    J->status = TSW_OK;
+    for (int64_t k = 0; k < ns; ++k)
+        for (int64_t s = 0; s < d->len[J->sub[k]]; ++s)
+            J->work += shp_nlen_at(J, J->sub[k], s);
+    return TSW_OK;
+}
+
+static void shp_job_free(shp_job *J, shp_data *d)
+{
+    tsw__free(J->sub);
+    shp_data_free(d);
+}
+
+/* ---- tsw_shapelet_search --------------------------------------------------------------- */
+
+int tsw_shapelet_search(const tsw_shapelet_params *params, tsw_dtype dtype,
+                        const tsw_collection *x, const int32_t *labels, const int64_t *subset,
+                        int64_t n_subset, tsw_shapelet *best, const tsw_exec *exec)
+{
+    tsw_exec defaults;
+    if (!exec) {
+        tsw_exec_default(&defaults);
+        exec = &defaults;
+    }
+    if (!best)
+        return TSW_EINVAL;
+    shp_job J;
+    shp_data d;
+    int rc = shp_job_make(params, dtype, x, labels, subset, n_subset, exec, &J, &d);
+    if (rc)
+        return rc;
+    /* Items: (series k of the subset, start s), numbered through per-series prefix counts. */
+    int64_t *first = tsw__malloc(((size_t)J.ns + 1) * sizeof(int64_t));
+    int nt = shp_threads(exec);
+    tsw_shapelet *tbest = tsw__malloc((size_t)nt * sizeof(tsw_shapelet));
+    if (!first || !tbest) {
+        tsw__free(first);
+        tsw__free(tbest);
+        shp_job_free(&J, &d);
+        return TSW_ENOMEM;
+    }
+    first[0] = 0;
+    for (int64_t k = 0; k < J.ns; ++k)
+        first[k + 1] = first[k] + d.len[J.sub[k]];
+    const int64_t n_items = first[J.ns];
+    for (int t = 0; t < nt; ++t)
+        tbest[t] = (tsw_shapelet){-1, 0, 0, 0.0, 0.0, 0.0};
+    int alloc_fail = 0;
+
+#pragma omp parallel num_threads(nt)
+    {
+        int tid = 0;
+#ifdef _OPENMP
+        tid = omp_get_thread_num();
+#endif
+        shp_ws w;
+        int64_t last = shp_now_ns();
+        int ok = shp_ws_alloc(&J, &w) == TSW_OK;
+        if (!ok)
+            __atomic_store_n(&alloc_fail, 1, __ATOMIC_RELAXED);
+        tsw_shapelet mine = {-1, 0, 0, 0.0, 0.0, 0.0};
+#pragma omp for schedule(dynamic, 1)
+        for (int64_t it = 0; it < n_items; ++it) {
+            if (!ok || shp_poll(&J, tid, &last))
+                continue;
+            int64_t lo = 0, hi = J.ns - 1; /* the series of item it */
+            while (lo < hi) {
+                int64_t mid = (lo + hi + 1) / 2;
+                if (first[mid] <= it)
+                    lo = mid;
+                else
+                    hi = mid - 1;
+            }
+            const int64_t i = J.sub[lo], s = it - first[lo];
+            const int64_t nl = shp_nlen_at(&J, i, s);
+            if (nl == 0)
+                continue;
+            shp_fill(&J, i, s, nl, &w);
+            for (int64_t li = 0; li < nl; ++li) {
+                tsw_shapelet c = {i, s, J.minl + li * J.step, 0.0, 0.0, 0.0};
+                if (!shp_split(&J, li, &w, &c.gain, &c.gap, &c.threshold))
+                    continue;
+                if (mine.series < 0 || shp_cand_better(&c, &mine))
+                    mine = c;
+            }
+            __atomic_fetch_add(&J.done, nl, __ATOMIC_RELAXED);
+        }
+        tbest[tid] = mine;
+        if (ok)
+            shp_ws_free(&w);
+    }
+
+    rc = alloc_fail ? TSW_ENOMEM : J.status;
+    if (rc == TSW_OK && exec->progress && exec->progress(exec->progress_user, J.work, J.work))
+        rc = TSW_ECANCELED;
+    if (rc == TSW_OK) {
+        tsw_shapelet r = {-1, 0, 0, 0.0, 0.0, 0.0};
+        for (int t = 0; t < nt; ++t)
+            if (tbest[t].series >= 0 && (r.series < 0 || shp_cand_better(&tbest[t], &r)))
+                r = tbest[t];
+        *best = r;
+    }
+    tsw__free(first);
+    tsw__free(tbest);
+    shp_job_free(&J, &d);
+    return rc;
+}
+
+/* ---- tsw_shapelet_top -------------------------------------------------------------------- */
+
+static int shp_cmp_cand(const void *x, const void *y)
+{
+    const tsw_shapelet *a = x, *b = y;
+    if (shp_cand_better(a, b))
+        return -1;
+    if (shp_cand_better(b, a))
+        return 1;
+    return 0;
+}
+
+int tsw_shapelet_top(const tsw_shapelet_params *params, tsw_dtype dtype,
+                     const tsw_collection *x, const int32_t *labels, const int64_t *subset,
+                     int64_t n_subset, int64_t k, tsw_shapelet *out, int64_t *count,
+                     const tsw_exec *exec)
+{
+    tsw_exec defaults;
+    if (!exec) {
+        tsw_exec_default(&defaults);
+        exec = &defaults;
+    }
+    if (!out || !count || k < 1)
+        return TSW_EINVAL;
+    if (params && params->logic != TSW_LOGIC_NONE)
+        return TSW_EPARAM;
+    shp_job J;
+    shp_data d;
+    int rc = shp_job_make(params, dtype, x, labels, subset, n_subset, exec, &J, &d);
+    if (rc)
+        return rc;
+    /* Each series keeps at most k candidates: the global greedy keeps, in every series, a
+     * prefix of that series' own greedy list, so merging those lists is exact. */
+    int64_t per = k;
+    int64_t maxcand = 0;
+    for (int64_t jj = 0; jj < J.ns; ++jj) {
+        int64_t n = 0, i = J.sub[jj];
+        for (int64_t s = 0; s < d.len[i]; ++s)
+            n += shp_nlen_at(&J, i, s);
+        maxcand = TSW_MAX(maxcand, n);
+    }
+    per = TSW_MIN(per, maxcand);
+    int nt = shp_threads(exec);
+    size_t kept_bytes, cand_bytes;
+    if (tsw__mul_size((size_t)J.ns, (size_t)(per > 0 ? per : 1) * sizeof(tsw_shapelet),
+                      &kept_bytes) ||
+        tsw__mul_size((size_t)(maxcand > 0 ? maxcand : 1), sizeof(tsw_shapelet), &cand_bytes)) {
+        shp_job_free(&J, &d);
+        return TSW_EOVERFLOW;
+    }
+    tsw_shapelet *kept = tsw__malloc(kept_bytes);
+    int64_t *nkept = tsw__malloc((size_t)J.ns * sizeof(int64_t));
+    if (!kept || !nkept) {
+        tsw__free(kept);
+        tsw__free(nkept);
+        shp_job_free(&J, &d);
+        return TSW_ENOMEM;
+    }
+    int alloc_fail = 0;
+
+#pragma omp parallel num_threads(nt)
+    {
+        int tid = 0;
+#ifdef _OPENMP
+        tid = omp_get_thread_num();
+#endif
+        shp_ws w;
+        int64_t last = shp_now_ns();
+        tsw_shapelet *cand = tsw__malloc(cand_bytes);
+        int ok = cand && shp_ws_alloc(&J, &w) == TSW_OK;
+        if (!ok) {
+            tsw__free(cand);
+            cand = NULL;
+            __atomic_store_n(&alloc_fail, 1, __ATOMIC_RELAXED);
+        }
+#pragma omp for schedule(dynamic, 1)
+        for (int64_t jj = 0; jj < J.ns; ++jj) {
+            nkept[jj] = 0;
+            if (!ok)
+                continue;
+            const int64_t i = J.sub[jj];
+            int64_t nc = 0;
+            for (int64_t s = 0; s < d.len[i]; ++s) {
+                if (shp_poll(&J, tid, &last))
+                    break;
+                int64_t nl = shp_nlen_at(&J, i, s);
+                if (nl == 0)
+                    continue;
+                shp_fill(&J, i, s, nl, &w);
+                for (int64_t li = 0; li < nl; ++li) {
+                    tsw_shapelet c = {i, s, J.minl + li * J.step, 0.0, 0.0, 0.0};
+                    if (shp_split(&J, li, &w, &c.gain, &c.gap, &c.threshold))
+                        cand[nc++] = c;
+                }
+                __atomic_fetch_add(&J.done, nl, __ATOMIC_RELAXED);
+            }
+            qsort(cand, (size_t)nc, sizeof(*cand), shp_cmp_cand);
+            tsw_shapelet *mine = kept + jj * per;
+            int64_t nk = 0;
+            for (int64_t c = 0; c < nc && nk < per; ++c) {
+                int overlap = 0;
+                for (int64_t m = 0; m < nk && !overlap; ++m)
+                    overlap = cand[c].start < mine[m].start + mine[m].length &&
+                              mine[m].start < cand[c].start + cand[c].length;
+                if (!overlap)
+                    mine[nk++] = cand[c];
+            }
+            nkept[jj] = nk;
+        }
+        if (ok) {
+            tsw__free(cand);
+            shp_ws_free(&w);
+        }
+    }
+
+    rc = alloc_fail ? TSW_ENOMEM : J.status;
+    if (rc == TSW_OK && exec->progress && exec->progress(exec->progress_user, J.work, J.work))
+        rc = TSW_ECANCELED;
+    if (rc == TSW_OK) {
+        /* compact the per-series lists, sort, take k */
+        int64_t n = 0;
+        for (int64_t jj = 0; jj < J.ns; ++jj)
+            for (int64_t m = 0; m < nkept[jj]; ++m)
+                kept[n++] = kept[jj * per + m];
+        qsort(kept, (size_t)n, sizeof(*kept), shp_cmp_cand);
+        int64_t take = n < k ? n : k;
+        memcpy(out, kept, (size_t)take * sizeof(*out));
+        *count = take;
+    }
+    tsw__free(kept);
+    tsw__free(nkept);
+    shp_job_free(&J, &d);
+    return rc;
+}
+
+/* ---- tsw_shapelet_distances ------------------------------------------------------------- */
+
+int tsw_shapelet_distances(tsw_dtype dtype, const tsw_collection *shapelets,
+                           const tsw_collection *x, double *dist, int64_t *pos,
+                           const tsw_exec *exec)
+{
+    tsw_exec defaults;
+    if (!exec) {
+        tsw_exec_default(&defaults);
+        exec = &defaults;
+    }
+    int rc;
+    if (!dist || !shapelets || !x)
+        return TSW_EINVAL;
+    if ((rc = tsw__check_exec(exec)))
+        return rc;
+    if (exec->device == TSW_DEVICE_CUDA)
+        return TSW_ENOTSUP;
+    shp_data S, X;
+    if ((rc = shp_data_make(dtype, shapelets, &S)))
+        return rc;
+    if ((rc = shp_data_make(dtype, x, &X))) {
+        shp_data_free(&S);
+        return rc;
+    }
+    int64_t shortest = INT64_MAX, longest = 0;
+    for (int64_t j = 0; j < X.count; ++j)
+        shortest = TSW_MIN(shortest, X.len[j]);
+    for (int64_t k = 0; k < S.count; ++k)
+        longest = TSW_MAX(longest, S.len[k]);
+    size_t cells;
+    if (longest > shortest || S.len[0] < 2) {
+        rc = TSW_ESHAPE;
+    } else if (tsw__mul_size((size_t)X.count, (size_t)S.count, &cells)) {
+        rc = TSW_EOVERFLOW;
+    } else {
+        for (int64_t k = 0; k < S.count; ++k)
+            if (S.len[k] < 2)
+                rc = TSW_ESHAPE;
+    }
+    if (rc) {
+        shp_data_free(&S);
+        shp_data_free(&X);
+        return rc;
+    }
+    const int reference = exec->impl == TSW_IMPL_REFERENCE;
+    const int64_t nsh = S.count;
+    shp_job J; /* progress bookkeeping only */
+    memset(&J, 0, sizeof(J));
+    J.ex = exec;
+    J.work = X.count * nsh;
+    J.status = TSW_OK;
+    int nt = shp_threads(exec);
+
+#pragma omp parallel num_threads(nt)
+    {
+        int tid = 0;
+#ifdef _OPENMP
+        tid = omp_get_thread_num();
+#endif
+        int64_t last = shp_now_ns();
+#pragma omp for schedule(dynamic, 1)
+        for (int64_t j = 0; j < X.count; ++j) {
+            if (shp_poll(&J, tid, &last))
+                continue;
+            const double *b = shp_z(&X, j), *P = shp_P(&X, j), *Q = shp_Q(&X, j);
+            const int64_t *rb = shp_run(&X, j);
+            for (int64_t k = 0; k < nsh; ++k) {
+                const int64_t l = S.len[k];
+                const double *a = shp_z(&S, k);
+                double ma, sa, best = TSW_INF_F64;
+                int64_t where = 0;
+                tsw_shp_stats(shp_P(&S, k)[l], shp_Q(&S, k)[l], l, &ma, &sa);
+                for (int64_t u = 0; u + l <= X.len[j]; ++u) {
+                    double v;
+                    if (reference) {
+                        v = shp_d2_direct(a, b + u, l);
+                    } else {
+                        double dot = 0.0, mb, sb;
+                        for (int64_t t = 0; t < l; ++t)
+                            dot += a[t] * b[u + t];
+                        tsw_shp_stats(P[u + l] - P[u], Q[u + l] - Q[u], l, &mb, &sb);
+                        v = tsw_shp_d2(dot, l, ma, sa, shp_run(&S, k)[0] >= l, mb, sb,
+                                       rb[u] >= l);
+                    }
+                    if (v < best) {
+                        best = v;
+                        where = u;
+                    }
+                }
+                dist[j * nsh + k] = sqrt(best);
+                if (pos)
+                    pos[j * nsh + k] = where;
+            }
+            __atomic_fetch_add(&J.done, nsh, __ATOMIC_RELAXED);
+        }
+    }
+    rc = J.status;
+    if (rc == TSW_OK && exec->progress && exec->progress(exec->progress_user, J.work, J.work))
+        rc = TSW_ECANCELED;
+    shp_data_free(&S);
+    shp_data_free(&X);
+    return rc;
+}

@@ -1,0 +1,792 @@
+/*
+ * CUDA alignment paths: tsw__cuda_dtw_path (internal.h), called by align.c for
+ * exec->device == CUDA (and AUTO on large grids). Same D values, same 2-bit step codes and
+ * therefore the same path as the CPU kernels (cpu/path_impl.h): the cell rule is
+ * common/path.h's, the local costs are summed in cost.h's order, and this file is compiled
+ * with -fmad=false (CMakeLists.txt) so no a*b+c is contracted into an FMA.
+ *
+ * Grid: cell (i, j), i over a (rows, n), j over b (columns, m). Everything runs on a REGION:
+ * rows [r0, r1] x columns [c0, c1], with a top frame (rows r0-2 and r0-1 at the columns
+ * c0-2 .. c1, in device memory) and a left frame of +inf (columns c0-2, c0-1).
+ *
+ * Forward pass (fwd_tile): the region is cut into tiles of TH = 32 R rows x TW = 128
+ * columns, computed in wavefront order, one launch per anti-diagonal of tiles (tile (ti, tj)
+ * needs (ti-1, tj), (ti, tj-1) and (ti-1, tj-1); a launch only depends on earlier launches,
+ * so there is nothing to deadlock). One warp (one 32-thread block) per tile:
+ *   lane l owns the R consecutive rows i0 = r0t + l R .. i0 + R - 1 of the tile and at step
+ *   s computes their cells in column q = s - l of the tile (a skewed sweep, TW + 31 steps),
+ *   top row first. What a lane needs from the rows above its own (D(i0-1, j), D(i0-1, j-1),
+ *   D(i0-1, j-2), D(i0-2, j-1)) is what lane l-1 holds after step s-1: its rows R-1 and R-2
+ *   at columns j, j-1, j-2 (R >= 2), read with 4 __shfl_up_sync per step; lane 0 reads the
+ *   tile's top frame from shared memory instead. Registers per lane: its R rows of a (dim
+ *   values each, DB > 0), D at columns j-1 and j-2 of its rows, one word of step codes per
+ *   row. Shared memory: the tile's columns of b transposed (bs[k][q]: lanes read
+ *   consecutive addresses), their cosine norms, and the top frame (2 x (TW + 2)).
+ *   Borders between tiles (global memory): H, the two bottom rows of each tile row, in 3
+ *   slots by ti mod 3 (a launch's tiles read slot ti-1 at their columns and the two left
+ *   of them while the tiles of the same launch write slots ti, never the same entries);
+ *   V, the two right columns of each tile, one slot (only tiles of the same tile row read
+ *   and write a row's entries, in successive launches). Codes: 2 bits per cell, 16 cells
+ *   to a 32-bit word, tile-major (a tile's TH x TW / 16 words contiguous, row-major
+ *   inside), so the backtrace loads a whole tile at once.
+ *   Cell updates: (r1 - r0 + 1) (c1 - c0 + 1) per region pass (GCUPS in bench/gpu_align.py).
+ * Backtrace (trace_kernel): one warp loads the tile the path is in (TH x TW / 16 words) into
+ *   shared memory, lane 0 follows the codes until the path leaves the tile, repeat; the
+ *   path goes into a device buffer last cell first, and the host reverses it.
+ *
+ * Methods (tsw_path_method):
+ *   STORED  one region, the whole grid: n m / 4 bytes of codes.
+ *   LINEAR  a forward pass over the grid keeps checkpoints, rows k h - 2 and k h - 1 for
+ *           blocks of h rows (h a multiple of TH: the bottom rows of a tile row). Then from
+ *           the end cell up: the block holding the path's current cell (ei, ej) is
+ *           recomputed from its checkpoint as the region rows [k h, ei] x columns [cl, ej]
+ *           with its codes stored, and traced until the path leaves it. SYMMETRIC1 (steps
+ *           (0,1) within a row): cl = 0. The p05 geometry reads rows i-1 and i-2 only, so
+ *           row r0 + t of a region is exact from column cl + 2t on even with a +inf left
+ *           frame, and a path entering at (ei, ej) lies right of ej - 2 (ei - i) in row i:
+ *           cl = ej - 2 (ei - r0) - 2 keeps every cell it visits exact. Every D value on the
+ *           path is the full forward pass's, so the path is STORED's.
+ *   AUTO    STORED when its codes fit (memory_limit, else the free device memory), else
+ *           LINEAR with h as large as memory allows (p05: at most 8192, its recomputation
+ *           is 2 h columns per block).
+ * Progress: cells of forward passes, polled between launches (a sync at most every 50 ms);
+ *   a cancel returns TSW_ECANCELED with nothing written.
+ */
+#include <cuda_runtime.h>
+
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "common/path.h"
+#include "cpu/path.h"
+#include "cuda/host.cuh"
+#include "internal.h"
+
+namespace {
+
+using namespace tsw__cu;
+
+constexpr int kTW = 128;           /* tile width (columns); a multiple of 16 */
+constexpr int kWords = kTW / 16;   /* code words per tile row */
+constexpr unsigned kFull = 0xffffffffu;
+constexpr int64_t kP05MaxBlock = 8192; /* LINEAR, p05: rows per recomputed block at most */
+
+template <typename T> __host__ __device__ inline T inf_of();
+template <> __host__ __device__ inline float inf_of<float>() { return TSW_INF_F32; }
+template <> __host__ __device__ inline double inf_of<double>() { return TSW_INF_F64; }
+
+__device__ inline float cell0(int p, float c, float d0, float d1, float d2, int start, int *s)
+{
+    return tsw_path_cell_f32(p, c, d0, d1, d2, start, s);
+}
+__device__ inline double cell0(int p, double c, double d0, double d1, double d2, int start,
+                               int *s)
+{
+    return tsw_path_cell_f64(p, c, d0, d1, d2, start, s);
+}
+__device__ inline float sqrt_of(float v) { return sqrtf(v); }
+__device__ inline double sqrt_of(double v) { return sqrt(v); }
+
+/* ---- kernels ---------------------------------------------------------------------------- */
+
+template <typename T> struct FwdArgs {
+    const T *a, *b;         /* (n, dim), (m, dim)                                    */
+    const T *na, *nb;       /* cosine: sqrt(<x,x>) per point, else NULL               */
+    const int64_t *lo, *hi; /* window: admissible columns [lo[i], hi[i]), or NULL     */
+    int64_t n, m, dim;
+    int p, kc, subseq;
+    int64_t r0, r1, c0, c1; /* the region                                            */
+    int64_t ntj;            /* tiles per tile row                                    */
+    const T *top;           /* rows r0-2 (top[x]) and r0-1 (top[top_stride + x]) at
+                               the columns c0-2+x, x in [0, c1-c0+3)                  */
+    int64_t top_stride;
+    T *H;                   /* (3, 2, c1-c0+3): bottom rows of the tile rows          */
+    T *V;                   /* (2, vstride): right columns of the tiles, by tile row  */
+    int64_t vstride;
+    uint32_t *codes;        /* tile-major step codes, or NULL                         */
+    T *ckpt;                /* LINEAR's checkpoints (ck_count of 2 rows of m + 2)     */
+    int64_t ck_every, ck_count;
+    T *last;                /* D(r1, c1)                                              */
+    int64_t diag, ti_lo;    /* this launch: tiles (ti_lo + blockIdx.x, diag - ti)     */
+};
+
+/*
+ * One tile per 32-thread block (see the file comment). DB: the dim bucket whose a values a
+ * lane keeps in registers (1, 4, 16; 0 = any dim, a and b read from global memory), R: rows
+ * per lane (>= 2: the two rows above a lane's first row are both lane l-1's).
+ */
+template <typename T, int DB, int R>
+__global__ void __launch_bounds__(32) fwd_tile(FwdArgs<T> g)
+{
+    constexpr int TH = 32 * R;
+    constexpr int BS = DB > 0 ? DB : 1;
+    __shared__ T bs[BS][kTW];
+    __shared__ T nbs[kTW];
+    __shared__ T tops[2][kTW + 2];
+    const T INF = inf_of<T>();
+    const int lane = threadIdx.x;
+    const int64_t ti = g.ti_lo + blockIdx.x, tj = g.diag - ti;
+    const int64_t r0t = g.r0 + ti * TH, c0t = g.c0 + tj * kTW, tc = c0t - g.c0;
+    const int64_t wl = g.c1 + 1 - c0t;
+    const int wlim = wl < kTW ? (int)wl : kTW;
+    const int64_t hs = g.c1 - g.c0 + 3; /* frame row stride */
+    const int64_t dim = g.dim;
+    const bool cosine = g.kc == TSW_COST_COSINE;
+    const bool p05 = g.p != 0;
+
+    /* the top frame: the region's, or the bottom rows of tile row ti-1 */
+    const T *top = ti == 0 ? g.top : g.H + ((ti - 1) % 3) * 2 * hs;
+    const int64_t ts = ti == 0 ? g.top_stride : hs;
+    for (int x = lane; x < wlim + 2; x += 32) {
+        tops[0][x] = top[tc + x];
+        tops[1][x] = top[ts + tc + x];
+    }
+    if (DB > 0)
+        for (int x = lane; x < wlim * (int)dim; x += 32) {
+            int q = x / (int)dim, k = x - q * (int)dim;
+            bs[k][q] = g.b[(c0t + q) * dim + k];
+        }
+    if (cosine)
+        for (int x = lane; x < wlim; x += 32)
+            nbs[x] = g.nb[c0t + x];
+
+    /* this lane's rows: a, norms, window, left frame */
+    T ar[R][BS];
+    T na[R];
+    int64_t lo[R], hi[R];
+    T prev1[R], prev2[R]; /* D at columns j-1 and j-2 of the lane's rows */
+    uint32_t word[R];
+    const int64_t vrow = ti * TH + (int64_t)lane * R;
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+        const int64_t i = r0t + (int64_t)lane * R + r;
+        const int64_t ic = i < g.n ? i : g.n - 1; /* rows past the region: any valid row */
+#pragma unroll
+        for (int k = 0; k < BS; ++k)
+            ar[r][k] = (DB > 0 && k < dim) ? g.a[ic * dim + k] : (T)0;
+        na[r] = cosine ? g.na[ic] : (T)0;
+        if (i > g.r1) {
+            lo[r] = hi[r] = 0; /* nothing admissible: +inf, never read */
+        } else if (g.lo) {
+            lo[r] = g.lo[i];
+            hi[r] = g.hi[i];
+        } else {
+            lo[r] = 0;
+            hi[r] = g.m;
+        }
+        prev1[r] = tj == 0 ? INF : g.V[g.vstride + vrow + r];
+        prev2[r] = tj == 0 ? INF : g.V[vrow + r];
+        word[r] = 0;
+    }
+    T b3 = INF; /* D at column j-3 of the last row, after a step: j-2 for lane l+1 */
+    __syncwarp();
+
+    const int64_t i0 = r0t + (int64_t)lane * R;
+    uint32_t *cw = g.codes ? g.codes + (ti * g.ntj + tj) * (int64_t)(TH * kWords) +
+                                 (int64_t)lane * R * kWords
+                           : nullptr;
+    T *hout = g.H + (ti % 3) * 2 * hs;
+    T *ck = nullptr;
+    if (g.ckpt && (ti + 1) % g.ck_every == 0 && (ti + 1) / g.ck_every - 1 < g.ck_count)
+        ck = g.ckpt + ((ti + 1) / g.ck_every - 1) * 2 * (g.m + 2);
+
+    for (int s = 0; s < wlim + 31; ++s) {
+        /* lane l-1 after step s-1: rows R-1, R-2 at columns j, j-1, j-2 */
+        T u_j = __shfl_up_sync(kFull, prev1[R - 1], 1);
+        T u_j1 = __shfl_up_sync(kFull, prev2[R - 1], 1);
+        T u_j2 = __shfl_up_sync(kFull, b3, 1);
+        T u2_j1 = __shfl_up_sync(kFull, prev2[R - 2], 1);
+        const int q = s - lane;
+        if (q < 0 || q >= wlim)
+            continue;
+        if (lane == 0) {
+            u_j = tops[1][q + 2];
+            u_j1 = tops[1][q + 1];
+            u_j2 = tops[1][q];
+            u2_j1 = tops[0][q + 1];
+        }
+        const int64_t j = c0t + q;
+
+        /* local costs of the R cells, each summed over k in cost.h's order */
+        T c[R];
+#pragma unroll
+        for (int r = 0; r < R; ++r)
+            c[r] = 0;
+        if (DB > 0) {
+            if (g.kc == TSW_COST_ABS) {
+#pragma unroll
+                for (int k = 0; k < BS; ++k)
+                    if (k < dim) {
+                        const T bk = bs[k][q];
+#pragma unroll
+                        for (int r = 0; r < R; ++r)
+                            c[r] = c[r] + fabs(ar[r][k] - bk);
+                    }
+            } else if (cosine) {
+#pragma unroll
+                for (int k = 0; k < BS; ++k)
+                    if (k < dim) {
+                        const T bk = bs[k][q];
+#pragma unroll
+                        for (int r = 0; r < R; ++r)
+                            c[r] = c[r] + ar[r][k] * bk;
+                    }
+            } else {
+#pragma unroll
+                for (int k = 0; k < BS; ++k)
+                    if (k < dim) {
+                        const T bk = bs[k][q];
+#pragma unroll
+                        for (int r = 0; r < R; ++r) {
+                            const T d = ar[r][k] - bk;
+                            c[r] = c[r] + d * d;
+                        }
+                    }
+            }
+        } else {
+            const T *bj = g.b + j * dim;
+#pragma unroll
+            for (int r = 0; r < R; ++r) {
+                const int64_t i = i0 + r, ic = i < g.n ? i : g.n - 1;
+                const T *ai = g.a + ic * dim;
+                T acc = 0;
+                for (int64_t k = 0; k < dim; ++k) {
+                    const T x = ai[k], y = bj[k];
+                    if (g.kc == TSW_COST_ABS)
+                        acc = acc + fabs(x - y);
+                    else if (cosine)
+                        acc = acc + x * y;
+                    else
+                        acc = acc + (x - y) * (x - y);
+                }
+                c[r] = acc;
+            }
+        }
+#pragma unroll
+        for (int r = 0; r < R; ++r) {
+            if (g.kc == TSW_COST_EUCLIDEAN) {
+                c[r] = sqrt_of(c[r]);
+            } else if (cosine) {
+                const T nx = na[r], ny = nbs[q], xy = c[r];
+                c[r] = (nx == (T)0 && ny == (T)0) ? (T)0
+                       : (nx == (T)0 || ny == (T)0) ? (T)1
+                                                    : (T)1 - xy / (nx * ny);
+            }
+        }
+
+        /* the cells, top row first: D(i-1, j) of row r > 0 is this step's row r-1 */
+        T nw[R];
+#pragma unroll
+        for (int r = 0; r < R; ++r) {
+            const int64_t i = i0 + r;
+            const T d_up = r == 0 ? u_j : nw[r - 1];        /* D(i-1, j)   */
+            const T d_d = r == 0 ? u_j1 : prev1[r - 1];     /* D(i-1, j-1) */
+            const T d_l = prev1[r];                         /* D(i, j-1)   */
+            const T d_12 = r == 0 ? u_j2 : prev2[r - 1];    /* D(i-1, j-2) */
+            const T d_21 = r == 0 ? u2_j1 : r == 1 ? u_j1 : prev1[r > 1 ? r - 2 : 0];
+            /*                                                 D(i-2, j-1) */
+            T best;
+            int code;
+            if (j < lo[r] || j >= hi[r]) {
+                best = INF;
+                code = 0;
+            } else if (i == 0) {
+                best = cell0(g.p, c[r], d_d, p05 ? d_12 : d_l, p05 ? d_21 : d_up,
+                             g.subseq || j == 0, &code);
+            } else {
+                const T cc = c[r];
+                T v0, v1, v2;
+                if (p05) {
+                    v0 = d_d + (T)tsw_path_weight(g.p, 0) * cc;
+                    v1 = d_12 + (T)tsw_path_weight(g.p, 1) * cc;
+                    v2 = d_21 + (T)tsw_path_weight(g.p, 2) * cc;
+                } else {
+                    v0 = d_d + cc;
+                    v1 = d_l + cc;
+                    v2 = d_up + cc;
+                }
+                T b1;
+#define TSW__LT(x, y) ((x) < (y))
+#define TSW__SEL(mk, x, y) ((mk) ? (x) : (y))
+                TSW_PATH_CELL_SEL(v0, v1, v2, b1, best, code, TSW__LT, TSW__SEL, 0, 1, 2);
+#undef TSW__LT
+#undef TSW__SEL
+            }
+            nw[r] = best;
+            word[r] |= (uint32_t)code << (2 * (q & 15));
+        }
+
+        /* outputs: codes, borders, checkpoints, the region's last cell */
+        const bool flush = (q & 15) == 15 || q == wlim - 1;
+#pragma unroll
+        for (int r = 0; r < R; ++r) {
+            const int64_t i = i0 + r;
+            if (flush) {
+                if (cw && i <= g.r1)
+                    cw[r * kWords + (q >> 4)] = word[r];
+                word[r] = 0;
+            }
+            if (q == kTW - 2)
+                g.V[vrow + r] = nw[r];
+            else if (q == kTW - 1)
+                g.V[g.vstride + vrow + r] = nw[r];
+            if (i == g.r1 && j == g.c1)
+                *g.last = nw[r];
+        }
+        if (lane == 31) {
+            hout[tc + q + 2] = nw[R - 2];
+            hout[hs + tc + q + 2] = nw[R - 1];
+            if (ck) {
+                ck[j + 2] = nw[R - 2];
+                ck[g.m + 2 + j + 2] = nw[R - 1];
+            }
+        }
+        b3 = prev2[R - 1];
+#pragma unroll
+        for (int r = 0; r < R; ++r) {
+            prev2[r] = prev1[r];
+            prev1[r] = nw[r];
+        }
+    }
+}
+
+/*
+ * Backtrace through a region's stored codes from state[0..1] = (i, j), appending cells to
+ * path (pairs, last cell first) from index state[2]. On return state = (i, j, length,
+ * status): status 1 = the path's start was reached, 0 = (i, j) is the first cell outside
+ * the region. One 32-thread block: the warp loads a tile's codes, lane 0 walks them.
+ */
+template <int R>
+__global__ void __launch_bounds__(32)
+    trace_kernel(const uint32_t *codes, int64_t r0, int64_t c0, int64_t ntj, int p,
+                 int subseq, int64_t *path, int64_t *state)
+{
+    constexpr int TH = 32 * R, NW = TH * kWords; /* rows, code words of a tile */
+    __shared__ uint32_t tile[NW];
+    const int lane = threadIdx.x;
+    int64_t i = state[0], j = state[1], len = state[2];
+    int status = 2;
+    while (status == 2) {
+        const int64_t ti = (i - r0) / TH, tj = (j - c0) / kTW;
+        const uint32_t *src = codes + (ti * ntj + tj) * (int64_t)NW;
+        for (int x = lane; x < NW; x += 32)
+            tile[x] = src[x];
+        __syncwarp();
+        if (lane == 0) {
+            for (;;) {
+                path[2 * len] = i;
+                path[2 * len + 1] = j;
+                len++;
+                if (subseq && i == 0) {
+                    status = 1;
+                    break;
+                }
+                const int64_t lr = i - r0 - ti * TH, lq = j - c0 - tj * kTW;
+                const int code = (tile[lr * kWords + (lq >> 4)] >> (2 * (lq & 15))) & 3;
+                if (code == TSW_PATH_START) {
+                    status = 1;
+                    break;
+                }
+                i -= tsw_path_di(p, code);
+                j -= tsw_path_dj(p, code);
+                if (i < r0 || j < c0) {
+                    status = 0;
+                    break;
+                }
+                if ((i - r0) / TH != ti || (j - c0) / kTW != tj)
+                    break; /* status 2: the next tile */
+            }
+        }
+        status = __shfl_sync(kFull, status, 0);
+        i = __shfl_sync(kFull, i, 0);
+        j = __shfl_sync(kFull, j, 0);
+        len = __shfl_sync(kFull, len, 0);
+        __syncwarp();
+    }
+    if (lane == 0) {
+        state[0] = i;
+        state[1] = j;
+        state[2] = len;
+        state[3] = status;
+    }
+}
+
+/* sqrt(<x,x>) of count points of dim values, summed in cost.h's order (k = 0, 1, ...). */
+template <typename T>
+__global__ void norms_kernel(const T *x, int64_t count, int64_t dim, T *out)
+{
+    for (int64_t t = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; t < count;
+         t += (int64_t)gridDim.x * blockDim.x) {
+        T s = 0;
+        for (int64_t k = 0; k < dim; ++k)
+            s = s + x[t * dim + k] * x[t * dim + k];
+        out[t] = sqrt_of(s);
+    }
+}
+
+template <typename T> __global__ void fill_kernel(T *p, int64_t count, int64_t stride, int width)
+{
+    /* count rows of `stride` elements: the first `width` of each set to +inf */
+    for (int64_t t = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; t < count * width;
+         t += (int64_t)gridDim.x * blockDim.x)
+        p[(t / width) * stride + t % width] = inf_of<T>();
+}
+
+/* ---- host side ---------------------------------------------------------------------------- */
+
+inline unsigned blocks_for(int64_t count)
+{
+    int64_t b = (count + 255) / 256;
+    return (unsigned)(b < 1 ? 1 : b > 4096 ? 4096 : b);
+}
+
+template <typename T> int fill_inf(Call &call, T *p, int64_t rows, int64_t stride, int width)
+{
+    if (rows <= 0)
+        return TSW_OK;
+    fill_kernel<T><<<blocks_for(rows * width), 256, 0, call.stream>>>(p, rows, stride, width);
+    TSW_CU(cudaGetLastError(), "kernel launch (fill)");
+    return TSW_OK;
+}
+
+/* Progress in cells of forward passes: reported at most every 50 ms, after a sync. */
+struct PathProgress {
+    const tsw_exec *ex;
+    int64_t total = 1, done = 0, last = 0; /* last = 0: the first poll reports */
+    int poll(Call &call, int64_t add)
+    {
+        done += add;
+        if (!ex->progress)
+            return TSW_OK;
+        int64_t t = now_ns();
+        if (t - last < 50000000LL)
+            return TSW_OK;
+        int rc = call.sync();
+        if (rc)
+            return rc;
+        last = now_ns();
+        int64_t d = done < total ? done : total - 1;
+        if (ex->progress(ex->progress_user, d < 0 ? 0 : d, total))
+            return TSW_ECANCELED;
+        return TSW_OK;
+    }
+    void end()
+    {
+        if (ex->progress)
+            ex->progress(ex->progress_user, total, total);
+    }
+};
+
+inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/* Code bytes of a region of rows x cols cells (whole tiles). */
+inline double code_bytes(int64_t rows, int64_t cols, int TH)
+{
+    return (double)ceil_div(rows, TH) * (double)ceil_div(cols, kTW) * (double)TH * kTW / 4.0;
+}
+
+template <typename T, int DB, int R> struct PathRun {
+    static constexpr int TH = 32 * R;
+    const tsw__path_job *job;
+    Call *call;
+    PathProgress *prog;
+    FwdArgs<T> base; /* inputs and buffers; the region fields are set per pass */
+    T *H, *V, *infs, *ckpt, *last;
+    uint32_t *codes;
+    int64_t *dpath, *dstate;
+
+    /* One forward pass over a region (codes when store). */
+    int forward(int64_t r0, int64_t r1, int64_t c0, int64_t c1, const T *top,
+                int64_t top_stride, bool store, int64_t ck_every, int64_t ck_count)
+    {
+        FwdArgs<T> g = base;
+        g.r0 = r0;
+        g.r1 = r1;
+        g.c0 = c0;
+        g.c1 = c1;
+        const int64_t nti = ceil_div(r1 - r0 + 1, TH), ntj = ceil_div(c1 - c0 + 1, kTW);
+        g.ntj = ntj;
+        g.top = top;
+        g.top_stride = top_stride;
+        g.H = H;
+        g.V = V;
+        g.vstride = nti * TH;
+        g.codes = store ? codes : nullptr;
+        g.ckpt = ck_count > 0 ? ckpt : nullptr;
+        g.ck_every = ck_every > 0 ? ck_every : 1;
+        g.ck_count = ck_count;
+        g.last = last;
+        /* H's frame columns c0-2, c0-1 stay +inf (the region's left frame) */
+        int rc = fill_inf<T>(*call, H, 6, c1 - c0 + 3, 2);
+        if (rc)
+            return rc;
+        const double cells_per_tile = (double)TH * kTW;
+        for (int64_t d = 0; d < nti + ntj - 1; ++d) {
+            const int64_t lo = d - (ntj - 1) > 0 ? d - (ntj - 1) : 0;
+            const int64_t hi = d < nti - 1 ? d : nti - 1;
+            g.diag = d;
+            g.ti_lo = lo;
+            fwd_tile<T, DB, R><<<(unsigned)(hi - lo + 1), 32, 0, call->stream>>>(g);
+            TSW_CU(cudaGetLastError(), "kernel launch (path forward)");
+            if ((rc = prog->poll(*call, (int64_t)(cells_per_tile * (double)(hi - lo + 1)))))
+                return rc;
+        }
+        return TSW_OK;
+    }
+
+    /* Trace the region's stored codes from (i, j); *status 1: start reached. */
+    int trace(int64_t r0, int64_t c0, int64_t c1, int64_t *i, int64_t *j, int64_t *len,
+              int *status)
+    {
+        int64_t st[4] = {*i, *j, *len, 0};
+        TSW_CU(cudaMemcpyAsync(dstate, st, sizeof(st), cudaMemcpyHostToDevice, call->stream),
+               "cudaMemcpyAsync (trace state)");
+        trace_kernel<R><<<1, 32, 0, call->stream>>>(codes, r0, c0, ceil_div(c1 - c0 + 1, kTW),
+                                                    job->step, job->subseq, dpath, dstate);
+        TSW_CU(cudaGetLastError(), "kernel launch (path trace)");
+        TSW_CU(cudaMemcpyAsync(st, dstate, sizeof(st), cudaMemcpyDeviceToHost, call->stream),
+               "cudaMemcpyAsync (trace state)");
+        int rc = call->sync();
+        if (rc)
+            return rc;
+        *i = st[0];
+        *j = st[1];
+        *len = st[2];
+        *status = (int)st[3];
+        return TSW_OK;
+    }
+
+    int read_last(T *v)
+    {
+        TSW_CU(cudaMemcpyAsync(v, last, sizeof(T), cudaMemcpyDeviceToHost, call->stream),
+               "cudaMemcpyAsync (cost)");
+        return call->sync();
+    }
+};
+
+template <typename T, int DB, int R>
+int path_run(const tsw__path_job *job, const tsw_align_params *ap, const tsw_exec *ex,
+             int64_t *path, int64_t *length, double *cost)
+{
+    constexpr int TH = 32 * R;
+    const int64_t n = job->n, m = job->m, dim = job->dim;
+    const bool cosine = job->cost == TSW_COST_COSINE, p05 = job->step != 0;
+    Call call;
+    int rc;
+    if ((rc = call.init(ex, false)))
+        return rc;
+
+    /* memory: inputs and buffers (base), then codes and checkpoints */
+    Plan plan;
+    const size_t es = sizeof(T);
+    const int64_t nti = ceil_div(n, TH);
+    const size_t o_a = plan.add((size_t)n * (size_t)dim, es);
+    const size_t o_b = plan.add((size_t)m * (size_t)dim, es);
+    const size_t o_na = cosine ? plan.add((size_t)n, es) : 0;
+    const size_t o_nb = cosine ? plan.add((size_t)m, es) : 0;
+    const size_t o_win = job->lo ? plan.add(2 * (size_t)n, sizeof(int64_t)) : 0;
+    const size_t o_h = plan.add(6 * (size_t)(m + 2), es);
+    const size_t o_v = plan.add(2 * (size_t)nti * TH, es);
+    const size_t o_inf = plan.add(2 * (size_t)(m + 2), es);
+    const size_t o_last = plan.add(1, es);
+    const size_t o_state = plan.add(4, sizeof(int64_t));
+    const size_t o_path = plan.add(2 * (size_t)(n + m), sizeof(int64_t));
+    if (plan.overflow)
+        return TSW_EOVERFLOW;
+    const size_t base_bytes = plan.total;
+
+    size_t free_b = 0, total_b = 0;
+    if (cudaMemGetInfo(&free_b, &total_b) != cudaSuccess) {
+        (void)cudaGetLastError();
+        free_b = total_b = 0;
+    }
+    /* what codes and checkpoints may take: the free memory less the base and a margin */
+    const double margin = 256.0 * 1024 * 1024 + 0.02 * (double)total_b;
+    const double avail = (double)free_b - (double)base_bytes - margin;
+    const double limit = ap->memory_limit ? (double)ap->memory_limit : avail;
+    const double full = code_bytes(n, m, TH);
+    bool stored = ap->method == TSW_PATH_STORED ||
+                  (ap->method == TSW_PATH_AUTO && full <= limit && full <= avail);
+    int64_t h = 0, ck_count = 0;
+    double region_bytes = full, ck_bytes = 0;
+    if (!stored) {
+        /* the largest block height (rows, a multiple of TH) whose codes fit the limit and
+         * whose checkpoints fit beside them; p05 blocks recompute 2 h columns: h <= 8192 */
+        const double cap = ap->memory_limit ? (double)ap->memory_limit : avail / 2;
+        int64_t hmax = ceil_div(n, TH) * TH;
+        if (p05 && hmax > kP05MaxBlock)
+            hmax = kP05MaxBlock;
+        for (h = hmax; h > TH; h -= TH) {
+            const int64_t w = p05 ? (2 * h + 4 < m ? 2 * h + 4 : m) : m;
+            const double rb = code_bytes(h, w, TH);
+            const double cb = (double)((n - 1) / h) * 2.0 * (double)(m + 2) * (double)es;
+            if (rb <= cap && rb + cb <= avail)
+                break;
+        }
+        const int64_t w = p05 ? (2 * h + 4 < m ? 2 * h + 4 : m) : m;
+        region_bytes = code_bytes(h, w, TH);
+        ck_count = (n - 1) / h;
+        ck_bytes = (double)ck_count * 2.0 * (double)(m + 2) * (double)es;
+    }
+    if (region_bytes > 9.0e18 || ck_bytes > 9.0e18)
+        return TSW_EOVERFLOW;
+    const size_t o_codes = plan.add((size_t)region_bytes);
+    const size_t o_ck = ck_count ? plan.add((size_t)ck_count * 2 * (size_t)(m + 2), es) : 0;
+    if (plan.overflow)
+        return TSW_EOVERFLOW;
+    tsw_exec own = *ex;
+    own.cuda_workspace = nullptr;
+    if ((rc = call.alloc(&own, plan.total)))
+        return rc;
+
+    PathProgress prog;
+    prog.ex = ex;
+    const double cells = (double)n * (double)m;
+    double est = cells;
+    if (!stored)
+        est += p05 ? (double)n * 2.0 * (double)h : 0.5 * cells;
+    prog.total = est > 9.0e18 ? (int64_t)9.0e18 : (int64_t)est;
+
+    PathRun<T, DB, R> run;
+    run.job = job;
+    run.call = &call;
+    run.prog = &prog;
+    FwdArgs<T> &g = run.base;
+    memset(&g, 0, sizeof(g));
+    T *da = (T *)call.at(o_a), *db = (T *)call.at(o_b);
+    TSW_CU(cudaMemcpyAsync(da, job->a, (size_t)n * (size_t)dim * es, cudaMemcpyHostToDevice,
+                           call.stream),
+           "cudaMemcpyAsync (a)");
+    TSW_CU(cudaMemcpyAsync(db, job->b, (size_t)m * (size_t)dim * es, cudaMemcpyHostToDevice,
+                           call.stream),
+           "cudaMemcpyAsync (b)");
+    g.a = da;
+    g.b = db;
+    if (cosine) {
+        T *na = (T *)call.at(o_na), *nb = (T *)call.at(o_nb);
+        norms_kernel<T><<<blocks_for(n), 256, 0, call.stream>>>(da, n, dim, na);
+        norms_kernel<T><<<blocks_for(m), 256, 0, call.stream>>>(db, m, dim, nb);
+        TSW_CU(cudaGetLastError(), "kernel launch (norms)");
+        g.na = na;
+        g.nb = nb;
+    }
+    if (job->lo) {
+        int64_t *w = (int64_t *)call.at(o_win);
+        TSW_CU(cudaMemcpyAsync(w, job->lo, (size_t)n * sizeof(int64_t), cudaMemcpyHostToDevice,
+                               call.stream),
+               "cudaMemcpyAsync (window)");
+        TSW_CU(cudaMemcpyAsync(w + n, job->hi, (size_t)n * sizeof(int64_t),
+                               cudaMemcpyHostToDevice, call.stream),
+               "cudaMemcpyAsync (window)");
+        g.lo = w;
+        g.hi = w + n;
+    }
+    g.n = n;
+    g.m = m;
+    g.dim = dim;
+    g.p = job->step;
+    g.kc = job->cost;
+    g.subseq = job->subseq;
+    run.H = (T *)call.at(o_h);
+    run.V = (T *)call.at(o_v);
+    run.infs = (T *)call.at(o_inf);
+    run.last = (T *)call.at(o_last);
+    run.codes = (uint32_t *)call.at(o_codes);
+    run.ckpt = ck_count ? (T *)call.at(o_ck) : nullptr;
+    run.dstate = (int64_t *)call.at(o_state);
+    run.dpath = (int64_t *)call.at(o_path);
+    if ((rc = fill_inf<T>(call, run.infs, 2 * (m + 2), 1, 1)))
+        return rc;
+    if (ck_count && (rc = fill_inf<T>(call, run.ckpt, 2 * ck_count, m + 2, 2)))
+        return rc;
+
+    /* the forward pass over the grid: codes (STORED) or checkpoints (LINEAR) */
+    if ((rc = run.forward(0, n - 1, 0, m - 1, run.infs, m + 2, stored, stored ? 0 : h / TH,
+                          ck_count)))
+        return rc;
+    T dl;
+    if ((rc = run.read_last(&dl)))
+        return rc;
+    if (!(dl < inf_of<T>()))
+        return TSW_ENOPATH;
+
+    int64_t ei = n - 1, ej = m - 1, len = 0;
+    int status = 0;
+    if (stored) {
+        if ((rc = run.trace(0, 0, m - 1, &ei, &ej, &len, &status)))
+            return rc;
+    } else {
+        while (status == 0) {
+            if (ei < 0 || ej < 0 || len >= n + m) {
+                tsw__set_detail("path trace left the grid at (%lld, %lld)", (long long)ei,
+                                (long long)ej);
+                return TSW_ECUDA; /* not reached: a finite end traces back to (0, 0) */
+            }
+            const int64_t k = ei / h, r0 = k * h;
+            int64_t cl = p05 ? ej - 2 * (ei - r0) - 2 : 0;
+            if (cl < 0)
+                cl = 0;
+            const T *top = k == 0 ? run.infs + cl : run.ckpt + (k - 1) * 2 * (m + 2) + cl;
+            if ((rc = run.forward(r0, ei, cl, ej, top, m + 2, true, 0, 0)) ||
+                (rc = run.trace(r0, cl, ej, &ei, &ej, &len, &status)))
+                return rc;
+        }
+    }
+    if (status != 1 || len < 1 || len > n + m - 1) {
+        tsw__set_detail("path trace ended in state %d after %lld cells", status, (long long)len);
+        return TSW_ECUDA; /* not reached */
+    }
+    /* the path, last cell first, into the caller's array in order */
+    int64_t *host = (int64_t *)tsw__malloc(sizeof(int64_t) * 2 * (size_t)len);
+    if (!host)
+        return TSW_ENOMEM;
+    cudaError_t e = cudaMemcpyAsync(host, run.dpath, sizeof(int64_t) * 2 * (size_t)len,
+                                    cudaMemcpyDeviceToHost, call.stream);
+    if (e == cudaSuccess)
+        e = cudaStreamSynchronize(call.stream);
+    if (e != cudaSuccess) {
+        tsw__free(host);
+        return fail(e, "cudaMemcpyAsync (path)");
+    }
+    prog.end();
+    for (int64_t q = 0; q < len; ++q) {
+        path[2 * q] = host[2 * (len - 1 - q)];
+        path[2 * q + 1] = host[2 * (len - 1 - q) + 1];
+    }
+    tsw__free(host);
+    *length = len;
+    *cost = (double)dl;
+    return TSW_OK;
+}
+
+/* The instantiation for the dtype and the dim (DB: a's values in registers up to 16). */
+template <typename T>
+int path_dispatch(const tsw__path_job *job, const tsw_align_params *ap, const tsw_exec *ex,
+                  int64_t *path, int64_t *length, double *cost)
+{
+    constexpr bool f64 = sizeof(T) == 8;
+    const int64_t dim = job->dim;
+    if (dim == 1)
+        return path_run<T, 1, 4>(job, ap, ex, path, length, cost);
+    if (dim <= 4)
+        return path_run<T, 4, 4>(job, ap, ex, path, length, cost);
+    if (dim <= 16)
+        return path_run<T, 16, f64 ? 2 : 4>(job, ap, ex, path, length, cost);
+    return path_run<T, 0, 2>(job, ap, ex, path, length, cost);
+}
+
+} // namespace
+
+extern "C" int tsw__cuda_dtw_path(const struct tsw__path_job *job, const tsw_align_params *ap,
+                                  tsw_dtype dtype, const tsw_exec *ex, int64_t *path,
+                                  int64_t *length, double *cost)
+{
+    DeviceGuard guard(ex->device_index);
+    if (guard.rc)
+        return guard.rc;
+    if (job->subseq)
+        return TSW_ENOTSUP;
+    return dtype == TSW_F32 ? path_dispatch<float>(job, ap, ex, path, length, cost)
+                            : path_dispatch<double>(job, ap, ex, path, length, cost);
+}

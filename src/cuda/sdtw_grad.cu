@@ -1,0 +1,955 @@
+/*
+ * Soft-DTW values and gradients on the GPU (tsw_soft_dtw_grad, tsw_soft_dtw_cost_grad and
+ * their *_device twins): the forward recursion for R, then the backward recursion for
+ * E = dR(n,m)/dR(i,j) of Cuturi and Blondel (2017, Algorithm 2), fused with the local cost so
+ * that the gradient with respect to the inputs is accumulated cell by cell and no
+ * (count, n, m) cost tensor is ever materialised (cuTimeWarp's future work, 002_*.txt).
+ *
+ * Kernel mapping (sdtw_grad_kernel): one block per problem (pair), blockDim.x = NT threads
+ * (a multiple of 32, at most 1024). The n rows of the problem are cut into stripes of NT
+ * rows; in a stripe thread t owns row i = i0 + t and the block sweeps the anti-diagonals
+ * s = 0 .. rows + m - 2 (thread t takes column j = s - t + 1), one __syncthreads per
+ * anti-diagonal. A cell's up and diagonal neighbours come from thread t - 1 through a
+ * double-buffered shared row (the diagonal one is the up value the thread read one step
+ * earlier, kept in a register); the left neighbour is the thread's own previous cell.
+ *   Forward: R(i, j) is written to global memory in diagonal-major order (cell (i, j) at
+ *     ((i + j - 2) n + i - 1), so a block's writes of one anti-diagonal are contiguous and
+ *     coalesced (cuTimeWarp's layout). The first row of a stripe reads its up neighbours
+ *     from the stored last row of the stripe above.
+ *   Backward: the stripes in reverse, the anti-diagonals in reverse; thread t needs the
+ *     successors (i+1, j), (i, j+1), (i+1, j+1): E and Q = R - c of (i+1, j) come from
+ *     thread t + 1 through shared memory, (i+1, j+1) is the (i+1, .) pair read one step
+ *     earlier, (i, j+1) the thread's own previous cell. Across stripes the first row's E
+ *     and Q go through two small global boundary rows (per problem, alternating).
+ *     The gradient: d/dx_i += 2 E(i,j) (x_i - y_j) in registers (thread t owns row i);
+ *     d/dy_j += 2 E(i,j) (y_j - x_i) in a per-problem accumulator (shared memory when
+ *     m * dim values fit, else the output rows in global memory): within one anti-diagonal
+ *     every thread has its own column, and the anti-diagonals are separated by barriers,
+ *     so the accumulation needs no atomics.
+ * Cells per problem: n m forward plus n m backward; memory: (n + m - 1) n values of R per
+ * problem of a chunk (the host cuts the batch into chunks that fit the free memory).
+ *
+ * Numerics: the soft-min of recurrence.h (minimum factored out); the backward weights
+ * exp((Q(succ) - R(i,j)) / gamma) have exponents <= 0 up to rounding, so no overflow for any
+ * gamma; cells outside the window have R = +inf and E = 0, and their terms are skipped (no
+ * 0 * inf). float32 uses the hardware exp2/log2 (ex2.approx, lg2.approx), like the
+ * distance kernels.
+ */
+#include <cuda_runtime.h>
+
+#include <stdint.h>
+#include <string.h>
+
+#include "common/band.h"
+#include "common/cost.h"
+#include "common/recurrence.h"
+#include "common/sdtw_grad.h"
+#include "cuda/host.cuh"
+#include "internal.h"
+
+namespace {
+
+using namespace tsw__cu;
+
+/* ---- arithmetic ------------------------------------------------------------------------- */
+
+template <typename T> struct SgOps;
+template <> struct SgOps<float> {
+    static __device__ __forceinline__ float inf() { return TSW_INF_F32; }
+    /* exp(x) and log(x) through the MUFU base-2 units: x log2(e) and log2(x) ln(2) */
+    static __device__ __forceinline__ float ex(float x)
+    {
+        float r, a = x * 1.4426950408889634f;
+        asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(a));
+        return r;
+    }
+    static __device__ __forceinline__ float lg(float x)
+    {
+        float r;
+        asm("lg2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
+        return r * 0.6931471805599453f;
+    }
+    static __device__ __forceinline__ float sqcost(const float *x, const float *y, int64_t d)
+    {
+        return tsw_cost_sqeuclidean_f32(x, y, d);
+    }
+};
+template <> struct SgOps<double> {
+    static __device__ __forceinline__ double inf() { return TSW_INF_F64; }
+    static __device__ __forceinline__ double ex(double x) { return exp(x); }
+    static __device__ __forceinline__ double lg(double x) { return log(x); }
+    static __device__ __forceinline__ double sqcost(const double *x, const double *y,
+                                                    int64_t d)
+    {
+        return tsw_cost_sqeuclidean_f64(x, y, d);
+    }
+};
+
+#define SG_ADD(a, b) ((a) + (b))
+#define SG_SUB(a, b) ((a) - (b))
+#define SG_MUL(a, b) ((a) * (b))
+
+/* softmin_gamma(diag, up, left) of recurrence.h, +inf when all three are. */
+template <typename T>
+__device__ __forceinline__ T sg_softmin(T a, T b, T c, T gamma, T inv_gamma)
+{
+    const T lo = TSW_MIN(TSW_MIN(a, b), c);
+    if (lo == SgOps<T>::inf())
+        return lo;
+    const T mid = lo == a ? b : a;
+    const T hi = lo == a ? c : (lo == b ? c : b);
+#define SG_EX(v) SgOps<T>::ex(v)
+#define SG_LG(v) SgOps<T>::lg(v)
+    return TSW_SOFTMIN3_SORTED(lo, mid, hi, gamma, inv_gamma, (T)1, SG_ADD, SG_SUB, SG_MUL,
+                               SG_EX, SG_LG);
+#undef SG_EX
+#undef SG_LG
+}
+
+/* ---- kernel arguments ---------------------------------------------------------------------- */
+
+/*
+ * Problems of one launch: problem p = first + blockIdx.x pairs rows a[aoff[p] ..] (n =
+ * alen[p] points) with b[boff[p] ..] (m = blen[p]); COST problems read c(i, j) from
+ * cost + p * cn * cm instead (aoff/boff unused). Results, for the problem's value v and
+ * gradients:
+ *   values[p] = cv * v            (+= when accumulate)
+ *   ga rows   = ca * dv/da        (+=), gb rows = cb * dv/db (+=); NULL: not wanted
+ *   gcost     = dv/dc (COST), zeros outside the n x m block
+ * With ga == gb (the divergence's self term, a = b) the block adds both in turn.
+ */
+template <typename T> struct SgArgs {
+    const T *a, *b;
+    const int64_t *aoff, *alen, *boff, *blen; /* indexed by problem p */
+    const int64_t *roff;                      /* R offset (elements) of p, chunk-relative */
+    int64_t first;
+    int64_t dim;
+    const T *cost;
+    int64_t cn, cm;
+    T *R;     /* chunk's R storage */
+    T *bound; /* per block of the chunk: 4 (max_m + 1) values (two E/Q boundary rows) */
+    int64_t bound_stride;
+    T *gyglob; /* per block: max_m * dim accumulator when shared memory is too small */
+    int64_t gy_stride;
+    T *gxglob; /* per block: max_n * dim row accumulators (generic dim only) */
+    int64_t gx_stride;
+    int gy_shared; /* 1: the accumulator lives in shared memory */
+    T *values, *ga, *gb, *gcost;
+    T cv, ca, cb;
+    int accumulate;
+    int want_grad;
+    T gamma, inv_gamma;
+    int window;
+    double radius, slope;
+};
+
+/* Is cell (i, j) (1-based) admissible? band.h's windows, the same cells as the CPU. */
+__device__ __forceinline__ bool sg_admissible(const tsw_band &bd, int64_t i, int64_t j)
+{
+    if (bd.kind == TSW_BAND_NONE)
+        return true;
+    if (bd.kind == TSW_BAND_DIAG) {
+        const int64_t d = (j - 1) - (i - 1);
+        return d >= -bd.below && d <= bd.above;
+    }
+    int64_t lo, hi;
+    tsw_band_range(&bd, j - 1, &lo, &hi); /* Itakura: rows over b */
+    return i - 1 >= lo && i - 1 < hi;
+}
+
+/* Loads point i (1-based) of a problem into registers (DK > 0) or leaves the pointer. */
+template <typename T, int DK> struct SgPoint {
+    T v[DK > 0 ? DK : 1];
+    const T *p;
+    __device__ __forceinline__ void load(const T *base, int64_t dim)
+    {
+        p = base;
+        if (DK > 0) {
+#pragma unroll
+            for (int c = 0; c < (DK > 0 ? DK : 1); ++c)
+                v[c] = base[c];
+        }
+    }
+    __device__ __forceinline__ const T *ptr() const { return DK > 0 ? v : p; }
+};
+
+/* Threads per block at most: 1024 (64 registers) for float32 on inputs; float64 and the
+ * cost-matrix kernels need more registers than 64 without spilling, so 512. */
+__host__ __device__ constexpr int sg_max_threads(size_t es, bool cost)
+{
+    return es == 4 && !cost ? 1024 : 512;
+}
+
+/* ---- the kernel ------------------------------------------------------------------------------ */
+
+template <typename T, int DK, bool COST>
+__global__ void __launch_bounds__(sg_max_threads(sizeof(T), COST), 1)
+    sdtw_grad_kernel(SgArgs<T> g)
+{
+    extern __shared__ __align__(16) unsigned char sg_smem[];
+    T *sh = (T *)sg_smem;
+    const int NT = blockDim.x, tid = threadIdx.x;
+    const int64_t p = g.first + blockIdx.x;
+    const int64_t n = g.alen[p], m = g.blen[p];
+    const int64_t dim = DK > 0 ? DK : g.dim;
+    const T INF = SgOps<T>::inf();
+    const T gamma = g.gamma, ig = g.inv_gamma;
+    const tsw_band bd = tsw_band_make(g.window, g.radius, g.slope, n, m);
+    const T *A = COST ? nullptr : g.a + g.aoff[p] * dim;
+    const T *B = COST ? nullptr : g.b + g.boff[p] * dim;
+    const T *C = COST ? g.cost + p * g.cn * g.cm : nullptr;
+    T *S = g.R + g.roff[p]; /* S(i, j) = softmin part of R(i, j); R = c + S */
+    /* cell (i, j), 1-based, diagonal-major */
+#define RIDX(i, j) (((i) + (j)-2) * n + (i)-1)
+
+    /* ---- forward ---- */
+    T *fb = sh; /* [2][NT] */
+    /* R of the stripe's last row for the next stripe: a row j is written at step j + rows - 2
+     * and read by the next stripe's first row (before that stripe's last row rewrites it) */
+    T *rb = g.bound + blockIdx.x * g.bound_stride;
+    T value = 0;
+    for (int64_t i0 = 1; i0 <= n; i0 += NT) {
+        const int64_t rows = n - i0 + 1 < NT ? n - i0 + 1 : NT;
+        const int64_t i = i0 + tid;
+        const bool has_row = tid < rows;
+        SgPoint<T, DK> xi;
+        if (!COST && has_row)
+            xi.load(A + (i - 1) * dim, dim);
+        T left = INF;                                 /* R(i, j-1); R(i, 0) = +inf */
+        T last_up = (i == 1) ? (T)0 : INF;             /* R(i-1, j-1); R(0, 0) = 0  */
+        const int64_t steps = rows + m - 1;
+        for (int64_t s = 0; s < steps; ++s) {
+            const int64_t j = s - tid + 1;
+            if (has_row && j >= 1 && j <= m) {
+                T up;
+                if (tid > 0)
+                    up = fb[((s - 1) & 1) * NT + tid - 1];
+                else
+                    up = i0 == 1 ? INF : rb[j];
+                T r = INF, sm = -INF;
+                if (sg_admissible(bd, i, j)) {
+                    const T c = COST ? C[(i - 1) * g.cm + (j - 1)]
+                                     : SgOps<T>::sqcost(xi.ptr(), B + (j - 1) * dim, dim);
+                    sm = sg_softmin<T>(last_up, up, left, gamma, ig);
+                    r = c + sm;
+                    if (r == INF)
+                        sm = -INF; /* unreachable: no weight in the backward pass */
+                }
+                S[RIDX(i, j)] = sm;
+                if (tid == rows - 1)
+                    rb[j] = r; /* read by the next stripe's first row, steps later */
+                fb[(s & 1) * NT + tid] = r;
+                left = r;
+                last_up = up;
+                if (i == n && j == m)
+                    value = r;
+            }
+            __syncthreads();
+        }
+    }
+    if (tid == (int)((n - 1) % NT)) {
+        const T v = g.cv * value;
+        g.values[p] = g.accumulate ? g.values[p] + v : v;
+    }
+    if (!g.want_grad)
+        return;
+
+    /* ---- backward ---- */
+    T *eb = sh;          /* [2][NT] E of the previous step */
+    T *qb = sh + 2 * NT; /* [2][NT] Q = R - c of the previous step */
+    T *gy = g.gy_shared ? sh + 4 * NT : g.gyglob + blockIdx.x * g.gy_stride;
+    T *bound = g.bound + blockIdx.x * g.bound_stride; /* [2][E row, Q row] of m + 1 */
+    const bool gy_on = !COST && g.gb;
+    const bool gx_on = !COST && g.ga;
+    T *gxg = g.gxglob + blockIdx.x * g.gx_stride; /* DK == 0: row accumulators */
+    if (gy_on)
+        for (int64_t k = tid; k < m * dim; k += NT)
+            gy[k] = 0;
+    if (DK == 0 && gx_on)
+        for (int64_t k = tid; k < n * dim; k += NT)
+            gxg[k] = 0;
+    __syncthreads();
+    int parity = 0;
+    const int64_t last0 = ((n - 1) / NT) * NT + 1;
+    for (int64_t i0 = last0; i0 >= 1; i0 -= NT) {
+        const int64_t rows = n - i0 + 1 < NT ? n - i0 + 1 : NT;
+        const int64_t i = i0 + tid;
+        const bool has_row = tid < rows;
+        /* boundary rows: read what the stripe below wrote, write for the stripe above */
+        const T *bE_rd = bound + parity * 2 * (m + 1), *bQ_rd = bE_rd + (m + 1);
+        T *bE_wr = bound + (parity ^ 1) * 2 * (m + 1), *bQ_wr = bE_wr + (m + 1);
+        SgPoint<T, DK> xi;
+        if (!COST && has_row)
+            xi.load(A + (i - 1) * dim, dim);
+        T gx[DK > 0 ? DK : 1];
+#pragma unroll
+        for (int c = 0; c < (DK > 0 ? DK : 1); ++c)
+            gx[c] = 0;
+        T e_rt = 0, q_rt = -INF; /* (i, j+1)   */
+        T e_dg = 0, q_dg = -INF; /* (i+1, j+1) */
+        const int64_t steps = rows + m - 1;
+        for (int64_t s = steps - 1; s >= 0; --s) {
+            const int64_t j = s - tid + 1;
+            if (has_row && j >= 1 && j <= m) {
+                T e_dn = 0, q_dn = -INF; /* (i+1, j) */
+                if (i < n) {
+                    if (tid + 1 < rows) {
+                        e_dn = eb[((s + 1) & 1) * NT + tid + 1];
+                        q_dn = qb[((s + 1) & 1) * NT + tid + 1];
+                    } else {
+                        e_dn = bE_rd[j];
+                        q_dn = bQ_rd[j];
+                    }
+                }
+                /* q = S(i, j) (sdtw_grad.h), -inf for cells off every path */
+                const T q = S[RIDX(i, j)];
+                T e = 0;
+                if (q != -INF) {
+                    const T c = COST ? C[(i - 1) * g.cm + (j - 1)]
+                                     : SgOps<T>::sqcost(xi.ptr(), B + (j - 1) * dim, dim);
+                    const T r = c + q; /* the forward pass's R(i, j), bit for bit */
+                    if (i == n && j == m)
+                        e = 1;
+                    else
+                        e = TSW_SDTW_E_CELL(e_dn, SgOps<T>::ex((q_dn - r) * ig), e_rt,
+                                            SgOps<T>::ex((q_rt - r) * ig), e_dg,
+                                            SgOps<T>::ex((q_dg - r) * ig), SG_ADD, SG_MUL);
+                }
+                eb[(s & 1) * NT + tid] = e;
+                qb[(s & 1) * NT + tid] = q;
+                if (tid == 0) {
+                    bE_wr[j] = e;
+                    bQ_wr[j] = q;
+                }
+                if (COST) {
+                    if (g.gcost)
+                        g.gcost[p * g.cn * g.cm + (i - 1) * g.cm + (j - 1)] = e;
+                } else if (e != 0) {
+                    const T *yj = B + (j - 1) * dim;
+                    const T *x = xi.ptr();
+                    T *gyj = gy + (j - 1) * dim;
+                    T *gxs = gxg + (i - 1) * dim;
+                    if (DK > 0) {
+#pragma unroll
+                        for (int k = 0; k < (DK > 0 ? DK : 1); ++k) {
+                            const T t = 2 * e * (x[k] - yj[k]);
+                            gx[k] += t;
+                            if (gy_on)
+                                gyj[k] -= t;
+                        }
+                    } else {
+                        for (int64_t k = 0; k < dim; ++k) {
+                            const T t = 2 * e * (x[k] - yj[k]);
+                            if (gx_on)
+                                gxs[k] += t; /* this thread alone owns row i */
+                            if (gy_on)
+                                gyj[k] -= t;
+                        }
+                    }
+                }
+                e_rt = e;
+                q_rt = q;
+                e_dg = e_dn;
+                q_dg = q_dn;
+            }
+            __syncthreads();
+        }
+        parity ^= 1;
+        if (DK > 0 && gx_on && has_row) {
+            T *o = g.ga + (g.aoff[p] + i - 1) * dim;
+#pragma unroll
+            for (int k = 0; k < (DK > 0 ? DK : 1); ++k)
+                o[k] = (g.accumulate ? o[k] : (T)0) + g.ca * gx[k];
+        }
+    }
+    /* generic dim: the rows' accumulators to the output; then the columns' (ga and gb may
+     * be the same rows for the divergence's self terms: the barrier orders the two) */
+    __syncthreads();
+    if (DK == 0 && gx_on) {
+        T *o = g.ga + g.aoff[p] * dim;
+        for (int64_t k = tid; k < n * dim; k += NT)
+            o[k] = (g.accumulate ? o[k] : (T)0) + g.ca * gxg[k];
+    }
+    __syncthreads();
+    if (gy_on) {
+        T *o = g.gb + g.boff[p] * dim;
+        for (int64_t k = tid; k < m * dim; k += NT)
+            o[k] = (g.accumulate ? o[k] : (T)0) + g.cb * gy[k];
+    }
+#undef RIDX
+}
+
+} // namespace
+
+/* ---- host side ----------------------------------------------------------------------------- */
+
+namespace {
+
+/* Finiteness of the n_k x m_k blocks of (count, cn, cm) cost matrices (bit 1 of *flag). */
+template <typename T>
+__global__ void cost_check_kernel(const T *cost, int64_t count, int64_t cn, int64_t cm,
+                                  const int64_t *alen, const int64_t *blen, int *flag)
+{
+    for (int64_t p = blockIdx.x; p < count; p += gridDim.x) {
+        const int64_t n = alen[p], m = blen[p];
+        const T *c = cost + p * cn * cm;
+        int bad = 0;
+        for (int64_t k = threadIdx.x; k < n * m; k += blockDim.x)
+            bad |= !isfinite(c[(k / m) * cm + k % m]);
+        if (bad)
+            atomicOr(flag, 1);
+    }
+}
+
+int64_t round32(int64_t v) { return (v + 31) / 32 * 32; }
+
+/* Threads per block for problems of at most max_n rows: one per row up to the maximum. */
+int threads_for(int64_t max_n, tsw_dtype dtype, bool cost)
+{
+    const int64_t mx = sg_max_threads(tsw__dtype_size(dtype), cost);
+    return (int)round32(max_n < mx ? max_n : mx);
+}
+
+template <typename T, int DK, bool COST>
+cudaError_t launch_kernel(const SgArgs<T> &g, int64_t blocks, int nt, size_t smem,
+                          cudaStream_t stream)
+{
+    auto *k = sdtw_grad_kernel<T, DK, COST>;
+    if (smem > 48 * 1024) {
+        cudaError_t e = cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                             (int)smem);
+        if (e != cudaSuccess)
+            return e;
+    }
+    k<<<(unsigned)blocks, nt, smem, stream>>>(g);
+    return cudaGetLastError();
+}
+
+template <typename T>
+cudaError_t launch_any(const SgArgs<T> &g, bool cost, int64_t blocks, int nt, size_t smem,
+                       cudaStream_t stream)
+{
+    if (cost)
+        return launch_kernel<T, 1, true>(g, blocks, nt, smem, stream);
+    if (g.dim == 1)
+        return launch_kernel<T, 1, false>(g, blocks, nt, smem, stream);
+    if (g.dim == 2)
+        return launch_kernel<T, 2, false>(g, blocks, nt, smem, stream);
+    return launch_kernel<T, 0, false>(g, blocks, nt, smem, stream);
+}
+
+/* One kind of problem of a call (the pairs, or the divergence's self terms). */
+struct SgKind {
+    const void *a, *b;
+    const int64_t *aoff, *alen, *boff, *blen; /* device */
+    int64_t max_n;
+    void *ga, *gb;
+    double cv, ca, cb;
+    int accumulate;
+};
+
+/*
+ * Everything of a call once the inputs are on the device: chunks of problems whose R fits
+ * the budget, each chunk's kinds launched in order on the call's stream.
+ */
+struct SgJob {
+    tsw_dtype dtype;
+    int64_t dim;
+    const tsw_params *params;
+    int64_t count;
+    const int64_t *h_rsize; /* host: R elements of problem k (max over the kinds) */
+    const int64_t *d_roff;  /* device: chunk-relative R offsets */
+    int64_t max_len;        /* longest series of any kind (scratch sizing) */
+    bool cost;
+    const void *cmat;
+    int64_t cn, cm;
+    void *values, *gcost;
+    bool want_grad;
+};
+
+size_t sg_smem_bytes(tsw_dtype dtype, int nt, int64_t max_len, int64_t dim, bool *gy_shared)
+{
+    const size_t es = tsw__dtype_size(dtype);
+    size_t base = 4 * (size_t)nt * es;
+    size_t gy = (size_t)max_len * (size_t)dim * es;
+    *gy_shared = base + gy <= 48 * 1024;
+    return *gy_shared ? base + gy : base;
+}
+
+/* Device memory left for R after `fixed` bytes: half of what is free, so that other work
+ * on the GPU keeps room (at least one problem's R is always tried). */
+size_t sg_budget(size_t fixed)
+{
+    size_t free_b = 0, total_b = 0;
+    if (cudaMemGetInfo(&free_b, &total_b) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return (size_t)1 << 30;
+    }
+    return free_b > fixed ? (free_b - fixed) / 2 : 0;
+}
+
+bool full_cover(const HostColl &h)
+{
+    int64_t next = 0;
+    for (int64_t i = 0; i < h.c->count; ++i) {
+        if (h.off[i] != next)
+            return false;
+        next += h.len[i];
+    }
+    return next == h.rows;
+}
+
+struct SgPieces {
+    size_t idx, x, y, cmat, values, gx, gy, gcost, flag, scratch, R;
+};
+
+/* Chunks of problems: chunk c is problems [start[c], start[c+1]) with the sum of their R
+ * sizes <= r_cap (a lone problem may exceed it: it is its own chunk) and at most
+ * blocks_cap problems; roff[k] receives k's R offset within its chunk. */
+int64_t sg_chunks(const int64_t *rsize, int64_t count, int64_t r_cap, int64_t blocks_cap,
+                  int64_t *roff, int64_t *start)
+{
+    int64_t nch = 0;
+    for (int64_t k0 = 0; k0 < count;) {
+        int64_t k1 = k0, used = 0;
+        while (k1 < count && k1 - k0 < blocks_cap && (k1 == k0 || used + rsize[k1] <= r_cap)) {
+            roff[k1] = used;
+            used += rsize[k1];
+            ++k1;
+        }
+        start[nch++] = k0;
+        k0 = k1;
+    }
+    start[nch] = count;
+    return nch;
+}
+
+/*
+ * Sizes the R region and the per-block scratch from the free memory: everything in one
+ * chunk when it fits half of the free memory, else chunks of about half of it. Returns
+ * the largest chunk's R elements in *r_cap and its block count in *blocks_cap.
+ */
+int sg_size(const int64_t *rsize, int64_t count, int64_t per_block, size_t es, size_t fixed,
+            int64_t *r_cap, int64_t *blocks_cap)
+{
+    int64_t total = 0, biggest = 0;
+    for (int64_t k = 0; k < count; ++k) {
+        if (rsize[k] > INT64_MAX / 4 - total)
+            return TSW_EOVERFLOW;
+        total += rsize[k];
+        biggest = rsize[k] > biggest ? rsize[k] : biggest;
+    }
+    const double budget = (double)sg_budget(fixed) / (double)es;
+    const double all = (double)total + (double)count * (double)per_block;
+    if (all <= budget) {
+        *r_cap = total;
+        *blocks_cap = count;
+        return TSW_OK;
+    }
+    int64_t rc = (int64_t)(budget * 0.75);
+    if (rc < biggest)
+        rc = biggest; /* the allocation then reports TSW_ENOMEM if even that fails */
+    int64_t bc = (int64_t)((budget - (double)rc) / (double)(per_block > 0 ? per_block : 1));
+    if (bc < 1)
+        bc = 1;
+    if (bc > count)
+        bc = count;
+    *r_cap = rc;
+    *blocks_cap = bc;
+    return TSW_OK;
+}
+
+template <typename T>
+int sg_launch_chunks(Call &call, const SgJob &job, const SgKind *kinds, int nkinds, T *R,
+                     T *scratch, int64_t per_block, const int64_t *start, int64_t nch,
+                     const tsw_exec *ex)
+{
+    Progress prog{ex, job.count};
+    for (int64_t c = 0; c < nch; ++c) {
+        const int64_t k0 = start[c], k1 = start[c + 1];
+        for (int q = 0; q < nkinds; ++q) {
+            const SgKind &kd = kinds[q];
+            SgArgs<T> g;
+            memset(&g, 0, sizeof(g));
+            g.a = (const T *)kd.a;
+            g.b = (const T *)kd.b;
+            g.aoff = kd.aoff;
+            g.alen = kd.alen;
+            g.boff = kd.boff;
+            g.blen = kd.blen;
+            g.roff = job.d_roff;
+            g.first = k0;
+            g.dim = job.dim;
+            g.cost = (const T *)job.cmat;
+            g.cn = job.cn;
+            g.cm = job.cm;
+            g.R = R;
+            const int nt = threads_for(kd.max_n, job.dtype, job.cost);
+            bool gy_shared;
+            const size_t smem = sg_smem_bytes(job.dtype, nt, job.max_len, job.dim, &gy_shared);
+            g.gy_shared = gy_shared;
+            g.bound = scratch;
+            g.bound_stride = per_block;
+            g.gyglob = scratch + 4 * (job.max_len + 1);
+            g.gy_stride = per_block;
+            g.gxglob = g.gyglob + job.max_len * job.dim;
+            g.gx_stride = per_block;
+            g.values = (T *)job.values;
+            g.ga = (T *)kd.ga;
+            g.gb = (T *)kd.gb;
+            g.gcost = (T *)job.gcost;
+            g.cv = (T)kd.cv;
+            g.ca = (T)kd.ca;
+            g.cb = (T)kd.cb;
+            g.accumulate = kd.accumulate;
+            g.want_grad = job.want_grad && (kd.ga || kd.gb || job.gcost);
+            g.gamma = (T)job.params->gamma;
+            g.inv_gamma = (T)(1.0 / job.params->gamma);
+            g.window = (int)job.params->window;
+            g.radius = job.params->window_radius;
+            g.slope = job.params->itakura_max_slope;
+            TSW_CU(launch_any<T>(g, job.cost, k1 - k0, nt, smem, call.stream),
+                   "soft-DTW gradient kernel launch");
+        }
+        if (ex->progress) {
+            int rc = prog.report(call, k1 - k0);
+            if (rc)
+                return rc;
+        }
+    }
+    return TSW_OK;
+}
+
+int sg_launch(Call &call, const SgJob &job, const SgKind *kinds, int nkinds, void *R,
+              void *scratch, int64_t per_block, const int64_t *start, int64_t nch,
+              const tsw_exec *ex)
+{
+    if (job.dtype == TSW_F32)
+        return sg_launch_chunks<float>(call, job, kinds, nkinds, (float *)R, (float *)scratch,
+                                       per_block, start, nch, ex);
+    return sg_launch_chunks<double>(call, job, kinds, nkinds, (double *)R, (double *)scratch,
+                                    per_block, start, nch, ex);
+}
+
+int copy_in(Call &call, void *dst, const void *src, size_t bytes, const char *what)
+{
+    if (!bytes)
+        return TSW_OK;
+    TSW_CU(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, call.stream), what);
+    return TSW_OK;
+}
+
+int copy_out(Call &call, void *dst, const void *src, size_t bytes, const char *what)
+{
+    if (!bytes)
+        return TSW_OK;
+    TSW_CU(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, call.stream), what);
+    return TSW_OK;
+}
+
+/* Waits for the call and turns the device check's flag into a status. */
+int sg_read_flag(Call &call, const int *dflag)
+{
+    int flag = 0;
+    TSW_CU(cudaMemcpyAsync(&flag, dflag, sizeof(int), cudaMemcpyDeviceToHost, call.stream),
+           "cudaMemcpyAsync (flag)");
+    int rc = call.sync();
+    if (rc)
+        return rc;
+    return flag ? TSW_ENONFINITE : TSW_OK;
+}
+
+/* Host scratch of a call: rsize, roff, chunk starts and the index upload. */
+struct SgHost {
+    int64_t *buf = nullptr;
+    ~SgHost() { tsw__free(buf); }
+};
+
+} // namespace
+
+/* ---- entry points (called by the dispatch in sdtw_grad.c) -------------------------------- */
+
+int tsw__cuda_soft_dtw_grad(const tsw_params *params, tsw_dtype dtype, int64_t dim,
+                            const tsw_collection *x, const tsw_collection *y, void *values,
+                            void *grad_x, void *grad_y, const tsw_exec *exec, int on_device)
+{
+    DeviceGuard guard(exec->device_index);
+    if (guard.rc)
+        return guard.rc;
+    int rc;
+    HostColl hx, hy;
+    if ((rc = hx.init(x)) || (rc = hy.init(y)))
+        return rc;
+    const int64_t count = x->count;
+    const size_t es = tsw__dtype_size(dtype);
+    const bool norm = params->normalize != 0;
+    const int64_t L = hx.max_len > hy.max_len ? hx.max_len : hy.max_len;
+
+    /* host scratch: rsize, roff, chunk starts (count + 1), index upload (5 count) */
+    SgHost hs;
+    size_t hbytes;
+    if (tsw__mul_size((size_t)count, 8 * sizeof(int64_t), &hbytes) ||
+        hbytes > SIZE_MAX - 64)
+        return TSW_EOVERFLOW;
+    hs.buf = (int64_t *)tsw__malloc(hbytes + 64);
+    if (!hs.buf)
+        return TSW_ENOMEM;
+    int64_t *rsize = hs.buf, *start = rsize + count, *up = start + count + 1;
+    int64_t *roff = up + 4 * count;
+    for (int64_t k = 0; k < count; ++k) {
+        const double n = (double)hx.len[k], m = (double)hy.len[k];
+        double r = (n + m - 1) * n;
+        if (norm) {
+            r = r > (2 * n - 1) * n ? r : (2 * n - 1) * n;
+            r = r > (2 * m - 1) * m ? r : (2 * m - 1) * m;
+        }
+        if (r > 4.0e18)
+            return TSW_EOVERFLOW;
+        rsize[k] = (int64_t)r;
+    }
+
+    Call call;
+    tsw_exec ex = *exec;
+    ex.cuda_workspace = nullptr; /* these calls size their own memory (see tswarp.h) */
+    ex.cuda_workspace_bytes = 0;
+    if ((rc = call.init(&ex, on_device != 0)))
+        return rc;
+    Plan plan;
+    SgPieces pc;
+    memset(&pc, 0, sizeof(pc));
+    pc.idx = plan.add((size_t)(5 * count), sizeof(int64_t));
+    const size_t xbytes = (size_t)hx.rows * (size_t)dim * es;
+    const size_t ybytes = (size_t)hy.rows * (size_t)dim * es;
+    if (!on_device) {
+        pc.x = plan.add(xbytes);
+        pc.y = plan.add(ybytes);
+        pc.values = plan.add((size_t)count, es);
+        if (grad_x)
+            pc.gx = plan.add(xbytes);
+        if (grad_y)
+            pc.gy = plan.add(ybytes);
+    }
+    pc.flag = plan.add(sizeof(int));
+    const int64_t per_block = 4 * (L + 1) + 2 * L * dim;
+    int64_t r_cap, blocks_cap;
+    if ((rc = sg_size(rsize, count, per_block, es, plan.total, &r_cap, &blocks_cap)))
+        return rc;
+    const int64_t nch = sg_chunks(rsize, count, r_cap, blocks_cap, roff, start);
+    pc.scratch = plan.add((size_t)blocks_cap * (size_t)per_block, es);
+    pc.R = plan.add((size_t)r_cap, es);
+    if (plan.overflow)
+        return TSW_EOVERFLOW;
+    if ((rc = call.alloc(&ex, plan.total)))
+        return rc;
+
+    /* index arrays: [x offsets, x lengths, y offsets, y lengths, R offsets] */
+    memcpy(up, hx.off, (size_t)count * sizeof(int64_t));
+    memcpy(up + count, hx.len, (size_t)count * sizeof(int64_t));
+    memcpy(up + 2 * count, hy.off, (size_t)count * sizeof(int64_t));
+    memcpy(up + 3 * count, hy.len, (size_t)count * sizeof(int64_t));
+    /* roff already follows at up + 4 count */
+    int64_t *d_idx = (int64_t *)call.at(pc.idx);
+    if ((rc = copy_in(call, d_idx, up, (size_t)(5 * count) * sizeof(int64_t), "index upload")))
+        return rc;
+
+    const void *xv = x->values, *yv = y->values;
+    void *vals = values, *gx = grad_x, *gy = grad_y;
+    int *dflag = (int *)call.at(pc.flag);
+    if (!on_device) {
+        xv = call.at(pc.x);
+        yv = call.at(pc.y);
+        vals = call.at(pc.values);
+        gx = grad_x ? call.at(pc.gx) : nullptr;
+        gy = grad_y ? call.at(pc.gy) : nullptr;
+        if ((rc = copy_in(call, (void *)xv, x->values, xbytes, "cudaMemcpyAsync (x)")) ||
+            (rc = copy_in(call, (void *)yv, y->values, ybytes, "cudaMemcpyAsync (y)")))
+            return rc;
+        /* rows outside every series stay as the caller had them */
+        if (grad_x && !full_cover(hx) &&
+            (rc = copy_in(call, gx, grad_x, xbytes, "cudaMemcpyAsync (grad_x)")))
+            return rc;
+        if (grad_y && !full_cover(hy) &&
+            (rc = copy_in(call, gy, grad_y, ybytes, "cudaMemcpyAsync (grad_y)")))
+            return rc;
+    } else {
+        /* device inputs: checked on the device before anything is written */
+        TSW_CU(cudaMemsetAsync(dflag, 0, sizeof(int), call.stream), "cudaMemsetAsync");
+        const int bx = (int)(count < 4096 ? count : 4096);
+        if (dtype == TSW_F32) {
+            check_kernel<float><<<bx, 256, 0, call.stream>>>(
+                (const float *)xv, nullptr, d_idx, d_idx + count, count, dim, dflag);
+            check_kernel<float><<<bx, 256, 0, call.stream>>>(
+                (const float *)yv, nullptr, d_idx + 2 * count, d_idx + 3 * count, count, dim,
+                dflag);
+        } else {
+            check_kernel<double><<<bx, 256, 0, call.stream>>>(
+                (const double *)xv, nullptr, d_idx, d_idx + count, count, dim, dflag);
+            check_kernel<double><<<bx, 256, 0, call.stream>>>(
+                (const double *)yv, nullptr, d_idx + 2 * count, d_idx + 3 * count, count, dim,
+                dflag);
+        }
+        TSW_CU(cudaGetLastError(), "check kernel launch");
+        if ((rc = sg_read_flag(call, dflag)))
+            return rc;
+    }
+
+    SgKind kinds[3];
+    int nk = 0;
+    kinds[nk++] = SgKind{xv, yv, d_idx, d_idx + count, d_idx + 2 * count, d_idx + 3 * count,
+                         hx.max_len, gx, gy, 1.0, 1.0, 1.0, 0};
+    if (norm) {
+        kinds[nk++] = SgKind{xv, xv, d_idx, d_idx + count, d_idx, d_idx + count,
+                             hx.max_len, gx, gx, -0.5, -0.5, -0.5, 1};
+        kinds[nk++] = SgKind{yv, yv, d_idx + 2 * count, d_idx + 3 * count, d_idx + 2 * count,
+                             d_idx + 3 * count, hy.max_len, gy, gy, -0.5, -0.5, -0.5, 1};
+    }
+    SgJob job;
+    memset(&job, 0, sizeof(job));
+    job.dtype = dtype;
+    job.dim = dim;
+    job.params = params;
+    job.count = count;
+    job.h_rsize = rsize;
+    job.d_roff = d_idx + 4 * count;
+    job.max_len = L;
+    job.values = vals;
+    job.want_grad = grad_x || grad_y;
+    if ((rc = sg_launch(call, job, kinds, nk, call.at(pc.R), call.at(pc.scratch), per_block,
+                        start, nch, &ex)))
+        return rc;
+    if (!on_device) {
+        if ((rc = copy_out(call, values, vals, (size_t)count * es, "cudaMemcpyAsync (values)")) ||
+            (grad_x && (rc = copy_out(call, grad_x, gx, xbytes, "cudaMemcpyAsync (grad_x)"))) ||
+            (grad_y && (rc = copy_out(call, grad_y, gy, ybytes, "cudaMemcpyAsync (grad_y)"))))
+            return rc;
+    }
+    if ((rc = call.sync()))
+        return rc;
+    if (ex.progress && ex.progress(ex.progress_user, count, count))
+        return TSW_ECANCELED;
+    return TSW_OK;
+}
+
+int tsw__cuda_soft_dtw_cost_grad(const tsw_params *params, tsw_dtype dtype, int64_t count,
+                                 int64_t n, int64_t m, const int64_t *lengths_x,
+                                 const int64_t *lengths_y, const void *cost, void *values,
+                                 void *grad_cost, const tsw_exec *exec, int on_device)
+{
+    DeviceGuard guard(exec->device_index);
+    if (guard.rc)
+        return guard.rc;
+    int rc;
+    const size_t es = tsw__dtype_size(dtype);
+    SgHost hs;
+    size_t hbytes;
+    if (tsw__mul_size((size_t)count, 8 * sizeof(int64_t), &hbytes) ||
+        hbytes > SIZE_MAX - 64)
+        return TSW_EOVERFLOW;
+    hs.buf = (int64_t *)tsw__malloc(hbytes + 64);
+    if (!hs.buf)
+        return TSW_ENOMEM;
+    int64_t *rsize = hs.buf, *start = rsize + count, *up = start + count + 1;
+    int64_t *roff = up + 4 * count;
+    int64_t L = 0;
+    for (int64_t k = 0; k < count; ++k) {
+        const int64_t nk = lengths_x ? lengths_x[k] : n, mk = lengths_y ? lengths_y[k] : m;
+        up[k] = 0;             /* offsets: unused by cost problems */
+        up[count + k] = nk;
+        up[2 * count + k] = 0;
+        up[3 * count + k] = mk;
+        rsize[k] = (nk + mk - 1) * nk;
+        L = nk > L ? nk : L;
+        L = mk > L ? mk : L;
+    }
+    size_t cbytes;
+    if (tsw__mul_size((size_t)count * (size_t)n, (size_t)m * es, &cbytes))
+        return TSW_EOVERFLOW;
+
+    Call call;
+    tsw_exec ex = *exec;
+    ex.cuda_workspace = nullptr;
+    ex.cuda_workspace_bytes = 0;
+    if ((rc = call.init(&ex, on_device != 0)))
+        return rc;
+    Plan plan;
+    SgPieces pc;
+    memset(&pc, 0, sizeof(pc));
+    pc.idx = plan.add((size_t)(5 * count), sizeof(int64_t));
+    if (!on_device) {
+        pc.cmat = plan.add(cbytes);
+        pc.values = plan.add((size_t)count, es);
+        if (grad_cost)
+            pc.gcost = plan.add(cbytes);
+    }
+    pc.flag = plan.add(sizeof(int));
+    const int64_t per_block = 4 * (L + 1) + 2 * L;
+    int64_t r_cap, blocks_cap;
+    if ((rc = sg_size(rsize, count, per_block, es, plan.total, &r_cap, &blocks_cap)))
+        return rc;
+    const int64_t nch = sg_chunks(rsize, count, r_cap, blocks_cap, roff, start);
+    pc.scratch = plan.add((size_t)blocks_cap * (size_t)per_block, es);
+    pc.R = plan.add((size_t)r_cap, es);
+    if (plan.overflow)
+        return TSW_EOVERFLOW;
+    if ((rc = call.alloc(&ex, plan.total)))
+        return rc;
+    int64_t *d_idx = (int64_t *)call.at(pc.idx);
+    if ((rc = copy_in(call, d_idx, up, (size_t)(5 * count) * sizeof(int64_t), "index upload")))
+        return rc;
+    const void *cm = cost;
+    void *vals = values, *gc = grad_cost;
+    int *dflag = (int *)call.at(pc.flag);
+    if (!on_device) {
+        cm = call.at(pc.cmat);
+        vals = call.at(pc.values);
+        gc = grad_cost ? call.at(pc.gcost) : nullptr;
+        if ((rc = copy_in(call, (void *)cm, cost, cbytes, "cudaMemcpyAsync (cost)")))
+            return rc;
+    } else {
+        TSW_CU(cudaMemsetAsync(dflag, 0, sizeof(int), call.stream), "cudaMemsetAsync");
+        const int bx = (int)(count < 4096 ? count : 4096);
+        if (dtype == TSW_F32)
+            cost_check_kernel<float><<<bx, 256, 0, call.stream>>>(
+                (const float *)cm, count, n, m, d_idx + count, d_idx + 3 * count, dflag);
+        else
+            cost_check_kernel<double><<<bx, 256, 0, call.stream>>>(
+                (const double *)cm, count, n, m, d_idx + count, d_idx + 3 * count, dflag);
+        TSW_CU(cudaGetLastError(), "check kernel launch");
+        if ((rc = sg_read_flag(call, dflag)))
+            return rc;
+    }
+    if (gc)
+        TSW_CU(cudaMemsetAsync(gc, 0, cbytes, call.stream), "cudaMemsetAsync (grad_cost)");
+    SgKind kind = SgKind{nullptr, nullptr, d_idx, d_idx + count, d_idx + 2 * count,
+                         d_idx + 3 * count, n, nullptr, nullptr, 1.0, 1.0, 1.0, 0};
+    SgJob job;
+    memset(&job, 0, sizeof(job));
+    job.dtype = dtype;
+    job.dim = 1;
+    job.params = params;
+    job.count = count;
+    job.h_rsize = rsize;
+    job.d_roff = d_idx + 4 * count;
+    job.max_len = L;
+    job.cost = true;
+    job.cmat = cm;
+    job.cn = n;
+    job.cm = m;
+    job.values = vals;
+    job.gcost = gc;
+    job.want_grad = gc != nullptr;
+    if ((rc = sg_launch(call, job, &kind, 1, call.at(pc.R), call.at(pc.scratch), per_block,
+                        start, nch, &ex)))
+        return rc;
+    if (!on_device) {
+        if ((rc = copy_out(call, values, vals, (size_t)count * es, "cudaMemcpyAsync (values)")) ||
+            (grad_cost &&
+             (rc = copy_out(call, grad_cost, gc, cbytes, "cudaMemcpyAsync (grad_cost)"))))
+            return rc;
+    }
+    if ((rc = call.sync()))
+        return rc;
+    if (ex.progress && ex.progress(ex.progress_user, count, count))
+        return TSW_ECANCELED;
+    return TSW_OK;
+}

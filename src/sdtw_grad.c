@@ -1,0 +1,227 @@
+/*
+ * Public entry points of the soft-DTW gradients (tswarp.h "Soft-DTW gradients"): every
+ * argument is checked here (parameters, shapes, size overflow, and for host arrays finite
+ * values) before a backend runs, so the backends assume valid input. Device AUTO is the
+ * CPU for these calls.
+ */
+#include "internal.h"
+
+#include <float.h>
+#include <math.h>
+#include <string.h>
+
+/* The CUDA kernels land separately; until they define TSWARP_CUDA_SDTW_GRAD the CUDA paths
+ * report TSW_ENODEV, so every build links. */
+#if defined(TSWARP_WITH_CUDA) && defined(TSWARP_CUDA_SDTW_GRAD)
+#define TSW__SDG_CUDA 1
+#else
+#define TSW__SDG_CUDA 0
+#endif
+
+static int tsw__sdg_check_common(const tsw_params *p, tsw_dtype dtype, const tsw_exec *ex,
+                                 const void *values)
+{
+    int rc;
+    if (!values)
+        return TSW_EINVAL;
+    if ((rc = tsw__check_params(p)) || (rc = tsw__check_exec(ex)))
+        return rc;
+    if (p->measure != TSW_SOFT_DTW)
+        return TSW_EPARAM;
+    if (p->window == TSW_WINDOW_ITAKURA) {
+        tsw__set_detail("soft-DTW gradients support Sakoe-Chiba windows only");
+        return TSW_ENOTSUP;
+    }
+    if (dtype != TSW_F32 && dtype != TSW_F64)
+        return TSW_EDTYPE;
+    /* float32 computes with gamma and 1 / gamma as floats: both must be finite there */
+    if (dtype == TSW_F32 && (p->gamma > FLT_MAX || p->gamma < 1.0 / FLT_MAX))
+        return TSW_EPARAM;
+    return TSW_OK;
+}
+
+/* One collection: pointers, lengths, offsets, sizes; finite values when check_values. */
+static int tsw__sdg_check_coll(tsw_dtype dtype, int64_t dim, const tsw_collection *c,
+                               int check_values)
+{
+    if (!c || !c->values)
+        return TSW_EINVAL;
+    if (c->count < 1 || (!c->lengths && c->length < 1))
+        return TSW_ESHAPE;
+    if (c->lengths && !c->offsets)
+        return TSW_EINVAL;
+    for (int64_t i = 0; i < c->count; ++i) {
+        int64_t len = tsw__coll_len(c, i), off = tsw__coll_off(c, i);
+        size_t nv, end;
+        if (len < 1)
+            return TSW_ESHAPE;
+        if (off < 0)
+            return TSW_EINVAL;
+        if (tsw__mul_size((size_t)len, (size_t)dim, &nv) || nv > (size_t)INT64_MAX / 8 ||
+            tsw__mul_size((size_t)off + (size_t)len, (size_t)dim, &end) ||
+            end > (size_t)INT64_MAX / 8)
+            return TSW_EOVERFLOW;
+        if (check_values) {
+            const char *v = (const char *)c->values +
+                            (size_t)off * (size_t)dim * tsw__dtype_size(dtype);
+            int rc = tsw__check_finite(dtype, v, (int64_t)nv);
+            if (rc)
+                return rc;
+        }
+    }
+    return TSW_OK;
+}
+
+static int tsw__sdg_check(const tsw_params *p, tsw_dtype dtype, int64_t dim,
+                          const tsw_collection *x, const tsw_collection *y, const void *values,
+                          const tsw_exec *ex, int on_host)
+{
+    int rc;
+    if ((rc = tsw__sdg_check_common(p, dtype, ex, values)))
+        return rc;
+    if (dim < 1)
+        return TSW_ESHAPE;
+    if (!x || !y || !x->values || !y->values)
+        return TSW_EINVAL;
+    if (x->count < 1 || y->count < 1 || x->count != y->count)
+        return TSW_ESHAPE;
+    size_t bytes;
+    if (tsw__mul_size((size_t)x->count, tsw__dtype_size(dtype), &bytes))
+        return TSW_EOVERFLOW;
+    if ((rc = tsw__sdg_check_coll(dtype, dim, x, on_host)) ||
+        (rc = tsw__sdg_check_coll(dtype, dim, y, on_host)))
+        return rc;
+    return TSW_OK;
+}
+
+static int tsw__sdg_check_cost(const tsw_params *p, tsw_dtype dtype, int64_t count, int64_t n,
+                               int64_t m, const int64_t *lx, const int64_t *ly,
+                               const void *cost, const void *values, const tsw_exec *ex,
+                               int on_host)
+{
+    int rc;
+    if ((rc = tsw__sdg_check_common(p, dtype, ex, values)))
+        return rc;
+    if (!cost)
+        return TSW_EINVAL;
+    if (p->normalize)
+        return TSW_EPARAM; /* the divergence needs the series, not one cost matrix */
+    if (count < 1 || n < 1 || m < 1)
+        return TSW_ESHAPE;
+    size_t cells;
+    if (tsw__mul_size((size_t)count, (size_t)n, &cells) || tsw__mul_size(cells, (size_t)m, &cells) ||
+        cells > (size_t)INT64_MAX / 8)
+        return TSW_EOVERFLOW;
+    for (int64_t k = 0; k < count; ++k) {
+        int64_t nk = lx ? lx[k] : n, mk = ly ? ly[k] : m;
+        if (nk < 1 || nk > n || mk < 1 || mk > m)
+            return TSW_ESHAPE;
+        if (!on_host)
+            continue;
+        /* only the block a pair uses must be finite: padding may hold anything */
+        const char *blk = (const char *)cost + (size_t)k * (size_t)n * (size_t)m *
+                                                   tsw__dtype_size(dtype);
+        for (int64_t i = 0; i < nk; ++i)
+            if ((rc = tsw__check_finite(dtype, blk + (size_t)i * (size_t)m * tsw__dtype_size(dtype),
+                                        mk)))
+                return rc;
+    }
+    return TSW_OK;
+}
+
+static void tsw__sdg_exec(const tsw_exec *exec, tsw_exec *ex)
+{
+    if (exec)
+        *ex = *exec;
+    else
+        tsw_exec_default(ex);
+}
+
+int tsw_soft_dtw_grad(const tsw_params *params, tsw_dtype dtype, int64_t dim,
+                      const tsw_collection *x, const tsw_collection *y, void *values,
+                      void *grad_x, void *grad_y, const tsw_exec *exec)
+{
+    tsw__clear_detail();
+    tsw_exec ex;
+    tsw__sdg_exec(exec, &ex);
+    int rc = tsw__sdg_check(params, dtype, dim, x, y, values, &ex, 1);
+    if (rc)
+        return rc;
+    if (ex.device == TSW_DEVICE_CUDA) {
+#if TSW__SDG_CUDA
+        return tsw__cuda_soft_dtw_grad(params, dtype, dim, x, y, values, grad_x, grad_y, &ex, 0);
+#else
+        tsw__set_detail("this build has no CUDA soft-DTW gradients");
+        return TSW_ENODEV;
+#endif
+    }
+    return tsw__cpu_soft_dtw_grad(params, dtype, dim, x, y, values, grad_x, grad_y, &ex);
+}
+
+int tsw_soft_dtw_cost_grad(const tsw_params *params, tsw_dtype dtype, int64_t count, int64_t n,
+                           int64_t m, const int64_t *lengths_x, const int64_t *lengths_y,
+                           const void *cost, void *values, void *grad_cost,
+                           const tsw_exec *exec)
+{
+    tsw__clear_detail();
+    tsw_exec ex;
+    tsw__sdg_exec(exec, &ex);
+    int rc = tsw__sdg_check_cost(params, dtype, count, n, m, lengths_x, lengths_y, cost, values,
+                                 &ex, 1);
+    if (rc)
+        return rc;
+    if (ex.device == TSW_DEVICE_CUDA) {
+#if TSW__SDG_CUDA
+        return tsw__cuda_soft_dtw_cost_grad(params, dtype, count, n, m, lengths_x, lengths_y,
+                                            cost, values, grad_cost, &ex, 0);
+#else
+        tsw__set_detail("this build has no CUDA soft-DTW gradients");
+        return TSW_ENODEV;
+#endif
+    }
+    return tsw__cpu_soft_dtw_cost_grad(params, dtype, count, n, m, lengths_x, lengths_y, cost,
+                                       values, grad_cost, &ex);
+}
+
+int tsw_soft_dtw_grad_device(const tsw_params *params, tsw_dtype dtype, int64_t dim,
+                             const tsw_collection *x, const tsw_collection *y, void *values,
+                             void *grad_x, void *grad_y, const tsw_exec *exec)
+{
+    tsw__clear_detail();
+    tsw_exec ex;
+    tsw__sdg_exec(exec, &ex);
+    ex.device = TSW_DEVICE_AUTO; /* ignored by *_device calls: they always run on the GPU */
+    int rc = tsw__sdg_check(params, dtype, dim, x, y, values, &ex, 0);
+    if (rc)
+        return rc;
+#if TSW__SDG_CUDA
+    return tsw__cuda_soft_dtw_grad(params, dtype, dim, x, y, values, grad_x, grad_y, &ex, 1);
+#else
+    (void)grad_x, (void)grad_y;
+    tsw__set_detail("this build has no CUDA soft-DTW gradients");
+    return TSW_ENODEV;
+#endif
+}
+
+int tsw_soft_dtw_cost_grad_device(const tsw_params *params, tsw_dtype dtype, int64_t count,
+                                  int64_t n, int64_t m, const int64_t *lengths_x,
+                                  const int64_t *lengths_y, const void *cost, void *values,
+                                  void *grad_cost, const tsw_exec *exec)
+{
+    tsw__clear_detail();
+    tsw_exec ex;
+    tsw__sdg_exec(exec, &ex);
+    ex.device = TSW_DEVICE_AUTO;
+    int rc = tsw__sdg_check_cost(params, dtype, count, n, m, lengths_x, lengths_y, cost, values,
+                                 &ex, 0);
+    if (rc)
+        return rc;
+#if TSW__SDG_CUDA
+    return tsw__cuda_soft_dtw_cost_grad(params, dtype, count, n, m, lengths_x, lengths_y, cost,
+                                        values, grad_cost, &ex, 1);
+#else
+    (void)grad_cost;
+    tsw__set_detail("this build has no CUDA soft-DTW gradients");
+    return TSW_ENODEV;
+#endif
+}

@@ -1,0 +1,350 @@
+/*
+ * Shapelets: the fast path (running dot products) against the reference (eq. 2 directly) on
+ * random ragged problems, for the search (plain, subset, AND/OR partners, length steps,
+ * float32), the top-k list and the distances; thread-count independence; a hand-checked
+ * example; constant windows; every error path.
+ */
+#include "harness.h"
+
+#include <float.h>
+
+typedef struct {
+    int64_t n, *len, *off;
+    double *v;
+    float *vf;
+    int32_t *lab;
+    tsw_collection c, cf;
+} problem;
+
+static void make_problem(problem *p, tsw_t_rng *r, int64_t n, int64_t lo, int64_t hi, int C)
+{
+    p->n = n;
+    p->len = malloc((size_t)n * sizeof(int64_t));
+    p->off = malloc((size_t)n * sizeof(int64_t));
+    p->lab = malloc((size_t)n * sizeof(int32_t));
+    int64_t rows = 0;
+    for (int64_t i = 0; i < n; ++i) {
+        p->len[i] = lo + (int64_t)(tsw_t_next(r) % (uint64_t)(hi - lo + 1));
+        p->off[i] = rows;
+        rows += p->len[i];
+        p->lab[i] = (int32_t)(i % C); /* every class present */
+    }
+    p->v = malloc((size_t)rows * sizeof(double));
+    p->vf = malloc((size_t)rows * sizeof(float));
+    for (int64_t k = 0; k < rows; ++k) {
+        p->vf[k] = (float)tsw_t_uniform(r, -1, 1);
+        p->v[k] = p->vf[k];
+    }
+    /* a planted bump in class 0 so the best split is not pure noise, and a flat stretch */
+    for (int64_t i = 0; i < n; i += C)
+        for (int64_t t = 1; t < 4 && t < p->len[i]; ++t)
+            p->v[p->off[i] + t] = p->vf[p->off[i] + t] = (float)(2.0 * t);
+    for (int64_t t = 0; t < 4 && t < p->len[n - 1]; ++t)
+        p->v[p->off[n - 1] + t] = p->vf[p->off[n - 1] + t] = 0.5f;
+    memset(&p->c, 0, sizeof(p->c));
+    p->c.values = p->v;
+    p->c.offsets = p->off;
+    p->c.lengths = p->len;
+    p->c.count = n;
+    p->cf = p->c;
+    p->cf.values = p->vf;
+}
+
+static void free_problem(problem *p)
+{
+    free(p->len);
+    free(p->off);
+    free(p->lab);
+    free(p->v);
+    free(p->vf);
+}
+
+static int same_shapelet(const tsw_shapelet *a, const tsw_shapelet *b, const char *file,
+                         int line)
+{
+    int ok = CHECK_AT(a->series == b->series && a->start == b->start && a->length == b->length,
+                      file, line);
+    if (!ok)
+        TSW_T_NOTE("  (%lld,%lld,%lld) gain %.17g gap %.17g vs (%lld,%lld,%lld) gain %.17g gap "
+                   "%.17g\n",
+                   (long long)a->series, (long long)a->start, (long long)a->length, a->gain,
+                   a->gap, (long long)b->series, (long long)b->start, (long long)b->length,
+                   b->gain, b->gap);
+    ok &= CHECK_AT(a->gain == b->gain, file, line);
+    ok &= CHECK_AT(fabs(a->threshold - b->threshold) <= 1e-7, file, line);
+    ok &= CHECK_AT(fabs(a->gap - b->gap) <= 1e-7, file, line);
+    return ok;
+}
+#define SAME(a, b) same_shapelet(a, b, __FILE__, __LINE__)
+
+static void test_random(void)
+{
+    tsw_t_rng r = {42};
+    int rounds = tsw_t_quick() ? 3 : 12;
+    for (int round = 0; round < rounds; ++round) {
+        int C = 2 + round % 3;
+        problem p;
+        make_problem(&p, &r, 6 + round % 5, 9, 16, C);
+        tsw_shapelet_params sp;
+        tsw_shapelet_params_default(&sp);
+        sp.n_classes = C;
+        sp.min_length = 2 + round % 3;
+        sp.length_step = 1 + round % 2;
+        tsw_exec ref, fast;
+        tsw_exec_default(&ref);
+        tsw_exec_default(&fast);
+        ref.impl = TSW_IMPL_REFERENCE;
+        ref.n_threads = 1;
+
+        tsw_shapelet a, b;
+        CHECK_RC(tsw_shapelet_search(&sp, TSW_F64, &p.c, p.lab, NULL, 0, &a, &ref), TSW_OK);
+        CHECK_RC(tsw_shapelet_search(&sp, TSW_F64, &p.c, p.lab, NULL, 0, &b, &fast), TSW_OK);
+        CHECK(a.series >= 0 && a.gain > 0);
+        SAME(&a, &b);
+        for (int nt = 1; nt <= 3; ++nt) { /* thread count does not change the answer */
+            fast.n_threads = nt;
+            CHECK_RC(tsw_shapelet_search(&sp, TSW_F64, &p.c, p.lab, NULL, 0, &b, &fast),
+                     TSW_OK);
+            SAME(&a, &b);
+        }
+        fast.n_threads = 0;
+        /* float32 values: the same numbers widened, so the same result */
+        CHECK_RC(tsw_shapelet_search(&sp, TSW_F32, &p.cf, p.lab, NULL, 0, &b, &fast), TSW_OK);
+        SAME(&a, &b);
+
+        /* a subset (every other series, reversed) */
+        int64_t sub[16], ns = 0;
+        for (int64_t i = p.n - 1; i >= 0; i -= 1)
+            if (i % 3 != 1)
+                sub[ns++] = i;
+        CHECK_RC(tsw_shapelet_search(&sp, TSW_F64, &p.c, p.lab, sub, ns, &a, &ref), TSW_OK);
+        CHECK_RC(tsw_shapelet_search(&sp, TSW_F64, &p.c, p.lab, sub, ns, &b, &fast), TSW_OK);
+        SAME(&a, &b);
+
+        /* logical partners: the distances of the best shapelet, AND and OR */
+        double part[16];
+        for (int64_t k = 0; k < ns; ++k)
+            part[k] = tsw_t_uniform(&r, 0, 1.5);
+        for (int lg = 1; lg <= 2; ++lg) {
+            sp.logic = (tsw_shapelet_logic)lg;
+            sp.partner = part;
+            CHECK_RC(tsw_shapelet_search(&sp, TSW_F64, &p.c, p.lab, sub, ns, &a, &ref), TSW_OK);
+            CHECK_RC(tsw_shapelet_search(&sp, TSW_F64, &p.c, p.lab, sub, ns, &b, &fast),
+                     TSW_OK);
+            SAME(&a, &b);
+        }
+        sp.logic = TSW_LOGIC_NONE;
+        sp.partner = NULL;
+
+        /* top-k: same list; no two kept candidates overlap in a series; best first */
+        tsw_shapelet ta[12], tb[12];
+        int64_t na = -1, nb = -2;
+        CHECK_RC(tsw_shapelet_top(&sp, TSW_F64, &p.c, p.lab, NULL, 0, 12, ta, &na, &ref), TSW_OK);
+        CHECK_RC(tsw_shapelet_top(&sp, TSW_F64, &p.c, p.lab, NULL, 0, 12, tb, &nb, &fast),
+                 TSW_OK);
+        CHECK(na >= 4 && na <= 12); /* fewer when the series have no room for 12 */
+        CHECK_EQ(nb, na);
+        CHECK_RC(tsw_shapelet_search(&sp, TSW_F64, &p.c, p.lab, NULL, 0, &a, &fast), TSW_OK);
+        SAME(&ta[0], &a);
+        for (int64_t k = 0; k < na && k < nb; ++k) {
+            SAME(&ta[k], &tb[k]);
+            for (int64_t m = 0; m < k; ++m)
+                CHECK(ta[m].series != ta[k].series ||
+                      ta[m].start + ta[m].length <= ta[k].start ||
+                      ta[k].start + ta[k].length <= ta[m].start);
+            if (k > 0)
+                CHECK(ta[k - 1].gain >= ta[k].gain);
+        }
+
+        /* distances: fast = reference; the best shapelet's distances reproduce its split */
+        int64_t shortest = p.len[0];
+        for (int64_t i = 1; i < p.n; ++i)
+            shortest = p.len[i] < shortest ? p.len[i] : shortest;
+        int64_t nsh = 3, slen[3] = {a.length, 2, shortest}, soff[3];
+        double sv[64];
+        int64_t rows = 0;
+        for (int k = 0; k < 3; ++k) {
+            soff[k] = rows;
+            for (int64_t t = 0; t < slen[k]; ++t)
+                sv[rows + t] = k == 0 ? p.v[p.off[a.series] + a.start + t]
+                                      : tsw_t_uniform(&r, -1, 1);
+            rows += slen[k];
+        }
+        tsw_collection sc = {sv, soff, slen, 0, nsh, NULL};
+        double *d1 = malloc((size_t)p.n * 3 * sizeof(double));
+        double *d2 = malloc((size_t)p.n * 3 * sizeof(double));
+        int64_t *p1 = malloc((size_t)p.n * 3 * sizeof(int64_t));
+        int64_t *p2 = malloc((size_t)p.n * 3 * sizeof(int64_t));
+        CHECK_RC(tsw_shapelet_distances(TSW_F64, &sc, &p.c, d1, p1, &ref), TSW_OK);
+        CHECK_RC(tsw_shapelet_distances(TSW_F64, &sc, &p.c, d2, p2, &fast), TSW_OK);
+        int64_t nleft = 0;
+        for (int64_t k = 0; k < p.n * 3; ++k) {
+            CHECK_NEAR(d1[k], d2[k], 1e-7);
+            CHECK(d1[k] >= 0 && d1[k] <= 2.0 + 1e-12);
+        }
+        for (int64_t j = 0; j < p.n; ++j) {
+            nleft += d2[j * 3] <= a.threshold;
+            CHECK(p1[j * 3] + slen[0] <= p.len[j]);
+        }
+        CHECK(nleft >= 1 && nleft < p.n);
+        CHECK_NEAR(d2[a.series * 3], 0.0, 1e-7); /* the shapelet is in its own series */
+        CHECK_EQ(p2[a.series * 3], a.start);
+        free(d1);
+        free(d2);
+        free(p1);
+        free(p2);
+        free_problem(&p);
+    }
+}
+
+/* Four series of length 5, two classes: class 0 has an up-step, class 1 a down-step. With
+ * lengths 2 only, each window's z-normalisation is +-(1, -1) or (0, 0) when flat, so the
+ * distance of a candidate to a series is 0 if the series has a step of its direction, else
+ * 1 (flat windows only) or 2 (opposite steps only): the best split is perfect (gain log 2),
+ * and the candidate is the first up-step of series 0. */
+static void test_hand(void)
+{
+    double v[20] = {0, 0, 1, 1, 1,  /* class 0: up-step at 1 */
+                    5, 5, 5, 7, 7,  /* class 0: up-step at 2 */
+                    1, 1, 0, 0, 0,  /* class 1: down-step at 1 */
+                    3, 2, 2, 2, 2}; /* class 1: down-step at 0 */
+    int32_t lab[4] = {0, 0, 1, 1};
+    tsw_collection c = {v, NULL, NULL, 5, 4, NULL};
+    tsw_shapelet_params sp;
+    tsw_shapelet_params_default(&sp);
+    sp.n_classes = 2;
+    sp.min_length = 2;
+    sp.max_length = 2;
+    tsw_shapelet b;
+    for (int impl = 0; impl < 2; ++impl) {
+        tsw_exec ex;
+        tsw_exec_default(&ex);
+        ex.impl = impl ? TSW_IMPL_REFERENCE : TSW_IMPL_AUTO;
+        CHECK_RC(tsw_shapelet_search(&sp, TSW_F64, &c, lab, NULL, 0, &b, &ex), TSW_OK);
+        CHECK_EQ(b.series, 0);
+        CHECK_EQ(b.start, 1);
+        CHECK_EQ(b.length, 2);
+        CHECK_NEAR(b.gain, log(2.0), 1e-12);
+        /* distances 0, 0 | 1, 1 (class 1 series have flat windows): threshold 0.5, gap 1 */
+        CHECK_NEAR(b.threshold, 0.5, 1e-7);
+        CHECK_NEAR(b.gap, 1.0, 1e-7);
+        double d[4];
+        double sh[2] = {0, 1};
+        tsw_collection sc = {sh, NULL, NULL, 2, 1, NULL};
+        CHECK_RC(tsw_shapelet_distances(TSW_F64, &sc, &c, d, NULL, &ex), TSW_OK);
+        CHECK_NEAR(d[0], 0, 1e-7);
+        CHECK_NEAR(d[1], 0, 1e-7);
+        CHECK_NEAR(d[2], 1, 1e-7);
+        CHECK_NEAR(d[3], 1, 1e-7);
+        /* a constant shapelet: 0 to series with a flat window, never NaN */
+        double flat[3] = {4, 4, 4};
+        tsw_collection fc = {flat, NULL, NULL, 3, 1, NULL};
+        CHECK_RC(tsw_shapelet_distances(TSW_F64, &fc, &c, d, NULL, &ex), TSW_OK);
+        for (int j = 0; j < 4; ++j)
+            CHECK_NEAR(d[j], 0.0, 1e-7);
+    }
+    /* Every series constant: no candidate admits a split. */
+    double k[12] = {1, 1, 1, 2, 2, 2, 3, 3, 3, 4, 4, 4};
+    tsw_collection kc = {k, NULL, NULL, 3, 4, NULL};
+    CHECK_RC(tsw_shapelet_search(&sp, TSW_F64, &kc, lab, NULL, 0, &b, NULL), TSW_OK);
+    CHECK_EQ(b.series, -1);
+    tsw_shapelet t[2];
+    int64_t cnt = -1;
+    CHECK_RC(tsw_shapelet_top(&sp, TSW_F64, &kc, lab, NULL, 0, 2, t, &cnt, NULL), TSW_OK);
+    CHECK_EQ(cnt, 0);
+}
+
+static int cancel_now(void *user, int64_t done, int64_t total)
+{
+    (void)done;
+    (void)total;
+    ++*(int *)user;
+    return 1;
+}
+
+static void test_errors(void)
+{
+    double v[12] = {0, 1, 2, 3, 3, 2, 1, 0, 1, 0, 1, 0};
+    int32_t lab[3] = {0, 1, 0};
+    tsw_collection c = {v, NULL, NULL, 4, 3, NULL};
+    tsw_shapelet_params sp;
+    tsw_shapelet_params_default(&sp);
+    tsw_shapelet b;
+    CHECK_RC(tsw_shapelet_search(&sp, TSW_F64, &c, lab, NULL, 0, &b, NULL), TSW_EPARAM);
+    sp.n_classes = 2;
+    CHECK_RC(tsw_shapelet_search(&sp, TSW_F64, &c, lab, NULL, 0, &b, NULL), TSW_OK);
+    CHECK_RC(tsw_shapelet_search(NULL, TSW_F64, &c, lab, NULL, 0, &b, NULL), TSW_EINVAL);
+    CHECK_RC(tsw_shapelet_search(&sp, TSW_F64, &c, NULL, NULL, 0, &b, NULL), TSW_EINVAL);
+    CHECK_RC(tsw_shapelet_search(&sp, TSW_F64, &c, lab, NULL, 0, NULL, NULL), TSW_EINVAL);
+    CHECK_RC(tsw_shapelet_search(&sp, (tsw_dtype)7, &c, lab, NULL, 0, &b, NULL), TSW_EDTYPE);
+    sp.min_length = 1;
+    CHECK_RC(tsw_shapelet_search(&sp, TSW_F64, &c, lab, NULL, 0, &b, NULL), TSW_EPARAM);
+    sp.min_length = 3;
+    sp.max_length = 2; /* min > max */
+    CHECK_RC(tsw_shapelet_search(&sp, TSW_F64, &c, lab, NULL, 0, &b, NULL), TSW_EPARAM);
+    sp.max_length = 5; /* longer than the series */
+    CHECK_RC(tsw_shapelet_search(&sp, TSW_F64, &c, lab, NULL, 0, &b, NULL), TSW_ESHAPE);
+    sp.max_length = 0;
+    sp.min_length = 5;
+    CHECK_RC(tsw_shapelet_search(&sp, TSW_F64, &c, lab, NULL, 0, &b, NULL), TSW_ESHAPE);
+    sp.min_length = 3;
+    sp.length_step = 0;
+    CHECK_RC(tsw_shapelet_search(&sp, TSW_F64, &c, lab, NULL, 0, &b, NULL), TSW_EPARAM);
+    sp.length_step = 1;
+    sp.logic = TSW_LOGIC_AND; /* no partner */
+    CHECK_RC(tsw_shapelet_search(&sp, TSW_F64, &c, lab, NULL, 0, &b, NULL), TSW_EINVAL);
+    double part[3] = {0.1, NAN, 0.2};
+    sp.partner = part;
+    CHECK_RC(tsw_shapelet_search(&sp, TSW_F64, &c, lab, NULL, 0, &b, NULL), TSW_EINVAL);
+    part[1] = 0.3;
+    CHECK_RC(tsw_shapelet_search(&sp, TSW_F64, &c, lab, NULL, 0, &b, NULL), TSW_OK);
+    tsw_shapelet t[2];
+    int64_t cnt;
+    CHECK_RC(tsw_shapelet_top(&sp, TSW_F64, &c, lab, NULL, 0, 2, t, &cnt, NULL), TSW_EPARAM);
+    sp.logic = TSW_LOGIC_NONE;
+    sp.partner = NULL;
+    CHECK_RC(tsw_shapelet_top(&sp, TSW_F64, &c, lab, NULL, 0, 0, t, &cnt, NULL), TSW_EINVAL);
+    CHECK_RC(tsw_shapelet_top(&sp, TSW_F64, &c, lab, NULL, 0, 2, t, &cnt, NULL), TSW_OK);
+    int32_t bad[3] = {0, 2, 1};
+    CHECK_RC(tsw_shapelet_search(&sp, TSW_F64, &c, bad, NULL, 0, &b, NULL), TSW_EINVAL);
+    int64_t sub1[1] = {0}, subdup[2] = {0, 0}, subbad[2] = {0, 3};
+    CHECK_RC(tsw_shapelet_search(&sp, TSW_F64, &c, lab, sub1, 1, &b, NULL), TSW_ESHAPE);
+    CHECK_RC(tsw_shapelet_search(&sp, TSW_F64, &c, lab, subdup, 2, &b, NULL), TSW_EINVAL);
+    CHECK_RC(tsw_shapelet_search(&sp, TSW_F64, &c, lab, subbad, 2, &b, NULL), TSW_EINVAL);
+    tsw_collection one = {v, NULL, NULL, 4, 1, NULL};
+    CHECK_RC(tsw_shapelet_search(&sp, TSW_F64, &one, lab, NULL, 0, &b, NULL), TSW_ESHAPE);
+    v[5] = NAN;
+    CHECK_RC(tsw_shapelet_search(&sp, TSW_F64, &c, lab, NULL, 0, &b, NULL), TSW_ENONFINITE);
+    double d[3];
+    tsw_collection sc = {v, NULL, NULL, 3, 1, NULL};
+    CHECK_RC(tsw_shapelet_distances(TSW_F64, &sc, &c, d, NULL, NULL), TSW_ENONFINITE);
+    v[5] = 2;
+    CHECK_RC(tsw_shapelet_distances(TSW_F64, &sc, &c, d, NULL, NULL), TSW_OK);
+    tsw_collection longsh = {v, NULL, NULL, 5, 1, NULL};
+    CHECK_RC(tsw_shapelet_distances(TSW_F64, &longsh, &c, d, NULL, NULL), TSW_ESHAPE);
+    tsw_collection shortsh = {v, NULL, NULL, 1, 1, NULL};
+    CHECK_RC(tsw_shapelet_distances(TSW_F64, &shortsh, &c, d, NULL, NULL), TSW_ESHAPE);
+    CHECK_RC(tsw_shapelet_distances(TSW_F64, &sc, &c, NULL, NULL, NULL), TSW_EINVAL);
+    tsw_exec ex;
+    tsw_exec_default(&ex);
+    ex.device = TSW_DEVICE_CUDA;
+    int rc = tsw_shapelet_search(&sp, TSW_F64, &c, lab, NULL, 0, &b, &ex);
+    CHECK(rc == TSW_ENOTSUP || rc == TSW_ENODEV);
+    /* cancellation through the progress callback (called at the end at the latest) */
+    tsw_exec_default(&ex);
+    int calls = 0;
+    ex.progress = cancel_now;
+    ex.progress_user = &calls;
+    CHECK_RC(tsw_shapelet_search(&sp, TSW_F64, &c, lab, NULL, 0, &b, &ex), TSW_ECANCELED);
+    CHECK(calls >= 1);
+    CHECK_RC(tsw_shapelet_top(&sp, TSW_F64, &c, lab, NULL, 0, 2, t, &cnt, &ex), TSW_ECANCELED);
+    CHECK_RC(tsw_shapelet_distances(TSW_F64, &sc, &c, d, NULL, &ex), TSW_ECANCELED);
+}
+
+int main(void)
+{
+    test_random();
+    test_hand();
+    test_errors();
+    return TSW_TEST_END();
+}

@@ -1,0 +1,418 @@
+/*
+ * GPU alignment paths (src/cuda/path.cu) against the CPU ones (ctest label "gpu";
+ * tests/gpu/run.sh runs it on a GPU machine). The CPU path is tested against a brute force
+ * in tests/c/test_align.c; here the GPU must give the SAME path: identical (i, j) arrays,
+ * identical length and the cost's bits equal.
+ *
+ * Fresh random inputs on every run (the seed is printed; TSWARP_TEST_SEED=<seed> replays):
+ *   - random shapes n, m in [1, 3000], unequal, both step patterns (p05 within its
+ *     reachable range), every local cost, every window, float32 and float64, dims 1, 3, 12
+ *     and sometimes 2, 5, 16, 20, 64 (each register bucket of the kernel and the generic
+ *     one); random walks, integer-valued inputs (many exact ties: the tie rule), and for
+ *     the cosine cost zero points and negative rounded costs;
+ *   - on the GPU: STORED, LINEAR forced with small blocks (memory_limit 64 KiB: many
+ *     checkpoint blocks, p05 blocks cut on the left) and AUTO; all equal to the CPU's;
+ *   - TSW_ENOPATH when a window admits no path (the CPU's status), bad input statuses,
+ *     and cancellation through the progress callback (outputs untouched).
+ * Exit status 77 without the CUDA backend or a device. TSWARP_TEST_QUICK=1: fewer, smaller
+ * cases (compute-sanitizer runs). TSWARP_GPU_DEVICE=k: the device ordinal.
+ */
+#include "harness.h"
+
+#include <unistd.h>
+
+#define SKIP_CODE 77
+
+static int g_dev;
+static int g_quick;
+
+static tsw_exec exec_on(tsw_device dev)
+{
+    tsw_exec e;
+    tsw_exec_default(&e);
+    e.device = dev;
+    e.device_index = g_dev;
+    return e;
+}
+
+/* kind 0: random walk, 1: uniform noise, 2: small integers (ties), 3: noise with zero
+ * points (cosine's zero rules) */
+static void gen(tsw_t_rng *r, double *v, int64_t len, int64_t dim, int kind)
+{
+    double *acc = calloc((size_t)dim, sizeof(double));
+    for (int64_t t = 0; t < len; ++t) {
+        int zero = kind == 3 && tsw_t_uniform(r, 0, 1) < 0.1;
+        for (int64_t k = 0; k < dim; ++k) {
+            double x;
+            if (kind == 0)
+                x = (acc[k] += tsw_t_uniform(r, -1, 1));
+            else if (kind == 2)
+                x = (double)tsw_t_int(r, -2, 2);
+            else
+                x = tsw_t_uniform(r, -1, 1);
+            v[t * dim + k] = zero ? 0.0 : x;
+        }
+    }
+    free(acc);
+}
+
+static void *as_dtype(const double *v, int64_t count, tsw_dtype dt)
+{
+    if (dt == TSW_F64) {
+        double *o = malloc(sizeof(double) * (size_t)(count ? count : 1));
+        memcpy(o, v, sizeof(double) * (size_t)count);
+        return o;
+    }
+    float *o = malloc(sizeof(float) * (size_t)(count ? count : 1));
+    for (int64_t k = 0; k < count; ++k)
+        o[k] = (float)v[k];
+    return o;
+}
+
+static const char *STEP[2] = {"symmetric1", "p05"};
+static const char *COST[4] = {"sqeuclidean", "euclidean", "abs", "cosine"};
+
+typedef struct {
+    int64_t *path;
+    int64_t len;
+    double cost;
+    int rc;
+} result;
+
+static result run_path(const tsw_align_params *ap, tsw_dtype dt, int64_t dim, const void *a,
+                       int64_t n, const void *b, int64_t m, tsw_device dev)
+{
+    result res = {NULL, -1, 0, 0};
+    int64_t cap = tsw_path_max_length(n, m);
+    res.path = malloc(sizeof(int64_t) * 2 * (size_t)cap);
+    memset(res.path, 0x5A, sizeof(int64_t) * 2 * (size_t)cap);
+    tsw_series sa = {a, n, NULL}, sb = {b, m, NULL};
+    tsw_exec e = exec_on(dev);
+    res.rc = tsw_dtw_path(ap, dt, dim, &sa, &sb, res.path, cap, &res.len, &res.cost, &e);
+    return res;
+}
+
+/* The GPU result equals the CPU's: status, length, every pair, the cost's bits. */
+static int same(const result *cpu, const result *gpu)
+{
+    if (cpu->rc != gpu->rc)
+        return 0;
+    if (cpu->rc != TSW_OK)
+        return 1;
+    if (cpu->len != gpu->len || memcmp(&cpu->cost, &gpu->cost, sizeof(double)) != 0)
+        return 0;
+    return memcmp(cpu->path, gpu->path, sizeof(int64_t) * 2 * (size_t)cpu->len) == 0;
+}
+
+static void describe(const tsw_align_params *ap, tsw_dtype dt, int64_t dim, int64_t n,
+                     int64_t m, int kind, const char *method, const result *cpu,
+                     const result *gpu)
+{
+    int64_t first = -1;
+    if (cpu->rc == TSW_OK && gpu->rc == TSW_OK) {
+        int64_t l = cpu->len < gpu->len ? cpu->len : gpu->len;
+        for (int64_t q = 0; q < l && first < 0; ++q)
+            if (cpu->path[2 * q] != gpu->path[2 * q] ||
+                cpu->path[2 * q + 1] != gpu->path[2 * q + 1])
+                first = q;
+    }
+    fprintf(stderr,
+            "  GPU %s != CPU: %s %s %s window %d (r %g, s %g) dim %lld n %lld m %lld data %d: "
+            "rc %s/%s len %lld/%lld cost %.17g/%.17g first differing pair %lld\n",
+            method, dt == TSW_F32 ? "f32" : "f64", STEP[ap->step], COST[ap->cost],
+            (int)ap->window, ap->window_radius, ap->itakura_max_slope, (long long)dim,
+            (long long)n, (long long)m, kind, tsw_err_name(cpu->rc), tsw_err_name(gpu->rc),
+            (long long)cpu->len, (long long)gpu->len, cpu->cost, gpu->cost, (long long)first);
+}
+
+static void random_window(tsw_t_rng *r, tsw_align_params *ap, int64_t n, int64_t m)
+{
+    double u = tsw_t_uniform(r, 0, 1);
+    if (u < 0.55) {
+        ap->window = TSW_WINDOW_NONE;
+    } else if (u < 0.75) {
+        ap->window = TSW_WINDOW_SAKOE_CHIBA;
+        int64_t mx = (n > m ? n : m) / 4 + 2;
+        ap->window_radius = (double)tsw_t_int(r, 0, mx);
+    } else if (u < 0.85) {
+        ap->window = TSW_WINDOW_SAKOE_CHIBA_FRACTION;
+        ap->window_radius = tsw_t_uniform(r, 0, 1);
+    } else {
+        ap->window = TSW_WINDOW_ITAKURA;
+        ap->itakura_max_slope = tsw_t_uniform(r, 1, 4);
+    }
+}
+
+/* ---- GPU against CPU on random shapes ------------------------------------------------------- */
+
+static void test_random(tsw_t_rng *r)
+{
+    const int cases = g_quick ? 40 : 400;
+    const int64_t maxlen = g_quick ? 400 : 3000;
+    static const int64_t odd_dims[6] = {2, 5, 16, 20, 64, 4};
+    long compared = 0, nopath = 0;
+    for (int c = 0; c < cases; ++c) {
+        tsw_align_params ap;
+        tsw_align_params_default(&ap);
+        ap.step = (tsw_step)tsw_t_int(r, 0, 1);
+        ap.cost = (tsw_cost)tsw_t_int(r, 0, 3);
+        const tsw_dtype dt = (tsw_dtype)tsw_t_int(r, 0, 1);
+        int64_t dim;
+        double u = tsw_t_uniform(r, 0, 1);
+        if (u < 0.3)
+            dim = 1;
+        else if (u < 0.55)
+            dim = 3;
+        else if (u < 0.8)
+            dim = 12;
+        else
+            dim = odd_dims[tsw_t_int(r, 0, 5)];
+        /* lengths: small ones often (partial tiles, single rows and columns) */
+        int64_t n = tsw_t_uniform(r, 0, 1) < 0.2 ? tsw_t_int(r, 1, 40) : tsw_t_int(r, 1, maxlen);
+        int64_t m;
+        if (ap.step == TSW_STEP_P05) {
+            int64_t lo = (n + 1) / 2, hi = 2 * n - 1;
+            if (lo < 1)
+                lo = 1;
+            m = tsw_t_int(r, lo, hi > maxlen ? (maxlen > lo ? maxlen : lo) : hi);
+        } else {
+            m = tsw_t_uniform(r, 0, 1) < 0.2 ? tsw_t_int(r, 1, 40) : tsw_t_int(r, 1, maxlen);
+        }
+        random_window(r, &ap, n, m);
+        const int kind = (int)tsw_t_int(r, 0, 3);
+        double *va = malloc(sizeof(double) * (size_t)(n * dim));
+        double *vb = malloc(sizeof(double) * (size_t)(m * dim));
+        gen(r, va, n, dim, kind);
+        gen(r, vb, m, dim, kind);
+        void *a = as_dtype(va, n * dim, dt), *b = as_dtype(vb, m * dim, dt);
+
+        result cpu = run_path(&ap, dt, dim, a, n, b, m, TSW_DEVICE_CPU);
+        CHECK(cpu.rc == TSW_OK || cpu.rc == TSW_ENOPATH);
+        static const tsw_path_method methods[3] = {TSW_PATH_STORED, TSW_PATH_LINEAR,
+                                                   TSW_PATH_AUTO};
+        static const char *mname[3] = {"STORED", "LINEAR", "AUTO"};
+        for (int k = 0; k < 3; ++k) {
+            tsw_align_params g = ap;
+            g.method = methods[k];
+            g.memory_limit = methods[k] == TSW_PATH_LINEAR ? 64 * 1024 : 0;
+            result gpu = run_path(&g, dt, dim, a, n, b, m, TSW_DEVICE_CUDA);
+            if (!CHECK(same(&cpu, &gpu)))
+                describe(&g, dt, dim, n, m, kind, mname[k], &cpu, &gpu);
+            free(gpu.path);
+        }
+        compared++;
+        nopath += cpu.rc == TSW_ENOPATH;
+        free(cpu.path);
+        free(va);
+        free(vb);
+        free(a);
+        free(b);
+    }
+    printf("[gpu-path] random: %ld cases x 3 methods, %ld without a path\n", compared, nopath);
+}
+
+/* Larger grids: many tile diagonals and LINEAR blocks, sym1 and p05, one of each dtype. */
+static void test_large(tsw_t_rng *r)
+{
+    const int64_t n = g_quick ? 1500 : 6000, m = g_quick ? 1300 : 5000, dim = 12;
+    double *va = malloc(sizeof(double) * (size_t)(n * dim));
+    double *vb = malloc(sizeof(double) * (size_t)(m * dim));
+    gen(r, va, n, dim, 0);
+    gen(r, vb, m, dim, 0);
+    for (int dt = 0; dt < 2; ++dt)
+        for (int st = 0; st < 2; ++st) {
+            tsw_align_params ap;
+            tsw_align_params_default(&ap);
+            ap.step = (tsw_step)st;
+            ap.cost = st ? TSW_COST_COSINE : TSW_COST_SQEUCLIDEAN;
+            void *a = as_dtype(va, n * dim, (tsw_dtype)dt), *b = as_dtype(vb, m * dim, (tsw_dtype)dt);
+            result cpu = run_path(&ap, (tsw_dtype)dt, dim, a, n, b, m, TSW_DEVICE_CPU);
+            CHECK_RC(cpu.rc, TSW_OK);
+            for (int k = 0; k < 2; ++k) {
+                tsw_align_params g = ap;
+                g.method = k ? TSW_PATH_LINEAR : TSW_PATH_STORED;
+                g.memory_limit = k ? 256 * 1024 : 0;
+                double t0 = tsw_t_seconds();
+                result gpu = run_path(&g, (tsw_dtype)dt, dim, a, n, b, m, TSW_DEVICE_CUDA);
+                double t1 = tsw_t_seconds();
+                if (!CHECK(same(&cpu, &gpu)))
+                    describe(&g, (tsw_dtype)dt, dim, n, m, 0, k ? "LINEAR" : "STORED", &cpu,
+                             &gpu);
+                printf("[gpu-path] large %s %s %s %lld x %lld: %.3f s\n", dt ? "f64" : "f32",
+                       STEP[st], k ? "LINEAR" : "STORED", (long long)n, (long long)m, t1 - t0);
+                free(gpu.path);
+            }
+            free(cpu.path);
+            free(a);
+            free(b);
+        }
+    free(va);
+    free(vb);
+}
+
+/* ---- statuses ------------------------------------------------------------------------------ */
+
+typedef struct {
+    int calls, stop_at;
+} cancel_state;
+
+static int cancel_cb(void *user, int64_t done, int64_t total)
+{
+    cancel_state *s = user;
+    (void)done;
+    (void)total;
+    return ++s->calls >= s->stop_at;
+}
+
+static void test_status(tsw_t_rng *r)
+{
+    const int64_t n = 2000, m = 1800, dim = 3;
+    double *va = malloc(sizeof(double) * (size_t)(n * dim));
+    double *vb = malloc(sizeof(double) * (size_t)(m * dim));
+    gen(r, va, n, dim, 1);
+    gen(r, vb, m, dim, 1);
+    tsw_series sa = {va, n, NULL}, sb = {vb, m, NULL};
+    tsw_align_params ap;
+    tsw_align_params_default(&ap);
+    int64_t cap = tsw_path_max_length(n, m), len = -7;
+    int64_t *path = malloc(sizeof(int64_t) * 2 * (size_t)cap);
+    double cost = -7;
+    tsw_exec e = exec_on(TSW_DEVICE_CUDA);
+
+    /* a window that admits no path: Itakura with n and m too different */
+    {
+        tsw_align_params w = ap;
+        w.window = TSW_WINDOW_ITAKURA;
+        w.itakura_max_slope = 1.05;
+        tsw_series sc = {vb, 600, NULL};
+        tsw_exec ec = exec_on(TSW_DEVICE_CPU);
+        int rc_cpu = tsw_dtw_path(&w, TSW_F64, dim, &sa, &sc, path, cap, &len, &cost, &ec);
+        int rc_gpu = tsw_dtw_path(&w, TSW_F64, dim, &sa, &sc, path, cap, &len, &cost, &e);
+        CHECK_EQ(rc_gpu, rc_cpu);
+        CHECK_RC(rc_gpu, TSW_ENOPATH);
+        /* a band that misses a cell through the middle with p05: no path on either side */
+        w = ap;
+        w.step = TSW_STEP_P05;
+        w.window = TSW_WINDOW_SAKOE_CHIBA;
+        w.window_radius = 0;
+        tsw_series sd = {vb, 1500, NULL};
+        rc_cpu = tsw_dtw_path(&w, TSW_F64, dim, &sa, &sd, path, cap, &len, &cost, &ec);
+        rc_gpu = tsw_dtw_path(&w, TSW_F64, dim, &sa, &sd, path, cap, &len, &cost, &e);
+        CHECK_EQ(rc_gpu, rc_cpu);
+    }
+    /* bad input: statuses before any work, outputs untouched */
+    len = -7;
+    cost = -7;
+    CHECK_RC(tsw_dtw_path(&ap, TSW_F64, dim, &sa, &sb, path, cap - 1, &len, &cost, &e),
+             TSW_EINVAL);
+    va[5] = NAN;
+    CHECK_RC(tsw_dtw_path(&ap, TSW_F64, dim, &sa, &sb, path, cap, &len, &cost, &e),
+             TSW_ENONFINITE);
+    va[5] = 0.5;
+    {
+        tsw_align_params p = ap;
+        p.step = TSW_STEP_P05;
+        tsw_series sc = {vb, 5, NULL};
+        CHECK_RC(tsw_dtw_path(&p, TSW_F64, dim, &sa, &sc, path, cap, &len, &cost, &e),
+                 TSW_ENOPATH);
+    }
+    CHECK_RC(tsw_dtw_path(&ap, TSW_F64, 0, &sa, &sb, path, cap, &len, &cost, &e), TSW_ESHAPE);
+    {
+        tsw_exec bad = e;
+        bad.device_index = 1000;
+        CHECK_RC(tsw_dtw_path(&ap, TSW_F64, dim, &sa, &sb, path, cap, &len, &cost, &bad),
+                 TSW_ENODEV);
+    }
+    CHECK_EQ(len, -7);
+    CHECK(cost == -7);
+
+    /* cancel: at the first report and later; nothing written */
+    for (int stop = 1; stop <= 2; ++stop) {
+        for (int method = 1; method <= 2; ++method) {
+            cancel_state cs = {0, stop};
+            tsw_exec ce = e;
+            ce.progress = cancel_cb;
+            ce.progress_user = &cs;
+            tsw_align_params p = ap;
+            p.method = (tsw_path_method)method;
+            p.memory_limit = method == TSW_PATH_LINEAR ? 64 * 1024 : 0;
+            memset(path, 0x5A, sizeof(int64_t) * 2 * (size_t)cap);
+            len = -7;
+            cost = -7;
+            int rc = tsw_dtw_path(&p, TSW_F64, dim, &sa, &sb, path, cap, &len, &cost, &ce);
+            /* the run may finish before a second report on a fast GPU */
+            if (stop == 1 || rc != TSW_OK) {
+                CHECK_RC(rc, TSW_ECANCELED);
+                CHECK_EQ(len, -7);
+                CHECK(cost == -7);
+                CHECK(path[0] == 0x5A5A5A5A5A5A5A5ALL);
+            }
+            CHECK(cs.calls >= 1);
+        }
+    }
+    /* the GPU stays usable after the cancels */
+    {
+        result cpu = run_path(&ap, TSW_F64, dim, va, n, vb, m, TSW_DEVICE_CPU);
+        result gpu = run_path(&ap, TSW_F64, dim, va, n, vb, m, TSW_DEVICE_CUDA);
+        CHECK(same(&cpu, &gpu));
+        free(cpu.path);
+        free(gpu.path);
+    }
+    /* subsequence DTW on the GPU is not there yet */
+    {
+        tsw_match mt[2];
+        int64_t count = 0;
+        CHECK_RC(tsw_subsequence_dtw(&ap, TSW_F64, dim, &sb, &sa, 2, mt, &count, NULL, 0, &e),
+                 TSW_ENOTSUP);
+    }
+    free(path);
+    free(va);
+    free(vb);
+}
+
+int main(void)
+{
+    if (!tsw_has_cuda()) {
+        printf("SKIP: tswarp was built without the CUDA backend\n");
+        return SKIP_CODE;
+    }
+    int count = 0;
+    int rc = tsw_cuda_device_count(&count);
+    if (rc != TSW_OK || count < 1) {
+        printf("SKIP: no CUDA device (%s, %d devices)\n", tsw_err_name(rc), count);
+        return SKIP_CODE;
+    }
+    const char *dev = getenv("TSWARP_GPU_DEVICE");
+    g_dev = dev && *dev ? atoi(dev) : 0;
+    tsw_cuda_device info;
+    if (g_dev < 0 || g_dev >= count || tsw_cuda_device_info(g_dev, &info) != TSW_OK ||
+        !info.runnable) {
+        printf("SKIP: device %d not available or not runnable by this build (%s)\n", g_dev,
+               tsw_cuda_archs());
+        return SKIP_CODE;
+    }
+    g_quick = tsw_t_quick();
+    const char *env_seed = getenv("TSWARP_TEST_SEED");
+    uint64_t seed = env_seed && *env_seed ? strtoull(env_seed, NULL, 0)
+                                          : (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
+    printf("[gpu-path] seed %" PRIu64 " (replay: TSWARP_TEST_SEED=%" PRIu64 "), quick %d, "
+           "device %d %s\n",
+           seed, seed, g_quick, g_dev, info.name);
+    fflush(stdout);
+    struct {
+        const char *name;
+        void (*fn)(tsw_t_rng *);
+    } sections[] = {{"random", test_random}, {"large", test_large}, {"status", test_status}};
+    for (size_t k = 0; k < sizeof(sections) / sizeof(sections[0]); ++k) {
+        tsw_t_rng r = {seed ^ (0x9e3779b97f4a7c15ULL * (k + 1))};
+        long failed0 = tsw_t_failed, passed0 = tsw_t_passed;
+        double t0 = tsw_t_seconds();
+        sections[k].fn(&r);
+        printf("[gpu-path] section %-7s %6ld checks, %5ld failed, %6.2f s\n", sections[k].name,
+               tsw_t_passed - passed0 + tsw_t_failed - failed0, tsw_t_failed - failed0,
+               tsw_t_seconds() - t0);
+        fflush(stdout);
+    }
+    printf("[gpu-path] seed %" PRIu64 "\n", seed);
+    return TSW_TEST_END();
+}

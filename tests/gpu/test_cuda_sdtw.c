@@ -1,0 +1,422 @@
+/*
+ * Soft-DTW values and gradients on the GPU against the CPU backend (ctest label "gpu";
+ * tests/gpu/run.sh runs it, and compute-sanitizer over it, on a GPU machine).
+ *
+ * Fresh random inputs on every run (seed printed; TSWARP_TEST_SEED=<seed> replays): batches
+ * of pairs with equal and unequal lengths (1 to 3,000 points, so that blocks run several
+ * stripes of rows), dims 1, 2, 3 and 7, float32 and float64, gamma from 1e-3 to 1e2, no
+ * window or a Sakoe-Chiba band (radius and fraction), the divergence, ragged collections
+ * with gaps; the cost-matrix variant; the *_device twins (equal to the host-memory GPU
+ * results bit for bit); NaN found on the device with the outputs untouched.
+ *
+ * Agreement with the CPU: values within tol * max(1, |cpu|), gradients within
+ * tol * max(1, max |cpu gradient| of the pair), tol = 1e-9 (float64) and 2e-3 (float32: the
+ * GPU uses the hardware exp2/log2 approximations, the CPU libm).
+ * Exit status 77 without the CUDA backend or a device. TSWARP_TEST_QUICK=1: small sizes.
+ */
+#include "harness.h"
+
+#include <cuda_runtime_api.h>
+
+#define SKIP_CODE 77
+
+static int g_quick;
+static double g_maxerr[2][2]; /* [dtype][0 value, 1 gradient] */
+
+static size_t esz(tsw_dtype dt) { return dt == TSW_F32 ? 4 : 8; }
+static double get(const void *b, tsw_dtype dt, int64_t k)
+{
+    return dt == TSW_F32 ? (double)((const float *)b)[k] : ((const double *)b)[k];
+}
+static void put(void *b, tsw_dtype dt, int64_t k, double v)
+{
+    if (dt == TSW_F32)
+        ((float *)b)[k] = (float)v;
+    else
+        ((double *)b)[k] = v;
+}
+
+static void *dev_copy(const void *h, size_t bytes)
+{
+    void *d = NULL;
+    if (cudaMalloc(&d, bytes ? bytes : 1) != cudaSuccess)
+        return NULL;
+    if (h && bytes)
+        cudaMemcpy(d, h, bytes, cudaMemcpyHostToDevice);
+    return d;
+}
+static void *host_copy(const void *d, size_t bytes)
+{
+    void *h = malloc(bytes ? bytes : 1);
+    cudaMemcpy(h, d, bytes, cudaMemcpyDeviceToHost);
+    return h;
+}
+
+/* A ragged batch: count series of dim, lengths in [lo, hi], gaps of NaN between them. */
+typedef struct {
+    int64_t count, dim, rows;
+    int64_t *off, *len;
+    double *v; /* rows x dim */
+} batch;
+
+static batch make_batch(tsw_t_rng *r, int64_t count, int64_t dim, const int64_t *lens, int gaps)
+{
+    batch b;
+    b.count = count;
+    b.dim = dim;
+    b.off = malloc(sizeof(int64_t) * count);
+    b.len = malloc(sizeof(int64_t) * count);
+    int64_t row = 0;
+    for (int64_t k = 0; k < count; ++k) {
+        row += gaps ? (int64_t)tsw_t_int(r, 0, 2) : 0;
+        b.off[k] = row;
+        b.len[k] = lens[k];
+        row += lens[k];
+    }
+    b.rows = row;
+    b.v = malloc(sizeof(double) * (size_t)(row * dim + 1));
+    for (int64_t i = 0; i < row * dim; ++i)
+        b.v[i] = NAN;
+    for (int64_t k = 0; k < count; ++k) {
+        double w = tsw_t_uniform(r, -1, 1);
+        for (int64_t i = 0; i < b.len[k] * dim; ++i) {
+            w += tsw_t_uniform(r, -0.5, 0.5);
+            b.v[b.off[k] * dim + i] = w;
+        }
+    }
+    return b;
+}
+static void free_batch(batch *b)
+{
+    free(b->off);
+    free(b->len);
+    free(b->v);
+}
+static void *as_dtype(const double *v, int64_t n, tsw_dtype dt)
+{
+    void *o = malloc(esz(dt) * (size_t)(n ? n : 1));
+    for (int64_t i = 0; i < n; ++i)
+        put(o, dt, i, v[i]);
+    return o;
+}
+static tsw_collection view(const batch *b, const void *vals)
+{
+    tsw_collection c;
+    memset(&c, 0, sizeof(c));
+    c.values = vals;
+    c.offsets = b->off;
+    c.lengths = b->len;
+    c.count = b->count;
+    return c;
+}
+
+static double tol_of(tsw_dtype dt) { return dt == TSW_F32 ? 2e-3 : 1e-9; }
+
+static void record(tsw_dtype dt, int what, double err)
+{
+    if (err > g_maxerr[dt][what])
+        g_maxerr[dt][what] = err;
+}
+
+/* Compares a gradient laid out like batch b (series rows only). */
+static void cmp_grad(const batch *b, tsw_dtype dt, const void *got, const void *ref,
+                     const char *ctx)
+{
+    for (int64_t k = 0; k < b->count; ++k) {
+        double mx = 1;
+        const int64_t o = b->off[k] * b->dim, n = b->len[k] * b->dim;
+        for (int64_t i = 0; i < n; ++i)
+            mx = fmax(mx, fabs(get(ref, dt, o + i)));
+        for (int64_t i = 0; i < n; ++i) {
+            const double g = get(got, dt, o + i), e = get(ref, dt, o + i);
+            const double err = fabs(g - e) / mx;
+            record(dt, 1, isnan(err) ? INFINITY : err);
+            if (!CHECK(err <= tol_of(dt)))
+                TSW_T_NOTE("  %s: pair %" PRId64 " element %" PRId64 ": gpu %.10g cpu %.10g\n",
+                           ctx, k, i, g, e);
+        }
+    }
+}
+
+static void random_case(tsw_t_rng *r, int big)
+{
+    const tsw_dtype dt = tsw_t_int(r, 0, 1) ? TSW_F64 : TSW_F32;
+    static const int64_t dims[4] = {1, 2, 3, 7};
+    const int64_t dim = dims[tsw_t_int(r, 0, 3)];
+    const int64_t count = big ? (int64_t)tsw_t_int(r, 1, 3) : (int64_t)tsw_t_int(r, 1, 12);
+    const int64_t hi = big ? (g_quick ? 1500 : 3000) : (tsw_t_int(r, 0, 3) ? 40 : 300);
+    const int equal = tsw_t_int(r, 0, 2) == 0;
+    int64_t lx[16], ly[16];
+    for (int64_t k = 0; k < count; ++k) {
+        lx[k] = (int64_t)tsw_t_int(r, 1, (int)hi);
+        ly[k] = equal ? lx[k] : (int64_t)tsw_t_int(r, 1, (int)hi);
+    }
+    batch x = make_batch(r, count, dim, lx, tsw_t_int(r, 0, 1));
+    batch y = make_batch(r, count, dim, ly, tsw_t_int(r, 0, 1));
+    tsw_params p;
+    tsw_params_default(&p, TSW_SOFT_DTW);
+    static const double gammas[6] = {1e-3, 0.01, 0.1, 1, 10, 100};
+    p.gamma = gammas[tsw_t_int(r, 0, 5)];
+    p.normalize = tsw_t_int(r, 0, 2) == 0;
+    int w = tsw_t_int(r, 0, 3);
+    if (w == 1) {
+        p.window = TSW_WINDOW_SAKOE_CHIBA;
+        p.window_radius = tsw_t_int(r, 0, 20);
+    } else if (w == 2) {
+        p.window = TSW_WINDOW_SAKOE_CHIBA_FRACTION;
+        p.window_radius = tsw_t_uniform(r, 0, 1);
+    }
+    char ctx[200];
+    snprintf(ctx, sizeof ctx, "%s dim %" PRId64 " count %" PRId64 " gamma %g norm %d window %d/%g",
+             dt == TSW_F32 ? "f32" : "f64", dim, count, p.gamma, p.normalize, (int)p.window,
+             p.window_radius);
+    void *xv = as_dtype(x.v, x.rows * dim, dt), *yv = as_dtype(y.v, y.rows * dim, dt);
+    tsw_collection cx = view(&x, xv), cy = view(&y, yv);
+    const size_t es = esz(dt);
+    void *v_cpu = malloc(es * count), *v_gpu = malloc(es * count);
+    void *gx_cpu = as_dtype(x.v, x.rows * dim, dt), *gy_cpu = as_dtype(y.v, y.rows * dim, dt);
+    void *gx_gpu = as_dtype(x.v, x.rows * dim, dt), *gy_gpu = as_dtype(y.v, y.rows * dim, dt);
+    tsw_exec ec, eg;
+    tsw_exec_default(&ec);
+    ec.device = TSW_DEVICE_CPU;
+    tsw_exec_default(&eg);
+    eg.device = TSW_DEVICE_CUDA;
+    int rc_cpu = tsw_soft_dtw_grad(&p, dt, dim, &cx, &cy, v_cpu, gx_cpu, gy_cpu, &ec);
+    int rc_gpu = tsw_soft_dtw_grad(&p, dt, dim, &cx, &cy, v_gpu, gx_gpu, gy_gpu, &eg);
+    if (!CHECK_RC(rc_cpu, TSW_OK) || !CHECK_RC(rc_gpu, TSW_OK)) {
+        TSW_T_NOTE("  %s: %s\n", ctx, tsw_last_error_detail());
+        goto done;
+    }
+    for (int64_t k = 0; k < count; ++k) {
+        const double g = get(v_gpu, dt, k), e = get(v_cpu, dt, k);
+        const double err = fabs(g - e) / fmax(1, fabs(e));
+        record(dt, 0, isnan(err) ? INFINITY : err);
+        if (!CHECK(err <= tol_of(dt)))
+            TSW_T_NOTE("  %s: value %" PRId64 ": gpu %.12g cpu %.12g\n", ctx, k, g, e);
+    }
+    cmp_grad(&x, dt, gx_gpu, gx_cpu, ctx);
+    cmp_grad(&y, dt, gy_gpu, gy_cpu, ctx);
+    /* rows outside the series (NaN gaps) are untouched */
+    for (int64_t i = 0; i < x.rows * dim; ++i)
+        if (isnan(x.v[i]) && !CHECK(isnan(get(gx_gpu, dt, i))))
+            break;
+
+    /* the device twin: the same numbers, bit for bit */
+    if (!big || tsw_t_int(r, 0, 1)) {
+        void *dx = dev_copy(xv, es * x.rows * dim), *dy = dev_copy(yv, es * y.rows * dim);
+        void *dvals = dev_copy(NULL, es * count);
+        void *dgx = dev_copy(gx_cpu, es * x.rows * dim), *dgy = dev_copy(gy_cpu, es * y.rows * dim);
+        tsw_collection ddx = view(&x, dx), ddy = view(&y, dy);
+        if (CHECK_RC(tsw_soft_dtw_grad_device(&p, dt, dim, &ddx, &ddy, dvals, dgx, dgy, &eg),
+                     TSW_OK)) {
+            void *hv = host_copy(dvals, es * count), *hgx = host_copy(dgx, es * x.rows * dim);
+            void *hgy = host_copy(dgy, es * y.rows * dim);
+            CHECK(memcmp(hv, v_gpu, es * count) == 0);
+            int same = 1;
+            for (int64_t k = 0; k < count; ++k)
+                same &= memcmp((char *)hgx + es * x.off[k] * dim,
+                               (char *)gx_gpu + es * x.off[k] * dim, es * x.len[k] * dim) == 0 &&
+                        memcmp((char *)hgy + es * y.off[k] * dim,
+                               (char *)gy_gpu + es * y.off[k] * dim, es * y.len[k] * dim) == 0;
+            if (!CHECK(same))
+                TSW_T_NOTE("  %s: device twin differs\n", ctx);
+            free(hv);
+            free(hgx);
+            free(hgy);
+        }
+        cudaFree(dx);
+        cudaFree(dy);
+        cudaFree(dvals);
+        cudaFree(dgx);
+        cudaFree(dgy);
+    }
+done:
+    free(xv);
+    free(yv);
+    free(v_cpu);
+    free(v_gpu);
+    free(gx_cpu);
+    free(gy_cpu);
+    free(gx_gpu);
+    free(gy_gpu);
+    free_batch(&x);
+    free_batch(&y);
+}
+
+/* Cost matrices: padded (count, n, m) with per-pair lengths; against the CPU. */
+static void cost_case(tsw_t_rng *r)
+{
+    const tsw_dtype dt = tsw_t_int(r, 0, 1) ? TSW_F64 : TSW_F32;
+    const int64_t count = tsw_t_int(r, 1, 6), n = tsw_t_int(r, 1, 200), m = tsw_t_int(r, 1, 200);
+    int64_t lx[6], ly[6];
+    const int ragged = tsw_t_int(r, 0, 1);
+    for (int64_t k = 0; k < count; ++k) {
+        lx[k] = ragged ? tsw_t_int(r, 1, (int)n) : n;
+        ly[k] = ragged ? tsw_t_int(r, 1, (int)m) : m;
+    }
+    const size_t es = esz(dt), cells = (size_t)(count * n * m);
+    double *c = malloc(sizeof(double) * cells);
+    for (size_t i = 0; i < cells; ++i)
+        c[i] = tsw_t_uniform(r, 0, 3);
+    void *cv = as_dtype(c, (int64_t)cells, dt);
+    tsw_params p;
+    tsw_params_default(&p, TSW_SOFT_DTW);
+    p.gamma = tsw_t_uniform(r, 0.01, 2);
+    void *v1 = malloc(es * count), *v2 = malloc(es * count);
+    void *g1 = malloc(es * cells), *g2 = malloc(es * cells);
+    tsw_exec ec, eg;
+    tsw_exec_default(&ec);
+    ec.device = TSW_DEVICE_CPU;
+    tsw_exec_default(&eg);
+    eg.device = TSW_DEVICE_CUDA;
+    const int64_t *px = ragged ? lx : NULL, *py = ragged ? ly : NULL;
+    if (CHECK_RC(tsw_soft_dtw_cost_grad(&p, dt, count, n, m, px, py, cv, v1, g1, &ec), TSW_OK) &&
+        CHECK_RC(tsw_soft_dtw_cost_grad(&p, dt, count, n, m, px, py, cv, v2, g2, &eg), TSW_OK)) {
+        for (int64_t k = 0; k < count; ++k) {
+            double e = get(v1, dt, k), g = get(v2, dt, k);
+            double err = fabs(g - e) / fmax(1, fabs(e));
+            record(dt, 0, err);
+            if (!CHECK(err <= tol_of(dt)))
+                TSW_T_NOTE("  cost: value %" PRId64 ": gpu %.12g cpu %.12g\n", k, g, e);
+        }
+        double worst = 0;
+        for (size_t i = 0; i < cells; ++i)
+            worst = fmax(worst, fabs(get(g1, dt, (int64_t)i) - get(g2, dt, (int64_t)i)));
+        record(dt, 1, worst);
+        if (!CHECK(worst <= tol_of(dt)))
+            TSW_T_NOTE("  cost: gradient differs by %g (n %" PRId64 " m %" PRId64 ")\n", worst,
+                       n, m);
+        /* device twin */
+        void *dc = dev_copy(cv, es * cells), *dv = dev_copy(NULL, es * count);
+        void *dg = dev_copy(NULL, es * cells);
+        if (CHECK_RC(tsw_soft_dtw_cost_grad_device(&p, dt, count, n, m, px, py, dc, dv, dg, &eg),
+                     TSW_OK)) {
+            void *hv = host_copy(dv, es * count), *hg = host_copy(dg, es * cells);
+            CHECK(memcmp(hv, v2, es * count) == 0);
+            CHECK(memcmp(hg, g2, es * cells) == 0);
+            free(hv);
+            free(hg);
+        }
+        cudaFree(dc);
+        cudaFree(dv);
+        cudaFree(dg);
+    }
+    free(c);
+    free(cv);
+    free(v1);
+    free(v2);
+    free(g1);
+    free(g2);
+}
+
+/* NaN in device inputs: TSW_ENONFINITE and nothing written. */
+static void test_faults(void)
+{
+    const int64_t n = 50, dim = 2;
+    float h[100];
+    for (int i = 0; i < 100; ++i)
+        h[i] = (float)i * 0.01f;
+    h[77] = NAN;
+    float *dx = dev_copy(h, sizeof h), *dy = dev_copy(h, sizeof h);
+    float sentinel[100];
+    for (int i = 0; i < 100; ++i)
+        sentinel[i] = 12345.f;
+    float *dv = dev_copy(sentinel, sizeof(float)), *dg = dev_copy(sentinel, sizeof sentinel);
+    tsw_collection c;
+    memset(&c, 0, sizeof c);
+    c.values = dx;
+    c.length = n;
+    c.count = 1;
+    tsw_collection cy = c;
+    cy.values = dy;
+    tsw_params p;
+    tsw_params_default(&p, TSW_SOFT_DTW);
+    tsw_exec e;
+    tsw_exec_default(&e);
+    CHECK_RC(tsw_soft_dtw_grad_device(&p, TSW_F32, dim, &c, &cy, dv, dg, NULL, &e),
+             TSW_ENONFINITE);
+    float back[100];
+    cudaMemcpy(back, dg, sizeof back, cudaMemcpyDeviceToHost);
+    CHECK(memcmp(back, sentinel, sizeof back) == 0);
+    cudaFree(dx);
+    cudaFree(dy);
+    cudaFree(dv);
+    cudaFree(dg);
+}
+
+/* A long pair: many stripes per block; times printed (not asserted). */
+static void test_long(tsw_t_rng *r)
+{
+    const int64_t n = g_quick ? 2048 : 8192;
+    int64_t lens[1] = {n};
+    batch x = make_batch(r, 1, 1, lens, 0), y = make_batch(r, 1, 1, lens, 0);
+    float *xv = as_dtype(x.v, n, TSW_F32), *yv = as_dtype(y.v, n, TSW_F32);
+    tsw_collection cx = view(&x, xv), cy = view(&y, yv);
+    tsw_params p;
+    tsw_params_default(&p, TSW_SOFT_DTW);
+    p.gamma = 0.1;
+    float v, *gx = malloc(sizeof(float) * n), *gy = malloc(sizeof(float) * n);
+    tsw_exec e;
+    tsw_exec_default(&e);
+    e.device = TSW_DEVICE_CUDA;
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    int rc = tsw_soft_dtw_grad(&p, TSW_F32, 1, &cx, &cy, &v, gx, gy, &e);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    if (CHECK_RC(rc, TSW_OK)) {
+        int finite = isfinite(v);
+        for (int64_t i = 0; i < n; ++i)
+            finite &= isfinite(gx[i]) && isfinite(gy[i]);
+        CHECK(finite);
+        /* the sum of the gradients of a translation-invariant cost is zero */
+        double s = 0, a = 0;
+        for (int64_t i = 0; i < n; ++i)
+            s += (double)gx[i] + gy[i], a += fabs(gx[i]) + fabs(gy[i]);
+        CHECK(fabs(s) <= 1e-3 * fmax(1, a));
+        printf("[gpu] soft-DTW gradient %" PRId64 " x %" PRId64 " float32: %.1f ms with "
+               "transfers (R: %.0f MB)\n",
+               n, n, (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6,
+               (double)(2 * n - 1) * n * 4 / 1e6);
+    }
+    free(xv);
+    free(yv);
+    free(gx);
+    free(gy);
+    free_batch(&x);
+    free_batch(&y);
+}
+
+int main(void)
+{
+    int count = 0;
+    if (!tsw_has_cuda() || tsw_cuda_device_count(&count) != TSW_OK || count == 0) {
+        printf("no CUDA backend or device: skipped\n");
+        return SKIP_CODE;
+    }
+    tsw_cuda_device info;
+    if (tsw_cuda_device_info(0, &info) != TSW_OK || !info.runnable) {
+        printf("no code for this device: skipped\n");
+        return SKIP_CODE;
+    }
+    g_quick = tsw_t_quick();
+    const char *env_seed = getenv("TSWARP_TEST_SEED");
+    uint64_t seed = env_seed && *env_seed ? strtoull(env_seed, NULL, 0)
+                                          : (uint64_t)time(NULL) ^ ((uint64_t)clock() << 20);
+    printf("[gpu] soft-DTW grad: seed %" PRIu64 " (replay: TSWARP_TEST_SEED=%" PRIu64 ")\n",
+           seed, seed);
+    tsw_t_rng r = {seed};
+    const int cases = g_quick ? 30 : 300;
+    for (int i = 0; i < cases; ++i)
+        random_case(&r, 0);
+    for (int i = 0; i < (g_quick ? 2 : 8); ++i)
+        random_case(&r, 1);
+    for (int i = 0; i < (g_quick ? 10 : 60); ++i)
+        cost_case(&r);
+    test_faults();
+    test_long(&r);
+    printf("[gpu] soft-DTW grad: largest relative differences: f32 value %.3g gradient %.3g; "
+           "f64 value %.3g gradient %.3g\n",
+           g_maxerr[TSW_F32][0], g_maxerr[TSW_F32][1], g_maxerr[TSW_F64][0],
+           g_maxerr[TSW_F64][1]);
+    return TSW_TEST_END();
+}

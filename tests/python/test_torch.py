@@ -1,0 +1,111 @@
+"""tswarp.torch: autograd.gradcheck of SoftDTW and soft_dtw_cost (float64, CPU, both inputs,
+band and divergence), agreement with tslearn's SoftDTWLossPyTorch, variable lengths, and the
+CUDA path when a GPU is present."""
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch", reason="PyTorch not installed (optional dependency)")
+from tswarp.torch import SoftDTW, soft_dtw_cost  # noqa: E402
+
+
+def test_import_tswarp_does_not_import_torch():
+    code = "import sys, tswarp; print('torch' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+@pytest.mark.parametrize("normalize", [False, True])
+@pytest.mark.parametrize("bandwidth", [None, 1])
+def test_gradcheck(rng, normalize, bandwidth):
+    g = torch.Generator().manual_seed(int(rng.integers(2**31)))
+    x = torch.randn(2, 7, 2, dtype=torch.float64, generator=g, requires_grad=True)
+    y = torch.randn(2, 5, 2, dtype=torch.float64, generator=g, requires_grad=True)
+    fn = SoftDTW(gamma=0.5, normalize=normalize, bandwidth=bandwidth)
+    assert torch.autograd.gradcheck(lambda a, b: fn(a, b), (x, y), eps=1e-6, atol=1e-5)
+
+
+def test_gradcheck_cost_matrix(rng):
+    g = torch.Generator().manual_seed(int(rng.integers(2**31)))
+    C = torch.rand(3, 6, 4, dtype=torch.float64, generator=g, requires_grad=True)
+    assert torch.autograd.gradcheck(lambda c: soft_dtw_cost(c, gamma=0.3), (C,), eps=1e-6,
+                                    atol=1e-5)
+    assert torch.autograd.gradcheck(lambda c: soft_dtw_cost(c, gamma=0.3, bandwidth=1), (C,),
+                                    eps=1e-6, atol=1e-5)
+
+
+def test_matches_tslearn_loss(rng):
+    tsl = pytest.importorskip("tslearn.metrics", reason="peer tslearn not installed")
+    x = torch.tensor(rng.standard_normal((4, 20, 2)), requires_grad=True)
+    y = torch.tensor(rng.standard_normal((4, 15, 2)), requires_grad=True)
+    ours = SoftDTW(gamma=0.5)(x, y)
+    ours.sum().backward()
+    gx, gy = x.grad.clone(), y.grad.clone()
+    x.grad = y.grad = None
+    ref = tsl.SoftDTWLossPyTorch(gamma=0.5)(x, y)
+    ref.sum().backward()
+    # tslearn's loss builds the cost as |x|^2 + |y|^2 - 2 <x, y> (cancellation ~1e-8)
+    torch.testing.assert_close(ours, ref, rtol=1e-6, atol=1e-6)
+    torch.testing.assert_close(gx, x.grad, rtol=1e-5, atol=1e-6)
+    torch.testing.assert_close(gy, y.grad, rtol=1e-5, atol=1e-6)
+    x.grad = y.grad = None
+    div = SoftDTW(gamma=0.5, normalize=True)(x, y)
+    ref = tsl.SoftDTWLossPyTorch(gamma=0.5, normalize=True)(x, y)
+    torch.testing.assert_close(div, ref, rtol=1e-6, atol=1e-6)
+
+
+def test_variable_lengths_equal_per_pair(rng):
+    x = torch.tensor(rng.standard_normal((3, 12, 2)), requires_grad=True)
+    y = torch.tensor(rng.standard_normal((3, 9, 2)), requires_grad=True)
+    lx, ly = [12, 5, 8], torch.tensor([9, 9, 2])
+    fn = SoftDTW(gamma=0.2, normalize=True, bandwidth=2)
+    loss = fn(x, y, x_lengths=lx, y_lengths=ly)
+    (loss * torch.arange(1.0, 4.0, dtype=torch.float64)).sum().backward()
+    for k in range(3):
+        xk = x[k : k + 1, : lx[k]].detach().clone().requires_grad_(True)
+        yk = y[k : k + 1, : int(ly[k])].detach().clone().requires_grad_(True)
+        lk = fn(xk, yk)
+        (lk * (k + 1)).sum().backward()
+        torch.testing.assert_close(loss[k], lk[0], rtol=1e-12, atol=1e-12)
+        torch.testing.assert_close(x.grad[k, : lx[k]], xk.grad[0], rtol=1e-10, atol=1e-12)
+        torch.testing.assert_close(y.grad[k, : int(ly[k])], yk.grad[0], rtol=1e-10, atol=1e-12)
+        assert (x.grad[k, lx[k]:] == 0).all() and (y.grad[k, int(ly[k]):] == 0).all()
+
+
+def test_module_cpu_float32_and_no_grad(rng):
+    x = torch.tensor(rng.standard_normal((5, 30)), dtype=torch.float32, requires_grad=True)
+    y = torch.tensor(rng.standard_normal((5, 25)), dtype=torch.float32)
+    fn = SoftDTW(gamma=0.1)
+    loss = fn(x, y)
+    assert loss.dtype == torch.float32 and loss.shape == (5,)
+    loss.mean().backward()
+    assert x.grad.shape == x.shape and torch.isfinite(x.grad).all()
+    with torch.no_grad():
+        v = fn(x, y)
+    torch.testing.assert_close(v, loss.detach())
+    with pytest.raises(TypeError, match="x must be a float32 or float64"):
+        fn(x.to(torch.int32), y)
+    with pytest.raises(ValueError, match="batch"):
+        fn(x, y[:3])
+    with pytest.raises(ValueError, match="x_lengths"):
+        fn(x, y, x_lengths=[31, 1, 1, 1, 1])
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA GPU in this machine")
+def test_cuda_tensors_match_cpu(rng):
+    x = torch.tensor(rng.standard_normal((4, 40, 2)), requires_grad=True)
+    y = torch.tensor(rng.standard_normal((4, 30, 2)), requires_grad=True)
+    fn = SoftDTW(gamma=0.3, bandwidth=5)
+    cpu = fn(x, y)
+    cpu.sum().backward()
+    xc = x.detach().cuda().requires_grad_(True)
+    yc = y.detach().cuda().requires_grad_(True)
+    gpu = fn(xc, yc)
+    assert gpu.device == xc.device
+    gpu.sum().backward()
+    torch.testing.assert_close(gpu.cpu(), cpu.detach(), rtol=1e-9, atol=1e-9)
+    torch.testing.assert_close(xc.grad.cpu(), x.grad, rtol=1e-7, atol=1e-9)
+    torch.testing.assert_close(yc.grad.cpu(), y.grad, rtol=1e-7, atol=1e-9)
