@@ -372,8 +372,12 @@ TSW_EXPORT int64_t tsw_path_max_length(int64_t n, int64_t m);
  * Errors before any work: TSW_ENOPATH when the step pattern or the window admits no path.
  * Progress: exec->progress is called with cells of forward passes done; a non-zero return
  * gives TSW_ECANCELED within one row of the grid, with path, length and cost untouched
- * (every error leaves them untouched). CUDA: TSW_ENOTSUP for device = CUDA (for now);
- * device = AUTO computes on the CPU.
+ * (every error leaves them untouched; on the GPU the callback sees progress between kernel
+ * launches). CUDA: device = CUDA computes on GPU exec->device_index (host arrays in and out;
+ * the same path and cost bits as the CPU; the method's memory is GPU memory: AUTO stores
+ * the steps when n m / 4 bytes fit memory_limit, else the free GPU memory, and otherwise
+ * keeps checkpoint rows and recomputes blocks); device = AUTO takes the GPU for large
+ * grids and falls back to the CPU when there is none or it cannot hold the work.
  */
 TSW_EXPORT int tsw_dtw_path(const tsw_align_params *params, tsw_dtype dtype, int64_t dim,
                             const tsw_series *a, const tsw_series *b, int64_t *path,
@@ -401,6 +405,7 @@ TSW_EXPORT int64_t tsw_subsequence_path_max_length(int64_t n, int64_t m, int64_t
  * (<= k; fewer when the reference has no room for more). path: NULL (no paths) or
  * (capacity, 2) int64 with capacity >= tsw_subsequence_path_max_length(n, m, k).
  * The step pattern's and method's rules are tsw_dtw_path's; windows are not supported.
+ * CUDA: TSW_ENOTSUP for device = CUDA (for now); device = AUTO computes on the CPU.
  */
 TSW_EXPORT int tsw_subsequence_dtw(const tsw_align_params *params, tsw_dtype dtype,
                                    int64_t dim, const tsw_series *query,
@@ -553,6 +558,24 @@ TSW_EXPORT int tsw_soft_dtw_cost_grad_device(const tsw_params *params, tsw_dtype
                                              const int64_t *lengths_y, const void *cost,
                                              void *values, void *grad_cost,
                                              const tsw_exec *exec);
+
+/* Device memory (bytes) that tsw_soft_dtw_grad_device (resp. tsw_soft_dtw_cost_grad_device)
+ * needs for its temporaries with these arguments, in *bytes: the backward pass's values of
+ * every pair (about (n + m) n per pair) and small index arrays. Give at least that much as
+ * exec->cuda_workspace (256-byte aligned) and the call allocates no device memory (the
+ * batch then runs in one chunk; without a workspace the call allocates its own and cuts
+ * the batch into chunks that fit the free memory). The values pointers may be NULL here;
+ * want_grad_* say whether the gradients will be asked for. TSW_ENODEV without CUDA. */
+TSW_EXPORT int tsw_soft_dtw_grad_workspace_size(const tsw_params *params, tsw_dtype dtype,
+                                                int64_t dim, const tsw_collection *x,
+                                                const tsw_collection *y, int want_grad_x,
+                                                int want_grad_y, const tsw_exec *exec,
+                                                size_t *bytes);
+TSW_EXPORT int tsw_soft_dtw_cost_grad_workspace_size(const tsw_params *params, tsw_dtype dtype,
+                                                     int64_t count, int64_t n, int64_t m,
+                                                     const int64_t *lengths_x,
+                                                     const int64_t *lengths_y, int want_grad,
+                                                     const tsw_exec *exec, size_t *bytes);
 
 /* ---------------------------------------------------------------------------------------
  * Segmental DTW (Yang, Shaw and Tsai, "A study of parallelizable alternatives to dynamic

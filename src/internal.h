@@ -133,9 +133,8 @@ int tsw__cuda_dtw_path(const struct tsw__path_job *job, const tsw_align_params *
 #endif
 
 /* Soft-DTW gradients (sdtw_grad.c validates, then calls a backend). CPU: cpu/sdtw_grad.c.
- * CUDA (src/cuda): on_device = 1 for the *_device entry points (every array in device
- * memory, exec->cuda_stream), 0 for host arrays copied in and out. Until the CUDA kernels
- * define TSWARP_CUDA_SDTW_GRAD, sdtw_grad.c does not call them (TSW_ENODEV). */
+ * CUDA (cuda/sdtw_grad.cu): on_device = 1 for the *_device entry points (every array in
+ * device memory, exec->cuda_stream), 0 for host arrays copied in and out. */
 int tsw__cpu_soft_dtw_grad(const tsw_params *params, tsw_dtype dtype, int64_t dim,
                            const tsw_collection *x, const tsw_collection *y, void *values,
                            void *grad_x, void *grad_y, const tsw_exec *exec);
@@ -151,6 +150,15 @@ int tsw__cuda_soft_dtw_cost_grad(const tsw_params *params, tsw_dtype dtype, int6
                                  int64_t n, int64_t m, const int64_t *lengths_x,
                                  const int64_t *lengths_y, const void *cost, void *values,
                                  void *grad_cost, const tsw_exec *exec, int on_device);
+/* Bytes of device memory the *_device call needs when given a workspace (cuda/sdtw_grad.cu). */
+int tsw__cuda_soft_dtw_grad_workspace(const tsw_params *params, tsw_dtype dtype, int64_t dim,
+                                      const tsw_collection *x, const tsw_collection *y,
+                                      int want_grad_x, int want_grad_y, const tsw_exec *exec,
+                                      size_t *bytes);
+int tsw__cuda_soft_dtw_cost_grad_workspace(const tsw_params *params, tsw_dtype dtype,
+                                           int64_t count, int64_t n, int64_t m,
+                                           const int64_t *lengths_x, const int64_t *lengths_y,
+                                           int want_grad, const tsw_exec *exec, size_t *bytes);
 #endif
 
 /* Thread-local detail of the last failure (api.c); printf-like. */

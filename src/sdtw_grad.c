@@ -10,9 +10,8 @@
 #include <math.h>
 #include <string.h>
 
-/* The CUDA kernels land separately; until they define TSWARP_CUDA_SDTW_GRAD the CUDA paths
- * report TSW_ENODEV, so every build links. */
-#if defined(TSWARP_WITH_CUDA) && defined(TSWARP_CUDA_SDTW_GRAD)
+/* CUDA builds run the *_device calls and device = CUDA on cuda/sdtw_grad.cu. */
+#if defined(TSWARP_WITH_CUDA)
 #define TSW__SDG_CUDA 1
 #else
 #define TSW__SDG_CUDA 0
@@ -221,6 +220,62 @@ int tsw_soft_dtw_cost_grad_device(const tsw_params *params, tsw_dtype dtype, int
                                         values, grad_cost, &ex, 1);
 #else
     (void)grad_cost;
+    tsw__set_detail("this build has no CUDA soft-DTW gradients");
+    return TSW_ENODEV;
+#endif
+}
+
+/* The workspace queries check what the calls would check, except the values (which may be
+ * NULL here: a placeholder stands for them). */
+int tsw_soft_dtw_grad_workspace_size(const tsw_params *params, tsw_dtype dtype, int64_t dim,
+                                     const tsw_collection *x, const tsw_collection *y,
+                                     int want_grad_x, int want_grad_y, const tsw_exec *exec,
+                                     size_t *bytes)
+{
+    static const double placeholder;
+    tsw__clear_detail();
+    if (!bytes || !x || !y)
+        return TSW_EINVAL;
+    tsw_exec ex;
+    tsw__sdg_exec(exec, &ex);
+    ex.device = TSW_DEVICE_AUTO;
+    tsw_collection cx = *x, cy = *y;
+    cx.values = &placeholder;
+    cy.values = &placeholder;
+    int rc = tsw__sdg_check(params, dtype, dim, &cx, &cy, &placeholder, &ex, 0);
+    if (rc)
+        return rc;
+#if TSW__SDG_CUDA
+    return tsw__cuda_soft_dtw_grad_workspace(params, dtype, dim, &cx, &cy, want_grad_x,
+                                             want_grad_y, &ex, bytes);
+#else
+    (void)want_grad_x, (void)want_grad_y;
+    tsw__set_detail("this build has no CUDA soft-DTW gradients");
+    return TSW_ENODEV;
+#endif
+}
+
+int tsw_soft_dtw_cost_grad_workspace_size(const tsw_params *params, tsw_dtype dtype,
+                                          int64_t count, int64_t n, int64_t m,
+                                          const int64_t *lengths_x, const int64_t *lengths_y,
+                                          int want_grad, const tsw_exec *exec, size_t *bytes)
+{
+    static const double placeholder;
+    tsw__clear_detail();
+    if (!bytes)
+        return TSW_EINVAL;
+    tsw_exec ex;
+    tsw__sdg_exec(exec, &ex);
+    ex.device = TSW_DEVICE_AUTO;
+    int rc = tsw__sdg_check_cost(params, dtype, count, n, m, lengths_x, lengths_y, &placeholder,
+                                 &placeholder, &ex, 0);
+    if (rc)
+        return rc;
+#if TSW__SDG_CUDA
+    return tsw__cuda_soft_dtw_cost_grad_workspace(params, dtype, count, n, m, lengths_x,
+                                                  lengths_y, want_grad, &ex, bytes);
+#else
+    (void)want_grad;
     tsw__set_detail("this build has no CUDA soft-DTW gradients");
     return TSW_ENODEV;
 #endif

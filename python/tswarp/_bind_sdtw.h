@@ -8,14 +8,20 @@
  *
  *   _soft_dtw_grad_raw(x, y, values, grad_x, grad_y, dtype, dim, count, n, m,
  *                      lengths_x, lengths_y, gamma, window_kind, window, normalize,
- *                      on_device, stream, device_index, n_threads)
+ *                      on_device, stream, device_index, n_threads[, workspace,
+ *                      workspace_bytes, query])
  *     x: (count, n, dim) and y: (count, m, dim) C-contiguous of dtype (0 float32,
  *     1 float64); values (count,); grad_x / grad_y like x / y or 0; lengths_x / lengths_y
  *     0 or host int64 (count,) arrays (series k is x[k, :lengths_x[k]]).
  *     window_kind: 0 none, 1 Sakoe-Chiba radius in cells, 2 fraction of the shorter length.
  *   _soft_dtw_cost_grad_raw(cost, values, grad_cost, dtype, count, n, m, lengths_x,
  *                           lengths_y, gamma, window_kind, window, on_device, stream,
- *                           device_index, n_threads)
+ *                           device_index, n_threads[, workspace, workspace_bytes,
+ *                           query])
+ *   workspace, workspace_bytes: device memory for the *_device call's temporaries (0: the
+ *   library allocates its own); query = True returns those bytes instead of computing
+ *   (tsw_soft_dtw_*grad_workspace_size; the value and output addresses may then be 0, a
+ *   non-zero gradient address only says that the gradient is wanted).
  */
 
 static int sdtw_raw_params(double gamma, int window_kind, double window, int normalize,
@@ -36,7 +42,7 @@ static int sdtw_raw_params(double gamma, int window_kind, double window, int nor
 static void sdtw_raw_exec(int on_device, unsigned long long stream, int device_index,
                           int n_threads, tsw_exec *ex)
 {
-    tsw_exec_default(ex);
+    tsw_exec_default(ex); /* (workspace: set by the callers from their optional arguments) */
     ex->n_threads = n_threads > 0 ? n_threads : 0;
     ex->device = on_device ? TSW_DEVICE_CUDA : TSW_DEVICE_CPU;
     ex->device_index = device_index;
@@ -45,20 +51,23 @@ static void sdtw_raw_exec(int on_device, unsigned long long stream, int device_i
 
 static PyObject *py_soft_dtw_grad_raw(PyObject *self, PyObject *args)
 {
-    unsigned long long px, py, pv, pgx, pgy, plx, ply, stream;
-    int dtype, window_kind, normalize, on_device, device_index, n_threads;
+    unsigned long long px, py, pv, pgx, pgy, plx, ply, stream, ws = 0, ws_bytes = 0;
+    int dtype, window_kind, normalize, on_device, device_index, n_threads, query = 0;
     long long dim, count, n, m;
     double gamma, window;
     (void)self;
-    if (!PyArg_ParseTuple(args, "KKKKKiLLLLKKdidipKii:_soft_dtw_grad_raw", &px, &py, &pv, &pgx,
-                          &pgy, &dtype, &dim, &count, &n, &m, &plx, &ply, &gamma, &window_kind,
-                          &window, &normalize, &on_device, &stream, &device_index, &n_threads))
+    if (!PyArg_ParseTuple(args, "KKKKKiLLLLKKdidipKii|KKp:_soft_dtw_grad_raw", &px, &py, &pv,
+                          &pgx, &pgy, &dtype, &dim, &count, &n, &m, &plx, &ply, &gamma,
+                          &window_kind, &window, &normalize, &on_device, &stream,
+                          &device_index, &n_threads, &ws, &ws_bytes, &query))
         return NULL;
     tsw_params p;
     tsw_exec ex;
     if (sdtw_raw_params(gamma, window_kind, window, normalize, &p) < 0)
         return NULL;
     sdtw_raw_exec(on_device, stream, device_index, n_threads, &ex);
+    ex.cuda_workspace = (void *)(uintptr_t)ws;
+    ex.cuda_workspace_bytes = (size_t)ws_bytes;
     if (count < 1 || n < 1 || m < 1 || dim < 1 || (size_t)count > PY_SSIZE_T_MAX / 16) {
         PyErr_SetString(PyExc_ValueError, "_soft_dtw_grad_raw: empty or impossible shape");
         return NULL;
@@ -80,6 +89,18 @@ static PyObject *py_soft_dtw_grad_raw(PyObject *self, PyObject *args)
                          (const int64_t *)(uintptr_t)ply, m, count, NULL};
     tsw_dtype dt = dtype == 0 ? TSW_F32 : TSW_F64;
     int rc;
+    if (query) {
+        /* the bytes of device workspace the call needs (grad_x/grad_y: wanted or not) */
+        size_t bytes = 0;
+        rc = tsw_soft_dtw_grad_workspace_size(&p, dt, dim, &cx, &cy, pgx != 0, pgy != 0, &ex,
+                                              &bytes);
+        PyMem_Free(off);
+        if (rc) {
+            raise_status(rc, "soft_dtw_grad");
+            return NULL;
+        }
+        return PyLong_FromSize_t(bytes);
+    }
     Py_BEGIN_ALLOW_THREADS
     if (on_device)
         rc = tsw_soft_dtw_grad_device(&p, dt, dim, &cx, &cy, (void *)(uintptr_t)pv,
@@ -98,22 +119,37 @@ static PyObject *py_soft_dtw_grad_raw(PyObject *self, PyObject *args)
 
 static PyObject *py_soft_dtw_cost_grad_raw(PyObject *self, PyObject *args)
 {
-    unsigned long long pc, pv, pg, plx, ply, stream;
-    int dtype, window_kind, on_device, device_index, n_threads;
+    unsigned long long pc, pv, pg, plx, ply, stream, ws = 0, ws_bytes = 0;
+    int dtype, window_kind, on_device, device_index, n_threads, query = 0;
     long long count, n, m;
     double gamma, window;
     (void)self;
-    if (!PyArg_ParseTuple(args, "KKKiLLLKKdidpKii:_soft_dtw_cost_grad_raw", &pc, &pv, &pg,
+    if (!PyArg_ParseTuple(args, "KKKiLLLKKdidpKii|KKp:_soft_dtw_cost_grad_raw", &pc, &pv, &pg,
                           &dtype, &count, &n, &m, &plx, &ply, &gamma, &window_kind, &window,
-                          &on_device, &stream, &device_index, &n_threads))
+                          &on_device, &stream, &device_index, &n_threads, &ws, &ws_bytes,
+                          &query))
         return NULL;
     tsw_params p;
     tsw_exec ex;
     if (sdtw_raw_params(gamma, window_kind, window, 0, &p) < 0)
         return NULL;
     sdtw_raw_exec(on_device, stream, device_index, n_threads, &ex);
+    ex.cuda_workspace = (void *)(uintptr_t)ws;
+    ex.cuda_workspace_bytes = (size_t)ws_bytes;
     tsw_dtype dt = dtype == 0 ? TSW_F32 : TSW_F64;
     int rc;
+    if (query) {
+        size_t bytes = 0;
+        rc = tsw_soft_dtw_cost_grad_workspace_size(&p, dt, count, n, m,
+                                                   (const int64_t *)(uintptr_t)plx,
+                                                   (const int64_t *)(uintptr_t)ply, pg != 0,
+                                                   &ex, &bytes);
+        if (rc) {
+            raise_status(rc, "soft_dtw_cost_grad");
+            return NULL;
+        }
+        return PyLong_FromSize_t(bytes);
+    }
     Py_BEGIN_ALLOW_THREADS
     if (on_device)
         rc = tsw_soft_dtw_cost_grad_device(&p, dt, count, n, m, (const int64_t *)(uintptr_t)plx,

@@ -243,7 +243,7 @@ def soft_dtw_barycenter(X, gamma=1.0, weights=None, max_iter=100, tol=1e-3, init
     z = z0
     if max_iter > 0:
         res = minimize(f, z0.ravel(), method="L-BFGS-B", jac=True, tol=tol,
-                       options=dict(maxiter=max_iter, disp=False))
+                       options=dict(maxiter=max_iter))
         z = res.x.reshape(L, d)
     del gy
     return z[:, 0].copy() if flat and d == 1 else z

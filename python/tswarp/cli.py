@@ -246,16 +246,25 @@ def cmd_align(args) -> int:
     B, _ = _read(args.b, args.labels_first, "B")
     a = _pick(A, row_a, args.a, "--row-a" if args.row is None else "--row")
     b = _pick(B, row_b, args.b, "--row-b" if args.row is None else "--row")
-    kwargs = {"step": args.step, "method": args.method, "device": args.device, "n_jobs": args.jobs,
+    step = args.step or ("p05_query" if args.segmental else "symmetric1")
+    kwargs = {"step": step, "method": args.method, "device": args.device, "n_jobs": args.jobs,
               "progress": args.progress}
     for name in ("cost", "window", "itakura_max_slope", "memory_limit"):
         if getattr(args, name) is not None:
             kwargs[name] = getattr(args, name)
+    if args.segmental and ("window" in kwargs or "itakura_max_slope" in kwargs):
+        raise UsageError("--segmental takes no --window or --itakura-max-slope")
     start = time.perf_counter()
-    path, cost = tswarp.dtw_path(a, b, **kwargs)
+    if args.segmental:  # the cost printed: the sum of the fragments' subsequence costs
+        path, segs = tswarp.segmental_dtw(a, b, args.fragments, args.segmental,
+                                          return_segments=True, **kwargs)
+        cost = float(sum(sg.cost for sg in segs))
+        step = f"{step} {args.segmental} segmental, {args.fragments} fragments,"
+    else:
+        path, cost = tswarp.dtw_path(a, b, **kwargs)
     seconds = time.perf_counter() - start
     cells = len(a) * len(b)
-    summary = (f"align {args.step} {args.cost or 'sqeuclidean'}: a {len(a)} points, b {len(b)} points, "
+    summary = (f"align {step} {args.cost or 'sqeuclidean'}: a {len(a)} points, b {len(b)} points, "
                f"{a.shape[1] if a.ndim == 2 else 1} dims\npath {len(path)} cells, cost {cost!r}, "
                f"{seconds:.3f} s, {cells:,} cells, {_rate(cells, seconds):.3f} Gcells/s")
     if args.out is not None:
@@ -355,6 +364,46 @@ def cmd_knn(args) -> int:
         accuracy = _accuracy(pred, y_test)
         print(f"{metric:<10} {accuracy:>9.4f} {1 - accuracy:>11.4f} {seconds:>9.3f} "
               f"{_rate(cells, seconds):>9.3f}", flush=True)
+    return 0
+
+
+def cmd_shapelets(args) -> int:
+    from .shapelets import ShapeletTreeClassifier  # imports scikit-learn: only here
+
+    X_train, y_train = _read(args.train, args.labels_first, "TRAIN")
+    X_test, y_test = _read(args.test, args.labels_first, "TEST")
+    hint = " (use .ts or UCR .tsv, or --labels-first for .csv/.txt)"
+    if y_train is None:
+        raise UsageError(f"TRAIN {args.train!r} has no labels{hint}")
+    if y_test is None:
+        raise UsageError(f"TEST {args.test!r} has no labels{hint}")
+    if _dims(X_train) != 1 or _dims(X_test) != 1:
+        raise UsageError("shapelets need univariate series")
+    flat = lambda X: [np.asarray(s, dtype=np.float64).reshape(-1) for s in X]  # noqa: E731
+    X_train, X_test = flat(X_train), flat(X_test)
+    clf = ShapeletTreeClassifier(min_length=args.min_length, max_length=args.max_length,
+                                 length_step=args.length_step, logical=args.logical,
+                                 max_depth=args.max_depth, device=args.device, n_jobs=args.jobs)
+    print(f"{args.train} / {args.test}: train {_describe(X_train)}; test {_describe(X_test)}")
+    start = time.perf_counter()
+    clf.fit(X_train, y_train)
+    fit_s = time.perf_counter() - start
+    print(clf.export_text())
+    start = time.perf_counter()
+    pred = clf.predict(X_test)
+    predict_s = time.perf_counter() - start
+    accuracy = _accuracy(pred, y_test)
+    print(f"accuracy {accuracy:.4f}  error rate {1 - accuracy:.4f}  fit {fit_s:.3f} s  "
+          f"predict {predict_s:.3f} s  ({len(clf.shapelets_)} rules)")
+    if args.plot:
+        if not clf.shapelets_:
+            raise UsageError("--plot: the tree is a single leaf, it has no shapelets")
+        import matplotlib
+        matplotlib.use("Agg")
+        from .plot import shapelet as plot_shapelet
+        fig = plot_shapelet(clf, X_test, index=0)
+        fig.savefig(args.plot, dpi=120)
+        print(f"wrote {args.plot}")
     return 0
 
 
@@ -488,9 +537,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--row", type=_nonneg_int, metavar="I", help="use series I (0-based) of both A and B")
     p.add_argument("--row-a", type=_nonneg_int, metavar="I", help="use series I (0-based) of A")
     p.add_argument("--row-b", type=_nonneg_int, metavar="I", help="use series I (0-based) of B")
-    p.add_argument("--step", choices=("symmetric1", "p05"), default="symmetric1",
+    p.add_argument("--step", choices=("symmetric1", "p05", "p05_query"), default=None,
                    help="step pattern: symmetric1 = (1,1),(0,1),(1,0); p05 = (1,1),(1,2),(2,1) "
-                        "weights 2,3,3 (default symmetric1)")
+                        "weights 2,3,3; p05_query = the same steps, weights 1,1,2 (default "
+                        "symmetric1; p05_query with --segmental)")
+    p.add_argument("--segmental", choices=("weak", "strict", "none"),
+                   help="segmental DTW of that variant (tswarp.segmental_dtw): WSDTW, SSDTW or "
+                        "NSDTW, an approximate path from independent fragments of A")
+    p.add_argument("--fragments", type=_positive_int, default=32, metavar="N",
+                   help="with --segmental: cut A into N fragments (default 32)")
     p.add_argument("--cost", choices=COSTS, help="local cost (default sqeuclidean)")
     p.add_argument("--window", type=_window, metavar="W",
                    help="Sakoe-Chiba band: an integer radius in cells, or a fraction (0.1)")
@@ -521,6 +576,28 @@ def build_parser() -> argparse.ArgumentParser:
     _add_input_options(p)
     _add_measure_options(p, allow_all=True)
     p.set_defaults(func=cmd_knn)
+
+    p = sub.add_parser("shapelets", help="shapelet decision tree: train on TRAIN, test on TEST",
+                       description="Fit a shapelet decision tree (exhaustive search over every "
+                                   "candidate subsequence) on TRAIN, print the tree, the test "
+                                   "accuracy and the fit and predict times.",
+                       epilog=FORMATS_HELP + "; TRAIN and TEST need labels, univariate series")
+    p.add_argument("train", metavar="TRAIN", help="labelled training collection")
+    p.add_argument("test", metavar="TEST", help="labelled test collection")
+    p.add_argument("--min-length", type=_positive_int, default=3, dest="min_length",
+                   help="shortest candidate (default 3)")
+    p.add_argument("--max-length", type=_positive_int, default=None, dest="max_length",
+                   help="longest candidate (default: the shortest TRAIN series)")
+    p.add_argument("--length-step", type=_positive_int, default=1, dest="length_step",
+                   help="candidate lengths min, min + step, ... (default 1)")
+    p.add_argument("--logical", action="store_true", help="allow AND/OR of two shapelets per node")
+    p.add_argument("--max-depth", type=_positive_int, default=None, dest="max_depth")
+    p.add_argument("--plot", metavar="PNG", help="draw the tree's shapelets on the first TEST series")
+    p.add_argument("--device", type=_device, default="auto", metavar="{auto,cpu}",
+                   help="where to compute (default auto)")
+    p.add_argument("-j", "--jobs", type=_positive_int, metavar="N", help="CPU threads (default all cores)")
+    _add_input_options(p)
+    p.set_defaults(func=cmd_shapelets)
 
     p = sub.add_parser("info", help="version, SIMD level, threads, CUDA backend and GPUs",
                        description="Show the tswarp version, the SIMD level in use, the default "

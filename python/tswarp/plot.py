@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["alignment"]
+__all__ = ["alignment", "shapelet"]
 
 _COSTS = ("sqeuclidean", "euclidean", "abs", "cosine")
 
@@ -99,3 +99,54 @@ def alignment(a, b, path, *, cost="sqeuclidean", max_pixels=500, title=None):
         fig.suptitle(title)
     return fig
 
+
+def shapelet(model, X, *, index=0, max_shapelets=8, title=None):
+    """Draw series X[index] and each shapelet of a fitted model where it matches best.
+
+    model: a fitted ``tswarp.shapelets.ShapeletTreeClassifier`` (the shapelets of its nodes,
+    root first), ``ShapeletTransform`` (best first), a ``Shapelet`` or a list of them. Each
+    shapelet is drawn over its best-matching window, rescaled to that window's mean and
+    standard deviation (the distance compares z-normalised shapes), labelled with its
+    distance. Returns the matplotlib Figure.
+    """
+    import matplotlib.pyplot as plt  # lazily: import tswarp must not import matplotlib
+
+    from .shapelets import Shapelet, _as_series, shapelet_distances
+
+    if isinstance(model, Shapelet):
+        shapes = [model]
+    elif isinstance(model, (list, tuple)):
+        shapes = list(model)
+    elif hasattr(model, "tree_"):
+        shapes = [s for rule in model.shapelets_ for s in rule["shapelets"]]
+    elif hasattr(model, "shapelets_"):
+        shapes = list(model.shapelets_)
+    else:
+        raise TypeError("model must be a fitted ShapeletTreeClassifier or ShapeletTransform, "
+                        f"a Shapelet or a list of them; got {type(model).__name__}")
+    if not shapes:
+        raise ValueError("the model holds no shapelets (a tree that is a single leaf)")
+    if isinstance(max_shapelets, bool) or not isinstance(max_shapelets, (int, np.integer)) \
+            or max_shapelets < 1:
+        raise ValueError(f"max_shapelets must be a positive int, got {max_shapelets!r}")
+    shapes = shapes[:max_shapelets]
+    series = _as_series(X)
+    if not 0 <= index < len(series):
+        raise ValueError(f"index {index} is out of range: X holds {len(series)} series")
+    x = series.series(index)
+    D, P = shapelet_distances([s.values for s in shapes], [x], return_positions=True)
+    fig, ax = plt.subplots(figsize=(9, 3.5))
+    ax.plot(np.arange(len(x)), x, color="0.3", lw=1.0, label=f"X[{index}]")
+    for k, s in enumerate(shapes):
+        u, n = int(P[0, k]), len(s.values)
+        w = x[u:u + n]
+        v = np.asarray(s.values, dtype=np.float64)
+        sd = v.std()
+        shape = (v - v.mean()) / sd * w.std() + w.mean() if sd > 0 else np.full(n, w.mean())
+        ax.plot(np.arange(u, u + n), shape, lw=2.0,
+                label=f"X[{s.series}][{s.start}:{s.start + n}]  d={D[0, k]:.3f}")
+    ax.set_xlabel("time")
+    ax.legend(fontsize="small", loc="best")
+    ax.set_title(title or f"shapelets on series {index}")
+    fig.tight_layout()
+    return fig

@@ -78,6 +78,23 @@ def _series(t, name):
     return t
 
 
+def _workspace(on_dev, device, raw, args):
+    """CUDA tensors: the call's device workspace from PyTorch's caching allocator (so the C
+    library does no cudaMalloc of its own); (address, bytes, keep-alive tensor)."""
+    if not on_dev:
+        return 0, 0, None
+    nbytes = raw(*args, 0, 0, True)
+    if nbytes == 0:
+        return 0, 0, None
+    try:
+        buf = torch.empty(nbytes + 256, dtype=torch.uint8, device=device)
+    except torch.cuda.OutOfMemoryError as e:
+        raise MemoryError(f"soft-DTW gradient needs {nbytes} bytes of GPU memory on {device} "
+                          f"for the backward pass: {e}") from None
+    addr = buf.data_ptr()
+    return (addr + 255) // 256 * 256, nbytes, buf
+
+
 class _SoftDTWFunction(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x, y, gamma, normalize, wk, wv, lx, ly, n_jobs):
@@ -92,12 +109,13 @@ class _SoftDTWFunction(torch.autograd.Function):
         alloc = torch.zeros if (lx is not None or ly is not None) else torch.empty
         gx = alloc(x.shape, dtype=x.dtype, device=x.device) if want_x else None
         gy = alloc(y.shape, dtype=y.dtype, device=y.device) if want_y else None
-        _tswarp._soft_dtw_grad_raw(
-            x.data_ptr(), y.data_ptr(), values.data_ptr(),
-            gx.data_ptr() if gx is not None else 0, gy.data_ptr() if gy is not None else 0,
-            _dtype_code(x, "x"), d, count, n, m,
-            lx.ctypes.data if lx is not None else 0, ly.ctypes.data if ly is not None else 0,
-            gamma, wk, wv, normalize, on_dev, stream, idx, n_jobs)
+        args = (x.data_ptr(), y.data_ptr(), values.data_ptr(),
+                gx.data_ptr() if gx is not None else 0, gy.data_ptr() if gy is not None else 0,
+                _dtype_code(x, "x"), d, count, n, m,
+                lx.ctypes.data if lx is not None else 0, ly.ctypes.data if ly is not None else 0,
+                gamma, wk, wv, normalize, on_dev, stream, idx, n_jobs)
+        ws, ws_bytes, _keep = _workspace(on_dev, x.device, _tswarp._soft_dtw_grad_raw, args)
+        _tswarp._soft_dtw_grad_raw(*args, ws, ws_bytes)
         ctx.save_for_backward(gx, gy)
         return values
 
@@ -118,11 +136,13 @@ class _SoftDTWCostFunction(torch.autograd.Function):
         on_dev, stream, idx = _where(C)
         values = torch.empty(count, dtype=C.dtype, device=C.device)
         gc = torch.empty_like(C) if want else None
-        _tswarp._soft_dtw_cost_grad_raw(
-            C.data_ptr(), values.data_ptr(), gc.data_ptr() if gc is not None else 0,
-            _dtype_code(C, "C"), count, n, m,
-            lx.ctypes.data if lx is not None else 0, ly.ctypes.data if ly is not None else 0,
-            gamma, wk, wv, on_dev, stream, idx, n_jobs)
+        args = (C.data_ptr(), values.data_ptr(), gc.data_ptr() if gc is not None else 0,
+                _dtype_code(C, "C"), count, n, m,
+                lx.ctypes.data if lx is not None else 0, ly.ctypes.data if ly is not None else 0,
+                gamma, wk, wv, on_dev, stream, idx, n_jobs)
+        ws, ws_bytes, _keep = _workspace(on_dev, C.device, _tswarp._soft_dtw_cost_grad_raw,
+                                         args)
+        _tswarp._soft_dtw_cost_grad_raw(*args, ws, ws_bytes)
         ctx.save_for_backward(gc)
         return values
 

@@ -49,6 +49,34 @@ TSW_HD double tsw_shp_d2(double dot, int64_t l, double ma, double sa, int fa, do
     return tsw_shp_snap(TSW_MIN(d2, 4.0));
 }
 
+/* 1 / std of a window from its sums, or 0 for a constant window (flat) and for a varying one
+ * whose spread rounding lost: with 0 such a window scores 0 in tsw_shp_d2_from_score below,
+ * the "uncorrelated" of tsw_shp_d2 (constant windows are accounted for by has_flat). */
+TSW_HD double tsw_shp_inv_sd(double sum, double sumsq, int64_t l, int flat)
+{
+    double m, sd;
+    tsw_shp_stats(sum, sumsq, l, &m, &sd);
+    return flat || !(sd > 0.0) ? 0.0 : 1.0 / sd;
+}
+
+/*
+ * The smallest tsw_shp_d2 of a candidate (mean ma, std sa, constant or not) over the windows
+ * of one series, from the largest score (dot - ma S_b) * inv_sd_b over them (S_b the window's
+ * sum; corr = score / (l sa)), and has_flat: the series has a constant window of length l.
+ * This is how the fast path takes the minimum without a division per window.
+ */
+TSW_HD double tsw_shp_d2_from_score(double best_score, int64_t l, double sa, int flat_a,
+                                    int has_flat)
+{
+    if (flat_a)
+        return has_flat ? 0.0 : 1.0;
+    if (!(sa > 0.0))
+        return has_flat ? 1.0 : 2.0;
+    double d2 = 2.0 * (1.0 - best_score / ((double)l * sa));
+    d2 = tsw_shp_snap(TSW_MIN(TSW_MAX(d2, 0.0), 4.0));
+    return has_flat ? TSW_MIN(d2, 1.0) : d2;
+}
+
 /* x log x with 0 log 0 = 0: the entropy terms of class counts. */
 TSW_HD double tsw_shp_xlogx(int64_t c) { return c > 0 ? (double)c * log((double)c) : 0.0; }
 
@@ -57,7 +85,8 @@ TSW_HD double tsw_shp_xlogx(int64_t c) { return c > 0 ? (double)c * log((double)
  * The gain of a split of D (n series) into L and R is
  *     I = (nE(D) - nE(L) - nE(R)) / n,
  * every term written as sums of per-class pairs (f(cL) + f(cR)) so that a split and its
- * mirror image (L and R swapped) round identically.
+ * mirror image (L and R swapped) round identically. xlogx: (n + 1,) table of
+ * tsw_shp_xlogx(0..n), so the order-line scan calls no log().
  */
 TSW_HD double tsw_shp_nentropy(const int64_t *cnt, int C, int64_t n)
 {
@@ -67,13 +96,13 @@ TSW_HD double tsw_shp_nentropy(const int64_t *cnt, int C, int64_t n)
     return tsw_shp_xlogx(n) - s;
 }
 
-TSW_HD double tsw_shp_gain(double n_entropy_all, const int64_t *left, const int64_t *total,
-                           int C, int64_t n_left, int64_t n)
+TSW_HD double tsw_shp_gain(const double *xlogx, double n_entropy_all, const int64_t *left,
+                           const int64_t *total, int C, int64_t n_left, int64_t n)
 {
     double s = 0.0;
     for (int c = 0; c < C; ++c)
-        s += tsw_shp_xlogx(left[c]) + tsw_shp_xlogx(total[c] - left[c]);
-    double split = (tsw_shp_xlogx(n_left) + tsw_shp_xlogx(n - n_left)) - s;
+        s += xlogx[left[c]] + xlogx[total[c] - left[c]];
+    double split = (xlogx[n_left] + xlogx[n - n_left]) - s;
     return (n_entropy_all - split) / (double)n;
 }
 
@@ -90,11 +119,13 @@ TSW_HD int tsw_shp_better(double g1, double p1, double g2, double p2)
 
 /*
  * Best split of an order line: d (n,) ascending, lab (n,) the class of each. total (C,) the
- * class counts, nent = tsw_shp_nentropy(total, C, n), left (C,) scratch. Returns 1 and the
+ * class counts, nent = tsw_shp_nentropy(total, C, n), xlogx the (n + 1,) table of
+ * tsw_shp_gain, left (C,) scratch. Returns 1 and the
  * split's gain, gap and threshold, or 0 when every neighbour pair is a tie (no split).
  */
 TSW_HD int tsw_shp_best_split(const double *d, const int32_t *lab, int64_t n, int C,
-                              const int64_t *total, double nent, int64_t *left, double *gain,
+                              const int64_t *total, double nent, const double *xlogx,
+                              int64_t *left, double *gain,
                               double *gap, double *threshold)
 {
     double sum_all = 0.0;
@@ -110,7 +141,7 @@ TSW_HD int tsw_shp_best_split(const double *d, const int32_t *lab, int64_t n, in
         if (!(d[k + 1] - d[k] > TSW_SHAPELET_TIE))
             continue;
         int64_t nl = k + 1;
-        double g = tsw_shp_gain(nent, left, total, C, nl, n);
+        double g = tsw_shp_gain(xlogx, nent, left, total, C, nl, n);
         double p = (sum_all - sum_left) / (double)(n - nl) - sum_left / (double)nl;
         if (!found || tsw_shp_better(g, p, bg, bp)) {
             found = 1;

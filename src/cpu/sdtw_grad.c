@@ -23,6 +23,42 @@
 #include <omp.h>
 #endif
 
+/* The backward pass's weights: exp((s - r) / gamma) of three successors for `count`
+ * cells, AVX2 (sdtw_grad_avx2.c) when the CPU has it. */
+#if TSW_X86
+void tsw__sdg_weights_avx2_f64(const double *s_down, const double *s_right,
+                               const double *s_diag, const double *r, double inv_gamma,
+                               int64_t count, double *w_down, double *w_right, double *w_diag);
+void tsw__sdg_weights_avx2_f32(const float *s_down, const float *s_right, const float *s_diag,
+                               const float *r, float inv_gamma, int64_t count, float *w_down,
+                               float *w_right, float *w_diag);
+#endif
+#define TSW__SDG_WEIGHTS_SCALAR(T, SFX, EXP)                                                  \
+    static void sdg_weights_##SFX(const T *s_down, const T *s_right, const T *s_diag,         \
+                                  const T *r, T inv_gamma, int64_t count, T *w_down,          \
+                                  T *w_right, T *w_diag)                                      \
+    {                                                                                         \
+        if (TSW_X86 && tsw__cpu_level() >= 2) {                                               \
+            TSW__SDG_AVX2_##SFX(s_down, s_right, s_diag, r, inv_gamma, count, w_down,         \
+                                w_right, w_diag);                                             \
+            return;                                                                           \
+        }                                                                                     \
+        for (int64_t j = 0; j < count; ++j) {                                                 \
+            w_down[j] = EXP((s_down[j] - r[j]) * inv_gamma);                                  \
+            w_right[j] = EXP((s_right[j] - r[j]) * inv_gamma);                                \
+            w_diag[j] = EXP((s_diag[j] - r[j]) * inv_gamma);                                  \
+        }                                                                                     \
+    }
+#if TSW_X86
+#define TSW__SDG_AVX2_f64 tsw__sdg_weights_avx2_f64
+#define TSW__SDG_AVX2_f32 tsw__sdg_weights_avx2_f32
+#else
+#define TSW__SDG_AVX2_f64(...) (void)0
+#define TSW__SDG_AVX2_f32(...) (void)0
+#endif
+TSW__SDG_WEIGHTS_SCALAR(double, f64, exp)
+TSW__SDG_WEIGHTS_SCALAR(float, f32, expf)
+
 #define T double
 #define SFX f64
 #define INF TSW_INF_F64

@@ -134,14 +134,14 @@ static int64_t TSW_F(sdg_width)(const tsw_band *b, int64_t m)
     return w < m ? w : m;
 }
 
-/* S: n * W values; 9 rolling rows of m + 2 (R prev/cur, S next/cur, E next/cur, three
- * weights). */
+/* S: n * W values; 10 rolling rows of m + 2 (R prev/cur, S next/cur, E next/cur, three
+ * weights, R of the row). */
 static size_t TSW_F(sdg_fast_ws)(const tsw_params *p, int64_t n, int64_t m)
 {
     tsw_band band = tsw_band_make(p->window, p->window_radius, 0, n, m);
     size_t cells, rows, bytes;
     if (tsw__mul_size((size_t)n, (size_t)TSW_F(sdg_width)(&band, m), &cells) ||
-        tsw__mul_size((size_t)m + 2, 9, &rows) || cells > SIZE_MAX - rows ||
+        tsw__mul_size((size_t)m + 2, 10, &rows) || cells > SIZE_MAX - rows ||
         tsw__mul_size(cells + rows, sizeof(T), &bytes))
         return 0;
     return bytes;
@@ -156,7 +156,7 @@ static double TSW_F(sdg_fast)(const tsw_params *p, int64_t dim, int64_t n, int64
     T *S = ws;
     T *rprev = S + (size_t)n * (size_t)W, *rcur = rprev + L;
     T *snext = rcur + L, *scur = snext + L, *enext = scur + L, *ecur = enext + L;
-    T *wd = ecur + L, *wr = wd + L, *wg = wr + L;
+    T *wd = ecur + L, *wr = wd + L, *wg = wr + L, *rrow = wg + L;
     const T inf = INF, gamma = (T)p->gamma, inv_gamma = (T)(1.0 / p->gamma);
 
     /* Forward. Rolling rows hold R(i, j) at index j + 1; index 0 is column -1. */
@@ -205,14 +205,13 @@ static double TSW_F(sdg_fast)(const tsw_params *p, int64_t dim, int64_t n, int64
             scur[j + 1] = srow[j];
         scur[hi + 1] = -inf;
         ecur[hi + 1] = 0;
-        /* the weights of the row's three edges: independent cells */
+        /* the weights of the row's three edges: independent cells (SIMD exp) */
         for (int64_t j = lo; j < hi; ++j) {
             T c = C ? C[i * ldc + j] : TSW_F(tsw_cost_sqeuclidean)(xi, y + j * dim, dim);
-            T r = scur[j + 1] + c;
-            wd[j] = EXP((snext[j + 1] - r) * inv_gamma);
-            wr[j] = EXP((scur[j + 2] - r) * inv_gamma);
-            wg[j] = EXP((snext[j + 2] - r) * inv_gamma);
+            rrow[j] = scur[j + 1] + c;
         }
+        TSW_F(sdg_weights)(snext + lo + 1, scur + lo + 2, snext + lo + 2, rrow + lo, inv_gamma,
+                           hi - lo, wd + lo, wr + lo, wg + lo);
         /* E, right to left (the right successor is in the same row) */
         T eright = 0;
         for (int64_t j = hi - 1; j >= lo; --j) {

@@ -33,6 +33,9 @@
 #endif
 
 #define SHP_PROGRESS_NS 50000000LL
+/* Largest 1/std table the fast path keeps (bytes); a variable so that the C tests can force
+ * the per-item rows. */
+double tsw__shapelet_table_bytes = 512.0 * 1024 * 1024;
 
 static int64_t shp_now_ns(void)
 {
@@ -206,7 +209,13 @@ typedef struct {
     int64_t minl, maxl, step, nlen; /* the length set */
     int C;
     int64_t *total; /* (C,) class counts of the searched series */
+    /* fast path: 1/std of every window, isd[isd_off[jj] + li * len_j + u], and whether
+     * searched series jj has a constant window of length index li (NULL: too large) */
+    double *isd;
+    int64_t *isd_off;
+    unsigned char *has_flat;
     double nent;
+    double *xlogx; /* (ns + 1,) c log c */
     int reference;
     const tsw_exec *ex;
     int64_t done, work; /* progress, in candidates */
@@ -215,6 +224,7 @@ typedef struct {
 
 typedef struct {
     double *acc;    /* (max len) running dot products, fast path */
+    double *row;    /* (max len) one row of 1/std when the job has no table */
     double *mind2;  /* (nlen, ns) */
     double *dist;   /* (ns,) one order line */
     int32_t *lab;   /* (ns,) */
@@ -251,7 +261,27 @@ static void shp_fill_reference(const shp_job *J, int64_t i, int64_t s, int64_t n
     }
 }
 
-/* The same from running dot products (one more term per length) and prefix sums. */
+/* 1/std of every window of length l of searched series jj (0 when constant), and whether
+ * one is constant: row (len - l + 1,). */
+static int shp_isd_row(const shp_job *J, int64_t jj, int64_t l, double *row)
+{
+    const int64_t j = J->sub[jj], nu = J->d->len[j] - l + 1;
+    const double *P = shp_P(J->d, j), *Q = shp_Q(J->d, j);
+    const int64_t *run = shp_run(J->d, j);
+    int has_flat = 0;
+    for (int64_t u = 0; u < nu; ++u) {
+        row[u] = tsw_shp_inv_sd(P[u + l] - P[u], Q[u + l] - Q[u], l, run[u] >= l);
+        has_flat |= run[u] >= l;
+    }
+    return has_flat;
+}
+
+/*
+ * The same from running dot products (one more term per length) and prefix sums. Per window
+ * and length: one multiply-add for the dot product, then score = (dot - ma S) inv_sd with
+ * inv_sd from the job's table (computed once per call, shared by the threads) or, when the
+ * table would be too large, computed here per (series, length).
+ */
 static void shp_fill_fast(const shp_job *J, int64_t i, int64_t s, int64_t nl, shp_ws *w)
 {
     const double *a = shp_z(J->d, i) + s;
@@ -261,29 +291,58 @@ static void shp_fill_fast(const shp_job *J, int64_t i, int64_t s, int64_t nl, sh
     double *acc = w->acc;
     for (int64_t jj = 0; jj < J->ns; ++jj) {
         const int64_t j = J->sub[jj], nj = J->d->len[j];
-        const double *b = shp_z(J->d, j), *P = shp_P(J->d, j), *Q = shp_Q(J->d, j);
-        const int64_t *rb = shp_run(J->d, j);
-        const int64_t top = lmax < nj ? lmax : nj; /* nj >= maxl >= lmax: checked */
+        const double *b = shp_z(J->d, j), *P = shp_P(J->d, j);
         for (int64_t u = 0; u < nj; ++u)
             acc[u] = 0.0;
-        for (int64_t l = 1; l <= top; ++l) {
+        for (int64_t l = 1; l <= lmax; ++l) { /* lmax <= maxl <= nj: checked */
             const double al = a[l - 1];
             const double *bl = b + (l - 1);
             const int64_t nu = nj - l + 1;
-            for (int64_t u = 0; u < nu; ++u)
-                acc[u] += al * bl[u];
-            if (l < J->minl || (l - J->minl) % J->step)
+            if (l < J->minl || (l - J->minl) % J->step) {
+                for (int64_t u = 0; u < nu; ++u)
+                    acc[u] += al * bl[u];
                 continue;
+            }
+            const int64_t li = (l - J->minl) / J->step;
+            const double *isd;
+            int has_flat;
+            if (J->isd) {
+                isd = J->isd + J->isd_off[jj] + li * nj;
+                has_flat = J->has_flat[jj * J->nlen + li];
+            } else {
+                has_flat = shp_isd_row(J, jj, l, w->row);
+                isd = w->row;
+            }
             double ma, sa;
             tsw_shp_stats(Pa[l] - Pa[0], Qa[l] - Qa[0], l, &ma, &sa);
-            double best = TSW_INF_F64;
-            for (int64_t u = 0; u < nu; ++u) {
-                double mb, sb;
-                tsw_shp_stats(P[u + l] - P[u], Q[u + l] - Q[u], l, &mb, &sb);
-                double v = tsw_shp_d2(acc[u], l, ma, sa, ra >= l, mb, sb, rb[u] >= l);
-                best = v < best ? v : best;
+            /* the dot products grow by one term and are scored in the same pass; four
+             * running maxima keep the compares off one dependency chain */
+            double m0 = -TSW_INF_F64, m1 = -TSW_INF_F64, m2 = -TSW_INF_F64, m3 = -TSW_INF_F64;
+            int64_t u = 0;
+            for (; u + 4 <= nu; u += 4) {
+                double d0 = acc[u] + al * bl[u], d1 = acc[u + 1] + al * bl[u + 1];
+                double d2 = acc[u + 2] + al * bl[u + 2], d3 = acc[u + 3] + al * bl[u + 3];
+                acc[u] = d0;
+                acc[u + 1] = d1;
+                acc[u + 2] = d2;
+                acc[u + 3] = d3;
+                double c0 = (d0 - ma * (P[u + l] - P[u])) * isd[u];
+                double c1 = (d1 - ma * (P[u + 1 + l] - P[u + 1])) * isd[u + 1];
+                double c2 = (d2 - ma * (P[u + 2 + l] - P[u + 2])) * isd[u + 2];
+                double c3 = (d3 - ma * (P[u + 3 + l] - P[u + 3])) * isd[u + 3];
+                m0 = c0 > m0 ? c0 : m0;
+                m1 = c1 > m1 ? c1 : m1;
+                m2 = c2 > m2 ? c2 : m2;
+                m3 = c3 > m3 ? c3 : m3;
             }
-            w->mind2[(l - J->minl) / J->step * J->ns + jj] = best;
+            for (; u < nu; ++u) {
+                double dd = acc[u] + al * bl[u];
+                acc[u] = dd;
+                double c = (dd - ma * (P[u + l] - P[u])) * isd[u];
+                m0 = c > m0 ? c : m0;
+            }
+            double best = TSW_MAX(TSW_MAX(m0, m1), TSW_MAX(m2, m3));
+            w->mind2[li * J->ns + jj] = tsw_shp_d2_from_score(best, l, sa, ra >= l, has_flat);
         }
     }
 }
@@ -357,8 +416,8 @@ static int shp_split(const shp_job *J, int64_t li, shp_ws *w, double *gain, doub
         line[k] = raw[w->idx[k]];
         w->lab[k] = J->labels[J->sub[w->idx[k]]];
     }
-    return tsw_shp_best_split(line, w->lab, ns, J->C, J->total, J->nent, w->left, gain, gap,
-                              thr);
+    return tsw_shp_best_split(line, w->lab, ns, J->C, J->total, J->nent, J->xlogx, w->left,
+                              gain, gap, thr);
 }
 
 /* Total order on candidates: quality, then the smaller (series, start, length). */
@@ -385,7 +444,7 @@ static int shp_ws_alloc(const shp_job *J, shp_ws *w)
         tsw__mul_size((size_t)maxlen + 2 * (size_t)J->ns + (size_t)J->C, sizeof(double), &b2))
         return TSW_EOVERFLOW;
     w->mind2 = tsw__malloc(b1);
-    w->acc = tsw__malloc(b2 + (size_t)J->ns * sizeof(int32_t));
+    w->acc = tsw__malloc(b2 + (size_t)J->ns * sizeof(int32_t) + (size_t)maxlen * sizeof(double));
     if (!w->mind2 || !w->acc) {
         tsw__free(w->mind2);
         tsw__free(w->acc);
@@ -394,7 +453,8 @@ static int shp_ws_alloc(const shp_job *J, shp_ws *w)
     w->dist = w->acc + maxlen;
     w->idx = (int64_t *)(w->dist + J->ns);
     w->left = w->idx + J->ns;
-    w->lab = (int32_t *)(w->left + J->C);
+    w->row = (double *)(w->left + J->C);
+    w->lab = (int32_t *)(w->row + maxlen);
     return TSW_OK;
 }
 
@@ -481,10 +541,15 @@ static int shp_job_make(const tsw_shapelet_params *p, tsw_dtype dt, const tsw_co
     if ((rc = shp_data_make(dt, x, d)))
         return rc;
     J->sub = tsw__malloc(((size_t)ns + (size_t)p->n_classes) * sizeof(int64_t));
-    if (!J->sub) {
+    J->xlogx = tsw__malloc(((size_t)ns + 1) * sizeof(double));
+    if (!J->sub || !J->xlogx) {
+        tsw__free(J->sub);
+        tsw__free(J->xlogx);
         shp_data_free(d);
         return TSW_ENOMEM;
     }
+    for (int64_t c = 0; c <= ns; ++c)
+        J->xlogx[c] = tsw_shp_xlogx(c);
     J->total = J->sub + ns;
     for (int c = 0; c < p->n_classes; ++c)
         J->total[c] = 0;
@@ -497,6 +562,7 @@ static int shp_job_make(const tsw_shapelet_params *p, tsw_dtype dt, const tsw_co
         for (int64_t m = 0; m < k; ++m)
             if (J->sub[m] == J->sub[k]) {
                 tsw__free(J->sub);
+                tsw__free(J->xlogx);
                 shp_data_free(d);
                 return TSW_EINVAL;
             }
@@ -516,11 +582,47 @@ static int shp_job_make(const tsw_shapelet_params *p, tsw_dtype dt, const tsw_co
     for (int64_t k = 0; k < ns; ++k)
         for (int64_t s = 0; s < d->len[J->sub[k]]; ++s)
             J->work += shp_nlen_at(J, J->sub[k], s);
+    /* The 1/std table of the fast path, when it takes at most tsw__shapelet_table_bytes (else each
+     * item recomputes its rows: a sqrt and a division per window and length). */
+    if (!J->reference) {
+        double cells = 0.0;
+        for (int64_t k = 0; k < ns; ++k)
+            cells += (double)d->len[J->sub[k]] * (double)J->nlen;
+        if (cells * sizeof(double) <= tsw__shapelet_table_bytes) {
+            J->isd = tsw__malloc((size_t)cells * sizeof(double));
+            J->isd_off = tsw__malloc((size_t)ns * sizeof(int64_t));
+            J->has_flat = tsw__malloc((size_t)ns * (size_t)J->nlen);
+            if (!J->isd || !J->isd_off || !J->has_flat) {
+                tsw__free(J->isd);
+                tsw__free(J->isd_off);
+                tsw__free(J->has_flat);
+                J->isd = NULL; /* fall back to rows computed per item */
+                J->isd_off = NULL;
+                J->has_flat = NULL;
+            } else {
+                int64_t o = 0;
+                for (int64_t k = 0; k < ns; ++k) {
+                    J->isd_off[k] = o;
+                    o += d->len[J->sub[k]] * J->nlen;
+                }
+#pragma omp parallel for schedule(dynamic, 1) num_threads(shp_threads(exec))
+                for (int64_t k = 0; k < ns; ++k)
+                    for (int64_t li = 0; li < J->nlen; ++li)
+                        J->has_flat[k * J->nlen + li] = (unsigned char)shp_isd_row(
+                            J, k, J->minl + li * J->step,
+                            J->isd + J->isd_off[k] + li * d->len[J->sub[k]]);
+            }
+        }
+    }
     return TSW_OK;
 }
 
 static void shp_job_free(shp_job *J, shp_data *d)
 {
+    tsw__free(J->isd);
+    tsw__free(J->isd_off);
+    tsw__free(J->has_flat);
+    tsw__free(J->xlogx);
     tsw__free(J->sub);
     shp_data_free(d);
 }

@@ -134,28 +134,34 @@ template <typename T> struct SgArgs {
     T *gxglob; /* per block: max_n * dim row accumulators (generic dim only) */
     int64_t gx_stride;
     int gy_shared; /* 1: the accumulator lives in shared memory */
+    int y_shared;  /* 1: b is copied to shared memory (after the accumulator) */
+    int64_t ymax;  /* longest b of the launch: the shared pieces' size / dim */
     T *values, *ga, *gb, *gcost;
     T cv, ca, cb;
     int accumulate;
+    const int *flag; /* device check flag (device inputs), or NULL */
     int want_grad;
     T gamma, inv_gamma;
     int window;
     double radius, slope;
 };
 
-/* Is cell (i, j) (1-based) admissible? band.h's windows, the same cells as the CPU. */
-__device__ __forceinline__ bool sg_admissible(const tsw_band &bd, int64_t i, int64_t j)
-{
-    if (bd.kind == TSW_BAND_NONE)
-        return true;
-    if (bd.kind == TSW_BAND_DIAG) {
-        const int64_t d = (j - 1) - (i - 1);
-        return d >= -bd.below && d <= bd.above;
+/* The admissible cells of band.h's Sakoe-Chiba windows as two int bounds on j - i (the
+ * host rejects Itakura for gradients, sdtw_grad.c): all cells when the band covers them. */
+struct SgBand {
+    int below, above;
+    __device__ __forceinline__ SgBand(int window, double radius, int n, int m)
+    {
+        const tsw_band bd = tsw_band_make(window, radius, 2.0, n, m);
+        const bool all = bd.kind != TSW_BAND_DIAG;
+        below = all ? n : (int)(bd.below < n ? bd.below : n);
+        above = all ? m : (int)(bd.above < m ? bd.above : m);
     }
-    int64_t lo, hi;
-    tsw_band_range(&bd, j - 1, &lo, &hi); /* Itakura: rows over b */
-    return i - 1 >= lo && i - 1 < hi;
-}
+    __device__ __forceinline__ bool admits(int i, int j) const
+    {
+        return j - i >= -below && j - i <= above;
+    }
+};
 
 /* Loads point i (1-based) of a problem into registers (DK > 0) or leaves the pointer. */
 template <typename T, int DK> struct SgPoint {
@@ -173,34 +179,50 @@ template <typename T, int DK> struct SgPoint {
     __device__ __forceinline__ const T *ptr() const { return DK > 0 ? v : p; }
 };
 
-/* Threads per block at most: 1024 (64 registers) for float32 on inputs; float64 and the
- * cost-matrix kernels need more registers than 64 without spilling, so 512. */
+/* Threads per block at most: 512, so that a thread may use 128 registers (the kernels
+ * need more than 64). Narrower stripes also idle fewer threads in the wavefront's ramps:
+ * (NT - 1) / (NT + m - 1) of the thread-steps of a stripe do nothing. */
 __host__ __device__ constexpr int sg_max_threads(size_t es, bool cost)
 {
-    return es == 4 && !cost ? 1024 : 512;
+    return (void)es, (void)cost, 512;
 }
 
 /* ---- the kernel ------------------------------------------------------------------------------ */
 
 template <typename T, int DK, bool COST>
-__global__ void __launch_bounds__(sg_max_threads(sizeof(T), COST), 1)
+__global__ void __launch_bounds__(sg_max_threads(sizeof(T), COST), sizeof(T) == 4 && !COST ? 2 : 1)
     sdtw_grad_kernel(SgArgs<T> g)
 {
     extern __shared__ __align__(16) unsigned char sg_smem[];
     T *sh = (T *)sg_smem;
+    /* device inputs found non-finite by the check kernels: write nothing */
+    if (g.flag && *(volatile const int *)g.flag)
+        return;
     const int NT = blockDim.x, tid = threadIdx.x;
     const int64_t p = g.first + blockIdx.x;
-    const int64_t n = g.alen[p], m = g.blen[p];
+    const int n = (int)g.alen[p], m = (int)g.blen[p]; /* < 2^30 (host check) */
     const int64_t dim = DK > 0 ? DK : g.dim;
     const T INF = SgOps<T>::inf();
     const T gamma = g.gamma, ig = g.inv_gamma;
-    const tsw_band bd = tsw_band_make(g.window, g.radius, g.slope, n, m);
+    const SgBand bd(g.window, g.radius, n, m);
     const T *A = COST ? nullptr : g.a + g.aoff[p] * dim;
     const T *B = COST ? nullptr : g.b + g.boff[p] * dim;
+    if (!COST && g.y_shared) {
+        /* b in shared memory: thread 0 would otherwise wait for a new point from L2 or
+         * HBM at every anti-diagonal (the others find it in L1), stalling the block */
+        T *ys = sh + 4 * NT + (g.gy_shared ? g.ymax * dim : 0);
+        for (int64_t k = tid; k < m * dim; k += NT)
+            ys[k] = B[k];
+        B = ys;
+        __syncthreads();
+    }
     const T *C = COST ? g.cost + p * g.cn * g.cm : nullptr;
     T *S = g.R + g.roff[p]; /* S(i, j) = softmin part of R(i, j); R = c + S */
+    if (COST && g.gcost && g.want_grad) /* zeros outside the n x m block (barriers follow) */
+        for (int64_t k = tid; k < g.cn * g.cm; k += NT)
+            g.gcost[p * g.cn * g.cm + k] = 0;
     /* cell (i, j), 1-based, diagonal-major */
-#define RIDX(i, j) (((i) + (j)-2) * n + (i)-1)
+#define RIDX(i, j) ((int64_t)((i) + (j)-2) * n + (i)-1)
 
     /* ---- forward ---- */
     T *fb = sh; /* [2][NT] */
@@ -208,42 +230,60 @@ __global__ void __launch_bounds__(sg_max_threads(sizeof(T), COST), 1)
      * and read by the next stripe's first row (before that stripe's last row rewrites it) */
     T *rb = g.bound + blockIdx.x * g.bound_stride;
     T value = 0;
-    for (int64_t i0 = 1; i0 <= n; i0 += NT) {
-        const int64_t rows = n - i0 + 1 < NT ? n - i0 + 1 : NT;
-        const int64_t i = i0 + tid;
+    for (int i0 = 1; i0 <= n; i0 += NT) {
+        const int rows = n - i0 + 1 < NT ? n - i0 + 1 : NT;
+        const int i = i0 + tid;
         const bool has_row = tid < rows;
         SgPoint<T, DK> xi;
         if (!COST && has_row)
-            xi.load(A + (i - 1) * dim, dim);
-        T left = INF;                                 /* R(i, j-1); R(i, 0) = +inf */
-        T last_up = (i == 1) ? (T)0 : INF;             /* R(i-1, j-1); R(0, 0) = 0  */
-        const int64_t steps = rows + m - 1;
-        for (int64_t s = 0; s < steps; ++s) {
-            const int64_t j = s - tid + 1;
+            xi.load(A + (int64_t)(i - 1) * dim, dim);
+        T left = INF;                     /* R(i, j-1); R(i, 0) = +inf */
+        T last_up = (i == 1) ? (T)0 : INF; /* R(i-1, j-1); R(0, 0) = 0  */
+        /* thread 0 of a lower stripe: rb[j], rb[j+1] loaded ahead (latency) */
+        const bool from_rb = tid == 0 && i0 > 1;
+        T rq0 = INF, rq1 = INF;
+        if (from_rb) {
+            rq0 = rb[1];
+            rq1 = m >= 2 ? rb[2] : INF;
+        }
+        /* running indices: S(i, j) at sidx, this step's exchange slot fb[wr] and the up
+         * neighbour's fb[rd] (they swap) */
+        int64_t sidx = (int64_t)(i - 1) * n + (i - 1);
+        int wr = tid, rd = NT + tid - 1;
+        const int steps = rows + m - 1;
+        for (int s = 0; s < steps; ++s) {
+            const int j = s - tid + 1;
             if (has_row && j >= 1 && j <= m) {
-                T up;
-                if (tid > 0)
-                    up = fb[((s - 1) & 1) * NT + tid - 1];
-                else
-                    up = i0 == 1 ? INF : rb[j];
+                T up = INF;
+                if (tid > 0) {
+                    up = fb[rd];
+                } else if (from_rb) {
+                    up = rq0;
+                    rq0 = rq1;
+                    rq1 = j + 2 <= m ? rb[j + 2] : INF;
+                }
                 T r = INF, sm = -INF;
-                if (sg_admissible(bd, i, j)) {
-                    const T c = COST ? C[(i - 1) * g.cm + (j - 1)]
+                if (bd.admits(i, j)) {
+                    const T c = COST ? C[(int64_t)(i - 1) * g.cm + (j - 1)]
                                      : SgOps<T>::sqcost(xi.ptr(), B + (j - 1) * dim, dim);
                     sm = sg_softmin<T>(last_up, up, left, gamma, ig);
                     r = c + sm;
                     if (r == INF)
                         sm = -INF; /* unreachable: no weight in the backward pass */
                 }
-                S[RIDX(i, j)] = sm;
+                S[sidx] = sm;
+                sidx += n;
                 if (tid == rows - 1)
                     rb[j] = r; /* read by the next stripe's first row, steps later */
-                fb[(s & 1) * NT + tid] = r;
+                fb[wr] = r;
                 left = r;
                 last_up = up;
                 if (i == n && j == m)
                     value = r;
             }
+            const int t = wr;
+            wr = rd + 1;
+            rd = t - 1;
             __syncthreads();
         }
     }
@@ -270,42 +310,69 @@ __global__ void __launch_bounds__(sg_max_threads(sizeof(T), COST), 1)
             gxg[k] = 0;
     __syncthreads();
     int parity = 0;
-    const int64_t last0 = ((n - 1) / NT) * NT + 1;
-    for (int64_t i0 = last0; i0 >= 1; i0 -= NT) {
-        const int64_t rows = n - i0 + 1 < NT ? n - i0 + 1 : NT;
-        const int64_t i = i0 + tid;
+    const int last0 = ((n - 1) / NT) * NT + 1;
+    for (int i0 = last0; i0 >= 1; i0 -= NT) {
+        const int rows = n - i0 + 1 < NT ? n - i0 + 1 : NT;
+        const int i = i0 + tid;
         const bool has_row = tid < rows;
         /* boundary rows: read what the stripe below wrote, write for the stripe above */
         const T *bE_rd = bound + parity * 2 * (m + 1), *bQ_rd = bE_rd + (m + 1);
         T *bE_wr = bound + (parity ^ 1) * 2 * (m + 1), *bQ_wr = bE_wr + (m + 1);
         SgPoint<T, DK> xi;
         if (!COST && has_row)
-            xi.load(A + (i - 1) * dim, dim);
+            xi.load(A + (int64_t)(i - 1) * dim, dim);
         T gx[DK > 0 ? DK : 1];
 #pragma unroll
         for (int c = 0; c < (DK > 0 ? DK : 1); ++c)
             gx[c] = 0;
         T e_rt = 0, q_rt = -INF; /* (i, j+1)   */
         T e_dg = 0, q_dg = -INF; /* (i+1, j+1) */
-        const int64_t steps = rows + m - 1;
-        for (int64_t s = steps - 1; s >= 0; --s) {
-            const int64_t j = s - tid + 1;
+        /* S(i, j), S(i, j-1) loaded ahead (j runs down from m); the stripe's last row also
+         * takes the boundary row of the stripe below that way */
+        T sq0 = -INF, sq1 = -INF;
+        const bool from_bound = has_row && tid == rows - 1 && i < n;
+        T be0 = 0, be1 = 0, bq0 = -INF, bq1 = -INF;
+        int64_t sidx = RIDX(i, m); /* S(i, j), j running down */
+        if (has_row) {
+            sq0 = S[sidx];
+            sq1 = m >= 2 ? S[sidx - n] : -INF;
+        }
+        /* exchange slots (of eb and qb alike): this step's wo and the row below's ro of the
+         * step before */
+        const int par0 = (rows + m - 2) & 1; /* parity of the first step, s = steps - 1 */
+        int wo = par0 * NT + tid, ro = (par0 ^ 1) * NT + tid + 1;
+        if (from_bound) {
+            be0 = bE_rd[m];
+            bq0 = bQ_rd[m];
+            be1 = m >= 2 ? bE_rd[m - 1] : 0;
+            bq1 = m >= 2 ? bQ_rd[m - 1] : -INF;
+        }
+        const int steps = rows + m - 1;
+        for (int s = steps - 1; s >= 0; --s) {
+            const int j = s - tid + 1;
             if (has_row && j >= 1 && j <= m) {
                 T e_dn = 0, q_dn = -INF; /* (i+1, j) */
                 if (i < n) {
                     if (tid + 1 < rows) {
-                        e_dn = eb[((s + 1) & 1) * NT + tid + 1];
-                        q_dn = qb[((s + 1) & 1) * NT + tid + 1];
+                        e_dn = eb[ro];
+                        q_dn = qb[ro];
                     } else {
-                        e_dn = bE_rd[j];
-                        q_dn = bQ_rd[j];
+                        e_dn = be0;
+                        q_dn = bq0;
+                        be0 = be1;
+                        bq0 = bq1;
+                        be1 = j > 2 ? bE_rd[j - 2] : 0;
+                        bq1 = j > 2 ? bQ_rd[j - 2] : -INF;
                     }
                 }
                 /* q = S(i, j) (sdtw_grad.h), -inf for cells off every path */
-                const T q = S[RIDX(i, j)];
+                const T q = sq0;
+                sq0 = sq1;
+                sq1 = j > 2 ? S[sidx - 2 * (int64_t)n] : -INF;
+                sidx -= n;
                 T e = 0;
                 if (q != -INF) {
-                    const T c = COST ? C[(i - 1) * g.cm + (j - 1)]
+                    const T c = COST ? C[(int64_t)(i - 1) * g.cm + (j - 1)]
                                      : SgOps<T>::sqcost(xi.ptr(), B + (j - 1) * dim, dim);
                     const T r = c + q; /* the forward pass's R(i, j), bit for bit */
                     if (i == n && j == m)
@@ -315,20 +382,20 @@ __global__ void __launch_bounds__(sg_max_threads(sizeof(T), COST), 1)
                                             SgOps<T>::ex((q_rt - r) * ig), e_dg,
                                             SgOps<T>::ex((q_dg - r) * ig), SG_ADD, SG_MUL);
                 }
-                eb[(s & 1) * NT + tid] = e;
-                qb[(s & 1) * NT + tid] = q;
+                eb[wo] = e;
+                qb[wo] = q;
                 if (tid == 0) {
                     bE_wr[j] = e;
                     bQ_wr[j] = q;
                 }
                 if (COST) {
                     if (g.gcost)
-                        g.gcost[p * g.cn * g.cm + (i - 1) * g.cm + (j - 1)] = e;
+                        g.gcost[p * g.cn * g.cm + (int64_t)(i - 1) * g.cm + (j - 1)] = e;
                 } else if (e != 0) {
                     const T *yj = B + (j - 1) * dim;
                     const T *x = xi.ptr();
                     T *gyj = gy + (j - 1) * dim;
-                    T *gxs = gxg + (i - 1) * dim;
+                    T *gxs = gxg + (int64_t)(i - 1) * dim;
                     if (DK > 0) {
 #pragma unroll
                         for (int k = 0; k < (DK > 0 ? DK : 1); ++k) {
@@ -352,6 +419,9 @@ __global__ void __launch_bounds__(sg_max_threads(sizeof(T), COST), 1)
                 e_dg = e_dn;
                 q_dg = q_dn;
             }
+            const int t = wo;
+            wo = ro - 1;
+            ro = t + 1;
             __syncthreads();
         }
         parity ^= 1;
@@ -465,15 +535,19 @@ struct SgJob {
     int64_t cn, cm;
     void *values, *gcost;
     bool want_grad;
+    const int *flag;
 };
 
-size_t sg_smem_bytes(tsw_dtype dtype, int nt, int64_t max_len, int64_t dim, bool *gy_shared)
+/* Dynamic shared memory of a launch: 4 NT values (the exchange rows), then the column
+ * accumulator and a copy of b when max_len * dim values take at most 32 KB each. */
+size_t sg_smem_bytes(tsw_dtype dtype, int nt, int64_t max_len, int64_t dim, bool cost,
+                     bool *gy_shared, bool *y_shared)
 {
     const size_t es = tsw__dtype_size(dtype);
-    size_t base = 4 * (size_t)nt * es;
-    size_t gy = (size_t)max_len * (size_t)dim * es;
-    *gy_shared = base + gy <= 48 * 1024;
-    return *gy_shared ? base + gy : base;
+    const size_t base = 4 * (size_t)nt * es, col = (size_t)max_len * (size_t)dim * es;
+    *gy_shared = !cost && col <= 32 * 1024;
+    *y_shared = !cost && col <= 32 * 1024;
+    return base + (*gy_shared ? col : 0) + (*y_shared ? col : 0);
 }
 
 /* Device memory left for R after `fixed` bytes: half of what is free, so that other work
@@ -530,7 +604,7 @@ int64_t sg_chunks(const int64_t *rsize, int64_t count, int64_t r_cap, int64_t bl
  * the largest chunk's R elements in *r_cap and its block count in *blocks_cap.
  */
 int sg_size(const int64_t *rsize, int64_t count, int64_t per_block, size_t es, size_t fixed,
-            int64_t *r_cap, int64_t *blocks_cap)
+            bool one_chunk, int64_t *r_cap, int64_t *blocks_cap)
 {
     int64_t total = 0, biggest = 0;
     for (int64_t k = 0; k < count; ++k) {
@@ -539,13 +613,13 @@ int sg_size(const int64_t *rsize, int64_t count, int64_t per_block, size_t es, s
         total += rsize[k];
         biggest = rsize[k] > biggest ? rsize[k] : biggest;
     }
-    const double budget = (double)sg_budget(fixed) / (double)es;
     const double all = (double)total + (double)count * (double)per_block;
-    if (all <= budget) {
+    if (one_chunk || all <= (double)sg_budget(fixed) / (double)es) {
         *r_cap = total;
         *blocks_cap = count;
         return TSW_OK;
     }
+    const double budget = (double)sg_budget(fixed) / (double)es;
     int64_t rc = (int64_t)(budget * 0.75);
     if (rc < biggest)
         rc = biggest; /* the allocation then reports TSW_ENOMEM if even that fails */
@@ -585,9 +659,12 @@ int sg_launch_chunks(Call &call, const SgJob &job, const SgKind *kinds, int nkin
             g.cm = job.cm;
             g.R = R;
             const int nt = threads_for(kd.max_n, job.dtype, job.cost);
-            bool gy_shared;
-            const size_t smem = sg_smem_bytes(job.dtype, nt, job.max_len, job.dim, &gy_shared);
+            bool gy_shared, y_shared;
+            const size_t smem = sg_smem_bytes(job.dtype, nt, job.max_len, job.dim, job.cost,
+                                              &gy_shared, &y_shared);
             g.gy_shared = gy_shared;
+            g.y_shared = y_shared;
+            g.ymax = job.max_len;
             g.bound = scratch;
             g.bound_stride = per_block;
             g.gyglob = scratch + 4 * (job.max_len + 1);
@@ -602,6 +679,7 @@ int sg_launch_chunks(Call &call, const SgJob &job, const SgKind *kinds, int nkin
             g.ca = (T)kd.ca;
             g.cb = (T)kd.cb;
             g.accumulate = kd.accumulate;
+            g.flag = job.flag;
             g.want_grad = job.want_grad && (kd.ga || kd.gb || job.gcost);
             g.gamma = (T)job.params->gamma;
             g.inv_gamma = (T)(1.0 / job.params->gamma);
@@ -665,17 +743,16 @@ struct SgHost {
     ~SgHost() { tsw__free(buf); }
 };
 
-} // namespace
-
-/* ---- entry points (called by the dispatch in sdtw_grad.c) -------------------------------- */
-
-int tsw__cuda_soft_dtw_grad(const tsw_params *params, tsw_dtype dtype, int64_t dim,
-                            const tsw_collection *x, const tsw_collection *y, void *values,
-                            void *grad_x, void *grad_y, const tsw_exec *exec, int on_device)
+/*
+ * The call, or with query != NULL only the bytes of device memory it needs when given a
+ * workspace (every problem in one chunk; grad_x/grad_y then only say whether wanted).
+ * Device inputs are checked by kernels whose flag the compute kernels read first, so a
+ * call synchronises once, at the end.
+ */
+int sg_grad(const tsw_params *params, tsw_dtype dtype, int64_t dim, const tsw_collection *x,
+            const tsw_collection *y, void *values, void *grad_x, void *grad_y,
+            const tsw_exec *exec, int on_device, size_t *query)
 {
-    DeviceGuard guard(exec->device_index);
-    if (guard.rc)
-        return guard.rc;
     int rc;
     HostColl hx, hy;
     if ((rc = hx.init(x)) || (rc = hy.init(y)))
@@ -684,6 +761,8 @@ int tsw__cuda_soft_dtw_grad(const tsw_params *params, tsw_dtype dtype, int64_t d
     const size_t es = tsw__dtype_size(dtype);
     const bool norm = params->normalize != 0;
     const int64_t L = hx.max_len > hy.max_len ? hx.max_len : hy.max_len;
+    if (L >= ((int64_t)1 << 30))
+        return TSW_EOVERFLOW; /* the kernel indexes rows and columns with int */
 
     /* host scratch: rsize, roff, chunk starts (count + 1), index upload (5 count) */
     SgHost hs;
@@ -708,12 +787,7 @@ int tsw__cuda_soft_dtw_grad(const tsw_params *params, tsw_dtype dtype, int64_t d
         rsize[k] = (int64_t)r;
     }
 
-    Call call;
-    tsw_exec ex = *exec;
-    ex.cuda_workspace = nullptr; /* these calls size their own memory (see tswarp.h) */
-    ex.cuda_workspace_bytes = 0;
-    if ((rc = call.init(&ex, on_device != 0)))
-        return rc;
+    const bool one_chunk = query || exec->cuda_workspace;
     Plan plan;
     SgPieces pc;
     memset(&pc, 0, sizeof(pc));
@@ -732,14 +806,23 @@ int tsw__cuda_soft_dtw_grad(const tsw_params *params, tsw_dtype dtype, int64_t d
     pc.flag = plan.add(sizeof(int));
     const int64_t per_block = 4 * (L + 1) + 2 * L * dim;
     int64_t r_cap, blocks_cap;
-    if ((rc = sg_size(rsize, count, per_block, es, plan.total, &r_cap, &blocks_cap)))
+    if ((rc = sg_size(rsize, count, per_block, es, plan.total, one_chunk, &r_cap, &blocks_cap)))
         return rc;
     const int64_t nch = sg_chunks(rsize, count, r_cap, blocks_cap, roff, start);
     pc.scratch = plan.add((size_t)blocks_cap * (size_t)per_block, es);
     pc.R = plan.add((size_t)r_cap, es);
     if (plan.overflow)
         return TSW_EOVERFLOW;
-    if ((rc = call.alloc(&ex, plan.total)))
+    if (query) {
+        *query = plan.total;
+        return TSW_OK;
+    }
+    DeviceGuard guard(exec->device_index);
+    if (guard.rc)
+        return guard.rc;
+    Call call;
+    tsw_exec ex = *exec;
+    if ((rc = call.init(&ex, on_device != 0)) || (rc = call.alloc(&ex, plan.total)))
         return rc;
 
     /* index arrays: [x offsets, x lengths, y offsets, y lengths, R offsets] */
@@ -789,8 +872,6 @@ int tsw__cuda_soft_dtw_grad(const tsw_params *params, tsw_dtype dtype, int64_t d
                 dflag);
         }
         TSW_CU(cudaGetLastError(), "check kernel launch");
-        if ((rc = sg_read_flag(call, dflag)))
-            return rc;
     }
 
     SgKind kinds[3];
@@ -814,6 +895,7 @@ int tsw__cuda_soft_dtw_grad(const tsw_params *params, tsw_dtype dtype, int64_t d
     job.max_len = L;
     job.values = vals;
     job.want_grad = grad_x || grad_y;
+    job.flag = on_device ? dflag : nullptr;
     if ((rc = sg_launch(call, job, kinds, nk, call.at(pc.R), call.at(pc.scratch), per_block,
                         start, nch, &ex)))
         return rc;
@@ -822,22 +904,21 @@ int tsw__cuda_soft_dtw_grad(const tsw_params *params, tsw_dtype dtype, int64_t d
             (grad_x && (rc = copy_out(call, grad_x, gx, xbytes, "cudaMemcpyAsync (grad_x)"))) ||
             (grad_y && (rc = copy_out(call, grad_y, gy, ybytes, "cudaMemcpyAsync (grad_y)"))))
             return rc;
-    }
-    if ((rc = call.sync()))
+        if ((rc = call.sync()))
+            return rc;
+    } else if ((rc = sg_read_flag(call, dflag))) {
         return rc;
+    }
     if (ex.progress && ex.progress(ex.progress_user, count, count))
         return TSW_ECANCELED;
     return TSW_OK;
 }
 
-int tsw__cuda_soft_dtw_cost_grad(const tsw_params *params, tsw_dtype dtype, int64_t count,
-                                 int64_t n, int64_t m, const int64_t *lengths_x,
-                                 const int64_t *lengths_y, const void *cost, void *values,
-                                 void *grad_cost, const tsw_exec *exec, int on_device)
+int sg_cost_grad(const tsw_params *params, tsw_dtype dtype, int64_t count, int64_t n,
+                 int64_t m, const int64_t *lengths_x, const int64_t *lengths_y,
+                 const void *cost, void *values, void *grad_cost, const tsw_exec *exec,
+                 int on_device, size_t *query)
 {
-    DeviceGuard guard(exec->device_index);
-    if (guard.rc)
-        return guard.rc;
     int rc;
     const size_t es = tsw__dtype_size(dtype);
     SgHost hs;
@@ -862,15 +943,11 @@ int tsw__cuda_soft_dtw_cost_grad(const tsw_params *params, tsw_dtype dtype, int6
         L = mk > L ? mk : L;
     }
     size_t cbytes;
-    if (tsw__mul_size((size_t)count * (size_t)n, (size_t)m * es, &cbytes))
+    if (L >= ((int64_t)1 << 30) ||
+        tsw__mul_size((size_t)count * (size_t)n, (size_t)m * es, &cbytes))
         return TSW_EOVERFLOW;
 
-    Call call;
-    tsw_exec ex = *exec;
-    ex.cuda_workspace = nullptr;
-    ex.cuda_workspace_bytes = 0;
-    if ((rc = call.init(&ex, on_device != 0)))
-        return rc;
+    const bool one_chunk = query || exec->cuda_workspace;
     Plan plan;
     SgPieces pc;
     memset(&pc, 0, sizeof(pc));
@@ -884,14 +961,23 @@ int tsw__cuda_soft_dtw_cost_grad(const tsw_params *params, tsw_dtype dtype, int6
     pc.flag = plan.add(sizeof(int));
     const int64_t per_block = 4 * (L + 1) + 2 * L;
     int64_t r_cap, blocks_cap;
-    if ((rc = sg_size(rsize, count, per_block, es, plan.total, &r_cap, &blocks_cap)))
+    if ((rc = sg_size(rsize, count, per_block, es, plan.total, one_chunk, &r_cap, &blocks_cap)))
         return rc;
     const int64_t nch = sg_chunks(rsize, count, r_cap, blocks_cap, roff, start);
     pc.scratch = plan.add((size_t)blocks_cap * (size_t)per_block, es);
     pc.R = plan.add((size_t)r_cap, es);
     if (plan.overflow)
         return TSW_EOVERFLOW;
-    if ((rc = call.alloc(&ex, plan.total)))
+    if (query) {
+        *query = plan.total;
+        return TSW_OK;
+    }
+    DeviceGuard guard(exec->device_index);
+    if (guard.rc)
+        return guard.rc;
+    Call call;
+    tsw_exec ex = *exec;
+    if ((rc = call.init(&ex, on_device != 0)) || (rc = call.alloc(&ex, plan.total)))
         return rc;
     int64_t *d_idx = (int64_t *)call.at(pc.idx);
     if ((rc = copy_in(call, d_idx, up, (size_t)(5 * count) * sizeof(int64_t), "index upload")))
@@ -915,11 +1001,7 @@ int tsw__cuda_soft_dtw_cost_grad(const tsw_params *params, tsw_dtype dtype, int6
             cost_check_kernel<double><<<bx, 256, 0, call.stream>>>(
                 (const double *)cm, count, n, m, d_idx + count, d_idx + 3 * count, dflag);
         TSW_CU(cudaGetLastError(), "check kernel launch");
-        if ((rc = sg_read_flag(call, dflag)))
-            return rc;
     }
-    if (gc)
-        TSW_CU(cudaMemsetAsync(gc, 0, cbytes, call.stream), "cudaMemsetAsync (grad_cost)");
     SgKind kind = SgKind{nullptr, nullptr, d_idx, d_idx + count, d_idx + 2 * count,
                          d_idx + 3 * count, n, nullptr, nullptr, 1.0, 1.0, 1.0, 0};
     SgJob job;
@@ -938,6 +1020,7 @@ int tsw__cuda_soft_dtw_cost_grad(const tsw_params *params, tsw_dtype dtype, int6
     job.values = vals;
     job.gcost = gc;
     job.want_grad = gc != nullptr;
+    job.flag = on_device ? dflag : nullptr;
     if ((rc = sg_launch(call, job, &kind, 1, call.at(pc.R), call.at(pc.scratch), per_block,
                         start, nch, &ex)))
         return rc;
@@ -946,10 +1029,52 @@ int tsw__cuda_soft_dtw_cost_grad(const tsw_params *params, tsw_dtype dtype, int6
             (grad_cost &&
              (rc = copy_out(call, grad_cost, gc, cbytes, "cudaMemcpyAsync (grad_cost)"))))
             return rc;
-    }
-    if ((rc = call.sync()))
+        if ((rc = call.sync()))
+            return rc;
+    } else if ((rc = sg_read_flag(call, dflag))) {
         return rc;
+    }
     if (ex.progress && ex.progress(ex.progress_user, count, count))
         return TSW_ECANCELED;
     return TSW_OK;
+}
+
+} // namespace
+
+/* ---- entry points (called by the dispatch in sdtw_grad.c) -------------------------------- */
+
+int tsw__cuda_soft_dtw_grad(const tsw_params *params, tsw_dtype dtype, int64_t dim,
+                            const tsw_collection *x, const tsw_collection *y, void *values,
+                            void *grad_x, void *grad_y, const tsw_exec *exec, int on_device)
+{
+    return sg_grad(params, dtype, dim, x, y, values, grad_x, grad_y, exec, on_device, nullptr);
+}
+
+int tsw__cuda_soft_dtw_cost_grad(const tsw_params *params, tsw_dtype dtype, int64_t count,
+                                 int64_t n, int64_t m, const int64_t *lengths_x,
+                                 const int64_t *lengths_y, const void *cost, void *values,
+                                 void *grad_cost, const tsw_exec *exec, int on_device)
+{
+    return sg_cost_grad(params, dtype, count, n, m, lengths_x, lengths_y, cost, values,
+                        grad_cost, exec, on_device, nullptr);
+}
+
+int tsw__cuda_soft_dtw_grad_workspace(const tsw_params *params, tsw_dtype dtype, int64_t dim,
+                                      const tsw_collection *x, const tsw_collection *y,
+                                      int want_grad_x, int want_grad_y, const tsw_exec *exec,
+                                      size_t *bytes)
+{
+    static char mark;
+    return sg_grad(params, dtype, dim, x, y, nullptr, want_grad_x ? &mark : nullptr,
+                   want_grad_y ? &mark : nullptr, exec, 1, bytes);
+}
+
+int tsw__cuda_soft_dtw_cost_grad_workspace(const tsw_params *params, tsw_dtype dtype,
+                                           int64_t count, int64_t n, int64_t m,
+                                           const int64_t *lengths_x, const int64_t *lengths_y,
+                                           int want_grad, const tsw_exec *exec, size_t *bytes)
+{
+    static char mark;
+    return sg_cost_grad(params, dtype, count, n, m, lengths_x, lengths_y, nullptr, nullptr,
+                        want_grad ? &mark : nullptr, exec, 1, bytes);
 }

@@ -8,6 +8,8 @@
 
 #include <float.h>
 
+extern double tsw__shapelet_table_bytes; /* cpu/shapelet.c: 0 forces per-item 1/std rows */
+
 typedef struct {
     int64_t n, *len, *off;
     double *v;
@@ -101,6 +103,11 @@ static void test_random(void)
         CHECK_RC(tsw_shapelet_search(&sp, TSW_F64, &p.c, p.lab, NULL, 0, &b, &fast), TSW_OK);
         CHECK(a.series >= 0 && a.gain > 0);
         SAME(&a, &b);
+        double table = tsw__shapelet_table_bytes;
+        tsw__shapelet_table_bytes = 0; /* the same without the 1/std table */
+        CHECK_RC(tsw_shapelet_search(&sp, TSW_F64, &p.c, p.lab, NULL, 0, &b, &fast), TSW_OK);
+        SAME(&a, &b);
+        tsw__shapelet_table_bytes = table;
         for (int nt = 1; nt <= 3; ++nt) { /* thread count does not change the answer */
             fast.n_threads = nt;
             CHECK_RC(tsw_shapelet_search(&sp, TSW_F64, &p.c, p.lab, NULL, 0, &b, &fast),

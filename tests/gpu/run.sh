@@ -24,6 +24,7 @@
 #   pytest      the rest of tests/python (the tests that need aeon, tslearn or dtaidistance
 #               skip when those are missing)
 #   bench       bench/gpu_bench.py (the performance table)
+#   bench-align bench/gpu_align.py (exact alignment paths: 100k and 1M x 12 against targets)
 # The summary comes last (and in $OUT/summary.txt). Exit status 1 if any stage failed.
 # shellcheck disable=SC2317  # the st_* functions run through `bash -c` (exported)
 set -o pipefail
@@ -271,8 +272,13 @@ st_bench() {
     cd "$SRC" && "$PY" bench/gpu_bench.py --markdown-out "$LOGS/bench.md"
 }
 
+st_bench_align() {
+    load_py || return 1
+    cd "$SRC" && "$PY" bench/gpu_align.py --markdown
+}
+
 export -f other_gpu_tests st_versions st_build st_ctest_c st_ctest_gpu st_memcheck st_racecheck st_python \
-    load_py st_pytest_gpu st_pytest st_bench
+    load_py st_pytest_gpu st_pytest st_bench st_bench_align
 
 # ---- the run --------------------------------------------------------------------------------
 echo "tests/gpu/run.sh: $SRC -> $BUILD, archs $ARCHS, $JOBS jobs, budget ${BUDGET}s, logs $LOGS"
@@ -305,6 +311,7 @@ fi
 stage pytest-gpu 120 st_pytest_gpu
 stage pytest 200 st_pytest
 stage bench 150 st_bench
+stage bench-align 120 st_bench_align
 
 # ---- summary ----------------------------------------------------------------------------------
 note() { NOTE[$1]=$(grep -a -E "$2" "$LOGS/$1.log" 2>/dev/null | tail -n 1 | cut -c1-110); }

@@ -51,11 +51,11 @@ def test_nearest_centroid_gunpoint():
 
     Xtr, ytr = load_gunpoint("train")
     Xte, yte = load_gunpoint("test")
-    clf = SoftDTWNearestCentroid(gamma=1.0, max_iter=20).fit(Xtr, ytr)
+    clf = SoftDTWNearestCentroid(gamma=0.1, max_iter=20).fit(Xtr, ytr)
     assert set(clf.classes_) == {1, 2}
     acc = clf.score(Xte, yte)
-    # class means alone score ~0.7 on GunPoint; soft-DTW centroids do better
-    assert acc >= 0.75, acc
+    # about 0.87 here (0.64 with gamma=1, which smooths the centroids too much)
+    assert acc >= 0.8, acc
 
 
 def test_kmeans_separates_two_shapes(rng):

@@ -895,3 +895,28 @@ def test_info_lists_the_gpus():
     assert INFO["cuda_runtime"] > 0 and INFO["cuda_driver"] > 0
     assert len(INFO["gpus"]) == INFO["cuda_devices"] >= 1
     assert any(g["runnable"] for g in INFO["gpus"]), INFO["gpus"]
+
+
+# =======================================================================================
+# alignment paths on the GPU (src/cuda/path.cu): the CPU's path, pair for pair
+# =======================================================================================
+@needs_gpu
+@DTYPES
+@pytest.mark.parametrize("step", ["symmetric1", "p05"])
+def test_dtw_path_on_gpu_equals_cpu(rng, step, dtype):
+    for trial in range(12):
+        n = int(rng.integers(1, 700))
+        m = int(rng.integers((n + 1) // 2, 2 * n)) if step == "p05" else int(rng.integers(1, 700))
+        dim = int(rng.choice([1, 3, 12, 20]))
+        cost = str(rng.choice(["sqeuclidean", "euclidean", "abs", "cosine"]))
+        kw = dict(step=step, cost=cost)
+        if trial % 3 == 1:
+            kw["window"] = int(rng.integers(0, max(n, m) // 3 + 2))
+        a = rng.standard_normal((n, dim)).cumsum(axis=0).astype(dtype)
+        b = rng.standard_normal((m, dim)).cumsum(axis=0).astype(dtype)
+        what = f"seed={rng.seed} trial={trial} {a.shape} {b.shape} {kw}"
+        ref, c0 = tswarp.dtw_path(a, b, device="cpu", **kw)
+        for method, limit in (("stored", None), ("linear", 1 << 16), ("auto", None)):
+            got, c = tswarp.dtw_path(a, b, device="cuda", method=method, memory_limit=limit, **kw)
+            np.testing.assert_array_equal(got, ref, err_msg=f"{what} {method}")
+            assert c == c0, f"{what} {method}: cost {c!r} != {c0!r}"

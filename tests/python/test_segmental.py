@@ -391,3 +391,22 @@ def test_progress_and_cancel(rng):
     for jobs in (1, 2):
         with pytest.raises(Stop):
             tswarp.segmental_dtw(a, b, 4, progress=stop, n_jobs=jobs)
+
+
+def test_cli_segmental(tmp_path, rng, capsys):
+    from tswarp.cli import main
+
+    a, b = rng.normal(size=(1, 120, 2)), rng.normal(size=(1, 150, 2))
+    np.save(tmp_path / "a.npy", a)
+    np.save(tmp_path / "b.npy", b)
+    out = tmp_path / "p.npy"
+    rc = main(["align", str(tmp_path / "a.npy"), str(tmp_path / "b.npy"), "--segmental", "strict",
+               "--fragments", "6", "--cost", "abs", "--out", str(out)])
+    assert rc == 0
+    want = tswarp.segmental_dtw(a[0], b[0], 6, "strict", cost="abs")
+    np.testing.assert_array_equal(np.load(out), want)
+    assert "strict segmental, 6 fragments" in capsys.readouterr().out
+    assert main(["align", str(tmp_path / "a.npy"), str(tmp_path / "b.npy"), "--segmental", "weak",
+                 "--window", "5"]) == 2
+    assert main(["align", str(tmp_path / "a.npy"), str(tmp_path / "b.npy"), "--segmental", "weak",
+                 "--fragments", "0"]) == 2

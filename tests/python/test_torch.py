@@ -49,8 +49,8 @@ def test_matches_tslearn_loss(rng):
     ref.sum().backward()
     # tslearn's loss builds the cost as |x|^2 + |y|^2 - 2 <x, y> (cancellation ~1e-8)
     torch.testing.assert_close(ours, ref, rtol=1e-6, atol=1e-6)
-    torch.testing.assert_close(gx, x.grad, rtol=1e-5, atol=1e-6)
-    torch.testing.assert_close(gy, y.grad, rtol=1e-5, atol=1e-6)
+    torch.testing.assert_close(gx, x.grad, rtol=1e-5, atol=1e-4)
+    torch.testing.assert_close(gy, y.grad, rtol=1e-5, atol=1e-4)
     x.grad = y.grad = None
     div = SoftDTW(gamma=0.5, normalize=True)(x, y)
     ref = tsl.SoftDTWLossPyTorch(gamma=0.5, normalize=True)(x, y)

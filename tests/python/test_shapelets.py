@@ -1,0 +1,429 @@
+"""Shapelets: find_shapelet against a brute force written here (eq. 2 computed directly, the
+order line scanned in plain Python), a hand-checked tree, logical shapelets on constructed
+AND/OR problems, the transform, bad inputs, scikit-learn's estimator checks, plot and CLI."""
+
+import math
+
+import numpy as np
+import pytest
+
+sklearn = pytest.importorskip("sklearn")
+
+from tswarp import _tswarp  # noqa: E402
+from tswarp.datasets import gunpoint_path, load_gunpoint  # noqa: E402
+from tswarp.shapelets import (  # noqa: E402
+    ShapeletTransform,
+    ShapeletTreeClassifier,
+    find_shapelet,
+    shapelet_distances,
+)
+
+TIE = 1e-7
+
+
+# ---- brute force --------------------------------------------------------------------------
+
+
+def _z(w):
+    """z-normalise a window; a constant window (all values equal) becomes zeros."""
+    if np.all(w == w[0]):
+        return np.zeros_like(w)
+    return (w - w.mean()) / w.std()
+
+
+def brute_distance(shape, x):
+    """min over windows of sqrt(mean((z(shape) - z(window))^2)); d^2 < 1e-12 is 0."""
+    l = len(shape)
+    zs = _z(np.asarray(shape, dtype=np.float64))
+    best = math.inf
+    for u in range(len(x) - l + 1):
+        d2 = float(np.mean((zs - _z(x[u:u + l])) ** 2))
+        best = min(best, 0.0 if d2 < 1e-12 else d2)
+    return math.sqrt(best)
+
+
+def _xlogx(c):
+    return c * math.log(c) if c > 0 else 0.0
+
+
+def _gap_key(g):
+    return math.floor(g * 1e9 + 0.5)
+
+
+def best_split(d, lab, C):
+    """(gain, gap, threshold) of the best split of an order line, or None."""
+    order = sorted(range(len(d)), key=lambda k: d[k])
+    d = [d[k] for k in order]
+    lab = [lab[k] for k in order]
+    n = len(d)
+    total = [lab.count(c) for c in range(C)]
+    nent = _xlogx(n) - sum(_xlogx(t) for t in total)
+    best = None
+    left = [0] * C
+    for k in range(n - 1):
+        left[lab[k]] += 1
+        if not d[k + 1] - d[k] > TIE:
+            continue
+        nl = k + 1
+        s = 0.0
+        for c in range(C):
+            s += _xlogx(left[c]) + _xlogx(total[c] - left[c])
+        gain = (nent - ((_xlogx(nl) + _xlogx(n - nl)) - s)) / n
+        gap = sum(d[nl:]) / (n - nl) - sum(d[:nl]) / nl
+        if best is None or gain > best[0] or (gain == best[0] and _gap_key(gap) > _gap_key(best[1])):
+            best = (gain, gap, 0.5 * (d[k] + d[k + 1]))
+    return best
+
+
+def brute_force(X, codes, C, lengths):
+    """Every candidate (series, start, length): the best by gain, gap, then index order."""
+    best = None
+    for i, xi in enumerate(X):
+        for s in range(len(xi)):
+            for l in lengths:
+                if s + l > len(xi):
+                    continue
+                d = [brute_distance(xi[s:s + l], xj) for xj in X]
+                r = best_split(d, codes, C)
+                if r is None:
+                    continue
+                cand = (r[0], r[1], r[2], i, s, l)
+                if best is None or r[0] > best[0] or (
+                        r[0] == best[0] and _gap_key(r[1]) > _gap_key(best[1])):
+                    best = cand
+    return best
+
+
+def _random_problem(rng, n, lo, hi, C, labels=None):
+    X = [rng.standard_normal(int(rng.integers(lo, hi + 1))) for _ in range(n)]
+    codes = np.arange(n) % C
+    rng.shuffle(codes)
+    for i in range(n):  # a class-specific bump, so that good shapelets exist
+        p = int(rng.integers(0, len(X[i]) - 3))
+        X[i][p:p + 3] += (codes[i] + 1) * np.array([1.0, 2.0, 1.0])
+    if labels is None:
+        return X, codes
+    return X, np.asarray(labels)[codes]
+
+
+@pytest.mark.parametrize("C", [2, 3])
+def test_find_shapelet_equals_brute_force(rng, C):
+    labels = ["gun", "point", "other"][:C]
+    for _ in range(3):
+        n = int(rng.integers(5, 9))
+        X, y = _random_problem(rng, n, 8, 13, C, labels)
+        minl = int(rng.integers(2, 4))
+        step = int(rng.integers(1, 3))
+        # (length 2 alone cannot split noise: every series has an up and a down step)
+        maxl = int(rng.integers(minl + 2, min(len(x) for x in X) + 1))
+        lengths = list(range(minl, maxl + 1, step))
+        classes, codes = np.unique(y, return_inverse=True)
+        gain, gap, thr, i, s, l = brute_force(X, list(codes), C, lengths)
+        got = find_shapelet(X, y, min_length=minl, max_length=maxl, length_step=step)
+        msg = f"seed {rng.seed}"
+        assert (got.series, got.start, got.length) == (i, s, l), msg
+        assert got.gain == pytest.approx(gain, rel=0, abs=1e-12), msg
+        assert got.threshold == pytest.approx(thr, abs=1e-7), msg
+        assert got.gap == pytest.approx(gap, abs=1e-7), msg
+        np.testing.assert_array_equal(got.values, X[i][s:s + l])
+        # the reference implementation (eq. 2 directly, in C) agrees too
+        Xs_v = np.concatenate(X)
+        lens = np.array([len(x) for x in X], dtype=np.int64)
+        offs = np.concatenate([[0], np.cumsum(lens)[:-1]]).astype(np.int64)
+        ref = _tswarp._shapelet_search(Xs_v, offs, lens, codes.astype(np.int32), C, minl, maxl,
+                                       step, _impl="reference")
+        assert ref[:3] == (i, s, l), msg
+        assert ref[4] == got.gain
+
+
+def test_distances_equal_brute_force(rng):
+    X = [rng.standard_normal(int(rng.integers(10, 30))) for _ in range(6)]
+    X[2][3:9] = 1.5  # constant stretch: distance 0 to a constant shapelet, 1 to others
+    shapes = [rng.standard_normal(4), X[0][2:7], np.full(3, 2.0), rng.standard_normal(9)]
+    D, P = shapelet_distances(shapes, X, return_positions=True)
+    assert D.shape == (6, 4) and P.shape == (6, 4)
+    for j, x in enumerate(X):
+        for k, s in enumerate(shapes):
+            assert D[j, k] == pytest.approx(brute_distance(s, x), abs=1e-7)
+            w = x[P[j, k]:P[j, k] + len(s)]
+            assert brute_distance(s, w) == pytest.approx(D[j, k], abs=1e-7)
+    assert D[0, 1] == 0.0 and P[0, 1] == 2
+    assert D[2, 2] == 0.0  # constant shapelet, constant window
+    assert not np.isnan(D).any()
+
+
+# ---- the tree ----------------------------------------------------------------------------
+
+
+def _hand_problem():
+    # length-2 windows z-normalise to (-1, 1) (up), (1, -1) (down) or (0, 0) (flat): the
+    # distance is 0 for the same kind, 1 flat vs step, 2 up vs down.
+    X = np.array([[0, 0, 1, 1, 1],  # A: up and flat
+                  [5, 5, 5, 7, 7],  # A
+                  [1, 1, 0, 0, 0],  # B: down and flat
+                  [3, 2, 2, 2, 2],  # B
+                  [0, 1, 2, 3, 4],  # C: up only
+                  [9, 10, 11, 12, 13]], dtype=float)
+    y = np.array(["A", "A", "B", "B", "C", "C"])
+    return X, y
+
+
+def test_tree_hand_checked():
+    X, y = _hand_problem()
+    clf = ShapeletTreeClassifier(min_length=2, max_length=2).fit(X, y)
+    # Root: a down-step (A at 1, B at 0, C at 2) splits {B} | {A, C} with gain
+    # log 3 - 2/3 log 2 and gap 1.5, beating the up-step (gap 1); the first down-step is
+    # X[2][1:3]; the threshold is the smaller of the two tied splits, 0.5.
+    root = clf.shapelets_[0]
+    s = root["shapelets"][0]
+    assert (s.series, s.start, s.length) == (2, 1, 2)
+    assert root["gain"] == pytest.approx(math.log(3) - 2 / 3 * math.log(2), abs=1e-12)
+    assert root["gap"] == pytest.approx(1.5, abs=1e-7)
+    assert root["threshold"] == pytest.approx(0.5, abs=1e-7)
+    # Then {A, C}: a flat window (0 to A, 1 to C), the first being X[0][0:2].
+    second = clf.shapelets_[1]
+    s2 = second["shapelets"][0]
+    assert (s2.series, s2.start, s2.length) == (0, 0, 2)
+    assert second["gain"] == pytest.approx(math.log(2), abs=1e-12)
+    assert len(clf.shapelets_) == 2
+    assert clf.score(X, y) == 1.0
+    test = [[2, 2, 2, 3, 3], [4, 3, 3, 3, 3], [1, 2, 3, 4, 5]]
+    assert clf.predict(test).tolist() == ["A", "B", "C"]
+    text = clf.export_text()
+    assert "X[2][1:3]" in text and "X[0][0:2]" in text
+    # depth 1: one rule, the leaf on the right holds A and C (ties to the first class)
+    one = ShapeletTreeClassifier(min_length=2, max_length=2, max_depth=1).fit(X, y)
+    assert len(one.shapelets_) == 1
+    assert one.predict(test).tolist() == ["A", "B", "A"]
+    np.testing.assert_allclose(one.predict_proba(test)[2], [0.5, 0, 0.5])
+
+
+def _logic_problem(rng, n, op):
+    """A shared smooth background (its windows are at distance ~0 from every series, so they
+    split nothing) with pattern P and/or pattern Q planted apart. AND: class 1 iff both; OR:
+    class 1 iff at least one. (Pure-noise backgrounds would not do: z-normalised noise
+    windows are random shapes that split small training sets by chance.)"""
+    P = np.array([0.0, 2.0, 4.0, 2.0, 0.0, 0.0])
+    Q = np.array([0.0, 3.0, 3.0, -3.0, -3.0, 0.0])
+    t = np.arange(48)
+    X, y = [], []
+    for k in range(n):
+        x = np.sin(2 * np.pi * t / 48) + 0.01 * rng.standard_normal(48)
+        kind = k % 4  # 0: P, 1: Q, 2: both, 3: neither (AND: both twice)
+        if op == "and" and kind == 3:
+            kind = 2
+        if kind in (0, 2):
+            x[4:10] += P
+        if kind in (1, 2):
+            x[28:34] += Q
+        X.append(x)
+        y.append(int(kind == 2) if op == "and" else int(kind != 3))
+    return np.array(X), np.array(y)
+
+
+@pytest.mark.parametrize("op", ["and", "or"])
+def test_logical_shapelets_improve_or_match(rng, op):
+    X, y = _logic_problem(rng, 24, op)
+    Xt, yt = _logic_problem(rng, 40, op)
+    kw = dict(min_length=6, max_length=6, max_depth=1)
+    plain = ShapeletTreeClassifier(**kw).fit(X, y)
+    logic = ShapeletTreeClassifier(logical=True, **kw).fit(X, y)
+    msg = f"seed {rng.seed}"
+    assert logic.shapelets_[0]["gain"] >= plain.shapelets_[0]["gain"], msg
+    assert logic.score(X, y) == 1.0, msg
+    assert logic.score(Xt, yt) >= plain.score(Xt, yt), msg
+    if op == "and":  # one shapelet cannot express "P and Q" in one node
+        assert plain.score(X, y) < 1.0, msg
+        assert logic.shapelets_[0]["gain"] > plain.shapelets_[0]["gain"], msg
+        # (either operator may do it: "far from A or far from B" is "not (A and B)")
+        assert logic.shapelets_[0]["op"] in ("and", "or"), msg
+
+
+def test_tree_variable_length_and_gunpoint():
+    X, y = load_gunpoint("train")
+    Xt, yt = load_gunpoint("test")
+    clf = ShapeletTreeClassifier(min_length=20, max_length=40, length_step=10).fit(X, y)
+    assert clf.score(Xt, yt) >= 0.85
+    # variable lengths: trimmed copies, every series still longer than the shapelets
+    ragged = [x[: 100 + (i % 7) * 5] for i, x in enumerate(X)]
+    clf2 = ShapeletTreeClassifier(min_length=20, max_length=40, length_step=10).fit(ragged, y)
+    assert clf2.predict([x[:120] for x in Xt]).shape == (len(Xt),)
+
+
+# ---- the transform -----------------------------------------------------------------------
+
+
+def test_transform_top_k(rng):
+    X, y = _random_problem(rng, 8, 10, 14, 2)
+    k = 6
+    T = ShapeletTransform(n_shapelets=k, min_length=3, max_length=5)
+    F = T.fit_transform(X, y)
+    assert F.shape == (8, T.n_shapelets_) and T.n_shapelets_ == k
+    best = find_shapelet(X, y, min_length=3, max_length=5)
+    first = T.shapelets_[0]
+    assert (first.series, first.start, first.length) == (best.series, best.start, best.length)
+    gains = [s.gain for s in T.shapelets_]
+    assert gains == sorted(gains, reverse=True)
+    for a in range(k):  # no two overlap in the same series
+        for b in range(a):
+            sa, sb = T.shapelets_[a], T.shapelets_[b]
+            assert (sa.series != sb.series or sa.start + sa.length <= sb.start
+                    or sb.start + sb.length <= sa.start)
+    for j, x in enumerate(X):
+        for c, s in enumerate(T.shapelets_):
+            assert F[j, c] == pytest.approx(brute_distance(s.values, x), abs=1e-7)
+    # the greedy rule, checked against every candidate ranked in Python
+    codes = np.asarray(y)
+    ranked = []
+    for i, xi in enumerate(X):
+        for s in range(len(xi)):
+            for l in (3, 4, 5):
+                if s + l <= len(xi):
+                    r = best_split([brute_distance(xi[s:s + l], xj) for xj in X], list(codes), 2)
+                    if r is not None:
+                        ranked.append((-r[0], -_gap_key(r[1]), i, s, l))
+    ranked.sort()
+    kept = []
+    for _, _, i, s, l in ranked:
+        if all(i != i2 or s + l <= s2 or s2 + l2 <= s for i2, s2, l2 in kept):
+            kept.append((i, s, l))
+        if len(kept) == k:
+            break
+    assert [(s.series, s.start, s.length) for s in T.shapelets_] == kept
+
+
+def test_transform_linear_classifier_gunpoint():
+    from sklearn.linear_model import RidgeClassifierCV
+    from sklearn.pipeline import make_pipeline
+
+    X, y = load_gunpoint("train")
+    Xt, yt = load_gunpoint("test")
+    pipe = make_pipeline(ShapeletTransform(n_shapelets=10, min_length=20, max_length=60,
+                                           length_step=20), RidgeClassifierCV())
+    assert pipe.fit(X, y).score(Xt, yt) >= 0.85
+
+
+# ---- bad input ----------------------------------------------------------------------------
+
+
+def test_bad_input():
+    X, y = _hand_problem()
+    with pytest.raises(ValueError, match="one class"):
+        find_shapelet(X, ["A"] * 6)
+    with pytest.raises(ValueError, match="1 sample"):
+        find_shapelet(X[:1], y[:1])
+    Xn = X.copy()
+    Xn[3, 2] = np.nan
+    with pytest.raises(ValueError, match=r"X\[3\] contains NaN"):
+        find_shapelet(Xn, y)
+    with pytest.raises(ValueError, match="greater than max_length"):
+        find_shapelet(X, y, min_length=4, max_length=3)
+    with pytest.raises(ValueError, match="longer than the shortest series"):
+        find_shapelet(X, y, min_length=6)
+    with pytest.raises(ValueError, match="longer than the shortest series"):
+        find_shapelet(X, y, min_length=2, max_length=9)
+    with pytest.raises(ValueError, match="longer than the shortest series"):
+        find_shapelet([x for x in X[:5]] + [X[5][:2]], y, min_length=3)
+    with pytest.raises(ValueError, match="min_length must be >= 2"):
+        find_shapelet(X, y, min_length=1)
+    with pytest.raises(TypeError, match="min_length must be an int"):
+        find_shapelet(X, y, min_length=2.5)
+    with pytest.raises(ValueError, match="X holds 6 series but y holds 5"):
+        find_shapelet(X, y[:5])
+    with pytest.raises(ValueError, match="multivariate"):
+        find_shapelet(np.zeros((6, 5, 2)), y)
+    with pytest.raises(ValueError, match="device"):
+        find_shapelet(X, y, device="gpu")
+    with pytest.raises(ValueError, match="no candidate splits"):
+        find_shapelet(np.repeat(np.arange(6.0)[:, None], 5, axis=1), y)
+    import tswarp
+
+    with pytest.raises((NotImplementedError, tswarp.NoDeviceError)):  # CPU only for now
+        find_shapelet(X, y, device="cuda")
+    clf = ShapeletTreeClassifier(min_length=3, max_length=4).fit(X, y)
+    with pytest.raises(ValueError, match="shorter than a shapelet"):
+        clf.predict([[1.0, 2.0]])
+    with pytest.raises(ValueError, match="n_shapelets"):
+        ShapeletTransform(n_shapelets=0, min_length=2).fit(X, y)
+
+
+# ---- scikit-learn -------------------------------------------------------------------------
+
+# Checks that cannot pass, and why (also listed in the classes' docstrings):
+_VARLEN = "series of any length >= the longest shapelet are valid inputs after fit"
+_SKIP = {
+    ShapeletTreeClassifier: {
+        # Series of any length are valid inputs to predict, so a number of time points other
+        # than in fit is not an error; both checks require one.
+        "check_n_features_in_after_fitting": _VARLEN,
+        "check_classifiers_train": _VARLEN,
+    },
+    ShapeletTransform: {"check_n_features_in_after_fitting": _VARLEN},
+}
+
+
+@pytest.mark.parametrize("Est", [ShapeletTreeClassifier, ShapeletTransform])
+def test_sklearn_check_estimator(Est):
+    from sklearn.utils.estimator_checks import check_estimator
+
+    # max_length None: the shortest series (the checks use data of 2 to 20 time points)
+    est = Est(min_length=2) if Est is ShapeletTreeClassifier else Est(n_shapelets=5,
+                                                                      min_length=2)
+    results = check_estimator(est, on_fail=None, expected_failed_checks=_SKIP[Est])
+    failed = [r for r in results if r["status"] == "failed"]
+    assert not failed, [(r["check_name"], str(r["exception"])[:300]) for r in failed]
+
+
+def test_classifier_train_like_sklearn(rng):
+    """What check_classifiers_train checks besides the feature count: fit/predict shapes,
+    predict_proba rows summing to 1, training accuracy on separable classes."""
+    n, L = 30, 20
+    X = rng.standard_normal((n, L)) * 0.2
+    y = np.repeat(np.array(["a", "b", "c"]), n // 3)
+    X[y == "b", 5:9] += [0, 3, 0, -3]
+    X[y == "c", 12:16] += [0, -3, 3, 0]
+    clf = ShapeletTreeClassifier(min_length=4, max_length=4).fit(X, y)
+    pred = clf.predict(X)
+    assert pred.shape == (n,) and set(pred) <= {"a", "b", "c"}
+    P = clf.predict_proba(X)
+    assert P.shape == (n, 3)
+    np.testing.assert_allclose(P.sum(axis=1), 1.0)
+    assert np.mean(pred == y) >= 0.83, f"seed {rng.seed}"
+    assert clf.n_features_in_ == L
+
+
+# ---- plot and CLI -------------------------------------------------------------------------
+
+
+def test_plot_shapelet():
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    import tswarp.plot
+
+    X, y = _hand_problem()
+    clf = ShapeletTreeClassifier(min_length=2, max_length=2).fit(X, y)
+    fig = tswarp.plot.shapelet(clf, X, index=1)
+    ax = fig.axes[0]
+    assert len(ax.lines) == 1 + 2  # the series and the two rules' shapelets
+    import matplotlib.pyplot as plt
+
+    plt.close(fig)
+    with pytest.raises(TypeError):
+        tswarp.plot.shapelet(object(), X)
+
+
+def test_cli_shapelets(tmp_path, capsys):
+    from tswarp.cli import main
+
+    train, test = str(gunpoint_path("train")), str(gunpoint_path("test"))
+    png = tmp_path / "s.png"
+    rc = main(["shapelets", train, test, "--min-length", "30", "--max-length", "40",
+               "--length-step", "10", "--plot", str(png)])
+    out = capsys.readouterr().out
+    assert rc == 0, out
+    assert "accuracy" in out and "dist(X[" in out
+    acc = float(out.split("accuracy ")[1].split()[0])
+    assert acc >= 0.8
+    assert png.stat().st_size > 1000
+    rc = main(["shapelets", train, test, "--min-length", "500"])
+    assert rc == 2
