@@ -14,6 +14,7 @@
 #include "../common/sdtw_grad.h"
 #include "../internal.h"
 #include "kernels.h"
+#include "sdtw_grad_diag.h"
 
 #include <math.h>
 #include <string.h>
@@ -23,41 +24,39 @@
 #include <omp.h>
 #endif
 
-/* The backward pass's weights: exp((s - r) / gamma) of three successors for `count`
- * cells, AVX2 (sdtw_grad_avx2.c) when the CPU has it. */
+/* The fast pair kernel: AVX2 (sdtw_grad_avx2.c) when the CPU has it, else scalar; one
+ * workspace layout for both. */
+#define TSW_V_ISA 0
+#define TSW_V_DOUBLE 1
+#include "simd_ops.h"
+#include "vecmath.h"
+#include "sdtw_grad_diag_impl.h"
+#undef TSW_V_DOUBLE
+#undef TSW_V_ISA
+#undef T
+
+static double tsw__sdg_diag(const tsw_params *p, const tsw__sdg_pair *pr, void *ws)
+{
 #if TSW_X86
-void tsw__sdg_weights_avx2_f64(const double *s_down, const double *s_right,
-                               const double *s_diag, const double *r, double inv_gamma,
-                               int64_t count, double *w_down, double *w_right, double *w_diag);
-void tsw__sdg_weights_avx2_f32(const float *s_down, const float *s_right, const float *s_diag,
-                               const float *r, float inv_gamma, int64_t count, float *w_down,
-                               float *w_right, float *w_diag);
+    if (tsw__cpu_level() >= 2)
+        return tsw__sdg_diag_avx2_f64(p, pr, ws);
 #endif
-#define TSW__SDG_WEIGHTS_SCALAR(T, SFX, EXP)                                                  \
-    static void sdg_weights_##SFX(const T *s_down, const T *s_right, const T *s_diag,         \
-                                  const T *r, T inv_gamma, int64_t count, T *w_down,          \
-                                  T *w_right, T *w_diag)                                      \
-    {                                                                                         \
-        if (TSW_X86 && tsw__cpu_level() >= 2) {                                               \
-            TSW__SDG_AVX2_##SFX(s_down, s_right, s_diag, r, inv_gamma, count, w_down,         \
-                                w_right, w_diag);                                             \
-            return;                                                                           \
-        }                                                                                     \
-        for (int64_t j = 0; j < count; ++j) {                                                 \
-            w_down[j] = EXP((s_down[j] - r[j]) * inv_gamma);                                  \
-            w_right[j] = EXP((s_right[j] - r[j]) * inv_gamma);                                \
-            w_diag[j] = EXP((s_diag[j] - r[j]) * inv_gamma);                                  \
-        }                                                                                     \
-    }
-#if TSW_X86
-#define TSW__SDG_AVX2_f64 tsw__sdg_weights_avx2_f64
-#define TSW__SDG_AVX2_f32 tsw__sdg_weights_avx2_f32
-#else
-#define TSW__SDG_AVX2_f64(...) (void)0
-#define TSW__SDG_AVX2_f32(...) (void)0
-#endif
-TSW__SDG_WEIGHTS_SCALAR(double, f64, exp)
-TSW__SDG_WEIGHTS_SCALAR(float, f32, expf)
+    return tsw__sdg_diag_scalar_f64(p, pr, ws);
+}
+
+/* Bytes of the fast kernel's workspace for one pair (0 on overflow). */
+static size_t tsw__sdg_diag_ws(const tsw_params *p, int64_t dim, int64_t n, int64_t m)
+{
+    tsw_band band = tsw_band_make(p->window, p->window_radius, 0, n, m);
+    size_t W = (size_t)m, cells, bytes;
+    if (band.kind == TSW_BAND_DIAG && band.below + band.above + 1 < m)
+        W = (size_t)(band.below + band.above + 1);
+    tsw__sdg_layout lay;
+    if (tsw__mul_size((size_t)n, W, &cells) || tsw__sdg_layout_make(dim, n, m, cells, &lay) ||
+        tsw__mul_size(lay.total, sizeof(double), &bytes))
+        return 0;
+    return bytes;
+}
 
 #define T double
 #define SFX f64
@@ -108,8 +107,8 @@ static int64_t tsw__sdg_now_ns(void)
 static size_t tsw__sdg_ws(const tsw__sdg_job *job, int64_t n, int64_t m)
 {
     if (job->dt == TSW_F32)
-        return job->reference ? sdg_ref_ws_f32(n, m) : sdg_fast_ws_f32(job->p, n, m);
-    return job->reference ? sdg_ref_ws_f64(n, m) : sdg_fast_ws_f64(job->p, n, m);
+        return job->reference ? sdg_ref_ws_f32(n, m) : sdg_fast_ws_f32(job->p, job->dim, n, m);
+    return job->reference ? sdg_ref_ws_f64(n, m) : sdg_fast_ws_f64(job->p, job->dim, n, m);
 }
 
 static void tsw__sdg_lengths(const tsw__sdg_job *job, int64_t k, int64_t *n, int64_t *m)

@@ -25,6 +25,7 @@
 #               skip when those are missing)
 #   bench       bench/gpu_bench.py (the performance table)
 #   bench-align bench/gpu_align.py (exact alignment paths: 100k and 1M x 12 against targets)
+#   bench-sdtw  bench/gpu_sdtw_grad.py (soft-DTW forward + backward through tswarp.torch)
 # The summary comes last (and in $OUT/summary.txt). Exit status 1 if any stage failed.
 # shellcheck disable=SC2317  # the st_* functions run through `bash -c` (exported)
 set -o pipefail
@@ -277,8 +278,13 @@ st_bench_align() {
     cd "$SRC" && "$PY" bench/gpu_align.py --markdown
 }
 
+st_bench_sdtw() {
+    load_py || return 1
+    cd "$SRC" && "$PY" bench/gpu_sdtw_grad.py --markdown-out "$LOGS/bench_sdtw.md"
+}
+
 export -f other_gpu_tests st_versions st_build st_ctest_c st_ctest_gpu st_memcheck st_racecheck st_python \
-    load_py st_pytest_gpu st_pytest st_bench st_bench_align
+    load_py st_pytest_gpu st_pytest st_bench st_bench_align st_bench_sdtw
 
 # ---- the run --------------------------------------------------------------------------------
 echo "tests/gpu/run.sh: $SRC -> $BUILD, archs $ARCHS, $JOBS jobs, budget ${BUDGET}s, logs $LOGS"
@@ -312,6 +318,7 @@ stage pytest-gpu 120 st_pytest_gpu
 stage pytest 200 st_pytest
 stage bench 150 st_bench
 stage bench-align 120 st_bench_align
+stage bench-sdtw 120 st_bench_sdtw
 
 # ---- summary ----------------------------------------------------------------------------------
 note() { NOTE[$1]=$(grep -a -E "$2" "$LOGS/$1.log" 2>/dev/null | tail -n 1 | cut -c1-110); }
