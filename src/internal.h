@@ -130,6 +130,15 @@ struct tsw__path_job;
 int tsw__cuda_dtw_path(const struct tsw__path_job *job, const tsw_align_params *params,
                        tsw_dtype dtype, const tsw_exec *exec, int64_t *path, int64_t *length,
                        double *cost);
+/* Subsequence DTW on the GPU (cuda/path.cu), for align.c after its checks: the same
+ * matches, costs and paths as tsw__cpu_subsequence (TSW_ENOMEM when the grid's stored codes,
+ * n m / 4 bytes, do not fit the device). */
+int tsw__cuda_subsequence(const struct tsw__path_job *job, tsw_dtype dtype,
+                          const tsw_exec *exec, int64_t k, tsw_match *matches, int64_t *count,
+                          int64_t *path);
+/* Segmental DTW's first pass on the GPU: tsw__cpu_subseq_lastrow's outputs. */
+int tsw__cuda_subseq_lastrow(const struct tsw__path_job *job, tsw_dtype dtype,
+                             const tsw_exec *exec, int64_t from, double *cost, int64_t *start);
 #endif
 
 /* Soft-DTW gradients (sdtw_grad.c validates, then calls a backend). CPU: cpu/sdtw_grad.c.

@@ -9,6 +9,10 @@
 
 #include "../internal.h"
 
+#ifdef __cplusplus
+extern "C" { /* cuda/path.cu shares tsw__subseq_pick */
+#endif
+
 typedef struct tsw__path_job {
     int step;              /* tsw_step                                                   */
     int cost;              /* tsw_cost                                                   */
@@ -34,6 +38,13 @@ int tsw__cpu_dtw_path(const tsw__path_job *job, tsw_dtype dtype, int64_t *path,
 int tsw__cpu_subsequence(const tsw__path_job *job, tsw_dtype dtype, int64_t k,
                          tsw_match *matches, int64_t *count, int64_t *path);
 
+/* Subsequence DTW's matches from the last row: cost[j] = D(n-1, j) as a double (+inf where
+ * no path ends), start[j] its start column; the best k (<= m) non-overlapping ones into
+ * pick (tswarp.h's rule), their number into *count, path fields 0. Shared by the CPU and
+ * CUDA kernels so both choose alike. TSW_ENOMEM. */
+int tsw__subseq_pick(int64_t m, const double *cost, const int64_t *start, int64_t k,
+                     tsw_match *pick, int64_t *count);
+
 /* Segmental DTW's first pass over a subsequence job (subseq = 1): cost[j - from] =
  * D(n-1, j) as a double (+inf where no path ends) and start[j - from] = the start column of
  * the path ending at j (-1 where none), for j in [from, m). TSW_ENOMEM, TSW_ECANCELED. */
@@ -53,5 +64,9 @@ TSW__PATH_DECL(base_f32)
 TSW__PATH_DECL(avx2_f64)
 TSW__PATH_DECL(avx2_f32)
 #undef TSW__PATH_DECL
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

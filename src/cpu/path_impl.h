@@ -760,21 +760,6 @@ int TSW_CAT(tsw__path_align, SFX)(const tsw__path_job *job, int64_t *path, int64
 
 /* ---- subsequence DTW ------------------------------------------------------------------------ */
 
-typedef struct PF(end) {
-    T cost;
-    int64_t j;
-} PF(end);
-
-static int PF(end_cmp)(const void *pa, const void *pb)
-{
-    const PF(end) *a = pa, *b = pb;
-    if (a->cost < b->cost)
-        return -1;
-    if (a->cost > b->cost)
-        return 1;
-    return a->j < b->j ? -1 : a->j > b->j;
-}
-
 int TSW_CAT(tsw__path_subseq, SFX)(const tsw__path_job *job, int64_t k, tsw_match *matches,
                                    int64_t *count, int64_t *path)
 {
@@ -786,13 +771,12 @@ int TSW_CAT(tsw__path_subseq, SFX)(const tsw__path_job *job, int64_t k, tsw_matc
         return rc;
     if (k > m)
         k = m;
-    /* ends sorted by cost, starts, and the chosen matches (sorted by start) */
-    PF(end) *ends = tsw__malloc(sizeof(PF(end)) * (size_t)m);
+    /* the last row as doubles, the starts, and the chosen matches (tsw__subseq_pick) */
+    double *lastc = tsw__malloc(sizeof(double) * (size_t)m);
     int64_t *start = tsw__malloc(sizeof(int64_t) * (size_t)m);
     tsw_match *pick = tsw__malloc(sizeof(tsw_match) * (size_t)k);
-    int64_t *sorted = tsw__malloc(sizeof(int64_t) * 2 * (size_t)k);
     int64_t *paths = path ? tsw__malloc(sizeof(int64_t) * 2 * (size_t)(k * (n - 1) + m)) : NULL;
-    if (!ends || !start || !pick || !sorted || (path && !paths)) {
+    if (!lastc || !start || !pick || (path && !paths)) {
         rc = TSW_ENOMEM;
         goto done;
     }
@@ -808,42 +792,14 @@ int TSW_CAT(tsw__path_subseq, SFX)(const tsw__path_job *job, int64_t k, tsw_matc
         const size_t rw = (size_t)(m + 2);
         const T *Dl = x.rowbuf + (size_t)x.last_slot * rw + 2;
         const int64_t *Ll = x.labbuf + (size_t)x.last_slot * rw + 2;
-        int64_t ne = 0;
         for (int64_t j = 0; j < m; ++j) {
             start[j] = Ll[j];
-            if (Dl[j] < INF) {
-                ends[ne].cost = Dl[j];
-                ends[ne].j = j;
-                ne++;
-            }
+            lastc[j] = Dl[j] < INF ? (double)Dl[j] : (double)TSW_INF_F64;
         }
-        qsort(ends, (size_t)ne, sizeof(PF(end)), PF(end_cmp));
         /* 2. greedy: best ends first, kept when [start, end] overlaps no kept range */
         int64_t got = 0;
-        for (int64_t q = 0; q < ne && got < k; ++q) {
-            int64_t e = ends[q].j, s = start[e];
-            /* kept ranges sorted by start in sorted[2*r], sorted[2*r+1]: the last one
-             * starting at or before e is the only candidate for an overlap */
-            int64_t lo = 0, hi = got;
-            while (lo < hi) {
-                int64_t mid = (lo + hi) / 2;
-                if (sorted[2 * mid] <= e)
-                    lo = mid + 1;
-                else
-                    hi = mid;
-            }
-            if (lo > 0 && sorted[2 * (lo - 1) + 1] >= s)
-                continue;
-            memmove(sorted + 2 * (lo + 1), sorted + 2 * lo, sizeof(int64_t) * 2 * (size_t)(got - lo));
-            sorted[2 * lo] = s;
-            sorted[2 * lo + 1] = e;
-            pick[got].start = s;
-            pick[got].end = e;
-            pick[got].cost = (double)ends[q].cost;
-            pick[got].path_offset = 0;
-            pick[got].path_length = 0;
-            got++;
-        }
+        if ((rc = tsw__subseq_pick(m, lastc, start, k, pick, &got)))
+            goto done;
         /* 3. the paths: each over the columns 0..end (the same D values as the pass) */
         int64_t used = 0;
         if (path) {
@@ -873,10 +829,9 @@ int TSW_CAT(tsw__path_subseq, SFX)(const tsw__path_job *job, int64_t k, tsw_matc
         rc = TSW_OK;
     }
 done:
-    tsw__free(ends);
+    tsw__free(lastc);
     tsw__free(start);
     tsw__free(pick);
-    tsw__free(sorted);
     tsw__free(paths);
     PF(release)(&mm);
     return rc;

@@ -45,14 +45,14 @@ static double tsw__sdg_diag(const tsw_params *p, const tsw__sdg_pair *pr, void *
 }
 
 /* Bytes of the fast kernel's workspace for one pair (0 on overflow). */
-static size_t tsw__sdg_diag_ws(const tsw_params *p, int64_t dim, int64_t n, int64_t m)
+size_t tsw__sdg_diag_ws(const tsw_params *p, int64_t dim, int64_t n, int64_t m, int softmin)
 {
     tsw_band band = tsw_band_make(p->window, p->window_radius, 0, n, m);
     size_t W = (size_t)m, cells, bytes;
     if (band.kind == TSW_BAND_DIAG && band.below + band.above + 1 < m)
         W = (size_t)(band.below + band.above + 1);
     tsw__sdg_layout lay;
-    if (tsw__mul_size((size_t)n, W, &cells) || tsw__sdg_layout_make(dim, n, m, cells, &lay) ||
+    if (tsw__mul_size((size_t)n, W, &cells) || tsw__sdg_layout_make(dim, n, m, cells, softmin, &lay) ||
         tsw__mul_size(lay.total, sizeof(double), &bytes))
         return 0;
     return bytes;

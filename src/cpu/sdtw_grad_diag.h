@@ -18,6 +18,7 @@
 typedef struct tsw__sdg_pair {
     int f32; /* inputs and outputs are float (the arithmetic is double regardless) */
     int want;
+    int softmin; /* keep S even where the probabilities fit (tests of that path) */
     int64_t dim, n, m, ldc;
     const void *x, *y, *C;
     double alpha;
@@ -28,9 +29,21 @@ typedef struct tsw__sdg_pair {
  * front and run up to one step of 4 vectors of 4 doubles past the interval. */
 #define TSW__SDG_P 32
 
+/* Two ways to keep the forward pass for the backward one, per pair:
+ *   probabilities (prob = 1): the three soft-argmin probabilities of every window cell, the
+ *     weights of the backward pass themselves, so the backward pass is three multiply-adds
+ *     a cell; 24 bytes a cell, used while they fit in TSW__SDG_PROB_BYTES;
+ *   softmin (prob = 0): S of every window cell (8 bytes a cell); the backward pass takes
+ *     the weights as exp((S(s) - R) / gamma), three exponentials a cell. Long pairs. */
+#define TSW__SDG_PROB_BYTES ((size_t)96 << 20)
+
 /* Workspace layout in doubles (every region a whole number of cache lines). */
 typedef struct tsw__sdg_layout {
-    size_t s;       /* the softmin of every window cell, diagonal after diagonal  */
+    int prob;       /* probabilities (else softmin) */
+    size_t s;       /* S, or the probabilities of the diagonal, up, left predecessors
+                     * (three arrays of sp values, P slack in front), diagonal after
+                     * diagonal */
+    size_t sp;      /* stride of the three probability arrays */
     size_t doff;    /* per anti-diagonal: offset into s (int64), n + m values      */
     size_t dr0;     /* per anti-diagonal: its first row (int64), n + m values       */
     size_t x, yr;   /* points of x (dim-major, by row) and of y reversed (dim-major) */
@@ -44,9 +57,9 @@ typedef struct tsw__sdg_layout {
 static inline size_t tsw__sdg_round(size_t e) { return (e + 7) / 8 * 8; }
 
 /* 0 on success, TSW_EOVERFLOW when the sizes overflow. band_cells bounds the window's
- * cells (n times the band width). */
+ * cells (n times the band width); softmin forces the softmin form. */
 static inline int tsw__sdg_layout_make(int64_t dim, int64_t n, int64_t m, size_t band_cells,
-                                       tsw__sdg_layout *lay)
+                                       int softmin, tsw__sdg_layout *lay)
 {
     const size_t P = TSW__SDG_P;
     size_t off = 0, t;
@@ -61,11 +74,13 @@ static inline int tsw__sdg_layout_make(int64_t dim, int64_t n, int64_t m, size_t
             return TSW_EOVERFLOW;                                                             \
         off += t;                                                                             \
     } while (0)
-    if (band_cells > SIZE_MAX / 16 - P)
+    if (band_cells > SIZE_MAX / 64 - 2 * P)
         return TSW_EOVERFLOW;
-    TSW__SDG_GROW(s, band_cells + P);
-    TSW__SDG_GROW(doff, (size_t)n + (size_t)m);
-    TSW__SDG_GROW(dr0, (size_t)n + (size_t)m);
+    lay->sp = tsw__sdg_round(band_cells + 2 * P);
+    lay->prob = !softmin && band_cells <= TSW__SDG_PROB_BYTES / (3 * sizeof(double));
+    TSW__SDG_GROW(s, lay->prob ? 3 * lay->sp : band_cells + P);
+    TSW__SDG_GROW(doff, (size_t)n + (size_t)m + 1);
+    TSW__SDG_GROW(dr0, (size_t)n + (size_t)m + 1);
     if (tsw__mul_size((size_t)dim, lay->sx, &t) || tsw__mul_size((size_t)dim, lay->sy, &t))
         return TSW_EOVERFLOW;
     TSW__SDG_GROW(x, (size_t)dim * lay->sx);
@@ -80,6 +95,8 @@ static inline int tsw__sdg_layout_make(int64_t dim, int64_t n, int64_t m, size_t
     return TSW_OK;
 }
 
+/* Workspace bytes of one pair (cpu/sdtw_grad.c; 0 on overflow). */
+size_t tsw__sdg_diag_ws(const tsw_params *p, int64_t dim, int64_t n, int64_t m, int softmin);
 double tsw__sdg_diag_scalar_f64(const tsw_params *p, const tsw__sdg_pair *pr, void *ws);
 #if TSW_X86
 double tsw__sdg_diag_avx2_f64(const tsw_params *p, const tsw__sdg_pair *pr, void *ws);

@@ -87,6 +87,109 @@ TSW_FORCEINLINE void V_NAME(sdg_fwd_step)(int64_t i, const T *R1, const T *R2, T
     }
 }
 
+/* Forward cells [i, i + K VL) of diagonal q, probabilities kept: R into R0, the
+ * soft-argmin probabilities of the predecessors (diagonal, up, left) into pd, pu, pl + i:
+ *   e_k = exp((lo - R_k) / gamma), sum = e_dg + e_up + e_lf (the reference's order),
+ *   S = lo - gamma log(sum), p_k = e_k / sum = exp((S - R_k) / gamma),
+ * the backward pass's weights. A cell without a finite predecessor (only padding lanes:
+ * every window cell has one) gets R = +inf and probabilities 0, so that every stored value
+ * is finite. */
+TSW_FORCEINLINE void V_NAME(sdg_fwdp_step)(int64_t i, const T *R1, const T *R2, T *R0,
+                                           const T *cd, T *pd, T *pu, T *pl, T gamma,
+                                           T inv_gamma, const int K)
+{
+    VT lo[TSW__KMAX], e[3 * TSW__KMAX], sum[TSW__KMAX];
+    const VT ig = V_SET1(inv_gamma), g = V_SET1(gamma);
+    TSW__KL
+    {
+        const int64_t h = i + u * VL;
+        VT dg = V_LOADU(R2 + h - 1), up = V_LOADU(R1 + h - 1), lf = V_LOADU(R1 + h);
+        lo[u] = V_MIN(V_MIN(dg, up), lf);
+        e[3 * u] = V_MUL(V_SUB(lo[u], dg), ig);
+        e[3 * u + 1] = V_MUL(V_SUB(lo[u], up), ig);
+        e[3 * u + 2] = V_MUL(V_SUB(lo[u], lf), ig);
+    }
+    V_NAME(tsw_vexp_sm_k)(e, 3 * K);
+    TSW__KL sum[u] = V_ADD(V_ADD(e[3 * u], e[3 * u + 1]), e[3 * u + 2]);
+    VT inv[TSW__KMAX];
+    TSW__KL inv[u] = V_DIV(V_SET1((T)1), sum[u]);
+    V_NAME(tsw_vlog_sm_k)(sum, K);
+    TSW__KL
+    {
+        const int64_t h = i + u * VL;
+        VM none = V_CMPEQ(lo[u], V_SET1(V_INF));
+        VT sv = V_SUB(lo[u], V_MUL(g, sum[u]));
+        V_STOREU(R0 + h, V_SEL(none, V_SET1(V_INF), V_ADD(V_LOADU(cd + h), sv)));
+        V_STOREU(pd + h, V_SEL(none, V_ZERO(), V_MUL(e[3 * u], inv[u])));
+        V_STOREU(pu + h, V_SEL(none, V_ZERO(), V_MUL(e[3 * u + 1], inv[u])));
+        V_STOREU(pl + h, V_SEL(none, V_ZERO(), V_MUL(e[3 * u + 2], inv[u])));
+    }
+}
+
+#if TSW__LIN
+/*
+ * The same in the scaled linear domain of vecmath.h (tsw_vsdtw_lin_cells, AVX2 only): a
+ * cell holds P = exp(-R / gamma) as a mantissa M in [1, 2) and a binary exponent K (two
+ * buffers each); out of the window P = 0 = (1, TSW__LIN_ZERO). The predecessors' terms
+ * t_k = M_k 2^(K_k - Kmax) are exactly what the soft-argmin probabilities are made of:
+ * p_k = t_k / (t_dg + t_up + t_lf); P = exp(-c / gamma) (t_dg + t_up + t_lf). No logarithm,
+ * one exponential polynomial (of the cost) per cell. A cell without a finite predecessor
+ * (padding lanes only) gets probabilities 1/3 and stays at the zero exponent.
+ */
+TSW_FORCEINLINE void V_NAME(sdg_fwdl_step)(int64_t i, const T *M1, const T *K1, const T *M2,
+                                           const T *K2, T *M0, T *K0, const T *cd, T *pd,
+                                           T *pu, T *pl, T inv_gamma, const int K)
+{
+    const VT shifter = V_SET1(6755399441055744.0), lowest = V_SET1(-1022.0);
+    const VI mant = VI_SET1(0x000fffffffffffffLL), one = VI_SET1(0x3ff0000000000000LL);
+    const VT two_p = V_SET1(4503599627370496.0), expo0 = V_SET1(4503599627370496.0 + 1023.0);
+    const VT log2e = V_SET1(1.4426950408889634074), ln2_hi = V_SET1(-6.93147180369123816490e-01),
+             ln2_lo = V_SET1(-1.90821492927058770002e-10);
+    TSW__KL
+    {
+        const int64_t h = i + u * VL;
+        /* exp(-c / gamma) = poly(r) 2^nn */
+        VT x = V_MUL(V_LOADU(cd + h), V_SET1(-inv_gamma));
+        VT nn = _mm256_round_pd(V_MUL(x, log2e), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+        VT r = V_FMA(nn, ln2_lo, V_FMA(nn, ln2_hi, x));
+        VT em = V_NAME(tsw__exp_poly)(r);
+        VT mdg = V_LOADU(M2 + h - 1), kdg = V_LOADU(K2 + h - 1);
+        VT mup = V_LOADU(M1 + h - 1), kup = V_LOADU(K1 + h - 1);
+        VT mlf = V_LOADU(M1 + h), klf = V_LOADU(K1 + h);
+        VT kmax = V_MAX(V_MAX(kdg, kup), klf);
+#define TSW__SDG_TERM(mm, kk)                                                                 \
+    VF_CAST(VI_ADD(VI_CAST(mm), VI_SLLI(VI_CAST(V_ADD(V_MAX(lowest, V_SUB((kk), kmax)), shifter)), \
+                                        TSW__LIN_MANT)))
+        VT tdg = TSW__SDG_TERM(mdg, kdg), tup = TSW__SDG_TERM(mup, kup);
+        VT tlf = TSW__SDG_TERM(mlf, klf);
+#undef TSW__SDG_TERM
+        VT sum = TSW_SDTW_LIN_SUM(tdg, tup, tlf, V_ADD);
+        VT inv = V_DIV(V_SET1(1.0), sum);
+        V_STOREU(pd + h, V_MUL(tdg, inv));
+        V_STOREU(pu + h, V_MUL(tup, inv));
+        V_STOREU(pl + h, V_MUL(tlf, inv));
+        VT mm = V_MUL(em, sum);
+        /* renormalise mm (in [0.7, 8.5)) into [1, 2): its exponent moves into K */
+        VI bits = VI_CAST(mm);
+        VT e = V_SUB(VF_CAST(VI_OR(VI_SRLI(bits, TSW__LIN_MANT), VI_CAST(two_p))), expo0);
+        V_STOREU(M0 + h, VF_CAST(VI_OR(VI_AND(bits, mant), one)));
+        V_STOREU(K0 + h, V_ADD(V_ADD(kmax, nn), e));
+    }
+}
+#endif
+
+/* Backward cells [i, i + VL) of diagonal q from the probabilities: (i, j) is the up
+ * predecessor of (i+1, j) (diagonal q + 1), the left one of (i, j+1) (q + 1) and the
+ * diagonal one of (i+1, j+1) (q + 2); pu1/pl1 index diagonal q + 1 by row, pd2 q + 2. */
+TSW_FORCEINLINE void V_NAME(sdg_bwdp_step)(int64_t i, const T *pu1, const T *pl1,
+                                           const T *pd2, const T *E1, const T *E2, T *E0)
+{
+    VT e = TSW_SDTW_E_CELL(V_LOADU(E1 + i + 1), V_LOADU(pu1 + i + 1), V_LOADU(E1 + i),
+                           V_LOADU(pl1 + i), V_LOADU(E2 + i + 1), V_LOADU(pd2 + i + 1), V_ADD,
+                           V_MUL);
+    V_STOREU(E0 + i, e);
+}
+
 /* Backward cells [i, i + K VL) of diagonal q: E into E0, S into S0. */
 TSW_FORCEINLINE void V_NAME(sdg_bwd_step)(int64_t i, const T *sq, const T *cd, const T *S1,
                                           const T *S2, const T *E1, const T *E2, T *S0, T *E0,
@@ -166,11 +269,14 @@ double V_NAME(tsw__sdg_diag)(const tsw_params *p, const tsw__sdg_pair *pr, void 
     const size_t W = band.kind == TSW_BAND_DIAG && band.below + band.above + 1 < m
                          ? (size_t)(band.below + band.above + 1)
                          : (size_t)m;
-    if (tsw__sdg_layout_make(dim, n, m, (size_t)n * W, &lay))
+    const size_t band_cells = (size_t)n * W;
+    if (tsw__sdg_layout_make(dim, n, m, band_cells, pr->softmin, &lay))
         return (double)NAN; /* unreachable: the caller sized ws with the same layout */
     const size_t P = TSW__SDG_P, sx = lay.sx, sy = lay.sy;
     T *w = (T *)ws;
-    T *Sst = w + lay.s;
+    const int prob = lay.prob;
+    T *Sst = w + lay.s, *PD = Sst + P;
+    T *PU = prob ? PD + lay.sp : NULL, *PL = prob ? PU + lay.sp : NULL;
     int64_t *doff = (int64_t *)(w + lay.doff), *dr0 = (int64_t *)(w + lay.dr0);
     T *X = w + lay.x + P, *YR = w + lay.yr, *cd = w + lay.cd + P;
     T *B[6];
@@ -204,14 +310,24 @@ double V_NAME(tsw__sdg_diag)(const tsw_params *p, const tsw__sdg_pair *pr, void 
         }
     }
 
-    /* ---- forward: diagonal q in B[(q + 2) % 3] ---- */
+    /* ---- forward: diagonal q in B[(q + 2) % 3] (linear domain: mantissas there, binary
+     * exponents in B[3 + (q + 2) % 3]) ---- */
+#if TSW__LIN
+    const int lin = prob;
+    const T lzero = (T)TSW__LIN_ZERO;
+#else
+    const int lin = 0;
+    const T lzero = 0;
+#endif
+    const T vzero = lin ? (T)1 : inf; /* out of the window: R = +inf, P = 0 = (1, lzero) */
     int64_t wlo[6], whi[6];
-    for (int b = 0; b < 3; ++b) {
+    for (int b = 0; b < 6; ++b) {
         for (int64_t x = -(int64_t)P; x < lenb; ++x)
-            B[b][x] = inf;
+            B[b][x] = b < 3 ? vzero : lzero;
         wlo[b] = whi[b] = 0;
     }
-    B[0][-1] = 0; /* R(-1, -1) on diagonal -2 */
+    B[0][-1] = lin ? 1 : 0; /* R(-1, -1) = 0 on diagonal -2, P = 1 = (1, 0) */
+    B[3][-1] = 0;
     wlo[0] = -1;
     tsw__diag_rows it;
     tsw__diag_rows_init(&it, &band, 0, n);
@@ -222,19 +338,59 @@ double V_NAME(tsw__sdg_diag)(const tsw_params *p, const tsw__sdg_pair *pr, void 
         tsw__diag_rows_next(&it, q, &r0, &r1);
         doff[q] = off;
         dr0[q] = r0;
-        T *sq = Sst + off - r0; /* S of cell (i, q - i) at sq[i] */
-        off += r1 - r0;
         V_NAME(sdg_costs)(pr, X, YR, sx, sy, q, r0, r1, cd);
         int64_t i = r0;
-        for (; i + STEP <= r1; i += STEP)
-            V_NAME(sdg_fwd_step)(i, B[p1], B[p2], B[cur], cd, sq, gamma, inv_gamma, SDG_K);
-        for (; i < r1; i += VL)
-            V_NAME(sdg_fwd_step)(i, B[p1], B[p2], B[cur], cd, sq, gamma, inv_gamma, 1);
-        V_NAME(sdg_reset)(B[cur], inf, r0, r1, i, wlo[cur], whi[cur]);
+        if (lin) {
+#if TSW__LIN
+            T *pd = PD + off - r0, *pu = PU + off - r0, *pl = PL + off - r0;
+            for (; i + STEP <= r1; i += STEP)
+                V_NAME(sdg_fwdl_step)(i, B[p1], B[3 + p1], B[p2], B[3 + p2], B[cur],
+                                      B[3 + cur], cd, pd, pu, pl, inv_gamma, SDG_K);
+            for (; i < r1; i += VL)
+                V_NAME(sdg_fwdl_step)(i, B[p1], B[3 + p1], B[p2], B[3 + p2], B[cur],
+                                      B[3 + cur], cd, pd, pu, pl, inv_gamma, 1);
+#endif
+        } else if (prob) {
+            /* probabilities of cell (i, q - i) at pd[i], pu[i], pl[i] */
+            T *pd = PD + off - r0, *pu = PU + off - r0, *pl = PL + off - r0;
+            for (; i + STEP <= r1; i += STEP)
+                V_NAME(sdg_fwdp_step)(i, B[p1], B[p2], B[cur], cd, pd, pu, pl, gamma,
+                                      inv_gamma, SDG_K);
+            for (; i < r1; i += VL)
+                V_NAME(sdg_fwdp_step)(i, B[p1], B[p2], B[cur], cd, pd, pu, pl, gamma,
+                                      inv_gamma, 1);
+        } else {
+            T *sq = Sst + off - r0; /* S of cell (i, q - i) at sq[i] */
+            for (; i + STEP <= r1; i += STEP)
+                V_NAME(sdg_fwd_step)(i, B[p1], B[p2], B[cur], cd, sq, gamma, inv_gamma,
+                                     SDG_K);
+            for (; i < r1; i += VL)
+                V_NAME(sdg_fwd_step)(i, B[p1], B[p2], B[cur], cd, sq, gamma, inv_gamma, 1);
+        }
+        off += r1 - r0;
+        V_NAME(sdg_reset)(B[cur], vzero, r0, r1, i, wlo[cur], whi[cur]);
+        if (lin)
+            V_NAME(sdg_reset)(B[3 + cur], lzero, r0, r1, i, wlo[cur], whi[cur]);
         wlo[cur] = r0;
         whi[cur] = r1;
     }
-    const T rfinal = B[(Q - 1 + 2) % 3][n - 1];
+    /* Every stored probability the backward pass may read must be finite (its weight meets
+     * E = 0 outside the window, and 0 * NaN is NaN): the diagonals are written in full,
+     * plus the slack in front of and behind them. */
+    if (prob) {
+        T *arr[3] = {PD, PU, PL};
+        for (int a = 0; a < 3; ++a)
+            for (int64_t x = -(int64_t)P; x < 0; ++x)
+                arr[a][x] = arr[a][off - x - 1] = 0;
+    }
+    doff[Q] = off; /* the empty diagonal n + m - 1 (backward reads) */
+    dr0[Q] = n;
+    const int last = (int)((Q - 1 + 2) % 3);
+    T rfinal = B[last][n - 1];
+#if TSW__LIN
+    if (lin)
+        rfinal = (T)V_NAME(tsw__lin_value)(B[last][n - 1], B[3 + last][n - 1], p->gamma);
+#endif
     if (!pr->want)
         return (double)rfinal;
 
@@ -263,18 +419,30 @@ double V_NAME(tsw__sdg_diag)(const tsw_params *p, const tsw__sdg_pair *pr, void 
     const T a2 = (T)(2 * pr->alpha);
     for (int64_t q = Q - 1; q >= 0; --q) {
         const int cur = (int)(q % 3), p1 = (int)((q + 1) % 3), p2 = (int)((q + 2) % 3);
-        const int64_t r0 = dr0[q], r1 = r0 + ((q + 1 < Q ? doff[q + 1] : off) - doff[q]);
-        const T *sq = Sst + doff[q] - r0;
+        const int64_t r0 = dr0[q], r1 = r0 + (doff[q + 1] - doff[q]);
         T *S0 = B[cur], *E0 = B[3 + cur];
-        V_NAME(sdg_costs)(pr, X, YR, sx, sy, q, r0, r1, cd);
         int64_t i = r0;
-        for (; i + STEP <= r1; i += STEP)
-            V_NAME(sdg_bwd_step)(i, sq, cd, B[p1], B[p2], B[3 + p1], B[3 + p2], S0, E0,
-                                 inv_gamma, SDG_K);
-        for (; i < r1; i += VL)
-            V_NAME(sdg_bwd_step)(i, sq, cd, B[p1], B[p2], B[3 + p1], B[3 + p2], S0, E0,
-                                 inv_gamma, 1);
-        V_NAME(sdg_reset)(S0, -inf, r0, r1, i, wlo[cur], whi[cur]);
+        if (prob) {
+            if (q == Q - 1) { /* (n-1, m-1): E = 1 */
+                E0[n - 1] = 1;
+                i = n;
+            } else {
+                const int64_t o1 = doff[q + 1] - dr0[q + 1], o2 = doff[q + 2] - dr0[q + 2];
+                for (; i < r1; i += VL)
+                    V_NAME(sdg_bwdp_step)(i, PU + o1, PL + o1, PD + o2, B[3 + p1], B[3 + p2],
+                                          E0);
+            }
+        } else {
+            const T *sq = Sst + doff[q] - r0;
+            V_NAME(sdg_costs)(pr, X, YR, sx, sy, q, r0, r1, cd);
+            for (; i + STEP <= r1; i += STEP)
+                V_NAME(sdg_bwd_step)(i, sq, cd, B[p1], B[p2], B[3 + p1], B[3 + p2], S0, E0,
+                                     inv_gamma, SDG_K);
+            for (; i < r1; i += VL)
+                V_NAME(sdg_bwd_step)(i, sq, cd, B[p1], B[p2], B[3 + p1], B[3 + p2], S0, E0,
+                                     inv_gamma, 1);
+            V_NAME(sdg_reset)(S0, -inf, r0, r1, i, wlo[cur], whi[cur]);
+        }
         V_NAME(sdg_reset)(E0, 0, r0, r1, i, wlo[3 + cur], whi[3 + cur]);
         wlo[cur] = wlo[3 + cur] = r0;
         whi[cur] = whi[3 + cur] = r1;

@@ -125,14 +125,14 @@ static double TSW_F(sdg_ref)(const tsw_params *p, int64_t dim, int64_t n, int64_
 /* The anti-diagonal kernel (sdtw_grad_diag_impl.h), computed in double for both dtypes. */
 static size_t TSW_F(sdg_fast_ws)(const tsw_params *p, int64_t dim, int64_t n, int64_t m)
 {
-    return tsw__sdg_diag_ws(p, dim, n, m);
+    return tsw__sdg_diag_ws(p, dim, n, m, 0);
 }
 
 static double TSW_F(sdg_fast)(const tsw_params *p, int64_t dim, int64_t n, int64_t m,
                               const T *x, const T *y, const T *C, int64_t ldc, int want,
                               T alpha, T *gx, T *gy, T *gc, void *ws)
 {
-    tsw__sdg_pair pr = {sizeof(T) == sizeof(float), want, dim, n, m, ldc, x, y, C,
+    tsw__sdg_pair pr = {sizeof(T) == sizeof(float), want, 0, dim, n, m, ldc, x, y, C,
                         (double)alpha, gx, gy, gc};
     return tsw__sdg_diag(p, &pr, ws);
 }

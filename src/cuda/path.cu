@@ -51,6 +51,9 @@
  *           is 2 h columns per block).
  * Progress: cells of forward passes, polled between launches (a sync at most every 50 ms);
  *   a cancel returns TSW_ECANCELED with nothing written.
+ * Subsequence DTW (subseq_run): the same forward pass with row 0 free, every code stored,
+ *   the last row written by the pass (FwdArgs::lastrow), starts by following the codes back
+ *   from every end (start_kernel), the CPU's choice of the k matches, traces as above.
  */
 #include <cuda_runtime.h>
 
@@ -108,6 +111,7 @@ template <typename T> struct FwdArgs {
     T *ckpt;                /* LINEAR's checkpoints (ck_count of 2 rows of m + 2)     */
     int64_t ck_every, ck_count;
     T *last;                /* D(r1, c1)                                              */
+    T *lastrow;             /* subsequence: D(r1, j) at [j - c0], or NULL             */
     int64_t diag, ti_lo;    /* this launch: tiles (ti_lo + blockIdx.x, diag - ti)     */
 };
 
@@ -333,6 +337,8 @@ __global__ void __launch_bounds__(32) fwd_tile(FwdArgs<T> g)
                 g.V[g.vstride + vrow + r] = nw[r];
             if (i == g.r1 && j == g.c1)
                 *g.last = nw[r];
+            if (g.lastrow && i == g.r1)
+                g.lastrow[j - g.c0] = nw[r];
         }
         if (lane == 31) {
             hout[tc + q + 2] = nw[R - 2];
@@ -409,6 +415,45 @@ __global__ void __launch_bounds__(32)
         state[1] = j;
         state[2] = len;
         state[3] = status;
+    }
+}
+
+/*
+ * Subsequence DTW: the start column of the path ending at every end column e of the last
+ * row (-1 where D(n-1, e) is +inf), by following the region's stored codes (the whole grid:
+ * r0 = c0 = 0) from (n-1, e) to row 0 or a start code: the cells the CPU's forward start
+ * labels (cpu/path_impl.h) are copied through, so the same start. One thread per end; the
+ * threads of a warp follow nearby paths that soon merge, so their code words are cached.
+ */
+template <typename T, int R>
+__global__ void start_kernel(const uint32_t *codes, const T *lastrow, int64_t n, int64_t m,
+                             int64_t ntj, int p, int64_t *start)
+{
+    constexpr int TH = 32 * R, NW = TH * kWords;
+    for (int64_t e = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; e < m;
+         e += (int64_t)gridDim.x * blockDim.x) {
+        int64_t s = -1;
+        if (lastrow[e] < inf_of<T>()) {
+            int64_t i = n - 1, j = e;
+            for (;;) {
+                if (i == 0) {
+                    s = j; /* a subsequence path starts where it reaches row 0 */
+                    break;
+                }
+                const int64_t ti = i / TH, tj = j / kTW, lr = i - ti * TH, lq = j - tj * kTW;
+                const uint32_t w = codes[(ti * ntj + tj) * (int64_t)NW + lr * kWords + (lq >> 4)];
+                const int code = (int)((w >> (2 * (lq & 15))) & 3u);
+                if (code == TSW_PATH_START) {
+                    s = j;
+                    break;
+                }
+                i -= tsw_path_di(p, code);
+                j -= tsw_path_dj(p, code);
+                if (i < 0 || j < 0)
+                    break; /* not reached: a finite cell's step comes from a finite cell */
+            }
+        }
+        start[e] = s;
     }
 }
 
@@ -760,6 +805,215 @@ int path_run(const tsw__path_job *job, const tsw_align_params *ap, const tsw_exe
     return TSW_OK;
 }
 
+/* Host buffers of subseq_run, freed on every return. */
+struct HostBuf {
+    void *p[6] = {nullptr, nullptr, nullptr, nullptr, nullptr, nullptr};
+    ~HostBuf()
+    {
+        for (void *q : p)
+            tsw__free(q);
+    }
+};
+
+/*
+ * Subsequence DTW on the GPU (tsw__cuda_subsequence), or with lcost != NULL the last row
+ * only (tsw__cuda_subseq_lastrow, segmental DTW's first pass: lcost[j - from] = D(n-1, j),
+ * lstart[j - from] its start, for j in [from, m)). One forward pass over the grid with row 0
+ * free (job->subseq) storing every code (n m / 4 bytes: no linear-memory variant here; a
+ * grid whose codes do not fit gives TSW_ENOMEM, and AUTO then computes on the CPU), the
+ * last row copied out by the pass, the starts by start_kernel, the best k by the CPU's own
+ * tsw__subseq_pick, and each match's path traced in the stored codes from (n-1, end): the
+ * CPU recomputes columns 0..end for it, which are the same D values and codes (steps only
+ * look left), so the same path.
+ */
+template <typename T, int DB, int R>
+int subseq_run(const tsw__path_job *job, const tsw_exec *ex, int64_t k, tsw_match *matches,
+               int64_t *count, int64_t *path, int64_t from, double *lcost, int64_t *lstart)
+{
+    constexpr int TH = 32 * R;
+    const int64_t n = job->n, m = job->m, dim = job->dim;
+    const bool cosine = job->cost == TSW_COST_COSINE;
+    Call call;
+    int rc;
+    if ((rc = call.init(ex, false)))
+        return rc;
+
+    Plan plan;
+    const size_t es = sizeof(T);
+    const int64_t nti = ceil_div(n, TH);
+    const size_t o_a = plan.add((size_t)n * (size_t)dim, es);
+    const size_t o_b = plan.add((size_t)m * (size_t)dim, es);
+    const size_t o_na = cosine ? plan.add((size_t)n, es) : 0;
+    const size_t o_nb = cosine ? plan.add((size_t)m, es) : 0;
+    const size_t o_h = plan.add(6 * (size_t)(m + 2), es);
+    const size_t o_v = plan.add(2 * (size_t)nti * TH, es);
+    const size_t o_inf = plan.add(2 * (size_t)(m + 2), es);
+    const size_t o_last = plan.add(1, es);
+    const size_t o_state = plan.add(4, sizeof(int64_t));
+    const size_t o_path = plan.add(2 * (size_t)(n + m), sizeof(int64_t));
+    const size_t o_row = plan.add((size_t)m, es);
+    const size_t o_start = plan.add((size_t)m, sizeof(int64_t));
+    const double full = code_bytes(n, m, TH);
+    if (full > 9.0e18)
+        return TSW_EOVERFLOW;
+    const size_t o_codes = plan.add((size_t)full);
+    if (plan.overflow)
+        return TSW_EOVERFLOW;
+    tsw_exec own = *ex;
+    own.cuda_workspace = nullptr;
+    if ((rc = call.alloc(&own, plan.total)))
+        return rc; /* TSW_ENOMEM when the codes do not fit */
+
+    if (k > m)
+        k = m;
+    HostBuf hb;
+    T *hrow = (T *)(hb.p[0] = tsw__malloc(es * (size_t)m));
+    double *hcost = (double *)(hb.p[1] = tsw__malloc(sizeof(double) * (size_t)m));
+    int64_t *hstart = (int64_t *)(hb.p[2] = tsw__malloc(sizeof(int64_t) * (size_t)m));
+    if (!hrow || !hcost || !hstart)
+        return TSW_ENOMEM;
+    tsw_match *pick = nullptr;
+    int64_t *paths = nullptr, *hpath = nullptr;
+    if (!lcost) {
+        pick = (tsw_match *)(hb.p[3] = tsw__malloc(sizeof(tsw_match) * (size_t)k));
+        if (!pick)
+            return TSW_ENOMEM;
+        if (path) {
+            paths = (int64_t *)(hb.p[4] =
+                                    tsw__malloc(sizeof(int64_t) * 2 * (size_t)(k * (n - 1) + m)));
+            hpath = (int64_t *)(hb.p[5] = tsw__malloc(sizeof(int64_t) * 2 * (size_t)(n + m)));
+            if (!paths || !hpath)
+                return TSW_ENOMEM;
+        }
+    }
+
+    PathProgress prog;
+    prog.ex = ex;
+    prog.total = n * m;
+
+    PathRun<T, DB, R> run;
+    run.job = job;
+    run.call = &call;
+    run.prog = &prog;
+    FwdArgs<T> &g = run.base;
+    memset(&g, 0, sizeof(g));
+    T *da = (T *)call.at(o_a), *db = (T *)call.at(o_b);
+    TSW_CU(cudaMemcpyAsync(da, job->a, (size_t)n * (size_t)dim * es, cudaMemcpyHostToDevice,
+                           call.stream),
+           "cudaMemcpyAsync (a)");
+    TSW_CU(cudaMemcpyAsync(db, job->b, (size_t)m * (size_t)dim * es, cudaMemcpyHostToDevice,
+                           call.stream),
+           "cudaMemcpyAsync (b)");
+    g.a = da;
+    g.b = db;
+    if (cosine) {
+        T *na = (T *)call.at(o_na), *nb = (T *)call.at(o_nb);
+        norms_kernel<T><<<blocks_for(n), 256, 0, call.stream>>>(da, n, dim, na);
+        norms_kernel<T><<<blocks_for(m), 256, 0, call.stream>>>(db, m, dim, nb);
+        TSW_CU(cudaGetLastError(), "kernel launch (norms)");
+        g.na = na;
+        g.nb = nb;
+    }
+    g.n = n;
+    g.m = m;
+    g.dim = dim;
+    g.p = job->step;
+    g.kc = job->cost;
+    g.subseq = 1;
+    T *drow = (T *)call.at(o_row);
+    int64_t *dstart = (int64_t *)call.at(o_start);
+    g.lastrow = drow;
+    run.H = (T *)call.at(o_h);
+    run.V = (T *)call.at(o_v);
+    run.infs = (T *)call.at(o_inf);
+    run.last = (T *)call.at(o_last);
+    run.codes = (uint32_t *)call.at(o_codes);
+    run.ckpt = nullptr;
+    run.dstate = (int64_t *)call.at(o_state);
+    run.dpath = (int64_t *)call.at(o_path);
+    if ((rc = fill_inf<T>(call, run.infs, 2 * (m + 2), 1, 1)))
+        return rc;
+
+    /* 1. the forward pass: every code, the last row; then every end's start */
+    if ((rc = run.forward(0, n - 1, 0, m - 1, run.infs, m + 2, true, 0, 0)))
+        return rc;
+    start_kernel<T, R><<<blocks_for(m), 256, 0, call.stream>>>(
+        run.codes, drow, n, m, ceil_div(m, kTW), job->step, dstart);
+    TSW_CU(cudaGetLastError(), "kernel launch (subsequence starts)");
+    TSW_CU(cudaMemcpyAsync(hrow, drow, es * (size_t)m, cudaMemcpyDeviceToHost, call.stream),
+           "cudaMemcpyAsync (last row)");
+    TSW_CU(cudaMemcpyAsync(hstart, dstart, sizeof(int64_t) * (size_t)m, cudaMemcpyDeviceToHost,
+                           call.stream),
+           "cudaMemcpyAsync (starts)");
+    if ((rc = call.sync()))
+        return rc;
+    for (int64_t j = 0; j < m; ++j)
+        hcost[j] = hrow[j] < inf_of<T>() ? (double)hrow[j] : (double)TSW_INF_F64;
+    if (lcost) {
+        prog.end();
+        for (int64_t j = from; j < m; ++j) {
+            lcost[j - from] = hcost[j];
+            lstart[j - from] = hcost[j] < TSW_INF_F64 ? hstart[j] : -1;
+        }
+        return TSW_OK;
+    }
+
+    /* 2. the matches, chosen as the CPU chooses them */
+    int64_t got = 0;
+    if ((rc = tsw__subseq_pick(m, hcost, hstart, k, pick, &got)))
+        return rc;
+
+    /* 3. the paths, traced in the stored codes */
+    int64_t used = 0;
+    for (int64_t q = 0; path && q < got; ++q) {
+        int64_t ei = n - 1, ej = pick[q].end, len = 0;
+        int status = 0;
+        if ((rc = run.trace(0, 0, m - 1, &ei, &ej, &len, &status)))
+            return rc;
+        if (status != 1 || len < 1 || len > n + m - 1) {
+            tsw__set_detail("subsequence trace ended in state %d after %lld cells", status,
+                            (long long)len);
+            return TSW_ECUDA; /* not reached: a finite end traces back to row 0 */
+        }
+        TSW_CU(cudaMemcpyAsync(hpath, run.dpath, sizeof(int64_t) * 2 * (size_t)len,
+                               cudaMemcpyDeviceToHost, call.stream),
+               "cudaMemcpyAsync (path)");
+        if ((rc = call.sync()))
+            return rc;
+        int64_t *out = paths + 2 * used;
+        for (int64_t t = 0; t < len; ++t) {
+            out[2 * t] = hpath[2 * (len - 1 - t)];
+            out[2 * t + 1] = hpath[2 * (len - 1 - t) + 1];
+        }
+        pick[q].path_offset = used;
+        pick[q].path_length = len;
+        used += len;
+    }
+    prog.end();
+    memcpy(matches, pick, sizeof(tsw_match) * (size_t)got);
+    if (path)
+        memcpy(path, paths, sizeof(int64_t) * 2 * (size_t)used);
+    *count = got;
+    return TSW_OK;
+}
+
+template <typename T>
+int subseq_dispatch(const tsw__path_job *job, const tsw_exec *ex, int64_t k,
+                    tsw_match *matches, int64_t *count, int64_t *path, int64_t from,
+                    double *lcost, int64_t *lstart)
+{
+    constexpr bool f64 = sizeof(T) == 8;
+    const int64_t dim = job->dim;
+    if (dim == 1)
+        return subseq_run<T, 1, 4>(job, ex, k, matches, count, path, from, lcost, lstart);
+    if (dim <= 4)
+        return subseq_run<T, 4, 4>(job, ex, k, matches, count, path, from, lcost, lstart);
+    if (dim <= 16)
+        return subseq_run<T, 16, f64 ? 2 : 4>(job, ex, k, matches, count, path, from, lcost,
+                                               lstart);
+    return subseq_run<T, 0, 2>(job, ex, k, matches, count, path, from, lcost, lstart);
+}
+
 /* The instantiation for the dtype and the dim (DB: a's values in registers up to 16). */
 template <typename T>
 int path_dispatch(const tsw__path_job *job, const tsw_align_params *ap, const tsw_exec *ex,
@@ -785,8 +1039,31 @@ extern "C" int tsw__cuda_dtw_path(const struct tsw__path_job *job, const tsw_ali
     DeviceGuard guard(ex->device_index);
     if (guard.rc)
         return guard.rc;
-    if (job->subseq)
-        return TSW_ENOTSUP;
+    /* job->subseq (segmental DTW's fragment paths): row 0 free, the trace stops there */
     return dtype == TSW_F32 ? path_dispatch<float>(job, ap, ex, path, length, cost)
                             : path_dispatch<double>(job, ap, ex, path, length, cost);
+}
+
+extern "C" int tsw__cuda_subsequence(const struct tsw__path_job *job, tsw_dtype dtype,
+                                     const tsw_exec *ex, int64_t k, tsw_match *matches,
+                                     int64_t *count, int64_t *path)
+{
+    DeviceGuard guard(ex->device_index);
+    if (guard.rc)
+        return guard.rc;
+    return dtype == TSW_F32
+               ? subseq_dispatch<float>(job, ex, k, matches, count, path, 0, nullptr, nullptr)
+               : subseq_dispatch<double>(job, ex, k, matches, count, path, 0, nullptr, nullptr);
+}
+
+extern "C" int tsw__cuda_subseq_lastrow(const struct tsw__path_job *job, tsw_dtype dtype,
+                                        const tsw_exec *ex, int64_t from, double *cost,
+                                        int64_t *start)
+{
+    DeviceGuard guard(ex->device_index);
+    if (guard.rc)
+        return guard.rc;
+    return dtype == TSW_F32
+               ? subseq_dispatch<float>(job, ex, 1, nullptr, nullptr, nullptr, from, cost, start)
+               : subseq_dispatch<double>(job, ex, 1, nullptr, nullptr, nullptr, from, cost, start);
 }

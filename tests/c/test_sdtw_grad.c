@@ -6,6 +6,8 @@
  */
 #include "harness.h"
 
+#include "cpu/sdtw_grad_diag.h"
+
 static tsw_t_rng rng = {20240611};
 
 static void fill(double *v, int64_t n)
@@ -81,6 +83,117 @@ static void check_pair(double gamma, int window, double radius, int normalize, i
             TSW_T_NOTE("  finite difference %g vs gradient %g (gamma %g)\n", fd, g[k], gamma);
     }
     free(x), free(y), free(gx), free(gy), free(rx), free(ry);
+}
+
+/*
+ * Every instantiation of the fast pair kernel (scalar, and AVX2 where the CPU has it; the
+ * probability and the softmin forms of the backward pass) on pairs long enough for its
+ * multi-vector steps, against the reference: series and cost-matrix forms, float64 and
+ * float32 inputs (computed in double: the float32 result is the float64 one rounded).
+ */
+static void check_kernels_one(double gamma, int window, double radius, int64_t n, int64_t m,
+                              int64_t dim)
+{
+    tsw_params p;
+    tsw_params_default(&p, TSW_SOFT_DTW);
+    p.gamma = gamma;
+    p.window = (tsw_window)window;
+    p.window_radius = radius;
+    const size_t nx = (size_t)(n * dim), ny = (size_t)(m * dim), nc = (size_t)(n * m);
+    double *x = malloc(sizeof(double) * nx), *y = malloc(sizeof(double) * ny);
+    double *rx = calloc(nx, sizeof(double)), *ry = calloc(ny, sizeof(double));
+    double *gx = malloc(sizeof(double) * nx), *gy = malloc(sizeof(double) * ny);
+    double *C = malloc(sizeof(double) * nc), *gc = malloc(sizeof(double) * nc);
+    double *rc = calloc(nc, sizeof(double));
+    float *xf = malloc(sizeof(float) * nx), *yf = malloc(sizeof(float) * ny);
+    float *gxf = malloc(sizeof(float) * nx), *gyf = malloc(sizeof(float) * ny);
+    fill(x, (int64_t)nx);
+    fill(y, (int64_t)ny);
+    for (size_t k = 0; k < nx; ++k)
+        xf[k] = (float)x[k], x[k] = xf[k];
+    for (size_t k = 0; k < ny; ++k)
+        yf[k] = (float)y[k], y[k] = yf[k];
+    for (int64_t i = 0; i < n; ++i)
+        for (int64_t j = 0; j < m; ++j)
+            C[i * m + j] = tsw_cost_sqeuclidean_f64(x + i * dim, y + j * dim, dim);
+    double vr = NAN, vcr = NAN;
+    CHECK_RC(grad1(&p, TSW_IMPL_REFERENCE, dim, x, n, y, m, &vr, rx, ry), TSW_OK);
+    tsw_exec ex;
+    tsw_exec_default(&ex);
+    ex.impl = TSW_IMPL_REFERENCE;
+    int64_t ln = n, lm = m;
+    CHECK_RC(tsw_soft_dtw_cost_grad(&p, TSW_F64, 1, n, m, &ln, &lm, C, &vcr, rc, &ex), TSW_OK);
+    const double scale = 1 + max_abs(rx, (int64_t)nx) + max_abs(ry, (int64_t)ny);
+    const double cscale = 1 + max_abs(rc, (int64_t)nc);
+    size_t ws_bytes = tsw__sdg_diag_ws(&p, dim, n, m, 1);
+    void *ws = malloc(ws_bytes > tsw__sdg_diag_ws(&p, dim, n, m, 0)
+                          ? ws_bytes
+                          : tsw__sdg_diag_ws(&p, dim, n, m, 0));
+    for (int level = 0; level <= 2; level += 2) {
+        if (level > tsw__cpu_level())
+            continue;
+        for (int softmin = 0; softmin <= 1; ++softmin) {
+            double (*kern)(const tsw_params *, const tsw__sdg_pair *, void *) =
+                tsw__sdg_diag_scalar_f64;
+#if TSW_X86
+            if (level == 2)
+                kern = tsw__sdg_diag_avx2_f64;
+#endif
+            /* series, float64 */
+            for (size_t k = 0; k < nx; ++k)
+                gx[k] = 0;
+            for (size_t k = 0; k < ny; ++k)
+                gy[k] = 0;
+            tsw__sdg_pair pr = {0, 1, softmin, dim, n, m, 0, x, y, NULL, 1.0, gx, gy, NULL};
+            double v = kern(&p, &pr, ws);
+            int bad = !(fabs(v - vr) <= 1e-10 * fmax(1, fabs(vr)));
+            for (size_t k = 0; k < nx; ++k)
+                bad += !(fabs(gx[k] - rx[k]) <= 1e-9 * scale);
+            for (size_t k = 0; k < ny; ++k)
+                bad += !(fabs(gy[k] - ry[k]) <= 1e-9 * scale);
+            /* series, float32: the float64 result rounded */
+            for (size_t k = 0; k < nx; ++k)
+                gxf[k] = 0;
+            for (size_t k = 0; k < ny; ++k)
+                gyf[k] = 0;
+            tsw__sdg_pair pf = {1, 1, softmin, dim, n, m, 0, xf, yf, NULL, 1.0, gxf, gyf, NULL};
+            double vf = kern(&p, &pf, ws);
+            bad += !(fabs(vf - vr) <= 1e-10 * fmax(1, fabs(vr)));
+            for (size_t k = 0; k < nx; ++k)
+                bad += !(fabs(gxf[k] - rx[k]) <= 1e-7 * scale);
+            for (size_t k = 0; k < ny; ++k)
+                bad += !(fabs(gyf[k] - ry[k]) <= 1e-7 * scale);
+            /* cost matrix (the caller zeroes gc outside the window) */
+            for (size_t k = 0; k < nc; ++k)
+                gc[k] = 0;
+            tsw__sdg_pair pc = {0, 1, softmin, 1, n, m, m, NULL, NULL, C, 1.0, NULL, NULL, gc};
+            double vc = kern(&p, &pc, ws);
+            bad += !(fabs(vc - vcr) <= 1e-10 * fmax(1, fabs(vcr)));
+            for (size_t k = 0; k < nc; ++k)
+                bad += !(fabs(gc[k] - rc[k]) <= 1e-9 * cscale);
+            if (!CHECK(bad == 0))
+                TSW_T_NOTE("  kernel level %d softmin %d: %d mismatches (gamma %g window %d "
+                           "n %ld m %ld dim %ld)\n",
+                           level, softmin, bad, gamma, window, (long)n, (long)m, (long)dim);
+        }
+    }
+    free(ws);
+    free(x), free(y), free(rx), free(ry), free(gx), free(gy), free(C), free(gc), free(rc);
+    free(xf), free(yf), free(gxf), free(gyf);
+}
+
+static void check_kernels(void)
+{
+    check_kernels_one(1.0, 0, 0, 70, 53, 1);
+    check_kernels_one(0.1, 0, 0, 53, 70, 2);
+    check_kernels_one(1e-3, 0, 0, 64, 64, 1);
+    check_kernels_one(10.0, 1, 5, 64, 64, 1);   /* narrow band */
+    check_kernels_one(0.5, 1, 0, 41, 41, 3);    /* radius 0: the diagonal only */
+    check_kernels_one(0.3, 2, 0.2, 90, 45, 2);  /* band widened for unequal lengths */
+    check_kernels_one(1.0, 1, 20, 37, 101, 1);
+    check_kernels_one(1.0, 0, 0, 1, 1, 1);
+    check_kernels_one(1.0, 0, 0, 1, 29, 2);
+    check_kernels_one(1.0, 0, 0, 31, 1, 1);
 }
 
 /* The cost-matrix form with c(i,j) = |x_i - y_j|^2 gives the same value, and its E turns
@@ -295,6 +408,7 @@ int main(void)
         check_pair(gammas[g], 2, 0.3, 1, 15, 11, 2); /* divergence with a band */
         check_pair(gammas[g], 0, 0, 1, 8, 14, 1);
     }
+    check_kernels();
     check_cost_form();
     check_f32_and_extremes();
     check_errors();
