@@ -38,6 +38,7 @@
 #include <cuda_runtime.h>
 
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/band.h"
@@ -140,6 +141,12 @@ template <typename T> struct SgArgs {
     T cv, ca, cb;
     int accumulate;
     const int *flag; /* device check flag (device inputs), or NULL */
+    /* split > 0: every problem on `split` blocks, one stripe of NT rows each, pipelined
+     * through global boundary rows and flags (phase 1 the forward pass, phase 2 the
+     * backward); 0: one block does all stripes of its problem, both passes (phase 0) */
+    int split, phase;
+    unsigned *ticket; /* split: block order of start (virtual block index) */
+    int *fflag, *bflag; /* split: per (problem, stripe) boundary columns published */
     int want_grad;
     T gamma, inv_gamma;
     int window;
@@ -182,15 +189,37 @@ template <typename T, int DK> struct SgPoint {
 /* Threads per block at most: 512, so that a thread may use 128 registers (the kernels
  * need more than 64). Narrower stripes also idle fewer threads in the wavefront's ramps:
  * (NT - 1) / (NT + m - 1) of the thread-steps of a stripe do nothing. */
-__host__ __device__ constexpr int sg_max_threads(size_t es, bool cost)
+__host__ __device__ constexpr int sg_max_threads(size_t es, bool cost, bool generic_dim)
 {
-    return (void)es, (void)cost, 512;
+    return (void)cost, es == 8 && generic_dim ? 256 : 512;
+}
+/* Blocks per SM the compiler plans registers for: 2 (64 registers) for the hot float32
+ * kernels, so that four 256-thread blocks fit an SM; else 1. */
+__host__ __device__ constexpr int sg_min_blocks(size_t es, bool cost, bool generic_dim)
+{
+    return es == 4 && !cost && !generic_dim ? 2 : 1;
+}
+
+/* Split mode's hand-over between the blocks of one problem: the producer publishes how many
+ * boundary columns are written (release: the writes before it are visible to whoever
+ * acquires the value); the consumer spins until enough are. A block only ever waits on a
+ * block that took an earlier ticket, i.e. that is running or done: no deadlock. */
+__device__ __forceinline__ void sg_publish(int *flag, int v)
+{
+    asm volatile("st.release.gpu.global.b32 [%0], %1;" ::"l"(flag), "r"(v) : "memory");
+}
+__device__ __forceinline__ int sg_wait(const int *flag, int need, int have)
+{
+    while (have < need)
+        asm volatile("ld.acquire.gpu.global.b32 %0, [%1];" : "=r"(have) : "l"(flag) : "memory");
+    return have;
 }
 
 /* ---- the kernel ------------------------------------------------------------------------------ */
 
 template <typename T, int DK, bool COST>
-__global__ void __launch_bounds__(sg_max_threads(sizeof(T), COST), sizeof(T) == 4 && !COST ? 2 : 1)
+__global__ void __launch_bounds__(sg_max_threads(sizeof(T), COST, DK == 0),
+                                  sg_min_blocks(sizeof(T), COST, DK == 0))
     sdtw_grad_kernel(SgArgs<T> g)
 {
     extern __shared__ __align__(16) unsigned char sg_smem[];
@@ -199,8 +228,25 @@ __global__ void __launch_bounds__(sg_max_threads(sizeof(T), COST), sizeof(T) == 
     if (g.flag && *(volatile const int *)g.flag)
         return;
     const int NT = blockDim.x, tid = threadIdx.x;
-    const int64_t p = g.first + blockIdx.x;
+    const int K = g.split;
+    int64_t p, slot; /* the problem; this block's scratch slot (split: problem x stripe) */
+    int my = 0;      /* split: this block's stripe */
+    if (K) {
+        __shared__ int sg_vb;
+        if (tid == 0)
+            sg_vb = (int)atomicAdd(g.ticket, 1u);
+        __syncthreads();
+        const int vb = sg_vb, st = vb % K;
+        my = g.phase == 2 ? K - 1 - st : st; /* the backward runs the stripes bottom up */
+        p = g.first + vb / K;
+        slot = (int64_t)(vb / K) * K + my;
+    } else {
+        p = g.first + blockIdx.x;
+        slot = blockIdx.x;
+    }
     const int n = (int)g.alen[p], m = (int)g.blen[p]; /* < 2^30 (host check) */
+    if (K && my * NT >= n)
+        return; /* a shorter problem: fewer stripes (nobody waits on this one) */
     const int64_t dim = DK > 0 ? DK : g.dim;
     const T INF = SgOps<T>::inf();
     const T gamma = g.gamma, ig = g.inv_gamma;
@@ -218,9 +264,14 @@ __global__ void __launch_bounds__(sg_max_threads(sizeof(T), COST), sizeof(T) == 
     }
     const T *C = COST ? g.cost + p * g.cn * g.cm : nullptr;
     T *S = g.R + g.roff[p]; /* S(i, j) = softmin part of R(i, j); R = c + S */
-    if (COST && g.gcost && g.want_grad) /* zeros outside the n x m block (barriers follow) */
-        for (int64_t k = tid; k < g.cn * g.cm; k += NT)
+    if (COST && g.gcost && g.want_grad && g.phase != 2) {
+        /* zeros outside the n x m block (barriers follow); split: the rows of this stripe,
+         * the last stripe also the padding rows */
+        const int64_t r0 = K ? (int64_t)my * NT : 0;
+        const int64_t r1 = K && (my + 1) * NT < n ? (int64_t)(my + 1) * NT : g.cn;
+        for (int64_t k = r0 * g.cm + tid; k < r1 * g.cm; k += NT)
             g.gcost[p * g.cn * g.cm + k] = 0;
+    }
     /* cell (i, j), 1-based, diagonal-major */
 #define RIDX(i, j) ((int64_t)((i) + (j)-2) * n + (i)-1)
 
@@ -228,9 +279,13 @@ __global__ void __launch_bounds__(sg_max_threads(sizeof(T), COST), sizeof(T) == 
     T *fb = sh; /* [2][NT] */
     /* R of the stripe's last row for the next stripe: a row j is written at step j + rows - 2
      * and read by the next stripe's first row (before that stripe's last row rewrites it) */
-    T *rb = g.bound + blockIdx.x * g.bound_stride;
+    T *rb = g.bound + slot * g.bound_stride;
+    /* split: the stripe below reads this one's last row from its own slot's rb */
+    T *rb_out = K ? g.bound + (slot + 1) * g.bound_stride : rb;
+    int *f_in = K ? g.fflag + slot : nullptr, *f_out = K ? g.fflag + slot + 1 : nullptr;
     T value = 0;
-    for (int i0 = 1; i0 <= n; i0 += NT) {
+    const int i_first = K ? my * NT + 1 : 1, i_last = K ? i_first : n;
+    for (int i0 = i_first; g.phase != 2 && i0 <= i_last; i0 += NT) {
         const int rows = n - i0 + 1 < NT ? n - i0 + 1 : NT;
         const int i = i0 + tid;
         const bool has_row = tid < rows;
@@ -241,8 +296,12 @@ __global__ void __launch_bounds__(sg_max_threads(sizeof(T), COST), sizeof(T) == 
         T last_up = (i == 1) ? (T)0 : INF; /* R(i-1, j-1); R(0, 0) = 0  */
         /* thread 0 of a lower stripe: rb[j], rb[j+1] loaded ahead (latency) */
         const bool from_rb = tid == 0 && i0 > 1;
+        const bool to_next = K && tid == rows - 1 && i < n; /* split: publish for below */
         T rq0 = INF, rq1 = INF;
+        int have = 0; /* split: boundary columns known published */
         if (from_rb) {
+            if (K)
+                have = sg_wait(f_in, m < 2 ? m : 2, have);
             rq0 = rb[1];
             rq1 = m >= 2 ? rb[2] : INF;
         }
@@ -260,7 +319,13 @@ __global__ void __launch_bounds__(sg_max_threads(sizeof(T), COST), sizeof(T) == 
                 } else if (from_rb) {
                     up = rq0;
                     rq0 = rq1;
-                    rq1 = j + 2 <= m ? rb[j + 2] : INF;
+                    if (j + 2 <= m) {
+                        if (K)
+                            have = sg_wait(f_in, j + 2, have);
+                        rq1 = rb[j + 2];
+                    } else {
+                        rq1 = INF;
+                    }
                 }
                 T r = INF, sm = -INF;
                 if (bd.admits(i, j)) {
@@ -273,8 +338,11 @@ __global__ void __launch_bounds__(sg_max_threads(sizeof(T), COST), sizeof(T) == 
                 }
                 S[sidx] = sm;
                 sidx += n;
-                if (tid == rows - 1)
-                    rb[j] = r; /* read by the next stripe's first row, steps later */
+                if (tid == rows - 1 && (!K || to_next)) {
+                    rb_out[j] = r; /* read by the next stripe's first row, steps later */
+                    if (to_next && ((j & 31) == 0 || j == m))
+                        sg_publish(f_out, j);
+                }
                 fb[wr] = r;
                 left = r;
                 last_up = up;
@@ -287,21 +355,24 @@ __global__ void __launch_bounds__(sg_max_threads(sizeof(T), COST), sizeof(T) == 
             __syncthreads();
         }
     }
-    if (tid == (int)((n - 1) % NT)) {
+    if (g.phase != 2 && tid == (int)((n - 1) % NT) && (!K || my == (n - 1) / NT)) {
         const T v = g.cv * value;
         g.values[p] = g.accumulate ? g.values[p] + v : v;
     }
-    if (!g.want_grad)
+    if (!g.want_grad || g.phase == 1)
         return;
 
     /* ---- backward ---- */
     T *eb = sh;          /* [2][NT] E of the previous step */
     T *qb = sh + 2 * NT; /* [2][NT] Q = R - c of the previous step */
-    T *gy = g.gy_shared ? sh + 4 * NT : g.gyglob + blockIdx.x * g.gy_stride;
-    T *bound = g.bound + blockIdx.x * g.bound_stride; /* [2][E row, Q row] of m + 1 */
+    T *gy = g.gy_shared ? sh + 4 * NT : g.gyglob + slot * g.gy_stride;
+    /* boundary E and Q rows: one block, [2][E row, Q row] of m + 1 alternating between the
+     * stripes; split, at (m + 1) past rb: written by the stripe below into this slot's */
+    T *bound = g.bound + slot * g.bound_stride;
+    int *b_in = K ? g.bflag + slot : nullptr, *b_out = K && my > 0 ? g.bflag + slot - 1 : nullptr;
     const bool gy_on = !COST && g.gb;
     const bool gx_on = !COST && g.ga;
-    T *gxg = g.gxglob + blockIdx.x * g.gx_stride; /* DK == 0: row accumulators */
+    T *gxg = g.gxglob + slot * g.gx_stride; /* DK == 0: row accumulators */
     if (gy_on)
         for (int64_t k = tid; k < m * dim; k += NT)
             gy[k] = 0;
@@ -310,14 +381,17 @@ __global__ void __launch_bounds__(sg_max_threads(sizeof(T), COST), sizeof(T) == 
             gxg[k] = 0;
     __syncthreads();
     int parity = 0;
-    const int last0 = ((n - 1) / NT) * NT + 1;
-    for (int i0 = last0; i0 >= 1; i0 -= NT) {
+    const int last0 = K ? my * NT + 1 : ((n - 1) / NT) * NT + 1, stop0 = K ? last0 : 1;
+    for (int i0 = last0; i0 >= stop0; i0 -= NT) {
         const int rows = n - i0 + 1 < NT ? n - i0 + 1 : NT;
         const int i = i0 + tid;
         const bool has_row = tid < rows;
         /* boundary rows: read what the stripe below wrote, write for the stripe above */
-        const T *bE_rd = bound + parity * 2 * (m + 1), *bQ_rd = bE_rd + (m + 1);
-        T *bE_wr = bound + (parity ^ 1) * 2 * (m + 1), *bQ_wr = bE_wr + (m + 1);
+        const T *bE_rd = K ? bound + (m + 1) : bound + parity * 2 * (m + 1);
+        const T *bQ_rd = bE_rd + (m + 1);
+        T *bE_wr = K ? g.bound + (slot - 1) * g.bound_stride + (m + 1)
+                     : bound + (parity ^ 1) * 2 * (m + 1);
+        T *bQ_wr = bE_wr + (m + 1);
         SgPoint<T, DK> xi;
         if (!COST && has_row)
             xi.load(A + (int64_t)(i - 1) * dim, dim);
@@ -341,7 +415,10 @@ __global__ void __launch_bounds__(sg_max_threads(sizeof(T), COST), sizeof(T) == 
          * step before */
         const int par0 = (rows + m - 2) & 1; /* parity of the first step, s = steps - 1 */
         int wo = par0 * NT + tid, ro = (par0 ^ 1) * NT + tid + 1;
+        int bhave = 0; /* split: boundary columns (from m down) known published */
         if (from_bound) {
+            if (K)
+                bhave = sg_wait(b_in, m < 2 ? m : 2, bhave);
             be0 = bE_rd[m];
             bq0 = bQ_rd[m];
             be1 = m >= 2 ? bE_rd[m - 1] : 0;
@@ -361,8 +438,15 @@ __global__ void __launch_bounds__(sg_max_threads(sizeof(T), COST), sizeof(T) == 
                         q_dn = bq0;
                         be0 = be1;
                         bq0 = bq1;
-                        be1 = j > 2 ? bE_rd[j - 2] : 0;
-                        bq1 = j > 2 ? bQ_rd[j - 2] : -INF;
+                        if (j > 2) {
+                            if (K)
+                                bhave = sg_wait(b_in, m - j + 3, bhave);
+                            be1 = bE_rd[j - 2];
+                            bq1 = bQ_rd[j - 2];
+                        } else {
+                            be1 = 0;
+                            bq1 = -INF;
+                        }
                     }
                 }
                 /* q = S(i, j) (sdtw_grad.h), -inf for cells off every path */
@@ -384,9 +468,11 @@ __global__ void __launch_bounds__(sg_max_threads(sizeof(T), COST), sizeof(T) == 
                 }
                 eb[wo] = e;
                 qb[wo] = q;
-                if (tid == 0) {
+                if (tid == 0 && (!K || my > 0)) {
                     bE_wr[j] = e;
                     bQ_wr[j] = q;
+                    if (K && (((m - j + 1) & 31) == 0 || j == 1))
+                        sg_publish(b_out, m - j + 1);
                 }
                 if (COST) {
                     if (g.gcost)
@@ -428,8 +514,12 @@ __global__ void __launch_bounds__(sg_max_threads(sizeof(T), COST), sizeof(T) == 
         if (DK > 0 && gx_on && has_row) {
             T *o = g.ga + (g.aoff[p] + i - 1) * dim;
 #pragma unroll
-            for (int k = 0; k < (DK > 0 ? DK : 1); ++k)
-                o[k] = (g.accumulate ? o[k] : (T)0) + g.ca * gx[k];
+            for (int k = 0; k < (DK > 0 ? DK : 1); ++k) {
+                if (K) /* split: the outputs were zeroed; other blocks add to them */
+                    atomicAdd(&o[k], g.ca * gx[k]);
+                else
+                    o[k] = (g.accumulate ? o[k] : (T)0) + g.ca * gx[k];
+            }
         }
     }
     /* generic dim: the rows' accumulators to the output; then the columns' (ga and gb may
@@ -437,14 +527,24 @@ __global__ void __launch_bounds__(sg_max_threads(sizeof(T), COST), sizeof(T) == 
     __syncthreads();
     if (DK == 0 && gx_on) {
         T *o = g.ga + g.aoff[p] * dim;
-        for (int64_t k = tid; k < n * dim; k += NT)
-            o[k] = (g.accumulate ? o[k] : (T)0) + g.ca * gxg[k];
+        const int64_t k0 = K ? (int64_t)my * NT * dim : 0;
+        const int64_t k1 = K && (my + 1) * NT < n ? (int64_t)(my + 1) * NT * dim : n * dim;
+        for (int64_t k = k0 + tid; k < k1; k += NT) {
+            if (K)
+                atomicAdd(&o[k], g.ca * gxg[k]);
+            else
+                o[k] = (g.accumulate ? o[k] : (T)0) + g.ca * gxg[k];
+        }
     }
     __syncthreads();
     if (gy_on) {
         T *o = g.gb + g.boff[p] * dim;
-        for (int64_t k = tid; k < m * dim; k += NT)
-            o[k] = (g.accumulate ? o[k] : (T)0) + g.cb * gy[k];
+        for (int64_t k = tid; k < m * dim; k += NT) {
+            if (K)
+                atomicAdd(&o[k], g.cb * gy[k]);
+            else
+                o[k] = (g.accumulate ? o[k] : (T)0) + g.cb * gy[k];
+        }
     }
 #undef RIDX
 }
@@ -473,10 +573,42 @@ __global__ void cost_check_kernel(const T *cost, int64_t count, int64_t cn, int6
 
 int64_t round32(int64_t v) { return (v + 31) / 32 * 32; }
 
-/* Threads per block for problems of at most max_n rows: one per row up to the maximum. */
-int threads_for(int64_t max_n, tsw_dtype dtype, bool cost)
+/* Split mode: the blocks of a problem add to its gradient rows, which start at zero
+ * (series rows only: rows between series stay untouched). */
+template <typename T>
+__global__ void sg_zero_rows(T *o, const int64_t *off, const int64_t *len, int64_t first,
+                             int64_t count, int64_t dim)
 {
-    const int64_t mx = sg_max_threads(tsw__dtype_size(dtype), cost);
+    for (int64_t q = blockIdx.x; q < count; q += gridDim.x) {
+        T *r = o + off[first + q] * dim;
+        for (int64_t k = threadIdx.x; k < len[first + q] * dim; k += blockDim.x)
+            r[k] = 0;
+    }
+}
+
+/* Split mode's rows per block (one stripe) and when it is used: a batch too small to fill
+ * the GPU with one block per problem (fewer than two blocks of 512 rows per SM) whose
+ * problems have more than 256 rows. Returns the blocks per problem, 0 for no split. */
+constexpr int kSplitRows = 256;
+int64_t sg_split(int64_t count, int64_t max_n, int device)
+{
+    int sms = 0;
+    if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) {
+        (void)cudaGetLastError();
+        sms = 132;
+    }
+    if (max_n <= kSplitRows || count * ((max_n + 511) / 512) >= 2 * (int64_t)sms)
+        return 0;
+    const char *env = getenv("TSWARP_SDTW_SPLIT"); /* developer knob: 0 disables */
+    if (env && env[0] == '0')
+        return 0;
+    return (max_n + kSplitRows - 1) / kSplitRows;
+}
+
+/* Threads per block for problems of at most max_n rows: one per row up to the maximum. */
+int threads_for(int64_t max_n, tsw_dtype dtype, bool cost, int64_t dim)
+{
+    const int64_t mx = sg_max_threads(tsw__dtype_size(dtype), cost, !cost && dim > 2);
     return (int)round32(max_n < mx ? max_n : mx);
 }
 
@@ -536,6 +668,9 @@ struct SgJob {
     void *values, *gcost;
     bool want_grad;
     const int *flag;
+    int64_t split; /* blocks per problem (0: one) */
+    int *sync;     /* split: ticket, then forward and backward flags of 2 (blocks) + 2 ints */
+    int64_t sync_ints;
 };
 
 /* Dynamic shared memory of a launch: 4 NT values (the exchange rows), then the column
@@ -574,7 +709,7 @@ bool full_cover(const HostColl &h)
 }
 
 struct SgPieces {
-    size_t idx, x, y, cmat, values, gx, gy, gcost, flag, scratch, R;
+    size_t idx, x, y, cmat, values, gx, gy, gcost, flag, scratch, sync, R;
 };
 
 /* Chunks of problems: chunk c is problems [start[c], start[c+1]) with the sum of their R
@@ -643,6 +778,7 @@ int sg_launch_chunks(Call &call, const SgJob &job, const SgKind *kinds, int nkin
         const int64_t k0 = start[c], k1 = start[c + 1];
         for (int q = 0; q < nkinds; ++q) {
             const SgKind &kd = kinds[q];
+            const int64_t K = job.split;
             SgArgs<T> g;
             memset(&g, 0, sizeof(g));
             g.a = (const T *)kd.a;
@@ -658,7 +794,7 @@ int sg_launch_chunks(Call &call, const SgJob &job, const SgKind *kinds, int nkin
             g.cn = job.cn;
             g.cm = job.cm;
             g.R = R;
-            const int nt = threads_for(kd.max_n, job.dtype, job.cost);
+            const int nt = K ? kSplitRows : threads_for(kd.max_n, job.dtype, job.cost, job.dim);
             bool gy_shared, y_shared;
             const size_t smem = sg_smem_bytes(job.dtype, nt, job.max_len, job.dim, job.cost,
                                               &gy_shared, &y_shared);
@@ -686,7 +822,36 @@ int sg_launch_chunks(Call &call, const SgJob &job, const SgKind *kinds, int nkin
             g.window = (int)job.params->window;
             g.radius = job.params->window_radius;
             g.slope = job.params->itakura_max_slope;
-            TSW_CU(launch_any<T>(g, job.cost, k1 - k0, nt, smem, call.stream),
+            if (!K) {
+                TSW_CU(launch_any<T>(g, job.cost, k1 - k0, nt, smem, call.stream),
+                       "soft-DTW gradient kernel launch");
+                continue;
+            }
+            /* split: the forward pass, then (zeroed outputs,) the backward pass */
+            g.split = (int)K;
+            g.ticket = (unsigned *)job.sync;
+            g.fflag = job.sync + 1;
+            g.bflag = job.sync + 2 + (job.sync_ints - 2) / 2;
+            TSW_CU(cudaMemsetAsync(job.sync, 0, (size_t)job.sync_ints * sizeof(int), call.stream),
+                   "cudaMemsetAsync (split flags)");
+            g.phase = 1;
+            TSW_CU(launch_any<T>(g, job.cost, (k1 - k0) * K, nt, smem, call.stream),
+                   "soft-DTW gradient kernel launch");
+            if (!g.want_grad)
+                continue;
+            if (!kd.accumulate && !job.cost) {
+                const int zb = (int)(k1 - k0 < 4096 ? k1 - k0 : 4096);
+                if (kd.ga)
+                    sg_zero_rows<T><<<zb, 256, 0, call.stream>>>((T *)kd.ga, kd.aoff, kd.alen,
+                                                                 k0, k1 - k0, job.dim);
+                if (kd.gb)
+                    sg_zero_rows<T><<<zb, 256, 0, call.stream>>>((T *)kd.gb, kd.boff, kd.blen,
+                                                                 k0, k1 - k0, job.dim);
+            }
+            TSW_CU(cudaMemsetAsync(job.sync, 0, sizeof(int), call.stream),
+                   "cudaMemsetAsync (ticket)");
+            g.phase = 2;
+            TSW_CU(launch_any<T>(g, job.cost, (k1 - k0) * K, nt, smem, call.stream),
                    "soft-DTW gradient kernel launch");
         }
         if (ex->progress) {
@@ -805,11 +970,15 @@ int sg_grad(const tsw_params *params, tsw_dtype dtype, int64_t dim, const tsw_co
     }
     pc.flag = plan.add(sizeof(int));
     const int64_t per_block = 4 * (L + 1) + 2 * L * dim;
+    const int64_t K = sg_split(count, L, exec->device_index);
     int64_t r_cap, blocks_cap;
-    if ((rc = sg_size(rsize, count, per_block, es, plan.total, one_chunk, &r_cap, &blocks_cap)))
+    if ((rc = sg_size(rsize, count, per_block * (K ? K : 1), es, plan.total, one_chunk, &r_cap,
+                      &blocks_cap)))
         return rc;
     const int64_t nch = sg_chunks(rsize, count, r_cap, blocks_cap, roff, start);
-    pc.scratch = plan.add((size_t)blocks_cap * (size_t)per_block, es);
+    const int64_t slots = blocks_cap * (K ? K : 1);
+    pc.scratch = plan.add((size_t)slots * (size_t)per_block, es);
+    pc.sync = plan.add((size_t)(2 + 2 * slots), sizeof(int));
     pc.R = plan.add((size_t)r_cap, es);
     if (plan.overflow)
         return TSW_EOVERFLOW;
@@ -896,6 +1065,9 @@ int sg_grad(const tsw_params *params, tsw_dtype dtype, int64_t dim, const tsw_co
     job.values = vals;
     job.want_grad = grad_x || grad_y;
     job.flag = on_device ? dflag : nullptr;
+    job.split = K;
+    job.sync = (int *)call.at(pc.sync);
+    job.sync_ints = 2 + 2 * slots;
     if ((rc = sg_launch(call, job, kinds, nk, call.at(pc.R), call.at(pc.scratch), per_block,
                         start, nch, &ex)))
         return rc;
@@ -960,11 +1132,15 @@ int sg_cost_grad(const tsw_params *params, tsw_dtype dtype, int64_t count, int64
     }
     pc.flag = plan.add(sizeof(int));
     const int64_t per_block = 4 * (L + 1) + 2 * L;
+    const int64_t K = sg_split(count, L, exec->device_index);
     int64_t r_cap, blocks_cap;
-    if ((rc = sg_size(rsize, count, per_block, es, plan.total, one_chunk, &r_cap, &blocks_cap)))
+    if ((rc = sg_size(rsize, count, per_block * (K ? K : 1), es, plan.total, one_chunk, &r_cap,
+                      &blocks_cap)))
         return rc;
     const int64_t nch = sg_chunks(rsize, count, r_cap, blocks_cap, roff, start);
-    pc.scratch = plan.add((size_t)blocks_cap * (size_t)per_block, es);
+    const int64_t slots = blocks_cap * (K ? K : 1);
+    pc.scratch = plan.add((size_t)slots * (size_t)per_block, es);
+    pc.sync = plan.add((size_t)(2 + 2 * slots), sizeof(int));
     pc.R = plan.add((size_t)r_cap, es);
     if (plan.overflow)
         return TSW_EOVERFLOW;
@@ -1021,6 +1197,9 @@ int sg_cost_grad(const tsw_params *params, tsw_dtype dtype, int64_t count, int64
     job.gcost = gc;
     job.want_grad = gc != nullptr;
     job.flag = on_device ? dflag : nullptr;
+    job.split = K;
+    job.sync = (int *)call.at(pc.sync);
+    job.sync_ints = 2 + 2 * slots;
     if ((rc = sg_launch(call, job, &kind, 1, call.at(pc.R), call.at(pc.scratch), per_block,
                         start, nch, &ex)))
         return rc;
