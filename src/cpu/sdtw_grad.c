@@ -3,10 +3,12 @@
  * the pair kernels of sdtw_grad_impl.h, run over the pairs of a batch with OpenMP, one
  * pair per thread at a time. The arguments were validated by src/sdtw_grad.c.
  *
- * Memory: the backward pass needs the forward's softmin S of every cell in the window, so
- * each thread holds one workspace sized for the largest pair of the call (the self pairs
- * (x, x) and (y, y) too for the divergence), allocated in one block before any output is
- * written (a failure leaves the outputs untouched and says how many bytes were needed).
+ * Memory: the backward pass needs what the forward pass kept of every cell in the window
+ * (the three soft-argmin probabilities, 24 bytes a cell, or for pairs past
+ * TSW__SDG_PROB_BYTES the softmin S, 8 bytes: sdtw_grad_diag.h), so each thread holds one
+ * workspace sized for the largest pair of the call (the self pairs (x, x) and (y, y) too
+ * for the divergence), allocated in one block before any output is written (a failure
+ * leaves the outputs untouched and says how many bytes were needed).
  */
 #include "../common/band.h"
 #include "../common/cost.h"

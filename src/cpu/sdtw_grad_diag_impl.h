@@ -11,13 +11,20 @@
  *
  * Forward: R(i, j) = c(i, j) + S(i, j), S = softmin of (i-1, j-1), (i-1, j), (i, j-1).
  *   Three rotating buffers hold R of q, q - 1, q - 2 by row i (element i - 1 is row -1:
- *   R(-1, -1) = 0, the rest +inf); S of every window cell goes to the workspace diagonal
- *   after diagonal (doff[q] its start, dr0[q] its first row).
- * Backward (common/sdtw_grad.h): E(i, j) = sum over successors s of E(s) exp((S(s) -
- *   R(i, j)) / gamma), R(i, j) = S(i, j) + c(i, j) recomputed exactly as the forward did
- *   (same cost code, same addition). Rotating buffers of S and E by row, -inf / 0 outside
- *   the window (weight exp(-inf) = 0); the virtual cell (n, m) on diagonal n + m has
- *   S = R(n-1, m-1) and E = 1, which makes E(n-1, m-1) = 1.
+ *   R(-1, -1) = 0, the rest +inf); on AVX2 in the probability form they hold
+ *   exp(-R / gamma) as mantissa and binary exponent instead (sdg_fwdl_step), like the
+ *   value-only kernel. What the backward pass needs of every window cell goes to the
+ *   workspace diagonal after diagonal (doff[q] its start, dr0[q] its first row):
+ *   probability form (sdtw_grad_diag.h): the soft-argmin probabilities p of the cell's
+ *     three predecessors, p_k = exp((S - R_k) / gamma) = the weights of the backward pass;
+ *   softmin form (long pairs): S.
+ * Backward (common/sdtw_grad.h): E(i, j) = sum over successors s of E(s) w(i,j -> s),
+ *   w = exp((S(s) - R(i, j)) / gamma): the stored probability of (i, j) as predecessor of
+ *   s (probability form; three multiply-adds a cell), or three exponentials with
+ *   R(i, j) = S(i, j) + c(i, j) recomputed exactly as the forward did (softmin form: same
+ *   cost code, same addition; rotating buffers of S with -inf outside the window).
+ *   E by row in rotating buffers, 0 outside the window; the virtual cell (n, m) on
+ *   diagonal n + m has S = R(n-1, m-1) and E = 1, which makes E(n-1, m-1) = 1.
  *   Gradient, squared Euclidean: gx_i += 2 alpha E (x_i - y_j), gy_j -= the same, in
  *   double accumulators laid out like the points (x by row, y reversed), so a vector of
  *   cells of one diagonal updates contiguous elements; cost-matrix form: gc(i, j) = alpha E.

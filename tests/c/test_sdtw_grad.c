@@ -6,6 +6,7 @@
  */
 #include "harness.h"
 
+#include "common/cost.h"
 #include "cpu/sdtw_grad_diag.h"
 
 static tsw_t_rng rng = {20240611};
@@ -266,8 +267,9 @@ static void check_f32_and_extremes(void)
         xf[k] = (float)x[k], x[k] = xf[k];
     for (int k = 0; k < m * dim; ++k)
         yf[k] = (float)y[k], y[k] = yf[k];
-    /* float32 rounds R to ~6e-8 R, an error of 6e-8 R / gamma in every exponent: the
-     * 1e-4 agreement holds for gamma >= 0.1 on these values (R ~ 50) */
+    /* the CPU kernel computes float32 inputs in double (float32 arithmetic would round R to
+     * ~6e-8 R, an error of 6e-8 R / gamma in every exponent: 1e-2 at gamma 1e-4), so the
+     * 1e-4 agreement holds over the whole range of gamma */
     const double gammas[] = {1e-4, 1e-2, 0.1, 1.0, 1e3};
     for (int g = 0; g < 5; ++g) {
         tsw_params p;
@@ -283,7 +285,7 @@ static void check_f32_and_extremes(void)
         for (int k = 0; k < m * dim; ++k)
             finite &= isfinite(gy64[k]) && isfinite(gyf[k]);
         CHECK(finite);
-        if (gammas[g] >= 0.1 && gammas[g] <= 1.0) {
+        {
             double scale = max_abs(gx64, n * dim), err = 0;
             for (int k = 0; k < n * dim; ++k)
                 err = fmax(err, fabs(gxf[k] - gx64[k]));

@@ -101,11 +101,14 @@ def test_extreme_gamma_finite(rng, gamma):
             assert ga.dtype == dt
 
 
-def test_float32_close_to_float64(rng):
+@pytest.mark.parametrize("gamma", [1e-4, 1e-2, 1.0, 1e3])
+def test_float32_close_to_float64(rng, gamma):
+    # the CPU computes float32 inputs in float64: 1e-4 over the whole range of gamma
     a = rng.standard_normal((100, 2)).astype(np.float32)
     b = rng.standard_normal((80, 2)).astype(np.float32)
-    v32, g32, h32 = tswarp.soft_dtw_grad(a, b, gamma=1.0)
-    v64, g64, h64 = tswarp.soft_dtw_grad(a.astype(np.float64), b.astype(np.float64), gamma=1.0)
+    v32, g32, h32 = tswarp.soft_dtw_grad(a, b, gamma=gamma, window=30)
+    v64, g64, h64 = tswarp.soft_dtw_grad(a.astype(np.float64), b.astype(np.float64),
+                                         gamma=gamma, window=30)
     assert g32.dtype == np.float32
     assert v32 == pytest.approx(v64, rel=1e-4)
     scale = max(np.abs(g64).max(), np.abs(h64).max())
