@@ -405,7 +405,9 @@ TSW_EXPORT int64_t tsw_subsequence_path_max_length(int64_t n, int64_t m, int64_t
  * (<= k; fewer when the reference has no room for more). path: NULL (no paths) or
  * (capacity, 2) int64 with capacity >= tsw_subsequence_path_max_length(n, m, k).
  * The step pattern's and method's rules are tsw_dtw_path's; windows are not supported.
- * CUDA: TSW_ENOTSUP for device = CUDA (for now); device = AUTO computes on the CPU.
+ * CUDA: device = CUDA computes on the GPU (the same matches, costs and paths as the CPU;
+ * the GPU stores the whole grid's step codes, n m / 4 bytes, whatever the method: TSW_ENOMEM
+ * when they do not fit); AUTO uses the GPU on large grids, else (or on TSW_ENOMEM) the CPU.
  */
 TSW_EXPORT int tsw_subsequence_dtw(const tsw_align_params *params, tsw_dtype dtype,
                                    int64_t dim, const tsw_series *query,
@@ -439,8 +441,11 @@ TSW_EXPORT int tsw_subsequence_dtw(const tsw_align_params *params, tsw_dtype dty
  * TSW_IMPL_REFERENCE evaluates eq. 2 directly (O(l) per start); the fast path keeps running
  * dot products and prefix sums (eqs. 5 to 7: O(len x_j) per candidate and series); both
  * give the same order lines, hence the same shapelets, gains and thresholds (distances agree
- * to ~1e-8). Devices: TSW_DEVICE_CUDA gives TSW_ENOTSUP for now; AUTO computes on the CPU.
- * Progress counts candidates (tsw_shapelet_search) or (series, shapelet) pairs.
+ * to ~1e-8). Devices: TSW_DEVICE_CUDA computes the fast path on the GPU (whatever
+ * exec->impl) with the same operations in the same order, so the results are identical to
+ * the CPU fast path's, bit for bit; AUTO takes the GPU for the fast path when one is present
+ * and the work is large, else (or when the GPU lacks memory) the CPU. exec->cuda_workspace is
+ * not used. Progress counts candidates (tsw_shapelet_search) or (series, shapelet) pairs.
  * ------------------------------------------------------------------------------------- */
 #define TSW_SHAPELET_TIE 1e-7
 
@@ -653,8 +658,10 @@ TSW_EXPORT int64_t tsw_segmental_path_max_length(tsw_step step, int64_t n, int64
  * 2m - 1 points with the p05 geometry; WEAK: sum of d_f > m; STRICT: sum of (d_f - 1) >= m.
  * STRICT can also find none after the first pass (each end column admits only its optimal
  * start): TSW_ENOPATH then too. Progress counts cells of forward passes; a non-zero return
- * gives TSW_ECANCELED. Every error leaves the outputs untouched. device = CUDA: TSW_ENOTSUP
- * (TSW_ENODEV without a CUDA build); AUTO computes on the CPU.
+ * gives TSW_ECANCELED. Every error leaves the outputs untouched. device = CUDA: every
+ * fragment's passes on the GPU (one chunk per fragment: n_chunks is not used there), the
+ * segment DP on the host, the same results as the CPU (TSW_ENODEV without a CUDA build or
+ * a device); AUTO uses the GPU on large grids, else (or on TSW_ENOMEM) the CPU.
  */
 TSW_EXPORT int tsw_segmental_dtw(const tsw_align_params *params,
                                  const tsw_segmental_params *seg, tsw_dtype dtype,

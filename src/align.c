@@ -267,12 +267,6 @@ int tsw_subsequence_dtw(const tsw_align_params *params, tsw_dtype dtype, int64_t
         return rc;
     if (params->window != TSW_WINDOW_NONE)
         return TSW_EPARAM;
-#ifdef TSWARP_WITH_CUDA
-    if (ex.device == TSW_DEVICE_CUDA) {
-        tsw__set_detail("subsequence DTW runs on the CPU only in this version");
-        return TSW_ENOTSUP;
-    }
-#endif
     if (path) {
         int64_t need = tsw_subsequence_path_max_length(query->length, reference->length, k);
         if (need == 0)
@@ -290,7 +284,18 @@ int tsw_subsequence_dtw(const tsw_align_params *params, tsw_dtype dtype, int64_t
     int64_t *rows;
     if ((rc = tsw__make_job(&job, params, dim, query, reference, 1, &ex, &rows)))
         return rc;
-    rc = tsw__cpu_subsequence(&job, dtype, k, matches, count, path);
+    rc = TSW_ENODEV;
+#ifdef TSWARP_WITH_CUDA
+    /* as tsw_dtw_path: the GPU for CUDA, and for AUTO on large grids (else the CPU) */
+    if (ex.device == TSW_DEVICE_CUDA ||
+        (ex.device == TSW_DEVICE_AUTO &&
+         tsw__cuda_auto(&ex, (double)query->length * (double)reference->length)))
+        rc = tsw__cuda_subsequence(&job, dtype, &ex, k, matches, count, path);
+    if (ex.device == TSW_DEVICE_AUTO && (rc == TSW_ENODEV || rc == TSW_ENOMEM))
+        rc = TSW_ENODEV;
+#endif
+    if (rc == TSW_ENODEV && ex.device != TSW_DEVICE_CUDA)
+        rc = tsw__cpu_subsequence(&job, dtype, k, matches, count, path);
     tsw__free(rows);
     return rc;
 }
@@ -341,10 +346,6 @@ int tsw_segmental_dtw(const tsw_align_params *params, const tsw_segmental_params
         return TSW_EPARAM;
     if ((rc = tsw__check_common(params, dtype, dim, a, b, &ex)))
         return rc;
-    if (ex.device == TSW_DEVICE_CUDA) {
-        tsw__set_detail("segmental DTW runs on the CPU only in this version");
-        return TSW_ENOTSUP;
-    }
     if (params->window != TSW_WINDOW_NONE)
         return TSW_EPARAM;
     if ((rc = tsw__segmental_check(params->step, seg->variant, a->length, b->length,
@@ -360,8 +361,19 @@ int tsw_segmental_dtw(const tsw_align_params *params, const tsw_segmental_params
     int64_t *rows;
     if ((rc = tsw__make_job(&job, params, dim, a, b, 1, &ex, &rows)))
         return rc;
-    rc = tsw__cpu_segmental(&job, dtype, seg->variant, seg->n_fragments, seg->n_chunks, path,
-                            length, segments);
+    rc = TSW_ENODEV;
+#ifdef TSWARP_WITH_CUDA
+    if (ex.device == TSW_DEVICE_CUDA ||
+        (ex.device == TSW_DEVICE_AUTO &&
+         tsw__cuda_auto(&ex, 2.0 * (double)a->length * (double)b->length)))
+        rc = tsw__cuda_segmental(&job, params, dtype, &ex, seg->variant, seg->n_fragments, path,
+                                 length, segments);
+    if (ex.device == TSW_DEVICE_AUTO && (rc == TSW_ENODEV || rc == TSW_ENOMEM))
+        rc = TSW_ENODEV;
+#endif
+    if (rc == TSW_ENODEV && ex.device != TSW_DEVICE_CUDA)
+        rc = tsw__cpu_segmental(&job, dtype, seg->variant, seg->n_fragments, seg->n_chunks,
+                                path, length, segments);
     tsw__free(rows);
     return rc;
 }

@@ -170,6 +170,50 @@ int tsw__cuda_soft_dtw_cost_grad_workspace(const tsw_params *params, tsw_dtype d
                                            int want_grad, const tsw_exec *exec, size_t *bytes);
 #endif
 
+/* Shapelets on the GPU (cuda/shapelet.cu) for cpu/shapelet.c, which validates and
+ * standardises (its shp_data: series i has z[off[i] ..], P/Q[off[i] + i ..] (len + 1 prefix
+ * sums), run[off[i] ..] run lengths). The GPU computes what the CPU fast path and its order
+ * line compute, with the same operations in the same order, so the results are identical. */
+typedef struct tsw__shp_gpu_data {
+    int64_t count, rows;
+    const int64_t *off, *len, *run;
+    const double *z, *P, *Q; /* z (rows,), P and Q (rows + count,) */
+} tsw__shp_gpu_data;
+
+typedef struct tsw__shp_gpu_job {
+    tsw__shp_gpu_data d;
+    const int64_t *sub; /* (ns,) searched series */
+    const int32_t *lab; /* (ns,) their labels */
+    int64_t ns, minl, maxl, step, nlen;
+    int C;
+    const int64_t *total; /* (C,) class counts of the searched series */
+    double nent;          /* tsw_shp_nentropy(total) */
+    const double *xlogx;  /* (ns + 1,) tsw_shp_xlogx(0 .. ns), the host's (no device log) */
+    int logic;            /* tsw_shapelet_logic */
+    const double *partner; /* (ns,) or NULL */
+} tsw__shp_gpu_job;
+
+/* The best split of one candidate (tsw_shp_best_split's outputs). */
+typedef struct tsw__shp_split {
+    double gain, gap, threshold;
+    int64_t found;
+} tsw__shp_split;
+
+/* Receives the candidates of n items: items[4 t ..] = (k, s, nl, c0), series sub[k] at start
+ * s with lengths min_length + li step, li < nl, whose splits are res[c0 + li]. A non-zero
+ * return stops the run with that status. */
+typedef int (*tsw__shp_visit)(void *ctx, int64_t n, const int64_t *items,
+                              const tsw__shp_split *res);
+
+#ifdef TSWARP_WITH_CUDA
+/* Every item (k, s) with at least one length, in order (k, then s), chunk after chunk. */
+int tsw__cuda_shapelet_run(const tsw__shp_gpu_job *job, const tsw_exec *exec,
+                           tsw__shp_visit visit, void *ctx);
+/* tsw_shapelet_distances' fast path: dist/pos (X count, S count). */
+int tsw__cuda_shapelet_distances(const tsw__shp_gpu_data *S, const tsw__shp_gpu_data *X,
+                                 double *dist, int64_t *pos, const tsw_exec *exec);
+#endif
+
 /* Thread-local detail of the last failure (api.c); printf-like. */
 void tsw__set_detail(const char *fmt, ...);
 void tsw__clear_detail(void);

@@ -144,7 +144,8 @@ def segmental_dtw(a, b, n_fragments=32, variant="weak", *, step="p05_query",
         Overlapping chunks of ``b`` per fragment in the first pass (the paper's M); None
         chooses from the thread count. Does not change the result.
     method, memory_limit, device, n_jobs, progress
-        As in :func:`tswarp.dtw_path`; ``device="cuda"`` raises NotImplementedError for now.
+        As in :func:`tswarp.dtw_path`; ``device="cuda"`` computes every fragment's passes on
+        the GPU (the same result as the CPU; ``n_chunks`` is not used there).
     return_segments : bool, default False
         Also return one :class:`Match` per fragment (its start, end and cost in ``b``, and
         its ``path`` with the indices of ``a`` and ``b``).

@@ -272,7 +272,9 @@ def find_shapelet(X, y, *, min_length=3, max_length=None, length_step=1, device=
     min_length, max_length, length_step : int
         Candidate lengths min_length, min_length + step, ... <= max_length (default: the
         shortest series).
-    device : 'auto' or 'cpu' ('cuda' is not implemented yet for shapelets)
+    device : 'auto', 'cpu', 'cuda' or 'cuda:N'
+        'cuda' gives the same result as 'cpu', bit for bit; 'auto' takes a GPU for large
+        searches when one is present.
     n_jobs : int, optional
         CPU threads (None or -1: all cores).
 
@@ -334,7 +336,7 @@ class ShapeletTreeClassifier(ClassifierMixin, BaseEstimator):
     logical : bool, default False
     max_depth : int, optional
     min_samples_split : int, default 2
-    device : 'auto' or 'cpu'
+    device : 'auto', 'cpu', 'cuda' or 'cuda:N' (the same tree on every device)
     n_jobs : int, optional
 
     Attributes
@@ -519,7 +521,7 @@ class ShapeletTransform(TransformerMixin, BaseEstimator):
     ----------
     n_shapelets : int, default 100
     min_length, max_length, length_step : int
-    device : 'auto' or 'cpu'
+    device : 'auto', 'cpu', 'cuda' or 'cuda:N' (the same shapelets on every device)
     n_jobs : int, optional
 
     Attributes

@@ -150,14 +150,55 @@ int tsw__segmental_check(int step, tsw_segmental variant, int64_t n, int64_t m,
     return TSW_OK;
 }
 
+/* ---- the frame-level passes: CPU kernels, or the GPU's (cuda/path.cu) ---------------------- */
+
+/* The GPU's exec for a task: the caller's device and stream, the task's progress. */
+static tsw_exec seg_cuda_exec(const tsw_exec *cuda, const tsw__path_job *jb)
+{
+    tsw_exec e = *cuda;
+    e.progress = jb->progress;
+    e.progress_user = jb->progress_user;
+    return e;
+}
+
+static int seg_lastrow(const tsw__path_job *jb, tsw_dtype dtype, int64_t from, double *cost,
+                       int64_t *start, const tsw_exec *cuda)
+{
+#ifdef TSWARP_WITH_CUDA
+    if (cuda) {
+        tsw_exec e = seg_cuda_exec(cuda, jb);
+        return tsw__cuda_subseq_lastrow(jb, dtype, &e, from, cost, start);
+    }
+#endif
+    (void)cuda;
+    return tsw__cpu_subseq_lastrow(jb, dtype, from, cost, start);
+}
+
+static int seg_path(const tsw__path_job *jb, const tsw_align_params *ap, tsw_dtype dtype,
+                    int64_t *path, int64_t *length, double *cost, const tsw_exec *cuda)
+{
+#ifdef TSWARP_WITH_CUDA
+    if (cuda) {
+        tsw_exec e = seg_cuda_exec(cuda, jb);
+        return tsw__cuda_dtw_path(jb, ap, dtype, &e, path, length, cost);
+    }
+#endif
+    (void)cuda;
+    (void)ap;
+    return tsw__cpu_dtw_path(jb, dtype, path, length, cost);
+}
+
 /* ---- the call ---------------------------------------------------------------------------------- */
 
-int tsw__cpu_segmental(const tsw__path_job *job, tsw_dtype dtype, tsw_segmental variant,
-                       int64_t n_fragments, int64_t n_chunks, int64_t *path, int64_t *length,
-                       tsw_match *segments)
+/* cuda: NULL for the CPU; else the GPU does every frame-level pass (one task at a time, one
+ * chunk per fragment: the results are the same for every M) and the host the segment DP. */
+static int seg_run(const tsw__path_job *job, const tsw_align_params *ap, tsw_dtype dtype,
+                   tsw_segmental variant, int64_t n_fragments, int64_t n_chunks, int64_t *path,
+                   int64_t *length, tsw_match *segments, const tsw_exec *cuda)
 {
     const int64_t n = job->n, m = job->m, N = n_fragments;
-    const int step = job->step, nt = job->n_threads < 1 ? 1 : job->n_threads;
+    const int step = job->step;
+    const int nt = cuda || job->n_threads < 1 ? 1 : job->n_threads;
     const size_t esz = tsw__dtype_size(dtype);
     const int64_t lmax = (n + N - 1) / N;
     int status = TSW_OK;
@@ -166,7 +207,7 @@ int tsw__cpu_segmental(const tsw__path_job *job, tsw_dtype dtype, tsw_segmental 
      * context; SYMMETRIC1 paths can span everything. Auto: about two tasks per thread,
      * chunks at least 8 spans wide so the context stays a small overhead. */
     int64_t M = 1;
-    if (step != TSW_STEP_SYMMETRIC1) {
+    if (step != TSW_STEP_SYMMETRIC1 && !cuda) {
         if (n_chunks > 0) {
             M = n_chunks;
         } else if (nt > 1 && N < 2 * (int64_t)nt) {
@@ -231,7 +272,7 @@ int tsw__cpu_segmental(const tsw__path_job *job, tsw_dtype dtype, tsw_segmental 
                 c0 = 0;
             seg_task tp = {&sh, 0};
             tsw__path_job jb = seg_job(job, r0, l, c0, k1 - c0, inner, &tp, esz);
-            int rc = tsw__cpu_subseq_lastrow(&jb, dtype, k0 - c0, C + f * m + k0, S + f * m + k0);
+            int rc = seg_lastrow(&jb, dtype, k0 - c0, C + f * m + k0, S + f * m + k0, cuda);
             if (rc) {
                 seg_fail(&status, rc);
                 continue;
@@ -327,7 +368,7 @@ int tsw__cpu_segmental(const tsw__path_job *job, tsw_dtype dtype, tsw_segmental 
             seg_task tp = {&sh, 0};
             tsw__path_job jb = seg_job(job, r0, l, s, e - s + 1, inner, &tp, esz);
             double cost = 0;
-            int rc = tsw__cpu_dtw_path(&jb, dtype, tmp + 2 * offs[f], &lens[f], &cost);
+            int rc = seg_path(&jb, ap, dtype, tmp + 2 * offs[f], &lens[f], &cost, cuda);
             if (rc) {
                 seg_fail(&status, rc);
                 continue;
@@ -368,3 +409,21 @@ done:
     tsw__free(tmp);
     return status;
 }
+
+int tsw__cpu_segmental(const tsw__path_job *job, tsw_dtype dtype, tsw_segmental variant,
+                       int64_t n_fragments, int64_t n_chunks, int64_t *path, int64_t *length,
+                       tsw_match *segments)
+{
+    return seg_run(job, NULL, dtype, variant, n_fragments, n_chunks, path, length, segments,
+                   NULL);
+}
+
+#ifdef TSWARP_WITH_CUDA
+int tsw__cuda_segmental(const tsw__path_job *job, const tsw_align_params *params,
+                        tsw_dtype dtype, const tsw_exec *exec, tsw_segmental variant,
+                        int64_t n_fragments, int64_t *path, int64_t *length,
+                        tsw_match *segments)
+{
+    return seg_run(job, params, dtype, variant, n_fragments, 1, path, length, segments, exec);
+}
+#endif

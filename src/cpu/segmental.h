@@ -37,4 +37,12 @@ int tsw__cpu_segmental(const tsw__path_job *job, tsw_dtype dtype, tsw_segmental 
                        int64_t n_fragments, int64_t n_chunks, int64_t *path, int64_t *length,
                        tsw_match *segments);
 
+/* The same on the GPU (TSWARP_WITH_CUDA): every fragment's first pass and path by
+ * cuda/path.cu (exec: the device, stream and progress), the segment DP on the host; the
+ * same results as tsw__cpu_segmental. params: the method and memory_limit of the paths. */
+int tsw__cuda_segmental(const tsw__path_job *job, const tsw_align_params *params,
+                        tsw_dtype dtype, const tsw_exec *exec, tsw_segmental variant,
+                        int64_t n_fragments, int64_t *path, int64_t *length,
+                        tsw_match *segments);
+
 #endif

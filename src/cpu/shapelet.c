@@ -508,8 +508,6 @@ static int shp_job_make(const tsw_shapelet_params *p, tsw_dtype dt, const tsw_co
         return TSW_EINVAL;
     if ((rc = tsw__check_exec(exec)))
         return rc;
-    if (exec->device == TSW_DEVICE_CUDA)
-        return TSW_ENOTSUP;
     if (p->n_classes < 2 || p->min_length < 2 || p->length_step < 1 || p->max_length < 0 ||
         (p->max_length && p->max_length < p->min_length) ||
         (p->logic != TSW_LOGIC_NONE && p->logic != TSW_LOGIC_AND && p->logic != TSW_LOGIC_OR))
@@ -582,8 +580,16 @@ static int shp_job_make(const tsw_shapelet_params *p, tsw_dtype dt, const tsw_co
     for (int64_t k = 0; k < ns; ++k)
         for (int64_t s = 0; s < d->len[J->sub[k]]; ++s)
             J->work += shp_nlen_at(J, J->sub[k], s);
-    /* The 1/std table of the fast path, when it takes at most tsw__shapelet_table_bytes (else each
-     * item recomputes its rows: a sqrt and a division per window and length). */
+    return TSW_OK;
+}
+
+/* The 1/std table of the CPU fast path, when it takes at most tsw__shapelet_table_bytes (else
+ * each item recomputes its rows: a sqrt and a division per window and length). */
+static void shp_job_table(shp_job *J)
+{
+    const shp_data *d = J->d;
+    const int64_t ns = J->ns;
+    const tsw_exec *exec = J->ex;
     if (!J->reference) {
         double cells = 0.0;
         for (int64_t k = 0; k < ns; ++k)
@@ -614,7 +620,6 @@ static int shp_job_make(const tsw_shapelet_params *p, tsw_dtype dt, const tsw_co
             }
         }
     }
-    return TSW_OK;
 }
 
 static void shp_job_free(shp_job *J, shp_data *d)
@@ -626,6 +631,164 @@ static void shp_job_free(shp_job *J, shp_data *d)
     tsw__free(J->sub);
     shp_data_free(d);
 }
+
+/* ---- the GPU (cuda/shapelet.cu) --------------------------------------------------------- */
+
+static int shp_cmp_cand(const void *x, const void *y);
+
+/* One series' candidates (any order) -> its greedy list of at most per non-overlapping ones,
+ * best first, in mine; returns how many. The total order makes the list independent of the
+ * candidates' order, so the CPU and GPU drivers give the same lists. */
+static int64_t shp_top_series(tsw_shapelet *cand, int64_t nc, int64_t per, tsw_shapelet *mine)
+{
+    qsort(cand, (size_t)nc, sizeof(*cand), shp_cmp_cand);
+    int64_t nk = 0;
+    for (int64_t c = 0; c < nc && nk < per; ++c) {
+        int overlap = 0;
+        for (int64_t m = 0; m < nk && !overlap; ++m)
+            overlap = cand[c].start < mine[m].start + mine[m].length &&
+                      mine[m].start < cand[c].start + cand[c].length;
+        if (!overlap)
+            mine[nk++] = cand[c];
+    }
+    return nk;
+}
+
+#ifdef TSWARP_WITH_CUDA
+/* Does this call run on the GPU? device CUDA: yes (whatever exec->impl: the GPU computes the
+ * fast path's values); AUTO: for the fast path, when a device is there and the work (window
+ * evaluations) is worth it; the CPU otherwise. */
+static int shp_on_gpu(const shp_job *J)
+{
+    if (J->ex->device == TSW_DEVICE_CUDA)
+        return 1;
+    if (J->ex->device == TSW_DEVICE_AUTO && !J->reference) {
+        double windows = 0.0;
+        for (int64_t k = 0; k < J->ns; ++k)
+            windows += (double)J->d->len[J->sub[k]];
+        return tsw__cuda_auto(J->ex, windows * (double)J->work);
+    }
+    return 0;
+}
+
+/* AUTO goes back to the CPU when the GPU is missing or too small (as api.c does). */
+static int shp_gpu_fallback(const shp_job *J, int rc)
+{
+    if (J->ex->device != TSW_DEVICE_AUTO || (rc != TSW_ENODEV && rc != TSW_ENOMEM))
+        return 0;
+    tsw__clear_detail();
+    return 1;
+}
+
+static tsw__shp_gpu_data shp_gpu_data(const shp_data *d)
+{
+    tsw__shp_gpu_data g;
+    g.count = d->count;
+    g.rows = d->count ? d->off[d->count - 1] + d->len[d->count - 1] : 0;
+    g.off = d->off;
+    g.len = d->len;
+    g.run = d->run;
+    g.z = d->z;
+    g.P = d->P;
+    g.Q = d->Q;
+    return g;
+}
+
+typedef struct {
+    shp_job *J;
+    int64_t last;            /* progress clock */
+    tsw_shapelet best;       /* search */
+    int64_t per, cur, nc;    /* top: list length, current series, its candidates so far */
+    tsw_shapelet *cand, *kept;
+    int64_t *nkept;
+} shp_gpu_ctx;
+
+/* Progress between chunks (the calling thread), as the CPU threads report it. */
+static int shp_gpu_progress(shp_gpu_ctx *x, int64_t n, const int64_t *items)
+{
+    for (int64_t t = 0; t < n; ++t)
+        x->J->done += items[4 * t + 2];
+    return shp_poll(x->J, 0, &x->last) ? x->J->status : TSW_OK;
+}
+
+static int shp_gpu_search_visit(void *ctx, int64_t n, const int64_t *items,
+                                const tsw__shp_split *res)
+{
+    shp_gpu_ctx *x = ctx;
+    const shp_job *J = x->J;
+    for (int64_t t = 0; t < n; ++t) {
+        const int64_t *it = items + 4 * t;
+        for (int64_t li = 0; li < it[2]; ++li) {
+            const tsw__shp_split *r = res + it[3] + li;
+            if (!r->found)
+                continue;
+            tsw_shapelet c = {J->sub[it[0]], it[1], J->minl + li * J->step,
+                              r->threshold, r->gain, r->gap};
+            if (x->best.series < 0 || shp_cand_better(&c, &x->best))
+                x->best = c;
+        }
+    }
+    return shp_gpu_progress(x, n, items);
+}
+
+static void shp_gpu_top_flush(shp_gpu_ctx *x)
+{
+    if (x->cur >= 0)
+        x->nkept[x->cur] = shp_top_series(x->cand, x->nc, x->per, x->kept + x->cur * x->per);
+    x->nc = 0;
+}
+
+static int shp_gpu_top_visit(void *ctx, int64_t n, const int64_t *items,
+                             const tsw__shp_split *res)
+{
+    shp_gpu_ctx *x = ctx;
+    const shp_job *J = x->J;
+    for (int64_t t = 0; t < n; ++t) {
+        const int64_t *it = items + 4 * t;
+        if (it[0] != x->cur) { /* items come series after series */
+            shp_gpu_top_flush(x);
+            x->cur = it[0];
+        }
+        for (int64_t li = 0; li < it[2]; ++li) {
+            const tsw__shp_split *r = res + it[3] + li;
+            if (r->found)
+                x->cand[x->nc++] = (tsw_shapelet){J->sub[it[0]], it[1], J->minl + li * J->step,
+                                                  r->threshold, r->gain, r->gap};
+        }
+    }
+    return shp_gpu_progress(x, n, items);
+}
+
+/* Runs the job on the GPU with visitor fn; lab: (ns,) scratch for the labels. */
+static int shp_gpu_run(shp_job *J, tsw__shp_visit fn, shp_gpu_ctx *x)
+{
+    int32_t *lab = tsw__malloc((size_t)J->ns * sizeof(int32_t));
+    if (!lab)
+        return TSW_ENOMEM;
+    for (int64_t k = 0; k < J->ns; ++k)
+        lab[k] = J->labels[J->sub[k]];
+    tsw__shp_gpu_job g;
+    g.d = shp_gpu_data(J->d);
+    g.sub = J->sub;
+    g.lab = lab;
+    g.ns = J->ns;
+    g.minl = J->minl;
+    g.maxl = J->maxl;
+    g.step = J->step;
+    g.nlen = J->nlen;
+    g.C = J->C;
+    g.total = J->total;
+    g.nent = J->nent;
+    g.xlogx = J->xlogx;
+    g.logic = J->p->logic;
+    g.partner = J->p->logic != TSW_LOGIC_NONE ? J->p->partner : NULL;
+    x->J = J;
+    x->last = shp_now_ns();
+    int rc = tsw__cuda_shapelet_run(&g, J->ex, fn, x);
+    tsw__free(lab);
+    return rc;
+}
+#endif
 
 /* ---- tsw_shapelet_search --------------------------------------------------------------- */
 
@@ -645,6 +808,26 @@ int tsw_shapelet_search(const tsw_shapelet_params *params, tsw_dtype dtype,
     int rc = shp_job_make(params, dtype, x, labels, subset, n_subset, exec, &J, &d);
     if (rc)
         return rc;
+#ifdef TSWARP_WITH_CUDA
+    if (shp_on_gpu(&J)) {
+        shp_gpu_ctx g;
+        memset(&g, 0, sizeof(g));
+        g.best = (tsw_shapelet){-1, 0, 0, 0.0, 0.0, 0.0};
+        rc = shp_gpu_run(&J, shp_gpu_search_visit, &g);
+        if (!shp_gpu_fallback(&J, rc)) {
+            if (rc == TSW_OK && exec->progress &&
+                exec->progress(exec->progress_user, J.work, J.work))
+                rc = TSW_ECANCELED;
+            if (rc == TSW_OK)
+                *best = g.best;
+            shp_job_free(&J, &d);
+            return rc;
+        }
+        J.done = 0;
+        J.status = TSW_OK;
+    }
+#endif
+    shp_job_table(&J);
     /* Items: (series k of the subset, start s), numbered through per-series prefix counts. */
     int64_t *first = tsw__malloc(((size_t)J.ns + 1) * sizeof(int64_t));
     int nt = shp_threads(exec);
@@ -780,10 +963,34 @@ int tsw_shapelet_top(const tsw_shapelet_params *params, tsw_dtype dtype,
         shp_job_free(&J, &d);
         return TSW_ENOMEM;
     }
-    int alloc_fail = 0;
+    int alloc_fail = 0, done_gpu = 0;
+#ifdef TSWARP_WITH_CUDA
+    if (shp_on_gpu(&J)) {
+        shp_gpu_ctx g;
+        memset(&g, 0, sizeof(g));
+        g.per = per;
+        g.cur = -1;
+        g.kept = kept;
+        g.nkept = nkept;
+        g.cand = tsw__malloc(cand_bytes);
+        for (int64_t jj = 0; jj < J.ns; ++jj)
+            nkept[jj] = 0;
+        rc = g.cand ? shp_gpu_run(&J, shp_gpu_top_visit, &g) : TSW_ENOMEM;
+        if (rc == TSW_OK)
+            shp_gpu_top_flush(&g);
+        tsw__free(g.cand);
+        done_gpu = !shp_gpu_fallback(&J, rc);
+        if (!done_gpu) {
+            J.done = 0;
+            J.status = TSW_OK;
+        }
+    }
+#endif
+    if (!done_gpu)
+        shp_job_table(&J);
 
-#pragma omp parallel num_threads(nt)
-    {
+#pragma omp parallel num_threads(nt) if (!done_gpu)
+    if (!done_gpu) {
         int tid = 0;
 #ifdef _OPENMP
         tid = omp_get_thread_num();
@@ -818,18 +1025,7 @@ int tsw_shapelet_top(const tsw_shapelet_params *params, tsw_dtype dtype,
                 }
                 __atomic_fetch_add(&J.done, nl, __ATOMIC_RELAXED);
             }
-            qsort(cand, (size_t)nc, sizeof(*cand), shp_cmp_cand);
-            tsw_shapelet *mine = kept + jj * per;
-            int64_t nk = 0;
-            for (int64_t c = 0; c < nc && nk < per; ++c) {
-                int overlap = 0;
-                for (int64_t m = 0; m < nk && !overlap; ++m)
-                    overlap = cand[c].start < mine[m].start + mine[m].length &&
-                              mine[m].start < cand[c].start + cand[c].length;
-                if (!overlap)
-                    mine[nk++] = cand[c];
-            }
-            nkept[jj] = nk;
+            nkept[jj] = shp_top_series(cand, nc, per, kept + jj * per);
         }
         if (ok) {
             tsw__free(cand);
@@ -837,7 +1033,8 @@ int tsw_shapelet_top(const tsw_shapelet_params *params, tsw_dtype dtype,
         }
     }
 
-    rc = alloc_fail ? TSW_ENOMEM : J.status;
+    if (!done_gpu)
+        rc = alloc_fail ? TSW_ENOMEM : J.status;
     if (rc == TSW_OK && exec->progress && exec->progress(exec->progress_user, J.work, J.work))
         rc = TSW_ECANCELED;
     if (rc == TSW_OK) {
@@ -873,8 +1070,6 @@ int tsw_shapelet_distances(tsw_dtype dtype, const tsw_collection *shapelets,
         return TSW_EINVAL;
     if ((rc = tsw__check_exec(exec)))
         return rc;
-    if (exec->device == TSW_DEVICE_CUDA)
-        return TSW_ENOTSUP;
     shp_data S, X;
     if ((rc = shp_data_make(dtype, shapelets, &S)))
         return rc;
@@ -904,6 +1099,27 @@ int tsw_shapelet_distances(tsw_dtype dtype, const tsw_collection *shapelets,
     }
     const int reference = exec->impl == TSW_IMPL_REFERENCE;
     const int64_t nsh = S.count;
+#ifdef TSWARP_WITH_CUDA
+    double sl = 0.0, xl = 0.0; /* multiply-adds of the dot products */
+    for (int64_t k = 0; k < nsh; ++k)
+        sl += (double)S.len[k];
+    for (int64_t j = 0; j < X.count; ++j)
+        xl += (double)X.len[j];
+    if (exec->device == TSW_DEVICE_CUDA ||
+        (exec->device == TSW_DEVICE_AUTO && !reference && tsw__cuda_auto(exec, sl * xl))) {
+        tsw__shp_gpu_data gs = shp_gpu_data(&S), gx = shp_gpu_data(&X);
+        rc = tsw__cuda_shapelet_distances(&gs, &gx, dist, pos, exec);
+        if (exec->device != TSW_DEVICE_AUTO || (rc != TSW_ENODEV && rc != TSW_ENOMEM)) {
+            if (rc == TSW_OK && exec->progress &&
+                exec->progress(exec->progress_user, X.count * nsh, X.count * nsh))
+                rc = TSW_ECANCELED;
+            shp_data_free(&S);
+            shp_data_free(&X);
+            return rc;
+        }
+        tsw__clear_detail();
+    }
+#endif
     shp_job J; /* progress bookkeeping only */
     memset(&J, 0, sizeof(J));
     J.ex = exec;

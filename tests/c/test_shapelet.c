@@ -334,9 +334,9 @@ static void test_errors(void)
     CHECK_RC(tsw_shapelet_distances(TSW_F64, &sc, &c, NULL, NULL, NULL), TSW_EINVAL);
     tsw_exec ex;
     tsw_exec_default(&ex);
-    ex.device = TSW_DEVICE_CUDA;
+    ex.device = TSW_DEVICE_CUDA; /* runs where a GPU is (tests/gpu/test_cuda_shapelet.c) */
     int rc = tsw_shapelet_search(&sp, TSW_F64, &c, lab, NULL, 0, &b, &ex);
-    CHECK(rc == TSW_ENOTSUP || rc == TSW_ENODEV);
+    CHECK(rc == TSW_OK || rc == TSW_ENODEV);
     /* cancellation through the progress callback (called at the end at the latest) */
     tsw_exec_default(&ex);
     int calls = 0;

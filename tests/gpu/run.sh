@@ -26,6 +26,7 @@
 #   bench       bench/gpu_bench.py (the issue's performance table)
 #   bench-align bench/gpu_align.py (exact alignment paths: 100k and 1M x 12 against targets)
 #   bench-sdtw  bench/gpu_sdtw_grad.py (soft-DTW forward + backward through tswarp.torch)
+#   bench-shapelets bench/gpu_shapelets.py (exhaustive shapelet search: GunPoint, OSULeaf)
 # The summary comes last (and in $OUT/summary.txt). Exit status 1 if any stage failed.
 # shellcheck disable=SC2317  # the st_* functions run through `bash -c` (exported)
 set -o pipefail
@@ -283,8 +284,13 @@ st_bench_sdtw() {
     cd "$SRC" && "$PY" bench/gpu_sdtw_grad.py --markdown-out "$LOGS/bench_sdtw.md"
 }
 
+st_bench_shapelets() {
+    load_py || return 1
+    cd "$SRC" && "$PY" bench/gpu_shapelets.py --markdown-out "$LOGS/bench_shapelets.md"
+}
+
 export -f other_gpu_tests st_versions st_build st_ctest_c st_ctest_gpu st_memcheck st_racecheck st_python \
-    load_py st_pytest_gpu st_pytest st_bench st_bench_align st_bench_sdtw
+    load_py st_pytest_gpu st_pytest st_bench st_bench_align st_bench_sdtw st_bench_shapelets
 
 # ---- the run --------------------------------------------------------------------------------
 echo "tests/gpu/run.sh: $SRC -> $BUILD, archs $ARCHS, $JOBS jobs, budget ${BUDGET}s, logs $LOGS"
@@ -319,6 +325,7 @@ stage pytest 200 st_pytest
 stage bench 150 st_bench
 stage bench-align 120 st_bench_align
 stage bench-sdtw 120 st_bench_sdtw
+stage bench-shapelets 120 st_bench_shapelets
 
 # ---- summary ----------------------------------------------------------------------------------
 note() { NOTE[$1]=$(grep -a -E "$2" "$LOGS/$1.log" 2>/dev/null | tail -n 1 | cut -c1-110); }
@@ -331,6 +338,7 @@ note pytest-gpu '[0-9]+ (passed|failed|skipped|error)'
 note pytest '[0-9]+ (passed|failed|skipped|error)'
 note build 'error|Linking .*test_cuda|Built target test_cuda'
 note bench '^# errors|^# tswarp has no'
+note bench-shapelets '\| (PASS|MISS) \||^# tswarp has no'
 if [ -f "$LOGS/bench.md" ]; then
     NOTE[bench]="targets: $(grep -c '| PASS |' "$LOGS/bench.md") PASS, $(grep -c '| MISS |' "$LOGS/bench.md") MISS ${NOTE[bench]:-}"
 fi
@@ -385,6 +393,7 @@ MEMCHECK_TESTS=$(grep -a -E '^[0-9]+ passed, [0-9]+ failed' "$LOGS/memcheck.log"
 if [ -n "${OUT:-}" ] && mkdir -p "$OUT" 2>/dev/null; then
     cp "$LOGS/summary.txt" "$OUT/summary.txt"
     [ -f "$LOGS/bench.md" ] && cp "$LOGS/bench.md" "$OUT/bench.md"
+    [ -f "$LOGS/bench_shapelets.md" ] && cp "$LOGS/bench_shapelets.md" "$OUT/bench_shapelets.md"
     [ -f "$LOGS/ctest-gpu.log" ] && tail -c 4000000 "$LOGS/ctest-gpu.log" >"$OUT/ctest-gpu.log"
     tar -C "$LOGS" -czf "$OUT/gpu_run_logs.tar.gz" --exclude=summary.txt . 2>/dev/null
 fi

@@ -13,7 +13,9 @@
  *   - on the GPU: STORED, LINEAR forced with small blocks (memory_limit 64 KiB: many
  *     checkpoint blocks, p05 blocks cut on the left) and AUTO; all equal to the CPU's;
  *   - TSW_ENOPATH when a window admits no path (the CPU's status), bad input statuses,
- *     and cancellation through the progress callback (outputs untouched).
+ *     and cancellation through the progress callback (outputs untouched);
+ *   - subsequence DTW (k = 1..5 matches, all three step patterns, every cost) and segmental
+ *     DTW (NONE/WEAK/STRICT, N = 1..32): matches, costs' bits and paths equal the CPU's.
  * Exit status 77 without the CUDA backend or a device. TSWARP_TEST_QUICK=1: fewer, smaller
  * cases (compute-sanitizer runs). TSWARP_GPU_DEVICE=k: the device ordinal.
  */
@@ -256,6 +258,188 @@ static void test_large(tsw_t_rng *r)
     free(vb);
 }
 
+/* ---- subsequence DTW and segmental DTW ------------------------------------------------------- */
+
+static const char *STEP3[3] = {"symmetric1", "p05", "p05_query"};
+
+typedef struct {
+    tsw_match mt[32];
+    int64_t count, len;
+    int64_t *path;
+    int rc;
+} sresult;
+
+/* Subsequence DTW of the query a (n) in b (m), best k, with paths. */
+static sresult run_subseq(const tsw_align_params *ap, tsw_dtype dt, int64_t dim, const void *a,
+                          int64_t n, const void *b, int64_t m, int64_t k, tsw_device dev)
+{
+    sresult res;
+    memset(&res, 0x5A, sizeof(res.mt));
+    res.count = -1;
+    res.len = tsw_subsequence_path_max_length(n, m, k);
+    res.path = malloc(sizeof(int64_t) * 2 * (size_t)res.len);
+    memset(res.path, 0x5A, sizeof(int64_t) * 2 * (size_t)res.len);
+    tsw_series sa = {a, n, NULL}, sb = {b, m, NULL};
+    tsw_exec e = exec_on(dev);
+    res.rc = tsw_subsequence_dtw(ap, dt, dim, &sa, &sb, k, res.mt, &res.count, res.path, res.len,
+                                 &e);
+    return res;
+}
+
+/* Equal matches (start, end, cost bits, path offsets and lengths) and equal paths. */
+static int same_subseq(const sresult *c, const sresult *g)
+{
+    if (c->rc != g->rc)
+        return 0;
+    if (c->rc != TSW_OK)
+        return 1;
+    if (c->count != g->count)
+        return 0;
+    int64_t used = 0;
+    for (int64_t q = 0; q < c->count; ++q) {
+        const tsw_match *x = &c->mt[q], *y = &g->mt[q];
+        if (x->start != y->start || x->end != y->end ||
+            memcmp(&x->cost, &y->cost, sizeof(double)) != 0 ||
+            x->path_offset != y->path_offset || x->path_length != y->path_length)
+            return 0;
+        used += x->path_length;
+    }
+    return memcmp(c->path, g->path, sizeof(int64_t) * 2 * (size_t)used) == 0;
+}
+
+/* Random shapes: the query is often a noisy piece of the reference (real matches) and
+ * sometimes unrelated; k = 1..5; every step pattern, cost, dtype; method AUTO (the GPU
+ * stores the codes whatever the method). */
+static void test_subseq(tsw_t_rng *r)
+{
+    const int cases = g_quick ? 30 : 300;
+    const int64_t maxlen = g_quick ? 300 : 2500;
+    static const int64_t dims[5] = {1, 3, 12, 2, 20};
+    long matches = 0;
+    for (int c = 0; c < cases; ++c) {
+        tsw_align_params ap;
+        tsw_align_params_default(&ap);
+        ap.step = (tsw_step)tsw_t_int(r, 0, 2);
+        ap.cost = (tsw_cost)tsw_t_int(r, 0, 3);
+        const tsw_dtype dt = (tsw_dtype)tsw_t_int(r, 0, 1);
+        const int64_t dim = dims[tsw_t_int(r, 0, 4)];
+        const int64_t k = tsw_t_int(r, 1, 5);
+        int64_t m = tsw_t_uniform(r, 0, 1) < 0.2 ? tsw_t_int(r, 1, 40) : tsw_t_int(r, 1, maxlen);
+        int64_t n = tsw_t_int(r, 1, m < 600 ? m : 600);
+        if (ap.step != TSW_STEP_SYMMETRIC1 && n > 2 * m - 1)
+            n = 2 * m - 1;
+        const int kind = (int)tsw_t_int(r, 0, 3);
+        double *va = malloc(sizeof(double) * (size_t)(n * dim));
+        double *vb = malloc(sizeof(double) * (size_t)(m * dim));
+        gen(r, vb, m, dim, kind);
+        if (tsw_t_uniform(r, 0, 1) < 0.6 && n <= m) {
+            int64_t off = tsw_t_int(r, 0, m - n);
+            for (int64_t q = 0; q < n * dim; ++q)
+                va[q] = vb[off * dim + q] + (kind == 2 ? 0.0 : tsw_t_uniform(r, -0.1, 0.1));
+        } else {
+            gen(r, va, n, dim, kind);
+        }
+        void *a = as_dtype(va, n * dim, dt), *b = as_dtype(vb, m * dim, dt);
+        sresult cpu = run_subseq(&ap, dt, dim, a, n, b, m, k, TSW_DEVICE_CPU);
+        sresult gpu = run_subseq(&ap, dt, dim, a, n, b, m, k, TSW_DEVICE_CUDA);
+        CHECK_RC(cpu.rc, TSW_OK);
+        if (!CHECK(same_subseq(&cpu, &gpu)))
+            fprintf(stderr,
+                    "  GPU subsequence != CPU: %s %s %s dim %lld n %lld m %lld k %lld data %d: "
+                    "rc %s/%s count %lld/%lld, first match %lld-%lld %.17g / %lld-%lld %.17g\n",
+                    dt == TSW_F32 ? "f32" : "f64", STEP3[ap.step], COST[ap.cost], (long long)dim,
+                    (long long)n, (long long)m, (long long)k, kind, tsw_err_name(cpu.rc),
+                    tsw_err_name(gpu.rc), (long long)cpu.count, (long long)gpu.count,
+                    (long long)cpu.mt[0].start, (long long)cpu.mt[0].end, cpu.mt[0].cost,
+                    (long long)gpu.mt[0].start, (long long)gpu.mt[0].end, gpu.mt[0].cost);
+        matches += cpu.count > 0 ? cpu.count : 0;
+        free(cpu.path);
+        free(gpu.path);
+        free(va);
+        free(vb);
+        free(a);
+        free(b);
+    }
+    printf("[gpu-path] subsequence: %d cases, %ld matches compared\n", cases, matches);
+}
+
+/* Segmental DTW: every variant, step pattern and cost, N = 1..32, f32/f64; the GPU's path,
+ * length and per-fragment matches equal the CPU's (statuses too: SSDTW may find no ordered
+ * placement on both). Methods: AUTO, and LINEAR with a small limit for the fragment paths. */
+static void test_segmental(tsw_t_rng *r)
+{
+    const int cases = g_quick ? 24 : 160;
+    const int64_t maxlen = g_quick ? 300 : 2000;
+    long ok = 0, nopath = 0;
+    for (int c = 0; c < cases; ++c) {
+        tsw_align_params ap;
+        tsw_align_params_default(&ap);
+        ap.step = (tsw_step)tsw_t_int(r, 0, 2);
+        ap.cost = (tsw_cost)tsw_t_int(r, 0, 3);
+        if (tsw_t_uniform(r, 0, 1) < 0.3) {
+            ap.method = TSW_PATH_LINEAR;
+            ap.memory_limit = 64 * 1024;
+        }
+        tsw_segmental_params sp;
+        tsw_segmental_params_default(&sp);
+        sp.variant = (tsw_segmental)tsw_t_int(r, 0, 2);
+        const tsw_dtype dt = (tsw_dtype)tsw_t_int(r, 0, 1);
+        const int64_t dim = tsw_t_uniform(r, 0, 1) < 0.5 ? 1 : 12;
+        const int64_t n = tsw_t_int(r, 64, maxlen);
+        const int64_t m = tsw_t_int(r, n / 2 + 2, n + n / 2);
+        sp.n_fragments = tsw_t_int(r, 1, 32);
+        const int kind = (int)tsw_t_int(r, 0, 3);
+        double *va = malloc(sizeof(double) * (size_t)(n * dim));
+        double *vb = malloc(sizeof(double) * (size_t)(m * dim));
+        gen(r, va, n, dim, kind);
+        /* b: a stretched noisy copy of a (an alignment exists) */
+        for (int64_t j = 0; j < m; ++j) {
+            int64_t i = j * n / m;
+            for (int64_t q = 0; q < dim; ++q)
+                vb[j * dim + q] = va[i * dim + q] + (kind == 2 ? 0.0 : tsw_t_uniform(r, -0.2, 0.2));
+        }
+        void *a = as_dtype(va, n * dim, dt), *b = as_dtype(vb, m * dim, dt);
+        tsw_series sa = {a, n, NULL}, sb = {b, m, NULL};
+        const int64_t cap = tsw_segmental_path_max_length(ap.step, n, m, sp.n_fragments);
+        int64_t *pc = malloc(sizeof(int64_t) * 2 * (size_t)(cap > 0 ? cap : 1));
+        int64_t *pg = malloc(sizeof(int64_t) * 2 * (size_t)(cap > 0 ? cap : 1));
+        tsw_match sc[32], sg[32];
+        memset(sc, 0, sizeof(sc));
+        memset(sg, 0, sizeof(sg));
+        int64_t lc = -1, lg = -2;
+        tsw_exec ec = exec_on(TSW_DEVICE_CPU), eg = exec_on(TSW_DEVICE_CUDA);
+        int rc_c = tsw_segmental_dtw(&ap, &sp, dt, dim, &sa, &sb, pc, cap, &lc, sc, &ec);
+        int rc_g = tsw_segmental_dtw(&ap, &sp, dt, dim, &sa, &sb, pg, cap, &lg, sg, &eg);
+        CHECK(rc_c == TSW_OK || rc_c == TSW_ENOPATH || rc_c == TSW_EPARAM);
+        int same = rc_c == rc_g;
+        if (same && rc_c == TSW_OK) {
+            same = lc == lg && memcmp(pc, pg, sizeof(int64_t) * 2 * (size_t)lc) == 0;
+            for (int64_t f = 0; same && f < sp.n_fragments; ++f)
+                same = sc[f].start == sg[f].start && sc[f].end == sg[f].end &&
+                       memcmp(&sc[f].cost, &sg[f].cost, sizeof(double)) == 0 &&
+                       sc[f].path_offset == sg[f].path_offset &&
+                       sc[f].path_length == sg[f].path_length;
+        }
+        if (!CHECK(same))
+            fprintf(stderr,
+                    "  GPU segmental != CPU: %s %s %s variant %d N %lld dim %lld n %lld m %lld "
+                    "data %d method %d: rc %s/%s len %lld/%lld\n",
+                    dt == TSW_F32 ? "f32" : "f64", STEP3[ap.step], COST[ap.cost], (int)sp.variant,
+                    (long long)sp.n_fragments, (long long)dim, (long long)n, (long long)m, kind,
+                    (int)ap.method, tsw_err_name(rc_c), tsw_err_name(rc_g), (long long)lc,
+                    (long long)lg);
+        ok += rc_c == TSW_OK;
+        nopath += rc_c == TSW_ENOPATH;
+        free(pc);
+        free(pg);
+        free(va);
+        free(vb);
+        free(a);
+        free(b);
+    }
+    printf("[gpu-path] segmental: %d cases, %ld with a path, %ld without\n", cases, ok, nopath);
+}
+
 /* ---- statuses ------------------------------------------------------------------------------ */
 
 typedef struct {
@@ -364,12 +548,38 @@ static void test_status(tsw_t_rng *r)
         free(cpu.path);
         free(gpu.path);
     }
-    /* subsequence DTW on the GPU is not there yet */
+    /* subsequence and segmental DTW: a cancel at the first report writes nothing; a bad
+     * device index is TSW_ENODEV */
     {
         tsw_match mt[2];
-        int64_t count = 0;
-        CHECK_RC(tsw_subsequence_dtw(&ap, TSW_F64, dim, &sb, &sa, 2, mt, &count, NULL, 0, &e),
-                 TSW_ENOTSUP);
+        tsw_match sg[4];
+        mt[0].start = sg[0].start = -7;
+        int64_t count = -7, slen = -7;
+        cancel_state cs = {0, 1};
+        tsw_exec ce = e;
+        ce.progress = cancel_cb;
+        ce.progress_user = &cs;
+        tsw_series sq = {va, 300, NULL};
+        CHECK_RC(tsw_subsequence_dtw(&ap, TSW_F64, dim, &sq, &sb, 2, mt, &count, path, cap, &ce),
+                 TSW_ECANCELED);
+        CHECK_EQ(count, -7);
+        CHECK_EQ(mt[0].start, -7);
+        tsw_segmental_params sp;
+        tsw_segmental_params_default(&sp);
+        sp.n_fragments = 4;
+        tsw_align_params aq = ap; /* p05_query: the path needs n pairs, within cap */
+        aq.step = TSW_STEP_P05_QUERY;
+        cs.calls = 0;
+        CHECK_RC(tsw_segmental_dtw(&aq, &sp, TSW_F64, dim, &sa, &sb, path, cap, &slen, sg, &ce),
+                 TSW_ECANCELED);
+        CHECK_EQ(slen, -7);
+        CHECK_EQ(sg[0].start, -7);
+        tsw_exec bad = e;
+        bad.device_index = 1000;
+        CHECK_RC(tsw_subsequence_dtw(&ap, TSW_F64, dim, &sq, &sb, 2, mt, &count, NULL, 0, &bad),
+                 TSW_ENODEV);
+        CHECK_RC(tsw_segmental_dtw(&aq, &sp, TSW_F64, dim, &sa, &sb, path, cap, &slen, sg, &bad),
+                 TSW_ENODEV);
     }
     free(path);
     free(va);
@@ -408,7 +618,11 @@ int main(void)
     struct {
         const char *name;
         void (*fn)(tsw_t_rng *);
-    } sections[] = {{"random", test_random}, {"large", test_large}, {"status", test_status}};
+    } sections[] = {{"random", test_random},
+                    {"large", test_large},
+                    {"subseq", test_subseq},
+                    {"segment", test_segmental},
+                    {"status", test_status}};
     for (size_t k = 0; k < sizeof(sections) / sizeof(sections[0]); ++k) {
         tsw_t_rng r = {seed ^ (0x9e3779b97f4a7c15ULL * (k + 1))};
         long failed0 = tsw_t_failed, passed0 = tsw_t_passed;

@@ -920,3 +920,112 @@ def test_dtw_path_on_gpu_equals_cpu(rng, step, dtype):
             got, c = tswarp.dtw_path(a, b, device="cuda", method=method, memory_limit=limit, **kw)
             np.testing.assert_array_equal(got, ref, err_msg=f"{what} {method}")
             assert c == c0, f"{what} {method}: cost {c!r} != {c0!r}"
+
+
+@needs_gpu
+@DTYPES
+@pytest.mark.parametrize("step", ["symmetric1", "p05", "p05_query"])
+def test_subsequence_dtw_on_gpu_equals_cpu(rng, step, dtype):
+    for trial in range(10):
+        m = int(rng.integers(1, 1500))
+        n = int(rng.integers(1, min(m, 400) + 1))
+        dim = int(rng.choice([1, 3, 12, 20]))
+        cost = str(rng.choice(["sqeuclidean", "euclidean", "abs", "cosine"]))
+        k = int(rng.integers(1, 6))
+        b = rng.standard_normal((m, dim)).cumsum(axis=0).astype(dtype)
+        off = int(rng.integers(0, m - n + 1))
+        a = (b[off:off + n] + 0.1 * rng.standard_normal((n, dim))).astype(dtype)
+        what = f"seed={rng.seed} trial={trial} {a.shape} {b.shape} {cost} k={k}"
+        ref = tswarp.subsequence_dtw(a, b, step=step, cost=cost, k=k, device="cpu")
+        got = tswarp.subsequence_dtw(a, b, step=step, cost=cost, k=k, device="cuda")
+        assert len(got) == len(ref) >= 1, what
+        for q, (g, r) in enumerate(zip(got, ref)):
+            assert (g.start, g.end, g.cost) == (r.start, r.end, r.cost), f"{what} match {q}"
+            np.testing.assert_array_equal(g.path, r.path, err_msg=f"{what} match {q}")
+
+
+@needs_gpu
+@DTYPES
+@pytest.mark.parametrize("variant", ["none", "weak", "strict"])
+def test_segmental_dtw_on_gpu_equals_cpu(rng, variant, dtype):
+    for trial in range(6):
+        n = int(rng.integers(64, 1200))
+        m = int(rng.integers(n // 2 + 2, n + n // 2))
+        dim = int(rng.choice([1, 12]))
+        step = str(rng.choice(["p05_query", "p05", "symmetric1"]))
+        cost = str(rng.choice(["sqeuclidean", "cosine"]))
+        N = int(rng.integers(1, 33))
+        a = rng.standard_normal((n, dim)).cumsum(axis=0).astype(dtype)
+        b = (a[np.arange(m) * n // m] + 0.2 * rng.standard_normal((m, dim))).astype(dtype)
+        kw = dict(variant=variant, step=step, cost=cost, return_segments=True)
+        what = f"seed={rng.seed} trial={trial} {a.shape} {b.shape} N={N} {kw}"
+        try:
+            ref, rseg = tswarp.segmental_dtw(a, b, N, device="cpu", **kw)
+        except ValueError as e:  # no ordered placement (SSDTW) or fragments too short
+            with pytest.raises(ValueError, match=re.escape(str(e))):
+                tswarp.segmental_dtw(a, b, N, device="cuda", **kw)
+            continue
+        got, gseg = tswarp.segmental_dtw(a, b, N, device="cuda", **kw)
+        np.testing.assert_array_equal(got, ref, err_msg=what)
+        assert len(gseg) == len(rseg) == N, what
+        for f, (g, r) in enumerate(zip(gseg, rseg)):
+            assert (g.start, g.end, g.cost) == (r.start, r.end, r.cost), f"{what} fragment {f}"
+            np.testing.assert_array_equal(g.path, r.path, err_msg=f"{what} fragment {f}")
+
+
+# =======================================================================================
+# shapelet discovery on the GPU (src/cuda/shapelet.cu): the CPU's shapelets, bit for bit
+# =======================================================================================
+def _shapelet_problem(rng, trial):
+    """Ragged series, 2-4 classes; odd trials small integers (constant windows, ties)."""
+    n = int(rng.integers(6, 30))
+    C = 2 + trial % 3
+    y = np.array([f"c{k % C}" for k in range(C)] +
+                 [f"c{int(rng.integers(0, C))}" for _ in range(n - C)])
+    lens = rng.integers(12, 60, size=n)
+    if trial % 2:
+        X = [rng.integers(-1, 2, size=int(m)).astype(np.float64) for m in lens]
+    else:
+        X = [rng.standard_normal(int(m)).cumsum() for m in lens]
+    return X, y
+
+
+@needs_gpu
+@DTYPES
+def test_find_shapelet_on_gpu_equals_cpu(rng, dtype):
+    from tswarp.shapelets import find_shapelet, shapelet_distances
+    for trial in range(8):
+        X, y = _shapelet_problem(rng, trial)
+        X = [x.astype(dtype) for x in X]
+        shortest = min(len(x) for x in X)
+        kw = dict(min_length=int(rng.integers(2, 6)), length_step=int(rng.integers(1, 4)))
+        if trial % 4 == 3:
+            kw["max_length"] = int(rng.integers(kw["min_length"], shortest + 1))
+        what = f"seed={rng.seed} trial={trial} n={len(X)} {kw}"
+        ref = find_shapelet(X, y, device="cpu", **kw)
+        got = find_shapelet(X, y, device="cuda", **kw)
+        assert (got.series, got.start, got.length) == (ref.series, ref.start, ref.length), what
+        assert (got.threshold, got.gain, got.gap) == (ref.threshold, ref.gain, ref.gap), what
+        np.testing.assert_array_equal(got.values, ref.values, err_msg=what)
+        sh = [ref.values, X[0][: min(5, shortest)], rng.standard_normal(3)]
+        d0, p0 = shapelet_distances(sh, X, return_positions=True, device="cpu")
+        d1, p1 = shapelet_distances(sh, X, return_positions=True, device="cuda")
+        np.testing.assert_array_equal(d1, d0, err_msg=what)
+        np.testing.assert_array_equal(p1, p0, err_msg=what)
+
+
+@needs_gpu
+def test_shapelet_models_on_gpu_equal_cpu(rng):
+    from tswarp.datasets import load_gunpoint
+    from tswarp.shapelets import ShapeletTransform, ShapeletTreeClassifier
+    X, y = load_gunpoint("train")
+    X = X[:, ::3][:30]  # 30 series of 50 points: quick, still a real dataset
+    y = y[:30]
+    kw = dict(min_length=5, max_length=30, length_step=5)
+    cpu = ShapeletTreeClassifier(logical=True, device="cpu", **kw).fit(X, y)
+    gpu = ShapeletTreeClassifier(logical=True, device="cuda", **kw).fit(X, y)
+    assert gpu.export_text() == cpu.export_text()
+    np.testing.assert_array_equal(gpu.predict(X), cpu.predict(X))
+    t0 = ShapeletTransform(n_shapelets=8, device="cpu", **kw).fit(X, y)
+    t1 = ShapeletTransform(n_shapelets=8, device="cuda", **kw).fit(X, y)
+    np.testing.assert_array_equal(t1.transform(X), t0.transform(X))
