@@ -55,28 +55,40 @@ using namespace tsw__cu;
 /* ---- arithmetic ------------------------------------------------------------------------- */
 
 template <typename T> struct SgOps;
+/*
+ * Both precisions compute in double, as the CPU backend does for float32 inputs: R and S are
+ * sums of many costs, and their float32 rounding divided by a small gamma would move the
+ * gradient's weights by more than the 1e-4 (relative to float64) that float32 gradients
+ * must keep. float32 inputs take the exponentials and the logarithm from the float32 MUFU
+ * units (ex2.approx, lg2.approx: about 2^-22 relative): their arguments are O(1)
+ * (differences over gamma, sums of weights), so that accuracy carries to the result.
+ */
 template <> struct SgOps<float> {
-    static __device__ __forceinline__ float inf() { return TSW_INF_F32; }
     /* exp(x) and log(x) through the MUFU base-2 units: x log2(e) and log2(x) ln(2) */
-    static __device__ __forceinline__ float ex(float x)
+    static __device__ __forceinline__ double ex(double x)
     {
-        float r, a = x * 1.4426950408889634f;
+        float r, a = (float)(x * 1.4426950408889634);
         asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(a));
         return r;
     }
-    static __device__ __forceinline__ float lg(float x)
+    static __device__ __forceinline__ double lg(double x)
     {
         float r;
-        asm("lg2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
-        return r * 0.6931471805599453f;
+        asm("lg2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"((float)x));
+        return r * 0.6931471805599453;
     }
-    static __device__ __forceinline__ float sqcost(const float *x, const float *y, int64_t d)
+    /* cost.h's squared Euclidean cost of the points widened to double */
+    static __device__ __forceinline__ double sqcost(const float *x, const float *y, int64_t d)
     {
-        return tsw_cost_sqeuclidean_f32(x, y, d);
+        double s = 0;
+        for (int64_t k = 0; k < d; ++k) {
+            const double t = (double)x[k] - (double)y[k];
+            s += t * t;
+        }
+        return s;
     }
 };
 template <> struct SgOps<double> {
-    static __device__ __forceinline__ double inf() { return TSW_INF_F64; }
     static __device__ __forceinline__ double ex(double x) { return exp(x); }
     static __device__ __forceinline__ double lg(double x) { return log(x); }
     static __device__ __forceinline__ double sqcost(const double *x, const double *y,
@@ -92,16 +104,17 @@ template <> struct SgOps<double> {
 
 /* softmin_gamma(diag, up, left) of recurrence.h, +inf when all three are. */
 template <typename T>
-__device__ __forceinline__ T sg_softmin(T a, T b, T c, T gamma, T inv_gamma)
+__device__ __forceinline__ double sg_softmin(double a, double b, double c, double gamma,
+                                             double inv_gamma)
 {
-    const T lo = TSW_MIN(TSW_MIN(a, b), c);
-    if (lo == SgOps<T>::inf())
+    const double lo = TSW_MIN(TSW_MIN(a, b), c);
+    if (lo == TSW_INF_F64)
         return lo;
-    const T mid = lo == a ? b : a;
-    const T hi = lo == a ? c : (lo == b ? c : b);
+    const double mid = lo == a ? b : a;
+    const double hi = lo == a ? c : (lo == b ? c : b);
 #define SG_EX(v) SgOps<T>::ex(v)
 #define SG_LG(v) SgOps<T>::lg(v)
-    return TSW_SOFTMIN3_SORTED(lo, mid, hi, gamma, inv_gamma, (T)1, SG_ADD, SG_SUB, SG_MUL,
+    return TSW_SOFTMIN3_SORTED(lo, mid, hi, gamma, inv_gamma, 1.0, SG_ADD, SG_SUB, SG_MUL,
                                SG_EX, SG_LG);
 #undef SG_EX
 #undef SG_LG
@@ -127,18 +140,18 @@ template <typename T> struct SgArgs {
     int64_t dim;
     const T *cost;
     int64_t cn, cm;
-    T *R;     /* chunk's R storage */
-    T *bound; /* per block of the chunk: 4 (max_m + 1) values (two E/Q boundary rows) */
+    double *R;     /* chunk's S storage (double for both precisions, see SgOps) */
+    double *bound; /* per block of the chunk: 4 (max_m + 1) values (two E/Q boundary rows) */
     int64_t bound_stride;
-    T *gyglob; /* per block: max_m * dim accumulator when shared memory is too small */
+    double *gyglob; /* per block: max_m * dim accumulator when shared memory is too small */
     int64_t gy_stride;
-    T *gxglob; /* per block: max_n * dim row accumulators (generic dim only) */
+    double *gxglob; /* per block: max_n * dim row accumulators (generic dim only) */
     int64_t gx_stride;
     int gy_shared; /* 1: the accumulator lives in shared memory */
     int y_shared;  /* 1: b is copied to shared memory (after the accumulator) */
     int64_t ymax;  /* longest b of the launch: the shared pieces' size / dim */
     T *values, *ga, *gb, *gcost;
-    T cv, ca, cb;
+    double cv, ca, cb;
     int accumulate;
     const int *flag; /* device check flag (device inputs), or NULL */
     /* split > 0: every problem on `split` blocks, one stripe of NT rows each, pipelined
@@ -148,7 +161,7 @@ template <typename T> struct SgArgs {
     unsigned *ticket; /* split: block order of start (virtual block index) */
     int *fflag, *bflag; /* split: per (problem, stripe) boundary columns published */
     int want_grad;
-    T gamma, inv_gamma;
+    double gamma, inv_gamma;
     int window;
     double radius, slope;
 };
@@ -193,11 +206,12 @@ __host__ __device__ constexpr int sg_max_threads(size_t es, bool cost, bool gene
 {
     return (void)cost, es == 8 && generic_dim ? 256 : 512;
 }
-/* Blocks per SM the compiler plans registers for: 2 (64 registers) for the hot float32
- * kernels, so that four 256-thread blocks fit an SM; else 1. */
+/* Blocks per SM the compiler plans registers for: 1 (up to 128 registers; the kernels
+ * compute in double and spill below about 96). The kernel is bound by instruction issue,
+ * so fewer resident blocks per SM cost little. */
 __host__ __device__ constexpr int sg_min_blocks(size_t es, bool cost, bool generic_dim)
 {
-    return es == 4 && !cost && !generic_dim ? 2 : 1;
+    return (void)es, (void)cost, (void)generic_dim, 1;
 }
 
 /* Split mode's hand-over between the blocks of one problem: the producer publishes how many
@@ -223,7 +237,7 @@ __global__ void __launch_bounds__(sg_max_threads(sizeof(T), COST, DK == 0),
     sdtw_grad_kernel(SgArgs<T> g)
 {
     extern __shared__ __align__(16) unsigned char sg_smem[];
-    T *sh = (T *)sg_smem;
+    double *sh = (double *)sg_smem;
     /* device inputs found non-finite by the check kernels: write nothing */
     if (g.flag && *(volatile const int *)g.flag)
         return;
@@ -248,22 +262,22 @@ __global__ void __launch_bounds__(sg_max_threads(sizeof(T), COST, DK == 0),
     if (K && my * NT >= n)
         return; /* a shorter problem: fewer stripes (nobody waits on this one) */
     const int64_t dim = DK > 0 ? DK : g.dim;
-    const T INF = SgOps<T>::inf();
-    const T gamma = g.gamma, ig = g.inv_gamma;
+    const double INF = TSW_INF_F64;
+    const double gamma = g.gamma, ig = g.inv_gamma;
     const SgBand bd(g.window, g.radius, n, m);
     const T *A = COST ? nullptr : g.a + g.aoff[p] * dim;
     const T *B = COST ? nullptr : g.b + g.boff[p] * dim;
     if (!COST && g.y_shared) {
         /* b in shared memory: thread 0 would otherwise wait for a new point from L2 or
          * HBM at every anti-diagonal (the others find it in L1), stalling the block */
-        T *ys = sh + 4 * NT + (g.gy_shared ? g.ymax * dim : 0);
+        T *ys = (T *)(sh + 4 * NT + (g.gy_shared ? g.ymax * dim : 0));
         for (int64_t k = tid; k < m * dim; k += NT)
             ys[k] = B[k];
         B = ys;
         __syncthreads();
     }
     const T *C = COST ? g.cost + p * g.cn * g.cm : nullptr;
-    T *S = g.R + g.roff[p]; /* S(i, j) = softmin part of R(i, j); R = c + S */
+    double *S = g.R + g.roff[p]; /* S(i, j) = softmin part of R(i, j); R = c + S */
     if (COST && g.gcost && g.want_grad && g.phase != 2) {
         /* zeros outside the n x m block (barriers follow); split: the rows of this stripe,
          * the last stripe also the padding rows */
@@ -276,14 +290,14 @@ __global__ void __launch_bounds__(sg_max_threads(sizeof(T), COST, DK == 0),
 #define RIDX(i, j) ((int64_t)((i) + (j)-2) * n + (i)-1)
 
     /* ---- forward ---- */
-    T *fb = sh; /* [2][NT] */
+    double *fb = sh; /* [2][NT] */
     /* R of the stripe's last row for the next stripe: a row j is written at step j + rows - 2
      * and read by the next stripe's first row (before that stripe's last row rewrites it) */
-    T *rb = g.bound + slot * g.bound_stride;
+    double *rb = g.bound + slot * g.bound_stride;
     /* split: the stripe below reads this one's last row from its own slot's rb */
-    T *rb_out = K ? g.bound + (slot + 1) * g.bound_stride : rb;
+    double *rb_out = K ? g.bound + (slot + 1) * g.bound_stride : rb;
     int *f_in = K ? g.fflag + slot : nullptr, *f_out = K ? g.fflag + slot + 1 : nullptr;
-    T value = 0;
+    double value = 0;
     const int i_first = K ? my * NT + 1 : 1, i_last = K ? i_first : n;
     for (int i0 = i_first; g.phase != 2 && i0 <= i_last; i0 += NT) {
         const int rows = n - i0 + 1 < NT ? n - i0 + 1 : NT;
@@ -292,12 +306,12 @@ __global__ void __launch_bounds__(sg_max_threads(sizeof(T), COST, DK == 0),
         SgPoint<T, DK> xi;
         if (!COST && has_row)
             xi.load(A + (int64_t)(i - 1) * dim, dim);
-        T left = INF;                     /* R(i, j-1); R(i, 0) = +inf */
-        T last_up = (i == 1) ? (T)0 : INF; /* R(i-1, j-1); R(0, 0) = 0  */
+        double left = INF;                    /* R(i, j-1); R(i, 0) = +inf */
+        double last_up = (i == 1) ? 0.0 : INF; /* R(i-1, j-1); R(0, 0) = 0  */
         /* thread 0 of a lower stripe: rb[j], rb[j+1] loaded ahead (latency) */
         const bool from_rb = tid == 0 && i0 > 1;
         const bool to_next = K && tid == rows - 1 && i < n; /* split: publish for below */
-        T rq0 = INF, rq1 = INF;
+        double rq0 = INF, rq1 = INF;
         int have = 0; /* split: boundary columns known published */
         if (from_rb) {
             if (K)
@@ -313,7 +327,7 @@ __global__ void __launch_bounds__(sg_max_threads(sizeof(T), COST, DK == 0),
         for (int s = 0; s < steps; ++s) {
             const int j = s - tid + 1;
             if (has_row && j >= 1 && j <= m) {
-                T up = INF;
+                double up = INF;
                 if (tid > 0) {
                     up = fb[rd];
                 } else if (from_rb) {
@@ -327,9 +341,9 @@ __global__ void __launch_bounds__(sg_max_threads(sizeof(T), COST, DK == 0),
                         rq1 = INF;
                     }
                 }
-                T r = INF, sm = -INF;
+                double r = INF, sm = -INF;
                 if (bd.admits(i, j)) {
-                    const T c = COST ? C[(int64_t)(i - 1) * g.cm + (j - 1)]
+                    const double c = COST ? (double)C[(int64_t)(i - 1) * g.cm + (j - 1)]
                                      : SgOps<T>::sqcost(xi.ptr(), B + (j - 1) * dim, dim);
                     sm = sg_softmin<T>(last_up, up, left, gamma, ig);
                     r = c + sm;
@@ -356,23 +370,23 @@ __global__ void __launch_bounds__(sg_max_threads(sizeof(T), COST, DK == 0),
         }
     }
     if (g.phase != 2 && tid == (int)((n - 1) % NT) && (!K || my == (n - 1) / NT)) {
-        const T v = g.cv * value;
+        const T v = (T)(g.cv * value);
         g.values[p] = g.accumulate ? g.values[p] + v : v;
     }
     if (!g.want_grad || g.phase == 1)
         return;
 
     /* ---- backward ---- */
-    T *eb = sh;          /* [2][NT] E of the previous step */
-    T *qb = sh + 2 * NT; /* [2][NT] Q = R - c of the previous step */
-    T *gy = g.gy_shared ? sh + 4 * NT : g.gyglob + slot * g.gy_stride;
+    double *eb = sh;         /* [2][NT] E of the previous step */
+    double *qb = sh + 2 * NT; /* [2][NT] Q = R - c of the previous step */
+    double *gy = g.gy_shared ? sh + 4 * NT : g.gyglob + slot * g.gy_stride;
     /* boundary E and Q rows: one block, [2][E row, Q row] of m + 1 alternating between the
      * stripes; split, at (m + 1) past rb: written by the stripe below into this slot's */
-    T *bound = g.bound + slot * g.bound_stride;
+    double *bound = g.bound + slot * g.bound_stride;
     int *b_in = K ? g.bflag + slot : nullptr, *b_out = K && my > 0 ? g.bflag + slot - 1 : nullptr;
     const bool gy_on = !COST && g.gb;
     const bool gx_on = !COST && g.ga;
-    T *gxg = g.gxglob + slot * g.gx_stride; /* DK == 0: row accumulators */
+    double *gxg = g.gxglob + slot * g.gx_stride; /* DK == 0: row accumulators */
     if (gy_on)
         for (int64_t k = tid; k < m * dim; k += NT)
             gy[k] = 0;
@@ -387,25 +401,25 @@ __global__ void __launch_bounds__(sg_max_threads(sizeof(T), COST, DK == 0),
         const int i = i0 + tid;
         const bool has_row = tid < rows;
         /* boundary rows: read what the stripe below wrote, write for the stripe above */
-        const T *bE_rd = K ? bound + (m + 1) : bound + parity * 2 * (m + 1);
-        const T *bQ_rd = bE_rd + (m + 1);
-        T *bE_wr = K ? g.bound + (slot - 1) * g.bound_stride + (m + 1)
+        const double *bE_rd = K ? bound + (m + 1) : bound + parity * 2 * (m + 1);
+        const double *bQ_rd = bE_rd + (m + 1);
+        double *bE_wr = K ? g.bound + (slot - 1) * g.bound_stride + (m + 1)
                      : bound + (parity ^ 1) * 2 * (m + 1);
-        T *bQ_wr = bE_wr + (m + 1);
+        double *bQ_wr = bE_wr + (m + 1);
         SgPoint<T, DK> xi;
         if (!COST && has_row)
             xi.load(A + (int64_t)(i - 1) * dim, dim);
-        T gx[DK > 0 ? DK : 1];
+        double gx[DK > 0 ? DK : 1];
 #pragma unroll
         for (int c = 0; c < (DK > 0 ? DK : 1); ++c)
             gx[c] = 0;
-        T e_rt = 0, q_rt = -INF; /* (i, j+1)   */
-        T e_dg = 0, q_dg = -INF; /* (i+1, j+1) */
+        double e_rt = 0, q_rt = -INF; /* (i, j+1)   */
+        double e_dg = 0, q_dg = -INF; /* (i+1, j+1) */
         /* S(i, j), S(i, j-1) loaded ahead (j runs down from m); the stripe's last row also
          * takes the boundary row of the stripe below that way */
-        T sq0 = -INF, sq1 = -INF;
+        double sq0 = -INF, sq1 = -INF;
         const bool from_bound = has_row && tid == rows - 1 && i < n;
-        T be0 = 0, be1 = 0, bq0 = -INF, bq1 = -INF;
+        double be0 = 0, be1 = 0, bq0 = -INF, bq1 = -INF;
         int64_t sidx = RIDX(i, m); /* S(i, j), j running down */
         if (has_row) {
             sq0 = S[sidx];
@@ -428,7 +442,7 @@ __global__ void __launch_bounds__(sg_max_threads(sizeof(T), COST, DK == 0),
         for (int s = steps - 1; s >= 0; --s) {
             const int j = s - tid + 1;
             if (has_row && j >= 1 && j <= m) {
-                T e_dn = 0, q_dn = -INF; /* (i+1, j) */
+                double e_dn = 0, q_dn = -INF; /* (i+1, j) */
                 if (i < n) {
                     if (tid + 1 < rows) {
                         e_dn = eb[ro];
@@ -450,15 +464,15 @@ __global__ void __launch_bounds__(sg_max_threads(sizeof(T), COST, DK == 0),
                     }
                 }
                 /* q = S(i, j) (sdtw_grad.h), -inf for cells off every path */
-                const T q = sq0;
+                const double q = sq0;
                 sq0 = sq1;
                 sq1 = j > 2 ? S[sidx - 2 * (int64_t)n] : -INF;
                 sidx -= n;
-                T e = 0;
+                double e = 0;
                 if (q != -INF) {
-                    const T c = COST ? C[(int64_t)(i - 1) * g.cm + (j - 1)]
+                    const double c = COST ? (double)C[(int64_t)(i - 1) * g.cm + (j - 1)]
                                      : SgOps<T>::sqcost(xi.ptr(), B + (j - 1) * dim, dim);
-                    const T r = c + q; /* the forward pass's R(i, j), bit for bit */
+                    const double r = c + q; /* the forward pass's R(i, j), bit for bit */
                     if (i == n && j == m)
                         e = 1;
                     else
@@ -480,19 +494,19 @@ __global__ void __launch_bounds__(sg_max_threads(sizeof(T), COST, DK == 0),
                 } else if (e != 0) {
                     const T *yj = B + (j - 1) * dim;
                     const T *x = xi.ptr();
-                    T *gyj = gy + (j - 1) * dim;
-                    T *gxs = gxg + (int64_t)(i - 1) * dim;
+                    double *gyj = gy + (j - 1) * dim;
+                    double *gxs = gxg + (int64_t)(i - 1) * dim;
                     if (DK > 0) {
 #pragma unroll
                         for (int k = 0; k < (DK > 0 ? DK : 1); ++k) {
-                            const T t = 2 * e * (x[k] - yj[k]);
+                            const double t = 2 * e * ((double)x[k] - (double)yj[k]);
                             gx[k] += t;
                             if (gy_on)
                                 gyj[k] -= t;
                         }
                     } else {
                         for (int64_t k = 0; k < dim; ++k) {
-                            const T t = 2 * e * (x[k] - yj[k]);
+                            const double t = 2 * e * ((double)x[k] - (double)yj[k]);
                             if (gx_on)
                                 gxs[k] += t; /* this thread alone owns row i */
                             if (gy_on)
@@ -516,9 +530,9 @@ __global__ void __launch_bounds__(sg_max_threads(sizeof(T), COST, DK == 0),
 #pragma unroll
             for (int k = 0; k < (DK > 0 ? DK : 1); ++k) {
                 if (K) /* split: the outputs were zeroed; other blocks add to them */
-                    atomicAdd(&o[k], g.ca * gx[k]);
+                    atomicAdd(&o[k], (T)(g.ca * gx[k]));
                 else
-                    o[k] = (g.accumulate ? o[k] : (T)0) + g.ca * gx[k];
+                    o[k] = (T)((g.accumulate ? (double)o[k] : 0.0) + g.ca * gx[k]);
             }
         }
     }
@@ -531,9 +545,9 @@ __global__ void __launch_bounds__(sg_max_threads(sizeof(T), COST, DK == 0),
         const int64_t k1 = K && (my + 1) * NT < n ? (int64_t)(my + 1) * NT * dim : n * dim;
         for (int64_t k = k0 + tid; k < k1; k += NT) {
             if (K)
-                atomicAdd(&o[k], g.ca * gxg[k]);
+                atomicAdd(&o[k], (T)(g.ca * gxg[k]));
             else
-                o[k] = (g.accumulate ? o[k] : (T)0) + g.ca * gxg[k];
+                o[k] = (T)((g.accumulate ? (double)o[k] : 0.0) + g.ca * gxg[k]);
         }
     }
     __syncthreads();
@@ -541,9 +555,9 @@ __global__ void __launch_bounds__(sg_max_threads(sizeof(T), COST, DK == 0),
         T *o = g.gb + g.boff[p] * dim;
         for (int64_t k = tid; k < m * dim; k += NT) {
             if (K)
-                atomicAdd(&o[k], g.cb * gy[k]);
+                atomicAdd(&o[k], (T)(g.cb * gy[k]));
             else
-                o[k] = (g.accumulate ? o[k] : (T)0) + g.cb * gy[k];
+                o[k] = (T)((g.accumulate ? (double)o[k] : 0.0) + g.cb * gy[k]);
         }
     }
 #undef RIDX
@@ -673,16 +687,16 @@ struct SgJob {
     int64_t sync_ints;
 };
 
-/* Dynamic shared memory of a launch: 4 NT values (the exchange rows), then the column
- * accumulator and a copy of b when max_len * dim values take at most 32 KB each. */
+/* Dynamic shared memory of a launch: 4 NT doubles (the exchange rows), then the column
+ * accumulator (doubles) and a copy of b (the input type) when each takes at most 32 KB. */
 size_t sg_smem_bytes(tsw_dtype dtype, int nt, int64_t max_len, int64_t dim, bool cost,
                      bool *gy_shared, bool *y_shared)
 {
-    const size_t es = tsw__dtype_size(dtype);
-    const size_t base = 4 * (size_t)nt * es, col = (size_t)max_len * (size_t)dim * es;
-    *gy_shared = !cost && col <= 32 * 1024;
-    *y_shared = !cost && col <= 32 * 1024;
-    return base + (*gy_shared ? col : 0) + (*y_shared ? col : 0);
+    const size_t es = tsw__dtype_size(dtype), cells = (size_t)max_len * (size_t)dim;
+    const size_t base = 4 * (size_t)nt * sizeof(double);
+    *gy_shared = !cost && cells * sizeof(double) <= 32 * 1024;
+    *y_shared = !cost && cells * es <= 32 * 1024;
+    return base + (*gy_shared ? cells * sizeof(double) : 0) + (*y_shared ? cells * es : 0);
 }
 
 /* Device memory left for R after `fixed` bytes: half of what is free, so that other work
@@ -769,8 +783,8 @@ int sg_size(const int64_t *rsize, int64_t count, int64_t per_block, size_t es, s
 }
 
 template <typename T>
-int sg_launch_chunks(Call &call, const SgJob &job, const SgKind *kinds, int nkinds, T *R,
-                     T *scratch, int64_t per_block, const int64_t *start, int64_t nch,
+int sg_launch_chunks(Call &call, const SgJob &job, const SgKind *kinds, int nkinds, double *R,
+                     double *scratch, int64_t per_block, const int64_t *start, int64_t nch,
                      const tsw_exec *ex)
 {
     Progress prog{ex, job.count};
@@ -811,14 +825,14 @@ int sg_launch_chunks(Call &call, const SgJob &job, const SgKind *kinds, int nkin
             g.ga = (T *)kd.ga;
             g.gb = (T *)kd.gb;
             g.gcost = (T *)job.gcost;
-            g.cv = (T)kd.cv;
-            g.ca = (T)kd.ca;
-            g.cb = (T)kd.cb;
+            g.cv = kd.cv;
+            g.ca = kd.ca;
+            g.cb = kd.cb;
             g.accumulate = kd.accumulate;
             g.flag = job.flag;
             g.want_grad = job.want_grad && (kd.ga || kd.gb || job.gcost);
-            g.gamma = (T)job.params->gamma;
-            g.inv_gamma = (T)(1.0 / job.params->gamma);
+            g.gamma = job.params->gamma;
+            g.inv_gamma = 1.0 / job.params->gamma;
             g.window = (int)job.params->window;
             g.radius = job.params->window_radius;
             g.slope = job.params->itakura_max_slope;
@@ -868,7 +882,7 @@ int sg_launch(Call &call, const SgJob &job, const SgKind *kinds, int nkinds, voi
               const tsw_exec *ex)
 {
     if (job.dtype == TSW_F32)
-        return sg_launch_chunks<float>(call, job, kinds, nkinds, (float *)R, (float *)scratch,
+        return sg_launch_chunks<float>(call, job, kinds, nkinds, (double *)R, (double *)scratch,
                                        per_block, start, nch, ex);
     return sg_launch_chunks<double>(call, job, kinds, nkinds, (double *)R, (double *)scratch,
                                     per_block, start, nch, ex);
@@ -972,14 +986,14 @@ int sg_grad(const tsw_params *params, tsw_dtype dtype, int64_t dim, const tsw_co
     const int64_t per_block = 4 * (L + 1) + 2 * L * dim;
     const int64_t K = sg_split(count, L, exec->device_index);
     int64_t r_cap, blocks_cap;
-    if ((rc = sg_size(rsize, count, per_block * (K ? K : 1), es, plan.total, one_chunk, &r_cap,
-                      &blocks_cap)))
+    if ((rc = sg_size(rsize, count, per_block * (K ? K : 1), sizeof(double), plan.total,
+                      one_chunk, &r_cap, &blocks_cap)))
         return rc;
     const int64_t nch = sg_chunks(rsize, count, r_cap, blocks_cap, roff, start);
     const int64_t slots = blocks_cap * (K ? K : 1);
-    pc.scratch = plan.add((size_t)slots * (size_t)per_block, es);
+    pc.scratch = plan.add((size_t)slots * (size_t)per_block, sizeof(double));
     pc.sync = plan.add((size_t)(2 + 2 * slots), sizeof(int));
-    pc.R = plan.add((size_t)r_cap, es);
+    pc.R = plan.add((size_t)r_cap, sizeof(double));
     if (plan.overflow)
         return TSW_EOVERFLOW;
     if (query) {
@@ -1134,14 +1148,14 @@ int sg_cost_grad(const tsw_params *params, tsw_dtype dtype, int64_t count, int64
     const int64_t per_block = 4 * (L + 1) + 2 * L;
     const int64_t K = sg_split(count, L, exec->device_index);
     int64_t r_cap, blocks_cap;
-    if ((rc = sg_size(rsize, count, per_block * (K ? K : 1), es, plan.total, one_chunk, &r_cap,
-                      &blocks_cap)))
+    if ((rc = sg_size(rsize, count, per_block * (K ? K : 1), sizeof(double), plan.total,
+                      one_chunk, &r_cap, &blocks_cap)))
         return rc;
     const int64_t nch = sg_chunks(rsize, count, r_cap, blocks_cap, roff, start);
     const int64_t slots = blocks_cap * (K ? K : 1);
-    pc.scratch = plan.add((size_t)slots * (size_t)per_block, es);
+    pc.scratch = plan.add((size_t)slots * (size_t)per_block, sizeof(double));
     pc.sync = plan.add((size_t)(2 + 2 * slots), sizeof(int));
-    pc.R = plan.add((size_t)r_cap, es);
+    pc.R = plan.add((size_t)r_cap, sizeof(double));
     if (plan.overflow)
         return TSW_EOVERFLOW;
     if (query) {

@@ -12,7 +12,7 @@
 #
 # Stages; a failing stage is reported and the later ones still run:
 #   versions    nvidia-smi, nvcc, cmake, compute-sanitizer, Python packages
-#   build       cmake Release, TSWARP_CUDA=ON, TSWARP_CUDA_TUNING=ON (the tuning shapes of
+#   build       cmake Release, TSWARP_CUDA=ON, TSWARP_CUDA_TUNING=$TUNING (default ON: the tuning shapes of
 #               bench/pair_shapes.py), CMAKE_CUDA_ARCHITECTURES=$ARCHS, -j$JOBS
 #   ctest-c     the C tests (ctest -LE gpu)
 #   ctest-gpu   tests/gpu/test_cuda (ctest -L gpu): GPU against CPU, faults, threads
@@ -41,6 +41,7 @@ JOBS=${JOBS:-$(nproc 2>/dev/null || echo 4)}
 BUDGET=${BUDGET:-530}
 RACECHECK_SECTIONS=${RACECHECK_SECTIONS:-pairs,long,batch}
 SKIP_STAGES=${SKIP_STAGES:-}
+TUNING=${TUNING:-ON} # OFF: without the long-pair kernel's tuning shapes (a shorter build)
 LOGS=$BUILD/logs
 VENV=$BUILD/venv
 mkdir -p "$LOGS"
@@ -63,7 +64,7 @@ fi
 if [ -z "$SANITIZER" ]; then
     SANITIZER=$(find /usr/local /opt -maxdepth 6 -name compute-sanitizer -type f -perm -u+x 2>/dev/null | head -n 1)
 fi
-export SRC BUILD ARCHS PYTHON JOBS LOGS VENV PATH CUDACXX SANITIZER RACECHECK_SECTIONS
+export SRC BUILD ARCHS PYTHON JOBS LOGS VENV PATH CUDACXX SANITIZER RACECHECK_SECTIONS TUNING
 export PYTHONUNBUFFERED=1 PIP_NO_INDEX=1 PIP_DISABLE_PIP_VERSION_CHECK=1
 
 NAMES=()
@@ -159,7 +160,7 @@ EOF
 st_build() {
     local gen=()
     command -v ninja >/dev/null 2>&1 && gen=(-G Ninja)
-    cmake -S "$SRC" -B "$BUILD" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release -DTSWARP_CUDA=ON -DTSWARP_CUDA_TUNING=ON \
+    cmake -S "$SRC" -B "$BUILD" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release -DTSWARP_CUDA=ON -DTSWARP_CUDA_TUNING="$TUNING" \
         -DCMAKE_CUDA_ARCHITECTURES="$ARCHS" -DTSWARP_BUILD_TESTS=ON ${CUDACXX:+-DCMAKE_CUDA_COMPILER="$CUDACXX"} &&
         cmake --build "$BUILD" --parallel "$JOBS" &&
         test -x "$BUILD/tests/gpu/test_cuda"
@@ -227,7 +228,7 @@ open(sys.argv[1], "w").write("\n".join(paths) + "\n")' "$purelib/_tswarp_parent_
     local args=(--no-build-isolation --no-deps --no-index -v
         --config-settings=build-dir="$BUILD/py-build"
         --config-settings=cmake.define.TSWARP_CUDA=ON
-        --config-settings=cmake.define.TSWARP_CUDA_TUNING=ON
+        --config-settings=cmake.define.TSWARP_CUDA_TUNING="$TUNING"
         --config-settings=cmake.define.CMAKE_CUDA_ARCHITECTURES="$ARCHS")
     export CMAKE_BUILD_PARALLEL_LEVEL=$(((JOBS + 1) / 2))
     if [ -n "$vpy" ]; then

@@ -10,9 +10,9 @@
  * results bit for bit); NaN found on the device with the outputs untouched.
  *
  * Agreement with the CPU: values within tol * max(1, |cpu|), gradients within
- * tol * max(1, max |cpu gradient| of the pair), tol = 1e-9 (float64; times 0.01 / gamma
- * below gamma = 0.01) and 2e-3 (float32, gamma >= 0.1: the GPU uses the hardware exp2/log2
- * approximations, the CPU its own vector exp). gamma 1e-4 and 1e3: finite outputs.
+ * tol * max(1, max |cpu gradient| of the pair), tol = 1e-9 (float64) and 1e-4 (float32,
+ * computed in double by both backends; the GPU's exp/log of O(1) arguments in float32),
+ * times 0.01 / gamma below gamma = 0.01. gamma 1e-4 and 1e3: finite outputs.
  * Exit status 77 without the CUDA backend or a device. TSWARP_TEST_QUICK=1: small sizes.
  */
 #include "harness.h"
@@ -112,14 +112,14 @@ static tsw_collection view(const batch *b, const void *vals)
 }
 
 /* The gradient's conditioning degrades as 1/gamma (the weights are exp(difference / gamma):
- * a rounding difference d in R moves them by d / gamma), so float64 gets 1e-9 scaled by
- * 0.01 / gamma below gamma = 0.01, and float32 is compared for gamma >= 0.1 only (below,
- * near-ties of two alignments make float32 gradients differ by O(1) between any two
- * implementations; extreme_gamma() checks that they stay finite). */
+ * a rounding difference d in R moves them by d / gamma), so the tolerances grow as
+ * 0.01 / gamma below gamma = 0.01. Both backends compute float32 inputs in double (the CPU
+ * exactly, the GPU with float32 exp/log of O(1) arguments), so float32 results must agree
+ * to 1e-4: the issue's "float32 gradient within 1e-4 relative of float64". */
 static double g_gamma = 1;
 static double tol_of(tsw_dtype dt)
 {
-    return dt == TSW_F32 ? 2e-3 : 1e-9 * (g_gamma < 0.01 ? 0.01 / g_gamma : 1.0);
+    return (dt == TSW_F32 ? 1e-4 : 1e-9) * (g_gamma < 0.01 ? 0.01 / g_gamma : 1.0);
 }
 
 static void record(tsw_dtype dt, int what, double err)
@@ -166,7 +166,7 @@ static void random_case(tsw_t_rng *r, int big)
     tsw_params p;
     tsw_params_default(&p, TSW_SOFT_DTW);
     static const double gammas[6] = {1e-3, 0.01, 0.1, 1, 10, 100};
-    p.gamma = gammas[tsw_t_int(r, dt == TSW_F32 ? 2 : 0, 5)];
+    p.gamma = gammas[tsw_t_int(r, 0, 5)];
     g_gamma = p.gamma;
     p.normalize = tsw_t_int(r, 0, 2) == 0;
     int w = tsw_t_int(r, 0, 3);
@@ -273,7 +273,7 @@ static void cost_case(tsw_t_rng *r)
     void *cv = as_dtype(c, (int64_t)cells, dt);
     tsw_params p;
     tsw_params_default(&p, TSW_SOFT_DTW);
-    p.gamma = tsw_t_uniform(r, 0.1, 2);
+    p.gamma = tsw_t_uniform(r, 0.01, 2);
     g_gamma = p.gamma;
     void *v1 = malloc(es * count), *v2 = malloc(es * count);
     void *g1 = malloc(es * cells), *g2 = malloc(es * cells);
