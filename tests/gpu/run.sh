@@ -313,7 +313,7 @@ stage build 300 st_build
 stage ctest-c 150 st_ctest_c
 stage ctest-gpu 240 st_ctest_gpu
 stage memcheck 150 st_memcheck
-stage racecheck 150 st_racecheck
+stage racecheck 240 st_racecheck
 if [ -n "$PY_PID" ]; then
     wait "$PY_PID"
     read -r PY_RC PY_SECS <"$LOGS/python.rc" 2>/dev/null || { PY_RC=1; PY_SECS=$(($(now) - PY_START)); }
