@@ -50,7 +50,12 @@ def key(s):
     return (s.series, s.start, s.length, s.threshold, s.gain, s.gap)
 
 
-def load_osuleaf():
+def load_osuleaf(npz=None):
+    """aeon's OSULeaf train set; or, on a machine without aeon (the GPU machine has no
+    package registry), the same arrays saved by `--save-osuleaf FILE` where aeon is."""
+    if npz:
+        d = np.load(npz, allow_pickle=False)
+        return d["X"], d["y"]
     from aeon.datasets import load_classification
     X, y = load_classification("OSULeaf", split="train")
     return np.asarray(X)[:, 0, :], np.asarray(y)
@@ -60,9 +65,15 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--reps", type=int, default=None)
+    ap.add_argument("--osuleaf", metavar="NPZ", help="OSULeaf train as saved by --save-osuleaf")
+    ap.add_argument("--save-osuleaf", metavar="NPZ", help="save aeon's OSULeaf train and exit")
     ap.add_argument("--no-cpu", action="store_true", help="skip the CPU timing on GunPoint")
     ap.add_argument("--markdown-out", default=None)
     args = ap.parse_args()
+    if args.save_osuleaf:
+        X, y = load_osuleaf()
+        np.savez(args.save_osuleaf, X=X, y=y.astype(str))
+        return 0
 
     info = tswarp.info()
     if not (info["cuda_built"] and info["cuda_devices"] > 0):
@@ -76,7 +87,7 @@ def main():
     Xg, yg = load_gunpoint("train")
     cases.append(("GunPoint train", Xg, yg, 0.05, args.reps or 3, not args.no_cpu))
     try:
-        Xo, yo = load_osuleaf()
+        Xo, yo = load_osuleaf(args.osuleaf)
         target = 20.0
         if args.quick:
             Xo, yo, target = Xo[:60], yo[:60], None
