@@ -152,6 +152,7 @@ int tsw__segmental_check(int step, tsw_segmental variant, int64_t n, int64_t m,
 
 /* ---- the frame-level passes: CPU kernels, or the GPU's (cuda/path.cu) ---------------------- */
 
+#ifdef TSWARP_WITH_CUDA
 /* The GPU's exec for a task: the caller's device and stream, the task's progress. */
 static tsw_exec seg_cuda_exec(const tsw_exec *cuda, const tsw__path_job *jb)
 {
@@ -160,6 +161,7 @@ static tsw_exec seg_cuda_exec(const tsw_exec *cuda, const tsw__path_job *jb)
     e.progress_user = jb->progress_user;
     return e;
 }
+#endif
 
 static int seg_lastrow(const tsw__path_job *jb, tsw_dtype dtype, int64_t from, double *cost,
                        int64_t *start, const tsw_exec *cuda)
