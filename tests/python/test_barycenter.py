@@ -37,10 +37,16 @@ def test_barycenter_equals_tslearn(rng):
 
 def test_barycenter_weights_and_ragged(rng):
     X = [rng.standard_normal(n) for n in (15, 20, 18)]
+    init = X[0] + 0.3
     z = tswarp.soft_dtw_barycenter(X, gamma=0.5, weights=[1.0, 0.0, 0.0], max_iter=200,
-                                   init=X[0] + 0.3)
-    # a single weighted series: the barycenter approaches it
-    assert tswarp.soft_dtw(z, X[0], gamma=0.5, normalize=True) < 0.5
+                                   init=init)
+    # zero weights drop the other (ragged) series: the same barycenter as X[0] alone ...
+    z1 = tswarp.soft_dtw_barycenter([X[0]], gamma=0.5, max_iter=200, init=init)
+    np.testing.assert_allclose(z, z1, rtol=1e-10, atol=1e-10, err_msg=f"seed {rng.seed}")
+    # ... and the optimiser lowered the objective from its start. (Not "z approaches X[0]":
+    # soft-DTW is not minimised at z = X[0], and L-BFGS may stop in a local minimum whose
+    # divergence to X[0] is 0.57, seed 18179965446354051009.)
+    assert tswarp.soft_dtw(z, X[0], gamma=0.5) < tswarp.soft_dtw(init, X[0], gamma=0.5), rng.seed
     with pytest.raises(ValueError, match="weights"):
         tswarp.soft_dtw_barycenter(X, weights=[1, 2])
 
