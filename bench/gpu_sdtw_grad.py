@@ -11,9 +11,13 @@ the issue; it fails at N = 1024 and cannot run N = 8192). Beside them, in the sa
 plain PyTorch autograd soft-DTW (anti-diagonal loop, torch.logsumexp) shows what a user
 gets without a custom kernel, for the cases where it finishes quickly.
 Cells (for GCUPS): B * N * M per forward + backward.
+The column "thread-per-row" times the same call with TSWARP_SDTW_WF=0 (the developer knob that
+turns off the float32 wavefront kernel, src/cuda/sdtw_wf.cuh), in the same run; both columns
+are the same kernel where the wavefront kernel does not apply (N > 2048).
 """
 
 import argparse
+import os
 import statistics
 import sys
 import time
@@ -99,6 +103,11 @@ def main():
 
         reps = args.reps if N <= 1024 else 2
         t = time_it(step, reps)
+        os.environ["TSWARP_SDTW_WF"] = "0"
+        try:
+            t_old = time_it(step, reps)
+        finally:
+            del os.environ["TSWARP_SDTW_WF"]
         with torch.no_grad():
             tv = time_it(lambda: fn_mod(x, y), reps)
         # correctness spot check against the CPU backend (float64) on the first pair
@@ -111,7 +120,7 @@ def main():
         err = float(np.max(np.abs(gx - gx_ref)) / max(1.0, np.max(np.abs(gx_ref))))
         cells = B * N * M
         rows.append((f"B={B} N=M={N} d={d} f32", t, tv, cells / t / 1e9, target, peer,
-                     peer_label, err))
+                     peer_label, err, t_old))
     # the plain autograd baseline on a small case only (it is a Python double loop)
     xs = walks(8, 64, 2, gen).requires_grad_()
     ys = walks(8, 64, 2, gen).requires_grad_()
@@ -119,17 +128,18 @@ def main():
     t_ours = time_it(lambda: SoftDTW(gamma=args.gamma)(xs, ys).sum().backward(), 20)
 
     out = [f"GPU: {name}; torch {torch.__version__}; tswarp {tswarp.__version__}; "
-           f"gamma {args.gamma}; wall time per call, {args.reps} calls (N = 8192: fewer) x 5 rounds, median.", "",
+           f"gamma {args.gamma}; wall time per call, {args.reps} calls (N = 8192: fewer) "
+           "x 5 rounds, median.", "",
            "| case | fwd+bwd | fwd only | GCUPS (fwd+bwd) | target | vs target | peer | "
-           "vs peer | grad rel. err vs CPU f64 |",
-           "|---|---|---|---|---|---|---|---|---|"]
-    for label, t, tv, g, target, peer, plabel, err in rows:
+           "vs peer | grad rel. err vs CPU f64 | fwd+bwd, thread-per-row kernel |",
+           "|---|---|---|---|---|---|---|---|---|---|"]
+    for label, t, tv, g, target, peer, plabel, err, t_old in rows:
         tgt = f"<= {target * 1e3:.2f} ms" if target else "report"
         met = ("met" if t <= target else "MISSED") if target else ""
         pr = f"{peer * 1e3:.2f} ms ({plabel})" if peer else plabel
         ratio = f"{peer / t:.1f}x" if peer else ""
         out.append(f"| {label} | {t * 1e3:.3f} ms | {tv * 1e3:.3f} ms | {g:.1f} | {tgt} | "
-                   f"{met} | {pr} | {ratio} | {err:.1e} |")
+                   f"{met} | {pr} | {ratio} | {err:.1e} | {t_old * 1e3:.3f} ms |")
     out.append("")
     out.append(f"Plain PyTorch autograd soft-DTW (anti-diagonal Python loop), B=8 N=M=64 d=2: "
                f"{t_plain * 1e3:.1f} ms; tswarp {t_ours * 1e3:.3f} ms "

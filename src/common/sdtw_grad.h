@@ -23,6 +23,17 @@
 
 #include "tsw_hd.h"
 
+/*
+ * The same weights from the forward pass (the soft-argmin probabilities): at a cell s with
+ * predecessors r_k (diagonal, up, left) and lo = min_k r_k, S(s) = lo - gamma log(sum_k e_k)
+ * with e_k = exp((lo - r_k) / gamma) (recurrence.h's TSW_SOFTMIN3_EXPARG), so
+ *   w(pred_k -> s) = exp((S(s) - r_k) / gamma) = e_k / sum_k e_k.
+ * A kernel that keeps these while it computes R needs no exponential in the backward pass
+ * (TSW_SDTW_E_CELL takes them as its weights); the three sum to 1, so two are enough.
+ */
+#define TSW_SDTW_PROB(e_k, inv_sum, MUL) MUL((e_k), (inv_sum))
+#define TSW_SDTW_PROB_REST(p_a, p_b, ONE, SUB) SUB(SUB((ONE), (p_a)), (p_b))
+
 /* Weight of the edge (i,j) -> s: s_succ = S(s), r = R(i,j), inv_gamma = 1 / gamma. */
 TSW_HD double tsw_sdtw_edge_f64(double s_succ, double r, double inv_gamma)
 {

@@ -563,6 +563,19 @@ __global__ void __launch_bounds__(sg_max_threads(sizeof(T), COST, DK == 0),
 #undef RIDX
 }
 
+#include "cuda/sdtw_wf.cuh"
+
+/* The wavefront kernel is float32 only (wf_eligible). */
+inline cudaError_t wf_dispatch(const SgArgs<float> &g, int64_t blocks, int64_t max_n, int rb,
+                               cudaStream_t stream)
+{
+    return wf_launch(g, blocks, max_n, rb, stream);
+}
+inline cudaError_t wf_dispatch(const SgArgs<double> &, int64_t, int64_t, int, cudaStream_t)
+{
+    return cudaErrorNotSupported;
+}
+
 } // namespace
 
 /* ---- host side ----------------------------------------------------------------------------- */
@@ -683,6 +696,8 @@ struct SgJob {
     bool want_grad;
     const int *flag;
     int64_t split; /* blocks per problem (0: one) */
+    bool wf;       /* the wavefront kernel (sdtw_wf.cuh): R holds its probabilities */
+    int wf_rb;     /* its rows per lane */
     int *sync;     /* split: ticket, then forward and backward flags of 2 (blocks) + 2 ints */
     int64_t sync_ints;
 };
@@ -836,6 +851,11 @@ int sg_launch_chunks(Call &call, const SgJob &job, const SgKind *kinds, int nkin
             g.window = (int)job.params->window;
             g.radius = job.params->window_radius;
             g.slope = job.params->itakura_max_slope;
+            if (job.wf) {
+                TSW_CU(wf_dispatch(g, k1 - k0, kd.max_n, job.wf_rb, call.stream),
+                       "soft-DTW gradient kernel launch");
+                continue;
+            }
             if (!K) {
                 TSW_CU(launch_any<T>(g, job.cost, k1 - k0, nt, smem, call.stream),
                        "soft-DTW gradient kernel launch");
@@ -954,10 +974,18 @@ int sg_grad(const tsw_params *params, tsw_dtype dtype, int64_t dim, const tsw_co
         return TSW_ENOMEM;
     int64_t *rsize = hs.buf, *start = rsize + count, *up = start + count + 1;
     int64_t *roff = up + 4 * count;
+    /* the wavefront kernel keeps two float32 probabilities per cell of whole tiles, the
+     * thread-per-row kernel one double per cell of its diagonal-major layout */
+    const int rb =
+        wf_eligible(dtype, dim, L, false) ? wf_rows_per_lane(count, L, exec->device_index) : 0;
+    const bool wf = rb > 0;
     for (int64_t k = 0; k < count; ++k) {
         const double n = (double)hx.len[k], m = (double)hy.len[k];
-        double r = (n + m - 1) * n;
-        if (norm) {
+        double r = wf ? (double)wf_cells(hx.len[k], hy.len[k], rb) : (n + m - 1) * n;
+        if (norm && wf) {
+            r = fmax(r, (double)wf_cells(hx.len[k], hx.len[k], rb));
+            r = fmax(r, (double)wf_cells(hy.len[k], hy.len[k], rb));
+        } else if (norm) {
             r = r > (2 * n - 1) * n ? r : (2 * n - 1) * n;
             r = r > (2 * m - 1) * m ? r : (2 * m - 1) * m;
         }
@@ -984,7 +1012,7 @@ int sg_grad(const tsw_params *params, tsw_dtype dtype, int64_t dim, const tsw_co
     }
     pc.flag = plan.add(sizeof(int));
     const int64_t per_block = 4 * (L + 1) + 2 * L * dim;
-    const int64_t K = sg_split(count, L, exec->device_index);
+    const int64_t K = wf ? 0 : sg_split(count, L, exec->device_index);
     int64_t r_cap, blocks_cap;
     if ((rc = sg_size(rsize, count, per_block * (K ? K : 1), sizeof(double), plan.total,
                       one_chunk, &r_cap, &blocks_cap)))
@@ -1080,6 +1108,8 @@ int sg_grad(const tsw_params *params, tsw_dtype dtype, int64_t dim, const tsw_co
     job.want_grad = grad_x || grad_y;
     job.flag = on_device ? dflag : nullptr;
     job.split = K;
+    job.wf = wf;
+    job.wf_rb = rb;
     job.sync = (int *)call.at(pc.sync);
     job.sync_ints = 2 + 2 * slots;
     if ((rc = sg_launch(call, job, kinds, nk, call.at(pc.R), call.at(pc.scratch), per_block,

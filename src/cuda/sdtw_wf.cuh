@@ -1,0 +1,487 @@
+/*
+ * Soft-DTW value and gradient of float32 series (squared Euclidean cost, dim 1 or 2, up to
+ * kWfMaxRows rows per series): a register-blocked warp wavefront that keeps the soft-argmin
+ * probabilities, so the backward pass needs no exponential. Included by sdtw_grad.cu (inside
+ * its anonymous namespace: SgArgs, SgBand); sg_grad picks it for the calls it covers.
+ *
+ * Mapping: one block per problem (pair), W warps; lane L of the block (0 .. 32 W - 1) owns
+ * the RB rows i = r0 + r, r0 = L RB (RB = 2, 4 or 8: wf_rows_per_lane), and at step s
+ * works on cell (i, s - i) of each: its rows' cells of one step lie on one anti-diagonal,
+ * so they are independent (RB chains for the scheduler to interleave, where the thread-per-row kernel has one and a
+ * barrier per anti-diagonal). A cell's up neighbour is the row above's cell of the step
+ * before, its diagonal one the up neighbour of the step before; the lane's first row takes
+ * them from lane L - 1's last row by a warp shuffle (between warps through a small shared
+ * buffer and one barrier per step). b's points travel down the rows with the wavefront in
+ * the same way (only lane 0 reads b), so no lane ever indexes b by its own column.
+ * R is kept in double, as the thread-per-row kernel does for float32 (sdtw_grad.cu, SgOps):
+ * only the exponentials, the logarithm and the reciprocal run on the float32 MUFU units,
+ * with O(1) arguments.
+ *
+ * Forward: per cell R (double, registers only) and the probabilities that it takes its
+ * diagonal and its up neighbour as predecessor (sdtw_grad.h, TSW_SDTW_PROB), stored as a
+ * float2 at ((s RB + r) Lp + L), Lp = the lanes that own rows: a warp's stores of one row
+ * slot are one contiguous 256-byte line. (Lp RB + m - 1) RB Lp slots, about twice the
+ * cells; only the grid's cells are written and read (8 bytes each).
+ * Backward: the steps in reverse, E(i, j) = E(i+1, j) pu(i+1, j) + E(i, j+1) pl(i, j+1) +
+ * E(i+1, j+1) pd(i+1, j+1) (TSW_SDTW_E_CELL, pl = 1 - pd - pu) in float32: E is a probability
+ * in [0, 1] and its terms are products of probabilities (no cancellation). The successors
+ * are the row's and the next row's cells of the two steps before (lane L + 1's first row
+ * by a shuffle); the probabilities are loaded two steps ahead. The gradient is fused:
+ * d/dx_i += 2 E (x_i - y_j) per row in registers; d/dy_j is summed by a partial sum that
+ * travels up the rows with y_j, from the last row to row 0 of lane 0, which writes it.
+ * Padding (rows >= n of the last lane, cells with j outside [0, m)) never stores and has
+ * E = 0; cells outside a Sakoe-Chiba band get R = +inf, probabilities 0 and E = 0.
+ */
+
+constexpr int kWfMaxWarps = 8;              /* warps per block */
+constexpr int kWfMaxRows = 32 * kWfMaxWarps * 8; /* with 8 rows per lane */
+
+/* float32 MUFU exp2, log2 and reciprocal (about 2^-22 relative, of O(1) arguments here) */
+__device__ __forceinline__ float wf_ex2(float a)
+{
+    float r;
+    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(a));
+    return r;
+}
+__device__ __forceinline__ float wf_lg2(float a)
+{
+    float r;
+    asm("lg2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(a));
+    return r;
+}
+__device__ __forceinline__ float wf_rcp(float a)
+{
+    float r;
+    asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(a));
+    return r;
+}
+
+/*
+ * One forward cell: R = c + softmin_gamma(d, u, l) (recurrence.h's stages, in base 2: k2 =
+ * log2(e) / gamma, gl = gamma ln 2) and the probabilities of the diagonal and up
+ * predecessors. All three predecessors +inf: R = +inf (the sum is 0, its log -inf) and
+ * probabilities 0.
+ */
+__device__ __forceinline__ void wf_cell(double d, double u, double l, double c, double k2,
+                                        double gl, double &r, float &pd, float &pu)
+{
+    const double lo = TSW_MIN(TSW_MIN(d, u), l);
+    const bool dead = lo == TSW_INF_F64;
+    const double lz = dead ? 0.0 : lo; /* every e_k = exp2(-inf) = 0 then */
+#define WF_SUB(a, b) ((a) - (b))
+#define WF_ADD(a, b) ((a) + (b))
+#define WF_MUL(a, b) ((a) * (b))
+    const float ed = wf_ex2((float)TSW_SOFTMIN3_EXPARG(lz, d, k2, WF_SUB, WF_MUL));
+    const float eu = wf_ex2((float)TSW_SOFTMIN3_EXPARG(lz, u, k2, WF_SUB, WF_MUL));
+    const float el = wf_ex2((float)TSW_SOFTMIN3_EXPARG(lz, l, k2, WF_SUB, WF_MUL));
+    const float sum = TSW_SDTW_LIN_SUM(ed, eu, el, WF_ADD);
+    r = c + TSW_SOFTMIN3_OUT(lz, (double)wf_lg2(sum), gl, WF_SUB, WF_MUL);
+    const float inv = wf_rcp(sum);
+    pd = dead ? 0.f : TSW_SDTW_PROB(ed, inv, WF_MUL);
+    pu = dead ? 0.f : TSW_SDTW_PROB(eu, inv, WF_MUL);
+#undef WF_SUB
+#undef WF_ADD
+#undef WF_MUL
+}
+
+/* Dynamic shared memory: the hand-over between warps, forward [2][W][1 + DK] doubles and
+ * backward [2][W][3 + 2 DK] floats, then b ([ymax][dim] floats). */
+__host__ __device__ inline size_t wf_smem_bytes(int warps, int64_t ymax, int64_t dim)
+{
+    return (size_t)2 * warps * ((1 + dim) * sizeof(double) + (3 + 2 * dim) * sizeof(float)) +
+           (size_t)ymax * dim * sizeof(float) + 16;
+}
+
+/* Elements (float2) a problem of n x m cells keeps with rb rows per lane: steps x rows per
+ * lane x owner lanes. */
+__host__ __device__ inline int64_t wf_cells(int64_t n, int64_t m, int rb)
+{
+    const int64_t lp = (n + rb - 1) / rb;
+    return (lp * rb + m - 1) * rb * lp;
+}
+
+template <int DK, bool BAND, int RB>
+__global__ void __launch_bounds__(32 * kWfMaxWarps, 1) sdtw_wf_kernel(SgArgs<float> g)
+{
+    extern __shared__ __align__(16) unsigned char wf_smem[];
+    /* device inputs found non-finite by the check kernels: write nothing */
+    if (g.flag && *(volatile const int *)g.flag)
+        return;
+    const unsigned FULL = 0xffffffffu;
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, NW = blockDim.x >> 5;
+    const int64_t p = g.first + blockIdx.x;
+    const int n = (int)g.alen[p], m = (int)g.blen[p];
+    const int Lp = (n + RB - 1) / RB; /* lanes that own rows (<= 32 NW: host) */
+    const int S = Lp * RB + m - 1;    /* steps: cell (i, j) at step i + j */
+    const int L = tid, r0 = L * RB;
+    const double INF = TSW_INF_F64;
+    const SgBand bd(g.window, g.radius, n, m);
+
+    double *hf = (double *)wf_smem;                   /* [2][NW][1 + DK] */
+    float *hb = (float *)(hf + 2 * NW * (1 + DK));    /* [2][NW][3 + 2 DK] */
+    float *ys = hb + 2 * NW * (3 + 2 * DK);           /* b: [m][DK] */
+    const float *Bg = g.b + g.boff[p] * DK;
+    for (int k = tid; k < m * DK; k += blockDim.x)
+        ys[k] = Bg[k];
+    /* the hand-over slots read before any warp wrote them hold cells off the grid */
+    for (int k = tid; k < 2 * NW * (1 + DK); k += blockDim.x)
+        hf[k] = INF;
+    for (int k = tid; k < 2 * NW * (3 + 2 * DK); k += blockDim.x)
+        hb[k] = 0.f;
+    float xf[RB][DK];
+    double xd[RB][DK];
+    {
+        const float *A = g.a + g.aoff[p] * DK;
+#pragma unroll
+        for (int r = 0; r < RB; ++r)
+#pragma unroll
+            for (int k = 0; k < DK; ++k) {
+                xf[r][k] = r0 + r < n ? A[(int64_t)(r0 + r) * DK + k] : 0.f;
+                xd[r][k] = (double)xf[r][k];
+            }
+    }
+    __syncthreads();
+    float2 *P = (float2 *)g.R + g.roff[p];
+    const double k2 = g.inv_gamma * 1.4426950408889634, gl = g.gamma * 0.6931471805599453;
+#define WF_AT(s, r) (((int64_t)(s) * RB + (r)) * Lp + L)
+
+    /* ---- forward: row r of the lane at step s is cell (r0 + r, s - r0 - r) ---- */
+    double prev[RB];   /* R(i, j - 1): the row's cell of the step before */
+    double dg[RB];     /* R(i - 1, j - 1): the up neighbour of the step before */
+    double yv[RB][DK]; /* y_j of the row's cell, passed down the rows step by step */
+#pragma unroll
+    for (int r = 0; r < RB; ++r) {
+        prev[r] = INF;
+        dg[r] = (L == 0 && r == 0) ? 0.0 : INF; /* R(-1, -1) = 0 */
+#pragma unroll
+        for (int k = 0; k < DK; ++k)
+            yv[r][k] = 0;
+    }
+    double value = 0;
+    bool has_value = false;
+    /* the steps where this warp has cells: its rows' j = s - i in [0, m) */
+    const int wl = (warp + 1) * 32 < Lp ? (warp + 1) * 32 : Lp; /* its owner lanes' end */
+    const int wa0 = warp * 32 * RB, wa1 = wl * RB - 1 + m - 1;
+    for (int s = 0; s < S; ++s) {
+        if (s >= wa0 && s <= wa1) { /* warp-uniform: a warp off the wavefront only syncs */
+            /* lane L - 1's last row, as it was after the step before */
+            double uR = __shfl_up_sync(FULL, prev[RB - 1], 1);
+            double uY[DK];
+#pragma unroll
+            for (int k = 0; k < DK; ++k)
+                uY[k] = __shfl_up_sync(FULL, yv[RB - 1][k], 1);
+            if (lane == 0) {
+                if (warp == 0) {
+                    uR = INF; /* R(-1, j) */
+#pragma unroll
+                    for (int k = 0; k < DK; ++k)
+                        uY[k] = s < m ? (double)ys[s * DK + k] : 0.0;
+                } else {
+                    const double *h = hf + (((s & 1) ^ 1) * NW + warp - 1) * (1 + DK);
+                    uR = h[0];
+#pragma unroll
+                    for (int k = 0; k < DK; ++k)
+                        uY[k] = h[1 + k];
+                }
+            }
+            double nR[RB];
+            float2 np[RB];
+#pragma unroll
+            for (int r = 0; r < RB; ++r) {
+                const int i = r0 + r, j = s - i;
+                const double up = r > 0 ? prev[r - 1] : uR;
+                double cost = 0; /* cost.h's squared Euclidean cost, widened to double */
+#pragma unroll
+                for (int k = 0; k < DK; ++k) {
+                    const double df = xd[r][k] - (r > 0 ? yv[r - 1][k] : uY[k]);
+                    cost += df * df;
+                }
+                double rr;
+                float pd, pu;
+                wf_cell(dg[r], up, prev[r], cost, k2, gl, rr, pd, pu);
+                if (j < 0 || (BAND && !bd.admits(i, j))) {
+                    rr = INF;
+                    pd = pu = 0.f;
+                }
+                nR[r] = rr;
+                np[r] = make_float2(pd, pu);
+            }
+#pragma unroll
+            for (int r = 0; r < RB; ++r) {
+                const int i = r0 + r, j = s - i;
+                if (j >= 0 && j < m && i < n)
+                    P[WF_AT(s, r)] = np[r];
+            }
+            if (s == n + m - 2) { /* the last cell's step */
+#pragma unroll
+                for (int r = 0; r < RB; ++r)
+                    if (r0 + r == n - 1) {
+                        value = nR[r];
+                        has_value = true;
+                    }
+            }
+#pragma unroll
+            for (int r = RB - 1; r >= 0; --r) {
+                dg[r] = r > 0 ? prev[r - 1] : uR;
+                prev[r] = nR[r];
+#pragma unroll
+                for (int k = 0; k < DK; ++k)
+                    yv[r][k] = r > 0 ? yv[r - 1][k] : uY[k];
+            }
+        }
+        if (NW > 1) {
+            /* (a warp off the wavefront hands over cells off the grid: its last row's j is
+             * outside [0, m), and so is the next warp's first row's) */
+            if (lane == 31 && warp + 1 < NW) {
+                double *h = hf + ((s & 1) * NW + warp) * (1 + DK);
+                h[0] = prev[RB - 1];
+#pragma unroll
+                for (int k = 0; k < DK; ++k)
+                    h[1 + k] = yv[RB - 1][k];
+            }
+            __syncthreads();
+        }
+    }
+    if (has_value) {
+        const float v = (float)(g.cv * value);
+        g.values[p] = g.accumulate ? g.values[p] + v : v;
+    }
+    const bool gx_on = g.ga != nullptr, gy_on = g.gb != nullptr;
+    if (!g.want_grad || (!gx_on && !gy_on))
+        return;
+
+    /* ---- backward: the steps in reverse; row r at step s is cell (i, j) = (r0 + r, s - i),
+     * its successors (i + 1, j) and (i, j + 1) were computed the step before (rows r + 1
+     * and r), (i + 1, j + 1) two steps before (row r + 1) ---- */
+    float Ep[RB];   /* E(i, j + 1) */
+    float2 pp[RB];  /* its probabilities */
+    float Edg[RB], pdg[RB]; /* E and pd of (i + 1, j + 1) */
+    float yb[RB][DK];       /* y_j, passed up the rows */
+    float gya[RB][DK];      /* column j's gradient summed over the rows below, passed up */
+    float gx[RB][DK];
+#pragma unroll
+    for (int r = 0; r < RB; ++r) {
+        Ep[r] = Edg[r] = pdg[r] = 0.f;
+        pp[r] = make_float2(0.f, 0.f);
+#pragma unroll
+        for (int k = 0; k < DK; ++k)
+            yb[r][k] = gya[r][k] = gx[r][k] = 0.f;
+    }
+    float *gbo = gy_on ? g.gb + g.boff[p] * DK : nullptr;
+    /* own probabilities, loaded two steps ahead; invalid cells read as 0 */
+    float2 pc[RB], pn[RB];
+#define WF_LOAD(dst, s)                                                                       \
+    _Pragma("unroll") for (int r = 0; r < RB; ++r)                                            \
+    {                                                                                         \
+        const int i_ = r0 + r, j_ = (s)-i_;                                                   \
+        dst[r] = (j_ >= 0 && j_ < m && i_ < n) ? P[WF_AT((s), r)] : make_float2(0.f, 0.f);    \
+    }
+    WF_LOAD(pc, S - 1);
+    WF_LOAD(pn, S - 2);
+    const bool last_owner = L == Lp - 1;
+    /* unrolled by the depth of the load pipeline: the registers rotate by renaming, where a
+     * copy would wait for each load to arrive */
+#pragma unroll 3
+    for (int s = S - 1; s >= 0; --s) {
+        float2 pl2[RB];
+        WF_LOAD(pl2, s - 2);
+        /* (every warp runs every step here: skipping the steps off the wavefront, as the
+         * forward pass does, cost more than it saved, measured) */
+        /* lane L + 1's first row, as it was after the step before (s + 1) */
+        float dE = __shfl_down_sync(FULL, Ep[0], 1);
+        float dPx = __shfl_down_sync(FULL, pp[0].x, 1);
+        float dPy = __shfl_down_sync(FULL, pp[0].y, 1);
+        float dY[DK], dG[DK];
+#pragma unroll
+        for (int k = 0; k < DK; ++k) {
+            dY[k] = __shfl_down_sync(FULL, yb[0][k], 1);
+            dG[k] = __shfl_down_sync(FULL, gya[0][k], 1);
+        }
+        if (lane == 31) {
+            if (warp + 1 < NW) {
+                const float *h = hb + (((s & 1) ^ 1) * NW + warp + 1) * (3 + 2 * DK);
+                dE = h[0];
+                dPx = h[1];
+                dPy = h[2];
+#pragma unroll
+                for (int k = 0; k < DK; ++k) {
+                    dY[k] = h[3 + k];
+                    dG[k] = h[3 + DK + k];
+                }
+            } else {
+                dE = dPx = dPy = 0.f;
+#pragma unroll
+                for (int k = 0; k < DK; ++k)
+                    dY[k] = dG[k] = 0.f;
+            }
+        }
+        if (last_owner) {
+            /* no rows below: y of the last row from b itself */
+            const int j = s - (r0 + RB - 1);
+#pragma unroll
+            for (int k = 0; k < DK; ++k) {
+                dY[k] = j >= 0 && j < m ? ys[j * DK + k] : 0.f;
+                dG[k] = 0.f;
+            }
+            dE = dPx = dPy = 0.f;
+        }
+        float nE[RB], nY[RB][DK], nG[RB][DK];
+#define WF_SUB(a, b) ((a) - (b))
+#define WF_ADD(a, b) ((a) + (b))
+#define WF_MUL(a, b) ((a) * (b))
+#pragma unroll
+        for (int r = 0; r < RB; ++r) {
+            const int i = r0 + r, j = s - i;
+            const float e_dn = r < RB - 1 ? Ep[r + 1] : dE;
+            const float w_dn = r < RB - 1 ? pp[r + 1].y : dPy;
+            const float w_rt = TSW_SDTW_PROB_REST(pp[r].x, pp[r].y, 1.f, WF_SUB);
+            float e = TSW_SDTW_E_CELL(e_dn, w_dn, Ep[r], w_rt, Edg[r], pdg[r], WF_ADD, WF_MUL);
+            if (i == n - 1 && j == m - 1)
+                e = 1.f;
+            if (j < 0 || j >= m || i >= n || (BAND && !bd.admits(i, j)))
+                e = 0.f;
+            nE[r] = e;
+#pragma unroll
+            for (int k = 0; k < DK; ++k) {
+                const float y = r < RB - 1 ? yb[r + 1][k] : dY[k];
+                const float te = e * (xf[r][k] - y);
+                gx[r][k] += te;
+                nY[r][k] = y;
+                nG[r][k] = (r < RB - 1 ? gya[r + 1][k] : dG[k]) - te;
+            }
+        }
+#undef WF_SUB
+#undef WF_ADD
+#undef WF_MUL
+#pragma unroll
+        for (int r = 0; r < RB; ++r) {
+            Edg[r] = r < RB - 1 ? Ep[r + 1] : dE;
+            pdg[r] = r < RB - 1 ? pp[r + 1].x : dPx;
+            Ep[r] = nE[r];
+            pp[r] = pc[r];
+            pc[r] = pn[r];
+            pn[r] = pl2[r];
+#pragma unroll
+            for (int k = 0; k < DK; ++k) {
+                yb[r][k] = nY[r][k];
+                gya[r][k] = nG[r][k];
+            }
+        }
+        /* row 0 of lane 0 closes column j = s: every row below has added to it */
+        if (L == 0 && gy_on && s < m) {
+#pragma unroll
+            for (int k = 0; k < DK; ++k) {
+                float *q = gbo + (int64_t)s * DK + k;
+                *q = (float)((g.accumulate ? (double)*q : 0.0) + g.cb * 2.0 * gya[0][k]);
+            }
+        }
+        if (NW > 1) {
+            if (lane == 0 && warp > 0) {
+                float *h = hb + ((s & 1) * NW + warp) * (3 + 2 * DK);
+                h[0] = Ep[0];
+                h[1] = pp[0].x;
+                h[2] = pp[0].y;
+#pragma unroll
+                for (int k = 0; k < DK; ++k) {
+                    h[3 + k] = yb[0][k];
+                    h[3 + DK + k] = gya[0][k];
+                }
+            }
+            __syncthreads();
+        }
+    }
+#undef WF_LOAD
+#undef WF_AT
+    /* the rows' gradients after the columns' (ga and gb may be the same rows for the
+     * divergence's self terms: the barrier orders the two) */
+    __syncthreads();
+    if (gx_on) {
+        float *o = g.ga + g.aoff[p] * DK;
+#pragma unroll
+        for (int r = 0; r < RB; ++r)
+            if (r0 + r < n) {
+#pragma unroll
+                for (int k = 0; k < DK; ++k) {
+                    float *q = o + (int64_t)(r0 + r) * DK + k;
+                    *q = (float)((g.accumulate ? (double)*q : 0.0) + g.ca * 2.0 * gx[r][k]);
+                }
+            }
+    }
+}
+
+/* The calls the wavefront kernel covers: float32 series (no cost matrices), dim 1 or 2,
+ * at most kWfMaxRows rows, no Itakura window (rejected for gradients anyway). */
+inline bool wf_eligible(tsw_dtype dtype, int64_t dim, int64_t max_len, bool cost)
+{
+    if (dtype != TSW_F32 || cost || dim < 1 || dim > 2 || max_len > kWfMaxRows)
+        return false;
+    const char *env = getenv("TSWARP_SDTW_WF"); /* developer knob: 0 disables */
+    return !(env && env[0] == '0');
+}
+
+/*
+ * Rows per lane for count problems of at most max_len rows, 0 when the wavefront kernel
+ * should not run: the fewest rows per lane that a block (kWfMaxWarps warps) covers (the
+ * kernel is latency-bound: more warps hide more of it than more rows per lane; measured on
+ * the H100, bench/RESULTS.md), and only when the batch gives at least two warps per SM: a
+ * small batch of long pairs runs faster on the thread-per-row kernel, whose split mode
+ * spreads one pair over several SMs. Developer knob TSWARP_SDTW_WF_RB=2|4|8 forces a choice
+ * the rows allow.
+ */
+inline int wf_rows_per_lane(int64_t count, int64_t max_len, int device)
+{
+    int rb = max_len <= 64 * kWfMaxWarps ? 2 : max_len <= 128 * kWfMaxWarps ? 4 : 8;
+    const char *env = getenv("TSWARP_SDTW_WF_RB");
+    if (env && (env[0] == '2' || env[0] == '4' || env[0] == '8') && env[1] == 0 &&
+        max_len <= (int64_t)32 * kWfMaxWarps * (env[0] - '0'))
+        return env[0] - '0';
+    int sms = 0;
+    if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) {
+        (void)cudaGetLastError();
+        sms = 132;
+    }
+    const int64_t warps = count * (((max_len + rb - 1) / rb + 31) / 32);
+    return warps >= 2 * (int64_t)sms ? rb : 0;
+}
+
+template <int DK, bool BAND, int RB>
+cudaError_t wf_launch_one(const SgArgs<float> &g, int64_t blocks, int warps, size_t smem,
+                          cudaStream_t stream)
+{
+    auto *k = sdtw_wf_kernel<DK, BAND, RB>;
+    if (smem > 48 * 1024) {
+        cudaError_t e = cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                             (int)smem);
+        if (e != cudaSuccess)
+            return e;
+    }
+    k<<<(unsigned)blocks, 32 * warps, smem, stream>>>(g);
+    return cudaGetLastError();
+}
+
+template <int RB>
+cudaError_t wf_launch_rb(const SgArgs<float> &g, int64_t blocks, int warps, size_t smem,
+                         bool band, cudaStream_t stream)
+{
+    if (g.dim == 1)
+        return band ? wf_launch_one<1, true, RB>(g, blocks, warps, smem, stream)
+                    : wf_launch_one<1, false, RB>(g, blocks, warps, smem, stream);
+    return band ? wf_launch_one<2, true, RB>(g, blocks, warps, smem, stream)
+                : wf_launch_one<2, false, RB>(g, blocks, warps, smem, stream);
+}
+
+/* Launches the problems [first, first + blocks) of one kind; max_n = its longest a, rb the
+ * rows per lane its storage was sized for (wf_cells). */
+inline cudaError_t wf_launch(const SgArgs<float> &g, int64_t blocks, int64_t max_n, int rb,
+                             cudaStream_t stream)
+{
+    const int warps = (int)(((max_n + rb - 1) / rb + 31) / 32);
+    const size_t smem = wf_smem_bytes(warps, g.ymax, g.dim);
+    const bool band = g.window == TSW_WINDOW_SAKOE_CHIBA ||
+                      g.window == TSW_WINDOW_SAKOE_CHIBA_FRACTION;
+    if (rb == 2)
+        return wf_launch_rb<2>(g, blocks, warps, smem, band, stream);
+    if (rb == 4)
+        return wf_launch_rb<4>(g, blocks, warps, smem, band, stream);
+    return wf_launch_rb<8>(g, blocks, warps, smem, band, stream);
+}
