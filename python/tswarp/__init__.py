@@ -27,14 +27,13 @@ from ._tswarp import (
     cdist,
     distance,
     dtw,
-    dtw_path,
     info,
     paired,
     pdist,
     soft_dtw,
     twed,
 )
-from ._align import Match, segmental_dtw, subsequence_dtw
+from ._align import Match, dtw_path, segmental_dtw, subsequence_dtw
 from ._sdtw import soft_dtw_barycenter, soft_dtw_grad
 from . import plot
 

@@ -1,16 +1,71 @@
-"""Alignment paths: subsequence DTW matches and segmental DTW, on top of the C functions.
+"""Alignment paths: dtw_path, subsequence DTW matches and segmental DTW, on top of the C
+functions (``_tswarp.dtw_path``, ``_subsequence_dtw``, ``_segmental_dtw``).
 
-``tswarp.dtw_path`` is the extension's own function; this module adds the Python-level
-pieces: :class:`Match` and :func:`subsequence_dtw` (which wraps ``_subsequence_dtw``).
+GPU arrays (CuPy, PyTorch CUDA tensors, other CUDA arrays) are copied to the host, computed
+on their GPU (device='auto' or 'cuda'; the CUDA driver takes host arrays) or wherever
+`device` says, and the paths come back as arrays of their library on their GPU
+(tswarp/_gpu.py, HostCopy). Host inputs (numpy, lists, torch CPU tensors) give numpy
+paths, as the other functions give numpy results for them.
 """
 
 from __future__ import annotations
 
+import inspect
 import operator
 
-from ._tswarp import _segmental_dtw, _subsequence_dtw
+import numpy as np
 
-__all__ = ["Match", "segmental_dtw", "subsequence_dtw"]
+from ._tswarp import NoDeviceError, _segmental_dtw, _subsequence_dtw
+from ._tswarp import dtw_path as _dtw_path
+
+__all__ = ["Match", "dtw_path", "segmental_dtw", "subsequence_dtw"]
+
+
+def _maybe_gpu(x):
+    """Cheap pre-check (numpy arrays and lists never pay for _gpu): an object whose type has
+    the CUDA array interface or DLPack may live on a GPU; _gpu.gpu_kind decides."""
+    if isinstance(x, (np.ndarray, list, tuple, float, int)):
+        return False
+    tp = type(x)
+    return hasattr(tp, "__cuda_array_interface__") or hasattr(tp, "__dlpack_device__")
+
+
+def _host_copy(fname, named, device):
+    """None for host inputs; else _gpu.HostCopy (the inputs on the host, the way back)."""
+    for _, x in named:
+        if _maybe_gpu(x):
+            from . import _gpu
+            return _gpu.align_inputs(fname, named, device)
+    return None
+
+
+def _on_device(h, call, device):
+    """call(device) for host inputs (h None); else call(h.device), and with device='auto'
+    the CPU where the inputs' GPU cannot do the work (NoDeviceError: no CUDA backend, no
+    GPU seen; NotImplementedError: an option the GPU kernels lack, today Itakura windows;
+    both raised before any work)."""
+    if h is None or not h.auto:
+        return call(device if h is None else h.device)
+    try:
+        return call(h.device)
+    except (NoDeviceError, NotImplementedError):
+        return call("cpu")
+
+
+def dtw_path(a, b, **kwargs):
+    if type(a) is np.ndarray and type(b) is np.ndarray:  # the common case, at C speed
+        return _dtw_path(a, b, **kwargs)
+    h = _host_copy("dtw_path", (("a", a), ("b", b)), kwargs.get("device"))
+    if h is None:
+        return _dtw_path(a, b, **kwargs)
+    ha, hb = h.arrays
+    kwargs.pop("device", None)
+    path, cost = _on_device(h, lambda dev: _dtw_path(ha, hb, device=dev, **kwargs), None)
+    return h.back(path), cost
+
+
+dtw_path.__doc__ = _dtw_path.__doc__
+dtw_path.__signature__ = inspect.signature(_dtw_path)
 
 _VARIANTS = {"none": 0, "weak": 1, "strict": 2}
 
@@ -60,6 +115,8 @@ def subsequence_dtw(query, reference, *, step="symmetric1", cost="sqeuclidean", 
     ----------
     query : array-like, shape (n,) or (n, d)
     reference : array-like, shape (m,) or (m, d)
+        Host arrays, or CuPy arrays / PyTorch CUDA tensors on one GPU (copied to the host;
+        the paths come back as arrays of their library on their GPU).
     step, cost, method, memory_limit, device, n_jobs, progress
         As in :func:`tswarp.dtw_path` (no windows).
     k : int, optional
@@ -72,8 +129,9 @@ def subsequence_dtw(query, reference, *, step="symmetric1", cost="sqeuclidean", 
     Returns
     -------
     Match or list of Match
-        ``start, end, cost = match``; ``match.path`` is the (L, 2) int64 path (None
-        without return_path).
+        ``start, end, cost = match`` (Python ints and float); ``match.path`` is the (L, 2)
+        int64 path (None without return_path): numpy for host inputs, an array of the
+        inputs' library on their GPU for GPU inputs.
 
     Examples
     --------
@@ -84,14 +142,19 @@ def subsequence_dtw(query, reference, *, step="symmetric1", cost="sqeuclidean", 
     (2, 4, 0.0)
     """
     kk = 1 if k is None else k
-    starts, ends, costs, path, offsets, lengths = _subsequence_dtw(
+    h = _host_copy("subsequence_dtw", (("query", query), ("reference", reference)), device)
+    if h is not None:
+        query, reference = h.arrays
+    starts, ends, costs, path, offsets, lengths = _on_device(h, lambda dev: _subsequence_dtw(
         query, reference, step=step, cost=cost, k=kk, return_path=return_path, method=method,
-        memory_limit=memory_limit, device=device, n_jobs=n_jobs, progress=progress)
+        memory_limit=memory_limit, device=dev, n_jobs=n_jobs, progress=progress), device)
     out = []
     for q in range(len(starts)):
         p = None
         if path is not None:
             p = path[offsets[q]:offsets[q] + lengths[q]].copy()
+            if h is not None:
+                p = h.back(p)
         out.append(Match(starts[q], ends[q], costs[q], p))
     if k is None:
         return out[0]
@@ -132,6 +195,8 @@ def segmental_dtw(a, b, n_fragments=32, variant="weak", *, step="p05_query",
     Parameters
     ----------
     a, b : array-like, shape (n,) or (n, d) and (m,) or (m, d)
+        Host arrays, or CuPy arrays / PyTorch CUDA tensors on one GPU (copied to the host;
+        the paths come back as arrays of their library on their GPU).
     n_fragments : int, default 32
         N, in [1, len(a)]; with the p05 steps every fragment needs 2 points (N <= len(a) / 2).
     variant : {"weak", "strict", "none"}
@@ -153,7 +218,8 @@ def segmental_dtw(a, b, n_fragments=32, variant="weak", *, step="p05_query",
     Returns
     -------
     path : ndarray of int64, shape (L, 2)
-        (index of a, index of b) pairs, fragment after fragment.
+        (index of a, index of b) pairs, fragment after fragment (for GPU inputs an array of
+        their library on their GPU, as every segment's path).
     segments : list of Match
         Only with ``return_segments=True``.
 
@@ -171,11 +237,16 @@ def segmental_dtw(a, b, n_fragments=32, variant="weak", *, step="p05_query",
         raise TypeError(f"variant must be a str, got {type(variant).__name__}")
     if variant not in _VARIANTS:
         raise ValueError(f"variant must be 'weak', 'strict' or 'none', got {variant!r}")
-    path, starts, ends, costs, offsets, lengths = _segmental_dtw(
+    h = _host_copy("segmental_dtw", (("a", a), ("b", b)), device)
+    if h is not None:
+        a, b = h.arrays
+    path, starts, ends, costs, offsets, lengths = _on_device(h, lambda dev: _segmental_dtw(
         a, b, n_fragments, _VARIANTS[variant], chunks, step, cost, method, memory_limit,
-        device, n_jobs, progress)
+        dev, n_jobs, progress), device)
+    back = (lambda x: x) if h is None else h.back
     if not return_segments:
-        return path
-    segs = [Match(starts[f], ends[f], costs[f], path[offsets[f]:offsets[f] + lengths[f]].copy())
+        return back(path)
+    segs = [Match(starts[f], ends[f], costs[f],
+                  back(path[offsets[f]:offsets[f] + lengths[f]].copy()))
             for f in range(len(starts))]
-    return path, segs
+    return back(path), segs

@@ -26,6 +26,10 @@ array-library work with the inputs' own library; the extension then calls the C 
   after the work that produced the inputs; the call returns once the results are written.
   A foreign ``__cuda_array_interface__`` array is taken in through its library's own
   consumer (``cupy.asarray`` / ``torch.as_tensor``), which honours its ``stream`` key.
+- Alignment paths (dtw_path, subsequence_dtw, segmental_dtw; tswarp/_align.py calls
+  align_inputs): GPU inputs are copied to the host, the C library computes (on their GPU
+  unless device says otherwise) and the paths come back as arrays of the inputs' library
+  on their GPU (see HostCopy).
 - Memory: the output, and the C library's workspace, come from the library's allocator
   (CuPy's pool, torch's caching allocator), so a call does no cudaMalloc/cudaFree of its own
   when the pool has room. An output that does not fit raises MemoryError with the bytes
@@ -39,7 +43,7 @@ import numpy as np
 
 from ._tswarp import NoDeviceError
 
-__all__ = ["pair_plan", "batch_plan", "workspace", "diagnose", "gpu_kind"]
+__all__ = ["pair_plan", "batch_plan", "workspace", "diagnose", "gpu_kind", "align_inputs"]
 
 # Mirrors of include/tswarp.h.
 _F32, _F64 = 0, 1
@@ -103,6 +107,10 @@ class _CuPy:
     def host(self, x):
         return self.cp.asnumpy(x)
 
+    def to_device(self, x, dev):
+        with self.cp.cuda.Device(dev):
+            return self.cp.asarray(x)
+
     def mem_info(self, dev):
         return self.cp.cuda.runtime.memGetInfo()
 
@@ -159,6 +167,9 @@ class _Torch:
 
     def host(self, x):
         return x.detach().cpu().numpy()
+
+    def to_device(self, x, dev):
+        return self.t.from_numpy(x).to(f"cuda:{dev}")
 
     def mem_info(self, dev):
         return self.t.cuda.mem_get_info(dev)
@@ -228,7 +239,8 @@ def _classify(fname, named, cuda_devices):
     """named: [(label, obj)]. None when no object is on a GPU; else (lib, [(label, array)]),
     every object adopted by the lead library. A host object among GPU ones is a ValueError;
     GPU objects without a usable backend (cuda_devices: -1 = not built, 0 = no GPU) are a
-    NoDeviceError, raised before CuPy or torch is imported."""
+    NoDeviceError, raised before CuPy or torch is imported (cuda_devices None: not checked,
+    the caller copies the arrays to the host)."""
     kinds = [gpu_kind(x) for _, x in named]
     first = next((i for i, k in enumerate(kinds) if k), None)
     if first is None:
@@ -239,7 +251,7 @@ def _classify(fname, named, cuda_devices):
             raise ValueError(
                 f"{fname}(): {label} is in host memory ({_tname(x)}) but {flabel} is a GPU "
                 f"array ({_tname(fobj)}); pass every array on the same device")
-    if cuda_devices <= 0:
+    if cuda_devices is not None and cuda_devices <= 0:
         why = ("this tswarp was built without the CUDA backend" if cuda_devices < 0 else
                "tswarp found no CUDA GPU (is the driver loaded?)")
         raise NoDeviceError(f"{fname}(): {flabel} is a GPU array ({_tname(fobj)}) but {why}; "
@@ -584,6 +596,63 @@ def batch_plan(fname, X, Y, tx, ty, is_pdist, condensed, device_kind, device_ind
         stream = lib.stream(dev)
     code = _F32 if dt == np.float32 else _F64
     return (code, x.dim, dev, stream, lib.ptr(buf), out, plan, xdesc, ydesc)
+
+
+# ---- alignment paths ---------------------------------------------------------------------------
+
+
+class HostCopy:
+    """GPU inputs of an alignment function, copied to the host, and the way back.
+
+    dtw_path, subsequence_dtw and segmental_dtw compute from host arrays: their CUDA driver
+    (src/cuda/path.cu) copies the series to the GPU itself, and what it keeps there is the
+    grid's step codes (n m / 4 bytes) or checkpoints, so copying the inputs ((n + m) d
+    values, a few MB) is small against the alignment of n m cells.
+    - arrays: the inputs as numpy arrays (their dtype; float32 stays float32), in order;
+    - device: the `device` argument for the C call: 'auto' and 'cuda' become 'cuda:N' of the
+      inputs' GPU, anything else is passed on ('cpu' computes on the CPU, 'cuda:M' on GPU M);
+    - auto: True for 'auto', which falls back to the CPU where that GPU cannot do the work
+      (tswarp built without CUDA or not seeing the GPU, an option the GPU kernels lack);
+    - back(x): a numpy result (a path) as an array of the inputs' library on their GPU.
+    """
+
+    __slots__ = ("arrays", "device", "auto", "lib", "dev")
+
+    def back(self, x):
+        with self.lib.use(self.dev):
+            return self.lib.to_device(np.ascontiguousarray(x), self.dev)
+
+
+def align_inputs(fname, named, device):
+    """None when no argument of named ([(label, obj)]) is on a GPU; else a HostCopy. A host
+    argument beside GPU ones, or GPU arguments on two GPUs, are a ValueError (as for the
+    other functions); a dtype numpy lacks (bfloat16) is a TypeError naming the argument; a
+    GPU array its library cannot read (no driver, no GPU) is a NoDeviceError naming it."""
+    try:
+        found = _classify(fname, named, None)
+    except NoDeviceError:
+        raise
+    except RuntimeError as e:  # CuPy's / torch's own errors (CUDARuntimeError is one)
+        label, x = next((lb, x) for lb, x in named if gpu_kind(x))
+        raise NoDeviceError(f"{fname}(): {label} is a GPU array ({_tname(x)}) that could not "
+                            f"be read: {e}") from None
+    if found is None:
+        return None
+    lib, arrays = found
+    dev = _device(fname, lib, arrays, _DEVICE_AUTO, -1)
+    h = HostCopy()
+    h.lib, h.dev = lib, dev
+    h.auto = device is None or device == "auto"
+    h.device = f"cuda:{dev}" if h.auto or device == "cuda" else device
+    with lib.use(dev):
+        out = []
+        for label, x in arrays:
+            if lib.dtype(x) is None:
+                raise TypeError(f"{fname}(): {label} has dtype {_dtype_name(x, None)}, which "
+                                f"numpy cannot hold; convert it first (x.to(torch.float32))")
+            out.append(lib.host(x))
+    h.arrays = out
+    return h
 
 
 # ---- after the C call ------------------------------------------------------------------------

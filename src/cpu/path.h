@@ -47,7 +47,8 @@ int tsw__subseq_pick(int64_t m, const double *cost, const int64_t *start, int64_
 
 /* Segmental DTW's first pass over a subsequence job (subseq = 1): cost[j - from] =
  * D(n-1, j) as a double (+inf where no path ends) and start[j - from] = the start column of
- * the path ending at j (-1 where none), for j in [from, m). TSW_ENOMEM, TSW_ECANCELED. */
+ * the path ending at j (-1 where none), for j in [from, m). start may be NULL: no start
+ * labels are carried (a faster pass). TSW_ENOMEM, TSW_ECANCELED. */
 int tsw__cpu_subseq_lastrow(const tsw__path_job *job, tsw_dtype dtype, int64_t from,
                             double *cost, int64_t *start);
 

@@ -192,6 +192,12 @@ static void PF(row)(PF(ctx) *x, int64_t i, int64_t jb, int64_t je, T *restrict D
     if (x->job->lo) {
         lo = x->job->lo[i] > jb ? x->job->lo[i] : jb;
         hi = x->job->hi[i] < je ? x->job->hi[i] : je;
+        /* A row whose window starts right of this block: nothing of it is admissible here.
+         * lo must stay <= je, or the +inf fill below would run into the next thread's block
+         * (its code[] of the row it is still packing: a data race that changed Itakura
+         * paths with 2+ threads, whose lo jumps several columns a row). */
+        if (lo > je)
+            lo = je;
         if (hi < lo)
             hi = lo;
     }
@@ -249,7 +255,14 @@ static void PF(row)(PF(ctx) *x, int64_t i, int64_t jb, int64_t je, T *restrict D
             code[j] = (uint8_t)(int32_t)cd;
         }
     }
-    if (L) {
+    if (L && i > 0 && p != 0) {
+        /* the p05 geometry below row 0: codes 0..2 only, a select chain that vectorises */
+        for (int64_t j = lo; j < hi; ++j) {
+            const int64_t cd = code[j];
+            const int64_t v = cd == 0 ? L1[j - 1] : cd == 1 ? L1[j - 2] : L2[j - 1];
+            L[j] = D[j] < INF ? v : -1;
+        }
+    } else if (L) {
         for (int64_t j = lo; j < hi; ++j) {
             int64_t v;
             if (i == 0 && x->subseq) {
@@ -839,28 +852,31 @@ done:
 
 /* ---- last row of a subsequence grid (segmental DTW's first pass) --------------------------- */
 
-/* One forward pass over the job's whole grid (subseq = 1) with start labels: cost[j] =
- * D(n-1, j) (+inf where no path ends) and start[j] = the column where the path ending at j
- * starts (-1 where none), for j in [from, m). Nothing else is kept. */
+/* One forward pass over the job's whole grid (subseq = 1): cost[j] = D(n-1, j) (+inf where
+ * no path ends) and, unless start is NULL, start[j] = the column where the path ending at j
+ * starts (-1 where none), for j in [from, m). Nothing else is kept. Without start the pass
+ * carries no start labels (a third or more of the pass's time). */
 int TSW_CAT(tsw__path_lastrow, SFX)(const tsw__path_job *job, int64_t from, double *cost,
                                     int64_t *start)
 {
     PF(ctx) x;
     PF(mem) mm;
     const int64_t n = job->n, m = job->m;
-    int rc = PF(setup)(&x, &mm, job, 1, 0, 1);
+    const int labels = start != NULL;
+    int rc = PF(setup)(&x, &mm, job, labels, 0, 1);
     if (rc)
         return rc;
     x.total = n * m;
     PF(region) g = PF(grid)(&x, n - 1, m - 1);
-    if ((rc = PF(fwd)(&x, &g, 0, NULL, 1)) == TSW_OK) {
+    if ((rc = PF(fwd)(&x, &g, 0, NULL, labels)) == TSW_OK) {
         const size_t rw = (size_t)(m + 2);
         const T *Dl = x.rowbuf + (size_t)x.last_slot * rw + 2;
-        const int64_t *Ll = x.labbuf + (size_t)x.last_slot * rw + 2;
-        for (int64_t j = from; j < m; ++j) {
+        const int64_t *Ll = labels ? x.labbuf + (size_t)x.last_slot * rw + 2 : NULL;
+        for (int64_t j = from; j < m; ++j)
             cost[j - from] = Dl[j] < INF ? (double)Dl[j] : (double)TSW_INF_F64;
-            start[j - from] = Dl[j] < INF ? Ll[j] : -1;
-        }
+        if (labels)
+            for (int64_t j = from; j < m; ++j)
+                start[j - from] = Dl[j] < INF ? Ll[j] : -1;
         PF(progress_end)(&x);
     }
     PF(release)(&mm);

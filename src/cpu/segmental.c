@@ -5,17 +5,27 @@
  *
  *   pass 1   N x M tasks, fragment f against chunk c of b (columns [k0, k1) plus a left
  *            context of 2 (l_f - 1) columns, the widest a p05 path can span, so the values
- *            are exact): tsw__cpu_subseq_lastrow gives C[f][k0..k1) and the start columns
- *            S[f][k0..k1) (propagated forward in the pass: the paper's T_seg without a
- *            backtrace from every end).
+ *            are exact): tsw__cpu_subseq_lastrow gives C[f][k0..k1) and, where they are
+ *            needed, the start columns S[f][k0..k1) (propagated forward in the pass: the
+ *            paper's T_seg without a backtrace from every end).
  *   segment  the end columns: NSDTW each row's minimum; WSDTW and SSDTW a DP over C
  *            (one byte of choice per cell, two rolling rows of E in double), read back from
- *            E[N-1][m-1].
+ *            E[N-1][m-1]. Only SSDTW's DP reads S (at every column).
+ *   starts   NSDTW and WSDTW need the start of the N chosen ends only. Carrying S through
+ *            pass 1 costs a third or more of the pass (an int64 label per cell, read from
+ *            one of three cells), so with the p05 geometry pass 1 computes C alone and each
+ *            fragment's start comes from one more labelled pass over columns
+ *            [e_f - 2 (l_f - 1), e_f] (the same context argument as the chunks': every
+ *            path ending at e_f lies inside, so its values, codes and start are the full
+ *            grid's). That pass is l_f (2 l_f - 1) cells against l_f m, so S is still
+ *            carried when 2 (2 l - 1) > m (few long fragments), with SYMMETRIC1 (a path may
+ *            span every column) and on the GPU (whose first pass finds the starts from its
+ *            stored codes anyway).
  *   pass 2   N tasks: fragment f's path by tsw__cpu_dtw_path on a subsequence job whose
- *            reference is b[S[f][e_f] .. e_f]: every candidate there is >= its value in the
- *            full grid and the path's own cells keep their values (their predecessors lie
- *            inside), so the first minimal candidate of each path cell, hence the path, is
- *            the first pass's.
+ *            reference is b[s_f .. e_f] (s_f the start of e_f): every candidate there is
+ *            >= its value in the full grid and the path's own cells keep their values
+ *            (their predecessors lie inside), so the first minimal candidate of each path
+ *            cell, hence the path, is the first pass's.
  * Threads: whole tasks when there are at least as many as threads, else one task at a time
  * with all threads in its wavefront (path_impl.h). Progress: the tasks report to one shared
  * counter; the calling thread alone calls the user's callback (every ~50 ms), and its
@@ -224,33 +234,39 @@ static int seg_run(const tsw__path_job *job, const tsw_align_params *ap, tsw_dty
             M = 1;
     }
 
+    /* S for every column only where it is needed (file comment, "starts") */
+    const int carry = cuda || step == TSW_STEP_SYMMETRIC1 || variant == TSW_SEGMENTAL_STRICT ||
+                      2 * (2 * lmax - 1) > m;
+
     size_t cells, bytes_c, bytes_s;
     if (tsw__mul_size((size_t)N, (size_t)m, &cells) ||
         tsw__mul_size(cells, sizeof(double), &bytes_c) ||
         tsw__mul_size(cells, sizeof(int64_t), &bytes_s))
         return TSW_EOVERFLOW;
     double *C = tsw__malloc(bytes_c);
-    int64_t *S = tsw__malloc(bytes_s);
+    int64_t *S = carry ? tsw__malloc(bytes_s) : NULL;
     uint8_t *choice = variant != TSW_SEGMENTAL_NONE ? tsw__malloc(cells) : NULL;
     double *E = tsw__malloc(sizeof(double) * 2 * (size_t)m);
-    int64_t *ends = tsw__malloc(sizeof(int64_t) * 4 * (size_t)N); /* ends, offs, lens, caps */
+    /* ends, offs, lens, caps, starts */
+    int64_t *ends = tsw__malloc(sizeof(int64_t) * 5 * (size_t)N);
     int64_t *tmp = NULL;
-    if (!C || !S || (variant != TSW_SEGMENTAL_NONE && !choice) || !E || !ends) {
+    if (!C || (carry && !S) || (variant != TSW_SEGMENTAL_NONE && !choice) || !E || !ends) {
         status = TSW_ENOMEM;
         goto done;
     }
-    int64_t *offs = ends + N, *lens = ends + 2 * N, *caps = ends + 3 * N;
+    int64_t *offs = ends + N, *lens = ends + 2 * N, *caps = ends + 3 * N, *starts = ends + 4 * N;
 
     seg_shared sh;
     memset(&sh, 0, sizeof(sh));
     sh.fn = job->progress;
     sh.user = job->progress_user;
     sh.caller = pthread_self();
-    /* pass 1's cells, and pass 2 as if every fragment spanned the widest it can */
+    /* pass 1's cells, the starts' passes, and pass 2 as if every fragment spanned the
+     * widest it can */
     for (int64_t f = 0; f < N; ++f) {
         int64_t l = tsw__seg_row(n, N, f + 1) - tsw__seg_row(n, N, f);
         int64_t w = step == TSW_STEP_SYMMETRIC1 ? m : (2 * l - 1 < m ? 2 * l - 1 : m);
-        sh.total += l * m + l * w;
+        sh.total += l * m + l * w * (carry ? 1 : 2);
     }
 
     /* ---- pass 1: C and S, N x M tasks ---- */
@@ -274,14 +290,16 @@ static int seg_run(const tsw__path_job *job, const tsw_align_params *ap, tsw_dty
                 c0 = 0;
             seg_task tp = {&sh, 0};
             tsw__path_job jb = seg_job(job, r0, l, c0, k1 - c0, inner, &tp, esz);
-            int rc = seg_lastrow(&jb, dtype, k0 - c0, C + f * m + k0, S + f * m + k0, cuda);
+            int rc = seg_lastrow(&jb, dtype, k0 - c0, C + f * m + k0,
+                                 carry ? S + f * m + k0 : NULL, cuda);
             if (rc) {
                 seg_fail(&status, rc);
                 continue;
             }
-            for (int64_t j = k0; j < k1; ++j)
-                if (S[f * m + j] >= 0)
-                    S[f * m + j] += c0;
+            if (carry)
+                for (int64_t j = k0; j < k1; ++j)
+                    if (S[f * m + j] >= 0)
+                        S[f * m + j] += c0;
         }
         if (status)
             goto done;
@@ -303,7 +321,7 @@ static int seg_run(const tsw__path_job *job, const tsw_align_params *ap, tsw_dty
             const int64_t l = tsw__seg_row(n, N, f + 1) - tsw__seg_row(n, N, f);
             const int64_t d = tsw__seg_span(step, l);
             const double *Cf = C + f * m;
-            const int64_t *Sf = S + f * m;
+            const int64_t *Sf = carry ? S + f * m : NULL; /* read by SSDTW only (carry) */
             uint8_t *ch = choice + f * m;
             for (int64_t j = 0; j < m; ++j) {
                 double best = j > 0 ? cur[j - 1] : TSW_INF_F64, pv;
@@ -344,13 +362,47 @@ static int seg_run(const tsw__path_job *job, const tsw_align_params *ap, tsw_dty
         }
     }
 
+    /* ---- the chosen ends' start columns ---- */
+    if (carry) {
+        for (int64_t f = 0; f < N; ++f)
+            starts[f] = S[f * m + ends[f]];
+    } else {
+        /* the p05 geometry: one labelled pass per fragment over the 2 l - 1 columns that
+         * end at e (file comment, "starts") */
+        const int outer = N >= nt ? nt : 1, inner = N >= nt ? 1 : nt;
+#ifdef _OPENMP
+#pragma omp parallel for schedule(dynamic, 1) num_threads(outer) if (outer > 1)
+#endif
+        for (int64_t f = 0; f < N; ++f) {
+            if (__atomic_load_n(&status, __ATOMIC_RELAXED))
+                continue;
+            const int64_t r0 = tsw__seg_row(n, N, f), l = tsw__seg_row(n, N, f + 1) - r0;
+            const int64_t e = ends[f];
+            const int64_t c0 = e - 2 * (l - 1) > 0 ? e - 2 * (l - 1) : 0;
+            seg_task tp = {&sh, 0};
+            tsw__path_job jb = seg_job(job, r0, l, c0, e - c0 + 1, inner, &tp, esz);
+            double c = 0;
+            int64_t s = -1;
+            int rc = seg_lastrow(&jb, dtype, e - c0, &c, &s, cuda);
+            if (!rc && s < 0)
+                rc = TSW_ENOPATH; /* not reached: C[f][e] is finite, so is this pass's */
+            if (rc) {
+                seg_fail(&status, rc);
+                continue;
+            }
+            starts[f] = c0 + s;
+        }
+        if (status)
+            goto done;
+    }
+
     /* ---- pass 2: each fragment's path over its own columns ---- */
     {
         int64_t used = 0;
         for (int64_t f = 0; f < N; ++f) {
             const int64_t l = tsw__seg_row(n, N, f + 1) - tsw__seg_row(n, N, f);
             offs[f] = used;
-            caps[f] = l + ends[f] - S[f * m + ends[f]]; /* l + width - 1 */
+            caps[f] = l + ends[f] - starts[f]; /* l + width - 1 */
             used += caps[f];
         }
         tmp = tsw__malloc(sizeof(int64_t) * 2 * (size_t)used);
@@ -366,7 +418,7 @@ static int seg_run(const tsw__path_job *job, const tsw_align_params *ap, tsw_dty
             if (__atomic_load_n(&status, __ATOMIC_RELAXED))
                 continue;
             const int64_t r0 = tsw__seg_row(n, N, f), l = tsw__seg_row(n, N, f + 1) - r0;
-            const int64_t e = ends[f], s = S[f * m + e];
+            const int64_t e = ends[f], s = starts[f];
             seg_task tp = {&sh, 0};
             tsw__path_job jb = seg_job(job, r0, l, s, e - s + 1, inner, &tp, esz);
             double cost = 0;
@@ -392,7 +444,7 @@ static int seg_run(const tsw__path_job *job, const tsw_align_params *ap, tsw_dty
         for (int64_t f = 0; f < N; ++f) {
             memcpy(path + 2 * at, tmp + 2 * offs[f], sizeof(int64_t) * 2 * (size_t)lens[f]);
             if (segments) {
-                segments[f].start = S[f * m + ends[f]];
+                segments[f].start = starts[f];
                 segments[f].end = ends[f];
                 segments[f].cost = C[f * m + ends[f]];
                 segments[f].path_offset = at;

@@ -244,6 +244,30 @@ def test_methods_and_threads_agree_large():
             assert c == c0
 
 
+@pytest.mark.parametrize("step", ["p05", "symmetric1"])
+def test_windowed_paths_do_not_depend_on_threads(rng, step):
+    """Wide grids (m >= 2100: the forward pass cuts the columns into one block of >= 1024
+    per thread) with Itakura and Sakoe-Chiba windows: 2 to 4 threads give the 1-thread path,
+    call after call. Regression: a row whose window starts right of a thread's block was
+    filled with +inf past the block, over the step codes the next thread had not packed yet
+    (a race: Itakura paths of equal cost but other cells, a few calls in ten)."""
+    for trial in range(3):
+        n = int(rng.integers(1200, 1500))
+        m = int(rng.integers(2100, int(1.8 * n)))  # a slope of 2.5 or more admits a path
+        dim = int(rng.choice([1, 3]))
+        a = rng.integers(0, 3, (n, dim)).astype(float)
+        b = rng.integers(0, 3, (m, dim)).astype(float)
+        kw = ({"itakura_max_slope": float(rng.uniform(2.5, 3.5))} if trial < 2 else
+              {"window": int(rng.integers(20, 300))})
+        what = f"seed={rng.seed} trial={trial} n={n} m={m} dim={dim} {kw}"
+        ref, c0 = tswarp.dtw_path(a, b, step=step, method="stored", n_jobs=1, **kw)
+        assert path_cost(local_costs(a, b, "sqeuclidean"), ref, step) == c0, what
+        for rep in range(12):
+            path, c = tswarp.dtw_path(a, b, step=step, method="stored", n_jobs=2 + rep % 3, **kw)
+            np.testing.assert_array_equal(path, ref, err_msg=f"{what} call {rep}")
+            assert c == c0, what
+
+
 def test_symmetric1_equals_dtw():
     rng = np.random.default_rng(6)
     a, b = rng.normal(size=(70, 2)), rng.normal(size=(50, 2))

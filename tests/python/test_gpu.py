@@ -974,6 +974,234 @@ def test_segmental_dtw_on_gpu_equals_cpu(rng, variant, dtype):
 
 
 # =======================================================================================
+# GPU arrays as inputs of the alignment functions (tswarp/_align.py, _gpu.align_inputs):
+# copied to the host, computed on their GPU (or where `device` says), the paths back on
+# their GPU as arrays of their library; costs, starts and ends as Python numbers
+# =======================================================================================
+def _align_case(rng, dtype, step="p05"):
+    n = int(rng.integers(2, 400))
+    m = int(rng.integers((n + 1) // 2 + 1, 2 * n)) if step != "symmetric1" else int(rng.integers(1, 400))
+    dim = int(rng.choice([1, 3, 12]))
+    a = rng.standard_normal((n, dim)).cumsum(axis=0).astype(dtype)
+    b = rng.standard_normal((m, dim)).cumsum(axis=0).astype(dtype)
+    if dim == 1 and rng.random() < 0.5:
+        a, b = a[:, 0], b[:, 0]
+    return a, b
+
+
+def _all_alignments(a, b, wrap=lambda x: x, **kw):
+    """(dtw_path p05, dtw_path symmetric1 with a window, subsequence_dtw k=3, segmental_dtw
+    with its segments) of the numpy pair a, b, passed as wrap(a), wrap(b)."""
+    n, m = len(a), len(b)
+    q, a, b = wrap(a[: max(1, n // 3)]), wrap(a), wrap(b)
+    out = {"p05": tswarp.dtw_path(a, b, step="p05", cost="cosine", **kw),
+           "sym1": tswarp.dtw_path(a, b, window=max(3, abs(n - m) + 2), **kw),
+           "subseq": tswarp.subsequence_dtw(q, b, step="p05_query", k=3, **kw)}
+    N = max(1, min(4, n // 4))
+    out["seg"] = tswarp.segmental_dtw(a, b, N, "weak", step="symmetric1", return_segments=True, **kw)
+    return out
+
+
+def _check_alignments(got, exp, get, owns, what):
+    """got (GPU-array paths through get/owns, or numpy when owns is None) equals exp."""
+    def path(x, label):
+        if owns is None:
+            assert type(x) is np.ndarray, f"{what} {label}: {type(x)}"
+        else:
+            assert owns(x), f"{what} {label}: expected a GPU array, got {type(x)}"
+        h = get(x)
+        assert h.dtype == np.int64, f"{what} {label}: dtype {h.dtype}"
+        return h
+    for key in ("p05", "sym1"):
+        (gp, gc_), (ep, ec) = got[key], exp[key]
+        np.testing.assert_array_equal(path(gp, key), ep, err_msg=f"{what} {key}")
+        assert type(gc_) is float and gc_ == ec, f"{what} {key}: cost {gc_!r} != {ec!r}"
+    assert len(got["subseq"]) == len(exp["subseq"]) >= 1, what
+    for q, (g, e) in enumerate(zip(got["subseq"], exp["subseq"])):
+        assert (g.start, g.end, g.cost) == (e.start, e.end, e.cost), f"{what} match {q}"
+        assert type(g.start) is int and type(g.cost) is float, what
+        np.testing.assert_array_equal(path(g.path, f"match {q}"), e.path, err_msg=f"{what} match {q}")
+    (gp, gs), (ep, es) = got["seg"], exp["seg"]
+    np.testing.assert_array_equal(path(gp, "segmental"), ep, err_msg=f"{what} segmental")
+    assert len(gs) == len(es), what
+    for f, (g, e) in enumerate(zip(gs, es)):
+        assert (g.start, g.end, g.cost) == (e.start, e.end, e.cost), f"{what} fragment {f}"
+        np.testing.assert_array_equal(path(g.path, f"fragment {f}"), e.path,
+                                      err_msg=f"{what} fragment {f}")
+
+
+@DTYPES
+def test_alignment_of_torch_cpu_tensors_gives_numpy_results(rng, dtype):
+    """Host tensors are host arrays, as for cdist: numpy paths, the numpy inputs' result."""
+    torch = pytest.importorskip("torch")
+    for trial in range(3):
+        a, b = _align_case(rng, dtype)
+        exp = _all_alignments(a, b, device="cpu")
+        got = _all_alignments(a, b, torch.from_numpy)
+        _check_alignments(got, exp, lambda x: x, None, f"seed={rng.seed} trial={trial}")
+
+
+def test_alignment_host_objects_with_gpu_protocols_take_the_numpy_path(rng):
+    a, b = _align_case(rng, np.float64)
+    _check_alignments(_all_alignments(a, b, HostDLPack), _all_alignments(a, b),
+                      lambda x: x, None, f"seed={rng.seed}")
+
+
+def test_alignment_gpu_array_beside_host_array_names_the_argument(rng):
+    a = rng.normal(size=8)
+    with pytest.raises(ValueError, match=r"^dtw_path\(\): a is in host memory \(numpy.ndarray\) "
+                                         r"but b is a GPU array"):
+        tswarp.dtw_path(a, FakeCudaArray(a))
+    with pytest.raises(ValueError, match=r"^subsequence_dtw\(\): reference is in host memory "
+                                         r"\(list\) but query is a GPU array"):
+        tswarp.subsequence_dtw(FakeCudaArray(a), list(a))
+    with pytest.raises(ValueError, match=r"^segmental_dtw\(\): b is in host memory"):
+        tswarp.segmental_dtw(FakeCudaArray(a), a, 2)
+
+
+@pytest.mark.skipif(HAS_GPU, reason="a CUDA GPU is present")
+def test_alignment_unreadable_gpu_array_is_no_device_error(rng):
+    """A CUDA array (here a fake one) where no library can reach a GPU: NoDeviceError
+    naming the argument (TypeError when neither CuPy nor torch is installed)."""
+    try:
+        import torch
+    except ImportError:
+        torch = None
+    if torch is not None and torch.cuda.is_available():
+        pytest.skip("torch sees a GPU: it would read the fake array's host pointer")
+    cupy_ok = False
+    try:
+        import cupy  # noqa: F401
+        cupy_ok = True
+    except Exception:
+        pass
+    a = rng.normal(size=8)
+    expected = tswarp.NoDeviceError if (torch is not None or cupy_ok) else TypeError
+    for call in (lambda: tswarp.dtw_path(FakeCudaArray(a), FakeCudaArray(a)),
+                 lambda: tswarp.subsequence_dtw(FakeCudaArray(a[:3]), FakeCudaArray(a)),
+                 lambda: tswarp.segmental_dtw(FakeCudaArray(a), FakeCudaArray(a), 2)):
+        with pytest.raises(expected, match=r"^(dtw_path|subsequence_dtw|segmental_dtw)\(\): "
+                                           r"(a|query) is a GPU array"):
+            call()
+
+
+class _FakeGPU:
+    """A stand-in for a GPU array of a stand-in library (_FakeLib): host data, a device id."""
+
+    def __init__(self, a, dev=0):
+        self.a, self.dev = np.asarray(a), dev
+
+    @property
+    def __cuda_array_interface__(self):  # only its presence on the type matters here
+        raise AttributeError
+
+
+class _FakeLib:
+    name = "fake"
+
+    def __init__(self):
+        self.copies = 0
+
+    def adopt(self, x):
+        return x
+
+    def device(self, x):
+        return x.dev
+
+    def use(self, dev):
+        import contextlib
+        return contextlib.nullcontext()
+
+    def dtype(self, x):
+        return x.a.dtype
+
+    def host(self, x):
+        self.copies += 1
+        return x.a
+
+    def to_device(self, x, dev):
+        return _FakeGPU(x.copy(), dev)
+
+
+def test_alignment_gpu_array_plumbing_with_a_stand_in_library(rng, monkeypatch):
+    """The Python side of GPU inputs, everywhere: a stand-in array library whose "GPU"
+    arrays hold host data. Paths come back as its arrays on the inputs' device, equal to
+    the numpy result; 'auto' falls back to the CPU where the GPU cannot compute (no CUDA
+    backend here); 'cpu' works; two devices are a ValueError."""
+    from tswarp import _gpu
+    lib = _FakeLib()
+    real_kind = _gpu.gpu_kind
+    monkeypatch.setattr(_gpu, "gpu_kind", lambda x: "fake" if isinstance(x, _FakeGPU) else real_kind(x))
+    monkeypatch.setattr(_gpu, "_lib", lambda name: lib if name == "fake" else None)
+    owns = lambda x: isinstance(x, _FakeGPU) and x.dev == 1  # noqa: E731
+    for dtype in (np.float64, np.float32):
+        a, b = _align_case(rng, dtype)
+        exp = _all_alignments(a, b, device="cpu")
+        for kw in ({}, {"device": "auto"}, {"device": "cpu"}):
+            got = _all_alignments(a, b, lambda x: _FakeGPU(x, 1), **kw)
+            _check_alignments(got, exp, lambda x: x.a, owns, f"seed={rng.seed} {dtype} {kw}")
+    assert lib.copies > 0
+    # Itakura: host 'auto' computes it on the CPU; GPU inputs with 'auto' too (lengths
+    # within a factor 2, so a slope of 3 admits a path)
+    a, b = _align_case(rng, np.float64)
+    ep, ec = tswarp.dtw_path(a, b, itakura_max_slope=3.0, device="cpu")
+    gp, gc_ = tswarp.dtw_path(_FakeGPU(a, 1), _FakeGPU(b, 1), itakura_max_slope=3.0)
+    assert owns(gp) and gc_ == ec
+    np.testing.assert_array_equal(gp.a, ep)
+    if not HAS_GPU:  # an explicit GPU request does not fall back
+        with pytest.raises(tswarp.NoDeviceError, match="device='cuda:1'"):
+            tswarp.dtw_path(_FakeGPU(a, 1), _FakeGPU(b, 1), device="cuda")
+    with pytest.raises(ValueError, match=r"b is on cuda:0 but a is on cuda:1"):
+        tswarp.dtw_path(_FakeGPU(a, 1), _FakeGPU(b, 0))
+    with pytest.raises(ValueError, match="device must be"):
+        tswarp.subsequence_dtw(_FakeGPU(a, 1), _FakeGPU(b, 1), device="gpu")
+    with pytest.raises(TypeError, match="unexpected keyword|invalid keyword|bogus"):
+        tswarp.dtw_path(_FakeGPU(a, 1), _FakeGPU(b, 1), bogus=1)
+
+
+@DTYPES
+def test_alignment_of_gpu_arrays_equals_host(rng, xp, dtype):
+    """CuPy arrays / torch CUDA tensors: the paths of the numpy inputs, bit for bit, as
+    arrays of the inputs' library on their GPU, for device 'auto', 'cuda' and 'cpu'."""
+    for trial in range(4):
+        a, b = _align_case(rng, dtype)
+        what = f"seed={rng.seed} trial={trial} {a.shape} {b.shape}"
+        exp = _all_alignments(a, b, device="cpu")
+        for kw in ({}, {"device": "cuda"}, {"device": "cpu"}):
+            got = _all_alignments(a, b, xp.put, **kw)
+            _check_alignments(got, exp, xp.get, lambda x: xp.owns(x) and xp.device(x) == 0,
+                              f"{what} {kw}")
+    # non-contiguous inputs (a transposed view), and Itakura ('auto': computed on the CPU;
+    # lengths within a factor 2, so a slope of 3 admits a path)
+    a, b = _align_case(rng, dtype)
+    a2, b2 = np.atleast_2d(a.T).T, np.atleast_2d(b.T).T
+    gt = xp.permute(xp.put(np.ascontiguousarray(a2.T)), (1, 0))
+    ep, ec = tswarp.dtw_path(a2, b2, device="cpu")
+    gp, gc_ = tswarp.dtw_path(gt, xp.put(b2))
+    np.testing.assert_array_equal(xp.get(gp), ep)
+    assert gc_ == ec
+    ep, ec = tswarp.dtw_path(a2, b2, itakura_max_slope=3.0, device="cpu")
+    gp, gc_ = tswarp.dtw_path(xp.put(a2), xp.put(b2), itakura_max_slope=3.0)
+    assert xp.owns(gp)
+    np.testing.assert_array_equal(xp.get(gp), ep)
+    assert gc_ == ec
+    with pytest.raises(NotImplementedError):
+        tswarp.dtw_path(xp.put(a2), xp.put(b2), itakura_max_slope=3.0, device="cuda")
+    with pytest.raises(ValueError, match=r"^dtw_path\(\): a is in host memory"):
+        tswarp.dtw_path(a2, xp.put(b2))
+
+
+@pytest.mark.skipif(INFO["cuda_devices"] < 2, reason="needs two GPUs")
+def test_alignment_of_gpu_arrays_on_a_second_gpu(rng, xp):
+    a, b = _align_case(rng, np.float64)
+    exp = _all_alignments(a, b, device="cpu")
+    for kw in ({}, {"device": "cuda:0"}):  # computed on GPU 1, or on GPU 0: back on GPU 1
+        got = _all_alignments(a, b, lambda x: xp.put(x, dev=1), **kw)
+        _check_alignments(got, exp, xp.get, lambda x: xp.owns(x) and xp.device(x) == 1,
+                          f"seed={rng.seed} {kw}")
+
+
+# =======================================================================================
 # shapelet discovery on the GPU (src/cuda/shapelet.cu): the CPU's shapelets, bit for bit
 # =======================================================================================
 def _shapelet_problem(rng, trial):
