@@ -5,6 +5,10 @@
  * that the gradient with respect to the inputs is accumulated cell by cell and no
  * (count, n, m) cost tensor is ever materialised (cuTimeWarp's future work, 002_*.txt).
  *
+ * float32 series of dim 1 or 2 up to 2,048 points in batches of at least two warps per SM run
+ * on the register-blocked wavefront kernel of sdtw_wf.cuh (sg_grad: wf_eligible,
+ * wf_rows_per_lane); everything else on the kernel below.
+ *
  * Kernel mapping (sdtw_grad_kernel): one block per problem (pair), blockDim.x = NT threads
  * (a multiple of 32, at most 1024). The n rows of the problem are cut into stripes of NT
  * rows; in a stripe thread t owns row i = i0 + t and the block sweeps the anti-diagonals
@@ -974,7 +978,7 @@ int sg_grad(const tsw_params *params, tsw_dtype dtype, int64_t dim, const tsw_co
         return TSW_ENOMEM;
     int64_t *rsize = hs.buf, *start = rsize + count, *up = start + count + 1;
     int64_t *roff = up + 4 * count;
-    /* the wavefront kernel keeps two float32 probabilities per cell of whole tiles, the
+    /* the wavefront kernel keeps two float32 probabilities per slot of its skewed layout, the
      * thread-per-row kernel one double per cell of its diagonal-major layout */
     const int rb =
         wf_eligible(dtype, dim, L, false) ? wf_rows_per_lane(count, L, exec->device_index) : 0;
