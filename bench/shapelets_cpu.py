@@ -6,13 +6,18 @@ classifier next to aeon's ShapeletTransformClassifier and RDSTClassifier.
 
 Part 1 (speed): tswarp.shapelets.find_shapelet against bench/shapelet_naive.c (compiled
 here with cc -O2; one thread, eq. 2 per window, O(l) per window), on GunPoint train with a
-subset of lengths, both answers printed and compared; then tswarp on every length.
+subset of lengths, both answers printed and compared; then tswarp on every length; then
+every length 3..L against the baseline, one thread each (--all-lengths, default
+ItalyPowerDemand; GunPoint costs the baseline several minutes), shapelet, threshold, gain
+and gap compared.
 "Cells" = window evaluations = sum over candidates (i, s, l) and series j of the windows u.
-Part 2 (accuracy): datasets that aeon ships (load_* works offline) and Trace from tslearn
-if its cache has it. Runs for minutes; not part of CI.
+Part 2 (accuracy): datasets that aeon ships (load_* works offline) and Trace from tslearn's
+offline cache. aeon's STC with its defaults (but for --quick) and random_state 0 ..
+--stc-seeds - 1. Runs for many minutes; not part of CI.
 """
 import argparse
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -32,17 +37,21 @@ def cells(lengths, cand_lengths):
     return tot
 
 
-def naive(X, codes, C, minl, maxl, step):
+def naive(X, codes, C, minl, maxl, step, cpu=False):
+    """The baseline's answer and wall seconds (with cpu=True: and its CPU seconds)."""
     exe = os.path.join(tempfile.gettempdir(), "tswarp_shapelet_naive")
     subprocess.run(["cc", "-O2", "-o", exe, os.path.join(HERE, "shapelet_naive.c"), "-lm"], check=True)
     lines = [f"{len(X)} {C} {minl} {maxl} {step}"]
     for x, c in zip(X, codes):
         lines.append(f"{c} {len(x)} " + " ".join(repr(float(v)) for v in x))
+    c0 = resource.getrusage(resource.RUSAGE_CHILDREN).ru_utime
     t = time.perf_counter()
     out = subprocess.run([exe], input="\n".join(lines), capture_output=True, text=True, check=True)
     sec = time.perf_counter() - t
+    csec = resource.getrusage(resource.RUSAGE_CHILDREN).ru_utime - c0
     f = out.stdout.split()
-    return (int(f[0]), int(f[1]), int(f[2]), float(f[3]), float(f[4]), float(f[5])), sec
+    ans = (int(f[0]), int(f[1]), int(f[2]), float(f[3]), float(f[4]), float(f[5]))
+    return (ans, sec, csec) if cpu else (ans, sec)
 
 
 def speed(quick):
@@ -77,12 +86,50 @@ def speed(quick):
               f"{(s.series, s.start, s.length)} {s.gain:.6f}")
 
 
+def speed_all_lengths(names, reps):
+    """Every length 3..L (the exhaustive search of the issue's target), one thread on both
+    sides, on the training sets of names; wall and CPU seconds (CPU: user time of the
+    process, less sensitive to other load on a shared machine), best of reps for tswarp."""
+    from tswarp.shapelets import find_shapelet
+
+    print("\n## speed, every length 3..L, 1 thread each (time s: wall / CPU)")
+    print(f"{'dataset':<18} {'implementation':<22} {'wall s':>9} {'CPU s':>9} {'Mcells/s':>9} "
+          f"{'ratio':>6}  answer (series, start, length) threshold gain gap")
+    for name in names:
+        X, y, _, _ = load(name)
+        X = np.asarray(X)
+        codes = np.unique(y, return_inverse=True)[1]
+        L = X.shape[1]
+        n_cells = cells([L] * len(X), range(3, L + 1))
+        ref, t_naive, c_naive = naive(X, codes, int(codes.max()) + 1, 3, L, 1, cpu=True)
+        print(f"{name:<18} {'naive C':<22} {t_naive:>9.3f} {c_naive:>9.3f} "
+              f"{n_cells / c_naive / 1e6:>9.1f} {1.0:>6.1f}  {ref[:3]} {ref[3]:.17g} "
+              f"{ref[4]:.17g} {ref[5]:.17g}", flush=True)
+        for jobs in (1, None):
+            best = None
+            for _ in range(reps):
+                c0 = time.process_time()
+                t = time.perf_counter()
+                s = find_shapelet(X, y, min_length=3, n_jobs=jobs, device="cpu")
+                sec, csec = time.perf_counter() - t, time.process_time() - c0
+                best = (sec, csec) if best is None or csec < best[1] else best
+            sec, csec = best
+            same = ((s.series, s.start, s.length) == ref[:3] and abs(s.gain - ref[4]) < 1e-12
+                    and abs(s.threshold - ref[3]) < 1e-7 and abs(s.gap - ref[5]) < 1e-7)
+            label = "tswarp, 1 thread" if jobs == 1 else "tswarp, all threads"
+            ratio = (c_naive / csec) if jobs == 1 else (t_naive / sec)
+            print(f"{name:<18} {label:<22} {sec:>9.3f} {csec:>9.3f} "
+                  f"{n_cells / (csec if jobs == 1 else sec) / 1e6:>9.1f} {ratio:>6.1f}  "
+                  f"{(s.series, s.start, s.length)} {s.threshold:.17g} {s.gain:.17g} "
+                  f"{s.gap:.17g} {'same' if same else 'DIFFERENT'}", flush=True)
+        print(f"{'':<18} ({n_cells:.3g} window evaluations; ratio 1 thread: CPU time, "
+              "all threads: wall time)")
+
+
 def load(name):
-    if name == "Trace":
-        from tslearn.datasets import UCR_UEA_datasets
-        Xtr, ytr, Xte, yte = UCR_UEA_datasets().load_dataset("Trace")
-        if Xtr is None:
-            raise RuntimeError("tslearn has no offline copy of Trace")
+    if name == "Trace":  # tslearn ships it (tslearn/.cached_datasets/Trace.npz): offline
+        from tslearn.datasets import CachedDatasets
+        Xtr, ytr, Xte, yte = CachedDatasets().load_dataset("Trace")
         return Xtr[:, :, 0], ytr, Xte[:, :, 0], yte
     import aeon.datasets as ad
     f = getattr(ad, f"load_{''.join('_' + c.lower() if c.isupper() else c for c in name).lstrip('_')}", None)
@@ -94,7 +141,7 @@ def load(name):
     return squeeze(Xtr), ytr, squeeze(Xte), yte
 
 
-def accuracy(datasets, quick):
+def accuracy(datasets, quick, stc_seeds=1, old_transform=False, only=()):
     from sklearn.linear_model import RidgeClassifierCV
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
@@ -114,18 +161,29 @@ def accuracy(datasets, quick):
         models = [
             ("tswarp tree", lambda: ShapeletTreeClassifier(min_length=minl, length_step=step)),
             ("tswarp logical tree", lambda: ShapeletTreeClassifier(min_length=minl, length_step=step, logical=True)),
+            # n_shapelets: the default ('auto': 10 per training series, at most 1000)
             ("tswarp transform+ridge", lambda: make_pipeline(
-                ShapeletTransform(n_shapelets=100, min_length=minl, length_step=step),
+                ShapeletTransform(min_length=minl, length_step=step),
                 StandardScaler(), RidgeClassifierCV(alphas=np.logspace(-3, 3, 10)))),
         ]
+        if old_transform:  # the study's configuration before the 'auto' default
+            models.append(("tswarp transform(100)+ridge", lambda: make_pipeline(
+                ShapeletTransform(n_shapelets=100, min_length=minl, length_step=step),
+                StandardScaler(), RidgeClassifierCV(alphas=np.logspace(-3, 3, 10)))))
         try:
             from aeon.classification.shapelet_based import RDSTClassifier, ShapeletTransformClassifier
-            models.append(("aeon ShapeletTransformClassifier", lambda: ShapeletTransformClassifier(
-                n_shapelet_samples=2000 if quick else 10000, random_state=0)))
+            # defaults (n_shapelet_samples=10000, rotation forest) but for --quick
+            for seed in range(stc_seeds):
+                models.append((f"aeon ShapeletTransformClassifier" + (f" seed {seed}" if seed else ""),
+                               lambda seed=seed: ShapeletTransformClassifier(
+                                   **({"n_shapelet_samples": 2000} if quick else {}),
+                                   random_state=seed)))
             models.append(("aeon RDSTClassifier", lambda: RDSTClassifier(random_state=0)))
         except ImportError:
             pass
         for label, make in models:
+            if only and not any(o in label for o in only):
+                continue
             clf = make()
             aeon_model = label.startswith("aeon")
             fx = (lambda X: np.asarray(X)[:, None, :]) if aeon_model else (lambda X: X)
@@ -143,6 +201,16 @@ def main():
     ap.add_argument("--datasets", default="GunPoint,ItalyPowerDemand,ArrowHead,Trace")
     ap.add_argument("--skip-speed", action="store_true")
     ap.add_argument("--skip-accuracy", action="store_true")
+    ap.add_argument("--all-lengths", default="ItalyPowerDemand",
+                    help="datasets for the every-length speed test against the naive C "
+                         "(GunPoint: several minutes of naive C); '' skips it")
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--stc-seeds", type=int, default=1,
+                    help="aeon STC fitted with random_state 0 .. N-1 (its variance)")
+    ap.add_argument("--only", default="",
+                    help="comma-separated parts of method names to run (e.g. 'aeon,tswarp tree')")
+    ap.add_argument("--old-transform", action="store_true",
+                    help="also the transform with n_shapelets=100 (the earlier study)")
     a = ap.parse_args()
     import tswarp
     info = tswarp.info()
@@ -150,8 +218,11 @@ def main():
           f"{os.cpu_count()} CPUs")
     if not a.skip_speed:
         speed(a.quick)
+        if a.all_lengths:
+            speed_all_lengths(a.all_lengths.split(","), a.reps)
     if not a.skip_accuracy:
-        accuracy(a.datasets.split(","), a.quick)
+        accuracy(a.datasets.split(","), a.quick, a.stc_seeds, a.old_transform,
+                 [o for o in a.only.split(",") if o])
 
 
 if __name__ == "__main__":

@@ -519,7 +519,13 @@ class ShapeletTransform(TransformerMixin, BaseEstimator):
 
     Parameters
     ----------
-    n_shapelets : int, default 100
+    n_shapelets : int or 'auto', default 'auto'
+        How many shapelets to keep; 'auto': 10 per training series, at most 1000 (the rule
+        of aeon's ShapeletTransformClassifier for its max_shapelets). A linear classifier
+        on standardised features (e.g. StandardScaler + RidgeClassifierCV) copes with
+        many more features than series; in bench/shapelets_cpu.py a fixed 100 cost
+        ArrowHead 7 points of test accuracy against 'auto' and helped no dataset
+        (bench/RESULTS.md, "Shapelets, CPU").
     min_length, max_length, length_step : int
     device : 'auto', 'cpu', 'cuda' or 'cuda:N' (the same shapelets on every device)
     n_jobs : int, optional
@@ -534,7 +540,7 @@ class ShapeletTransform(TransformerMixin, BaseEstimator):
     ``check_n_features_in_after_fitting`` (see ShapeletTreeClassifier: variable lengths).
     """
 
-    def __init__(self, n_shapelets=100, min_length=3, max_length=None, length_step=1,
+    def __init__(self, n_shapelets="auto", min_length=3, max_length=None, length_step=1,
                  device="auto", n_jobs=None):
         self.n_shapelets = n_shapelets
         self.min_length = min_length
@@ -550,8 +556,10 @@ class ShapeletTransform(TransformerMixin, BaseEstimator):
         lengths = _lengths_arg(self.min_length, self.max_length, self.length_step,
                                int(Xs.lengths.min()))
         k = self.n_shapelets
-        if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 1:
-            raise ValueError(f"n_shapelets must be a positive int, got {k!r}")
+        if isinstance(k, str) and k == "auto":
+            k = min(10 * len(Xs), 1000)
+        elif isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 1:
+            raise ValueError(f"n_shapelets must be a positive int or 'auto', got {k!r}")
         minl, maxl, step = lengths
         found = _tswarp._shapelet_top(Xs.values, Xs.offsets, Xs.lengths, codes, len(classes),
                                       minl, maxl, step, device=_device(self.device),

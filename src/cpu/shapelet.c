@@ -1,18 +1,21 @@
 /*
  * Shapelet discovery on the CPU (include/tswarp.h, "Shapelets").
  *
- * Work is organised by candidate start: one item is (series i, start s), and evaluating it
- * gives the squared distance of every candidate (i, s, l), l in the length set, to every
- * searched series, in mind2 (n_lengths, n_subset). Two ways fill mind2:
+ * Work is organised by candidate start: one item is (series i, a block of up to SHP_BLOCK
+ * consecutive starts s), and evaluating it gives the squared distance of every candidate
+ * (i, s, l), l in the length set, to every searched series, in mind2 (n_lengths, n_subset)
+ * per start. Two ways fill mind2:
  *   - reference: eq. 2 literally, each window z-normalised from its own two-pass mean and
  *     std, O(l) per start u (O(N L^2) per candidate): what the tests trust;
  *   - fast: for each series j, the dot products acc[u] = sum_{t<l} a[t] b[u+t] of every
  *     start u grow by one term per length (eq. 5 extended in l, so no drift accumulates
  *     along a diagonal as eq. 6's recursion would), and the window stats come from prefix
  *     sums (eq. 7); each length then costs O(len x_j): O(N L) per candidate, as Algorithm 4,
- *     in a loop over u that the compiler vectorises.
+ *     in a loop over u (AVX2 in shapelet_avx2.c, or vectorised by the compiler), the
+ *     starts of a block sharing each row of series data.
  * Everything after mind2 (order line, split, ranking) is shared, so both ways give the same
- * shapelets as long as their distances agree to within TSW_SHAPELET_TIE.
+ * shapelets as long as their distances agree to within TSW_SHAPELET_TIE. The order lines are
+ * sorted by counted ranks (short ones) or heap sort: the same sorted values either way.
  *
  * Threads: tsw_shapelet_search spreads the items over OpenMP threads (dynamic schedule:
  * items near the end of a series have fewer lengths); each keeps its best and the bests are
@@ -22,6 +25,8 @@
  * mind2 (the paper's Algorithm 4 per thread block) and reuse the rest.
  */
 #include "common/shapelet.h"
+#include "cpu/kernels.h"
+#include "cpu/shapelet_kernels.h"
 #include "internal.h"
 
 #include <math.h>
@@ -36,6 +41,15 @@
 /* Largest 1/std table the fast path keeps (bytes); a variable so that the C tests can force
  * the per-item rows. */
 double tsw__shapelet_table_bytes = 512.0 * 1024 * 1024;
+/* Instruction set of the fast path's inner loops: -1 = the best the CPU has (AVX2 when
+ * tsw__cpu_level() >= 2), 0 = the portable loops; a variable so that the C tests can check
+ * that both give the same bits. */
+int tsw__shapelet_simd = -1;
+/* Order lines up to this many series are sorted by counting ranks (no branches to
+ * mispredict, vectorised), longer ones by heap sort. */
+#define SHP_RANK_SORT_MAX 160
+/* Candidate starts per work item (shp_fill_fast: what they share is read once). */
+#define SHP_BLOCK 8
 
 static int64_t shp_now_ns(void)
 {
@@ -217,15 +231,19 @@ typedef struct {
     double nent;
     double *xlogx; /* (ns + 1,) c log c */
     int reference;
+    int avx2; /* the fast path's loops in shapelet_avx2.c */
+    int64_t block; /* candidate starts per work item (shp_fill) */
     const tsw_exec *ex;
     int64_t done, work; /* progress, in candidates */
     int status;
 } shp_job;
 
 typedef struct {
-    double *acc;    /* (max len) running dot products, fast path */
+    double *acc;    /* (block, max len) running dot products, fast path */
     double *row;    /* (max len) one row of 1/std when the job has no table */
-    double *mind2;  /* (nlen, ns) */
+    double *cstat;  /* (block, 2 nlen) each candidate's mean and std per length, fast path */
+    double *mind2;  /* (block, nlen, ns): candidate b's at mind2 + b nlen ns */
+    int64_t acc_stride; /* candidate b's dot products at acc + b acc_stride */
     double *dist;   /* (ns,) one order line */
     int32_t *lab;   /* (ns,) */
     int64_t *idx;   /* (ns,) sort permutation */
@@ -243,7 +261,8 @@ static int64_t shp_nlen_at(const shp_job *J, int64_t i, int64_t s)
 }
 
 /* mind2[li, jj] for every length index li < nl of candidate (i, s): eq. 2 directly. */
-static void shp_fill_reference(const shp_job *J, int64_t i, int64_t s, int64_t nl, shp_ws *w)
+static void shp_fill_reference(const shp_job *J, int64_t i, int64_t s, int64_t nl,
+                               double *mind2)
 {
     const double *a = shp_z(J->d, i) + s;
     for (int64_t li = 0; li < nl; ++li) {
@@ -256,7 +275,7 @@ static void shp_fill_reference(const shp_job *J, int64_t i, int64_t s, int64_t n
                 double v = shp_d2_direct(a, b + u, l);
                 best = v < best ? v : best;
             }
-            w->mind2[li * J->ns + jj] = best;
+            mind2[li * J->ns + jj] = best;
         }
     }
 }
@@ -276,73 +295,129 @@ static int shp_isd_row(const shp_job *J, int64_t jj, int64_t l, double *row)
     return has_flat;
 }
 
-/*
- * The same from running dot products (one more term per length) and prefix sums. Per window
- * and length: one multiply-add for the dot product, then score = (dot - ma S) inv_sd with
- * inv_sd from the job's table (computed once per call, shared by the threads) or, when the
- * table would be too large, computed here per (series, length).
- */
-static void shp_fill_fast(const shp_job *J, int64_t i, int64_t s, int64_t nl, shp_ws *w)
+/* The portable loop of shapelet_kernels.h: acc grows by al * bl, then the largest score of
+ * the windows of length l. Four running maxima keep the compares off one dependency chain. */
+static double shp_grow_score(double *acc, double al, const double *bl, const double *P,
+                             int64_t l, double ma, const double *isd, int64_t nu)
 {
-    const double *a = shp_z(J->d, i) + s;
-    const double *Pa = shp_P(J->d, i) + s, *Qa = shp_Q(J->d, i) + s;
-    const int64_t ra = shp_run(J->d, i)[s];
-    const int64_t lmax = J->minl + (nl - 1) * J->step;
-    double *acc = w->acc;
-    for (int64_t jj = 0; jj < J->ns; ++jj) {
+    double m0 = -TSW_INF_F64, m1 = -TSW_INF_F64, m2 = -TSW_INF_F64, m3 = -TSW_INF_F64;
+    int64_t u = 0;
+    for (; u + 4 <= nu; u += 4) {
+        double d0 = acc[u] + al * bl[u], d1 = acc[u + 1] + al * bl[u + 1];
+        double d2 = acc[u + 2] + al * bl[u + 2], d3 = acc[u + 3] + al * bl[u + 3];
+        acc[u] = d0;
+        acc[u + 1] = d1;
+        acc[u + 2] = d2;
+        acc[u + 3] = d3;
+        double c0 = (d0 - ma * (P[u + l] - P[u])) * isd[u];
+        double c1 = (d1 - ma * (P[u + 1 + l] - P[u + 1])) * isd[u + 1];
+        double c2 = (d2 - ma * (P[u + 2 + l] - P[u + 2])) * isd[u + 2];
+        double c3 = (d3 - ma * (P[u + 3 + l] - P[u + 3])) * isd[u + 3];
+        m0 = c0 > m0 ? c0 : m0;
+        m1 = c1 > m1 ? c1 : m1;
+        m2 = c2 > m2 ? c2 : m2;
+        m3 = c3 > m3 ? c3 : m3;
+    }
+    for (; u < nu; ++u) {
+        double dd = acc[u] + al * bl[u];
+        acc[u] = dd;
+        double c = (dd - ma * (P[u + l] - P[u])) * isd[u];
+        m0 = c > m0 ? c : m0;
+    }
+    return TSW_MAX(TSW_MAX(m0, m1), TSW_MAX(m2, m3));
+}
+
+/*
+ * The same from running dot products (one more term per length) and prefix sums, for the nb
+ * candidates (i, s0 + b), b < nb, of one work item at once (nl[b] lengths each, not
+ * increasing in b). Per window and length: one multiply-add for the dot product, then
+ * score = (dot - ma S) inv_sd with inv_sd from the job's table (computed once per call,
+ * shared by the threads) or, when the table would be too large, computed here per (series,
+ * length). Taking the candidates of a block together for each (series, length) reads that
+ * row of the table (and of the prefix sums) once for all of them, from the L1 cache, instead
+ * of streaming the whole table from memory once per candidate; each candidate's arithmetic
+ * is unchanged.
+ */
+static void shp_fill_fast(const shp_job *J, int64_t i, int64_t s0, int64_t nb,
+                          const int64_t *nl, shp_ws *w)
+{
+    const int64_t nlen = J->nlen, ns = J->ns, stride = w->acc_stride;
+    for (int64_t b = 0; b < nb; ++b) { /* each candidate's stats, once per length */
+        const double *Pa = shp_P(J->d, i) + s0 + b, *Qa = shp_Q(J->d, i) + s0 + b;
+        double *cma = w->cstat + 2 * b * nlen, *csa = cma + nlen;
+        for (int64_t li = 0; li < nl[b]; ++li) {
+            const int64_t l = J->minl + li * J->step;
+            tsw_shp_stats(Pa[l] - Pa[0], Qa[l] - Qa[0], l, cma + li, csa + li);
+        }
+    }
+    const double *a = shp_z(J->d, i) + s0;
+    const int64_t *ra = shp_run(J->d, i) + s0;
+    int64_t lmaxb[SHP_BLOCK]; /* each candidate's longest length (0: none) */
+    for (int64_t b = 0; b < nb; ++b)
+        lmaxb[b] = nl[b] > 0 ? J->minl + (nl[b] - 1) * J->step : 0;
+    const int64_t lmax = lmaxb[0];
+    for (int64_t jj = 0; jj < ns; ++jj) {
         const int64_t j = J->sub[jj], nj = J->d->len[j];
-        const double *b = shp_z(J->d, j), *P = shp_P(J->d, j);
-        for (int64_t u = 0; u < nj; ++u)
-            acc[u] = 0.0;
+        const double *bz = shp_z(J->d, j), *P = shp_P(J->d, j);
+        for (int64_t b = 0; b < nb; ++b)
+            memset(w->acc + b * stride, 0, (size_t)nj * sizeof(double));
+        int64_t li = 0, next = J->minl; /* the next searched length and its index */
+        int64_t active = nb;            /* candidates b < active reach length l */
         for (int64_t l = 1; l <= lmax; ++l) { /* lmax <= maxl <= nj: checked */
-            const double al = a[l - 1];
-            const double *bl = b + (l - 1);
+            const double *bl = bz + (l - 1);
             const int64_t nu = nj - l + 1;
-            if (l < J->minl || (l - J->minl) % J->step) {
-                for (int64_t u = 0; u < nu; ++u)
-                    acc[u] += al * bl[u];
+            while (lmaxb[active - 1] < l) /* b = 0 reaches lmax: active stays >= 1 */
+                --active;
+            if (l != next) {
+                for (int64_t b = 0; b < active; ++b) {
+                    double *acc = w->acc + b * stride;
+                    const double al = a[b + l - 1];
+#if TSW_X86
+                    if (J->avx2) {
+                        tsw__shp_grow_avx2(acc, al, bl, nu);
+                        continue;
+                    }
+#endif
+                    for (int64_t u = 0; u < nu; ++u)
+                        acc[u] += al * bl[u];
+                }
                 continue;
             }
-            const int64_t li = (l - J->minl) / J->step;
             const double *isd;
             int has_flat;
             if (J->isd) {
                 isd = J->isd + J->isd_off[jj] + li * nj;
-                has_flat = J->has_flat[jj * J->nlen + li];
+                has_flat = J->has_flat[jj * nlen + li];
             } else {
                 has_flat = shp_isd_row(J, jj, l, w->row);
                 isd = w->row;
             }
-            double ma, sa;
-            tsw_shp_stats(Pa[l] - Pa[0], Qa[l] - Qa[0], l, &ma, &sa);
-            /* the dot products grow by one term and are scored in the same pass; four
-             * running maxima keep the compares off one dependency chain */
-            double m0 = -TSW_INF_F64, m1 = -TSW_INF_F64, m2 = -TSW_INF_F64, m3 = -TSW_INF_F64;
-            int64_t u = 0;
-            for (; u + 4 <= nu; u += 4) {
-                double d0 = acc[u] + al * bl[u], d1 = acc[u + 1] + al * bl[u + 1];
-                double d2 = acc[u + 2] + al * bl[u + 2], d3 = acc[u + 3] + al * bl[u + 3];
-                acc[u] = d0;
-                acc[u + 1] = d1;
-                acc[u + 2] = d2;
-                acc[u + 3] = d3;
-                double c0 = (d0 - ma * (P[u + l] - P[u])) * isd[u];
-                double c1 = (d1 - ma * (P[u + 1 + l] - P[u + 1])) * isd[u + 1];
-                double c2 = (d2 - ma * (P[u + 2 + l] - P[u + 2])) * isd[u + 2];
-                double c3 = (d3 - ma * (P[u + 3 + l] - P[u + 3])) * isd[u + 3];
-                m0 = c0 > m0 ? c0 : m0;
-                m1 = c1 > m1 ? c1 : m1;
-                m2 = c2 > m2 ? c2 : m2;
-                m3 = c3 > m3 ? c3 : m3;
+            double best[SHP_BLOCK];
+            int64_t b = 0;
+#if TSW_X86
+            if (J->avx2) {
+                for (; b + 4 <= active; b += 4) { /* four candidates per pass over the row */
+                    double *acc4[4], al4[4], ma4[4];
+                    for (int k = 0; k < 4; ++k) {
+                        acc4[k] = w->acc + (b + k) * stride;
+                        al4[k] = a[b + k + l - 1];
+                        ma4[k] = w->cstat[2 * (b + k) * nlen + li];
+                    }
+                    tsw__shp_grow_score4_avx2(acc4, al4, ma4, bl, P, l, isd, nu, best + b);
+                }
+                for (; b < active; ++b)
+                    best[b] = tsw__shp_grow_score_avx2(w->acc + b * stride, a[b + l - 1], bl, P,
+                                                       l, w->cstat[2 * b * nlen + li], isd, nu);
             }
-            for (; u < nu; ++u) {
-                double dd = acc[u] + al * bl[u];
-                acc[u] = dd;
-                double c = (dd - ma * (P[u + l] - P[u])) * isd[u];
-                m0 = c > m0 ? c : m0;
-            }
-            double best = TSW_MAX(TSW_MAX(m0, m1), TSW_MAX(m2, m3));
-            w->mind2[li * J->ns + jj] = tsw_shp_d2_from_score(best, l, sa, ra >= l, has_flat);
+#endif
+            for (; b < active; ++b)
+                best[b] = shp_grow_score(w->acc + b * stride, a[b + l - 1], bl, P, l,
+                                         w->cstat[2 * b * nlen + li], isd, nu);
+            for (b = 0; b < active; ++b)
+                w->mind2[(b * nlen + li) * ns + jj] = tsw_shp_d2_from_score(
+                    best[b], l, w->cstat[2 * b * nlen + nlen + li], ra[b] >= l, has_flat);
+            ++li;
+            next += J->step;
         }
     }
 }
@@ -395,12 +470,25 @@ static void shp_sort(int64_t *idx, const double *dist, int64_t n)
     }
 }
 
+/* below[k] = how many raw[m] < raw[k] (m < n): O(n^2) compares without a branch, in a loop
+ * over k that the compiler vectorises. */
+static void shp_count_below(const double *raw, int64_t n, int64_t *below)
+{
+    for (int64_t k = 0; k < n; ++k)
+        below[k] = 0;
+    for (int64_t m = 0; m < n; ++m) {
+        const double x = raw[m];
+        for (int64_t k = 0; k < n; ++k)
+            below[k] += x < raw[k];
+    }
+}
+
 /* Order line of length index li from mind2 (logic applied) and its best split. */
-static int shp_split(const shp_job *J, int64_t li, shp_ws *w, double *gain, double *gap,
-                     double *thr)
+static int shp_split(const shp_job *J, const double *mind2, int64_t li, shp_ws *w,
+                     double *gain, double *gap, double *thr)
 {
     const int64_t ns = J->ns;
-    const double *m2 = w->mind2 + li * ns;
+    const double *m2 = mind2 + li * ns;
     double *line = w->dist; /* sorted distances go to dist after the permutation */
     double *raw = w->acc;   /* free after the fill: (max len) >= ns is ensured */
     for (int64_t jj = 0; jj < ns; ++jj) {
@@ -411,10 +499,31 @@ static int shp_split(const shp_job *J, int64_t li, shp_ws *w, double *gain, doub
             v = TSW_MIN(v, J->p->partner[jj]);
         raw[jj] = v;
     }
-    shp_sort(w->idx, raw, ns);
-    for (int64_t k = 0; k < ns; ++k) {
-        line[k] = raw[w->idx[k]];
-        w->lab[k] = J->labels[J->sub[w->idx[k]]];
+    if (ns <= SHP_RANK_SORT_MAX) {
+        /* position of raw[k]: the number of values below it, plus the slots already taken
+         * by equal values (the order inside ties does not matter, see shp_sort) */
+        int64_t *below = w->idx;
+#if TSW_X86
+        if (J->avx2)
+            tsw__shp_count_below_avx2(raw, ns, below);
+        else
+#endif
+            shp_count_below(raw, ns, below);
+        for (int64_t k = 0; k < ns; ++k)
+            w->lab[k] = -1;
+        for (int64_t k = 0; k < ns; ++k) {
+            int64_t r = below[k];
+            while (w->lab[r] >= 0)
+                ++r;
+            line[r] = raw[k];
+            w->lab[r] = J->labels[J->sub[k]];
+        }
+    } else {
+        shp_sort(w->idx, raw, ns);
+        for (int64_t k = 0; k < ns; ++k) {
+            line[k] = raw[w->idx[k]];
+            w->lab[k] = J->labels[J->sub[w->idx[k]]];
+        }
     }
     return tsw_shp_best_split(line, w->lab, ns, J->C, J->total, J->nent, J->xlogx, w->left,
                               gain, gap, thr);
@@ -439,18 +548,23 @@ static int shp_ws_alloc(const shp_job *J, shp_ws *w)
     for (int64_t jj = 0; jj < J->ns; ++jj)
         maxlen = TSW_MAX(maxlen, J->d->len[J->sub[jj]]);
     memset(w, 0, sizeof(*w));
-    size_t b1, b2;
-    if (tsw__mul_size((size_t)J->nlen, (size_t)J->ns * sizeof(double), &b1) ||
-        tsw__mul_size((size_t)maxlen + 2 * (size_t)J->ns + (size_t)J->C, sizeof(double), &b2))
+    const size_t nb = (size_t)J->block;
+    size_t b1, b2, b3;
+    if (tsw__mul_size((size_t)J->nlen, (size_t)J->ns + 2, &b1) ||
+        tsw__mul_size(b1, nb * sizeof(double), &b1) ||
+        tsw__mul_size((size_t)maxlen, nb + 1, &b3) ||
+        tsw__mul_size(b3 + 2 * (size_t)J->ns + (size_t)J->C, sizeof(double), &b2))
         return TSW_EOVERFLOW;
     w->mind2 = tsw__malloc(b1);
-    w->acc = tsw__malloc(b2 + (size_t)J->ns * sizeof(int32_t) + (size_t)maxlen * sizeof(double));
+    w->acc = tsw__malloc(b2 + (size_t)J->ns * sizeof(int32_t));
     if (!w->mind2 || !w->acc) {
         tsw__free(w->mind2);
         tsw__free(w->acc);
         return TSW_ENOMEM;
     }
-    w->dist = w->acc + maxlen;
+    w->cstat = w->mind2 + J->block * J->nlen * J->ns;
+    w->acc_stride = maxlen;
+    w->dist = w->acc + J->block * maxlen;
     w->idx = (int64_t *)(w->dist + J->ns);
     w->left = w->idx + J->ns;
     w->row = (double *)(w->left + J->C);
@@ -488,12 +602,32 @@ static int shp_threads(const tsw_exec *ex)
 #endif
 }
 
-static void shp_fill(const shp_job *J, int64_t i, int64_t s, int64_t nl, shp_ws *w)
+/* One work item: the candidates at starts s0 .. s0 + nb - 1 of series i, nl[b] lengths each
+ * (not increasing in b; nl[0] >= 1); candidate b's distances go to shp_mind2(J, w, b). */
+static void shp_fill(const shp_job *J, int64_t i, int64_t s0, int64_t nb, const int64_t *nl,
+                     shp_ws *w)
 {
-    if (J->reference)
-        shp_fill_reference(J, i, s, nl, w);
-    else
-        shp_fill_fast(J, i, s, nl, w);
+    if (J->reference) {
+        for (int64_t b = 0; b < nb && nl[b] > 0; ++b)
+            shp_fill_reference(J, i, s0 + b, nl[b], w->mind2 + b * J->nlen * J->ns);
+    } else {
+        shp_fill_fast(J, i, s0, nb, nl, w);
+    }
+}
+
+static const double *shp_mind2(const shp_job *J, const shp_ws *w, int64_t b)
+{
+    return w->mind2 + b * J->nlen * J->ns;
+}
+
+/* The lengths of the block of starts s0 .. s0 + nb - 1 of series i: nl[b], and their sum. */
+static int64_t shp_block_lengths(const shp_job *J, int64_t i, int64_t s0, int64_t nb,
+                                 int64_t *nl)
+{
+    int64_t sum = 0;
+    for (int64_t b = 0; b < nb; ++b)
+        sum += nl[b] = shp_nlen_at(J, i, s0 + b);
+    return sum;
 }
 
 /* ---- validation shared by search and top --------------------------------------------------- */
@@ -574,7 +708,14 @@ static int shp_job_make(const tsw_shapelet_params *p, tsw_dtype dt, const tsw_co
     J->nlen = (maxl - J->minl) / J->step + 1;
     J->C = p->n_classes;
     J->nent = tsw_shp_nentropy(J->total, J->C, ns);
+    /* starts per work item: SHP_BLOCK, fewer when their distances would pass 16 MiB */
+    J->block = SHP_BLOCK;
+    while (J->block > 1 && (double)J->block * (double)J->nlen * (double)ns * 8.0 > 16777216.0)
+        J->block /= 2;
     J->reference = exec->impl == TSW_IMPL_REFERENCE;
+#if TSW_X86
+    J->avx2 = tsw__shapelet_simd != 0 && tsw__cpu_level() >= 2;
+#endif
     J->ex = exec;
     J->status = TSW_OK;
     for (int64_t k = 0; k < ns; ++k)
@@ -828,7 +969,8 @@ int tsw_shapelet_search(const tsw_shapelet_params *params, tsw_dtype dtype,
     }
 #endif
     shp_job_table(&J);
-    /* Items: (series k of the subset, start s), numbered through per-series prefix counts. */
+    /* Items: (series k of the subset, block of J.block starts from s0), numbered through
+     * per-series prefix counts. */
     int64_t *first = tsw__malloc(((size_t)J.ns + 1) * sizeof(int64_t));
     int nt = shp_threads(exec);
     tsw_shapelet *tbest = tsw__malloc((size_t)nt * sizeof(tsw_shapelet));
@@ -840,7 +982,7 @@ int tsw_shapelet_search(const tsw_shapelet_params *params, tsw_dtype dtype,
     }
     first[0] = 0;
     for (int64_t k = 0; k < J.ns; ++k)
-        first[k + 1] = first[k] + d.len[J.sub[k]];
+        first[k + 1] = first[k] + (d.len[J.sub[k]] + J.block - 1) / J.block;
     const int64_t n_items = first[J.ns];
     for (int t = 0; t < nt; ++t)
         tbest[t] = (tsw_shapelet){-1, 0, 0, 0.0, 0.0, 0.0};
@@ -870,19 +1012,23 @@ int tsw_shapelet_search(const tsw_shapelet_params *params, tsw_dtype dtype,
                 else
                     hi = mid - 1;
             }
-            const int64_t i = J.sub[lo], s = it - first[lo];
-            const int64_t nl = shp_nlen_at(&J, i, s);
-            if (nl == 0)
+            const int64_t i = J.sub[lo], s0 = (it - first[lo]) * J.block;
+            const int64_t nb = TSW_MIN(J.block, d.len[i] - s0);
+            int64_t nl[SHP_BLOCK];
+            const int64_t n_cand = shp_block_lengths(&J, i, s0, nb, nl);
+            if (n_cand == 0)
                 continue;
-            shp_fill(&J, i, s, nl, &w);
-            for (int64_t li = 0; li < nl; ++li) {
-                tsw_shapelet c = {i, s, J.minl + li * J.step, 0.0, 0.0, 0.0};
-                if (!shp_split(&J, li, &w, &c.gain, &c.gap, &c.threshold))
-                    continue;
-                if (mine.series < 0 || shp_cand_better(&c, &mine))
-                    mine = c;
-            }
-            __atomic_fetch_add(&J.done, nl, __ATOMIC_RELAXED);
+            shp_fill(&J, i, s0, nb, nl, &w);
+            for (int64_t b = 0; b < nb; ++b)
+                for (int64_t li = 0; li < nl[b]; ++li) {
+                    tsw_shapelet c = {i, s0 + b, J.minl + li * J.step, 0.0, 0.0, 0.0};
+                    if (!shp_split(&J, shp_mind2(&J, &w, b), li, &w, &c.gain, &c.gap,
+                                   &c.threshold))
+                        continue;
+                    if (mine.series < 0 || shp_cand_better(&c, &mine))
+                        mine = c;
+                }
+            __atomic_fetch_add(&J.done, n_cand, __ATOMIC_RELAXED);
         }
         tbest[tid] = mine;
         if (ok)
@@ -1011,19 +1157,23 @@ int tsw_shapelet_top(const tsw_shapelet_params *params, tsw_dtype dtype,
                 continue;
             const int64_t i = J.sub[jj];
             int64_t nc = 0;
-            for (int64_t s = 0; s < d.len[i]; ++s) {
+            for (int64_t s0 = 0; s0 < d.len[i]; s0 += J.block) {
                 if (shp_poll(&J, tid, &last))
                     break;
-                int64_t nl = shp_nlen_at(&J, i, s);
-                if (nl == 0)
-                    continue;
-                shp_fill(&J, i, s, nl, &w);
-                for (int64_t li = 0; li < nl; ++li) {
-                    tsw_shapelet c = {i, s, J.minl + li * J.step, 0.0, 0.0, 0.0};
-                    if (shp_split(&J, li, &w, &c.gain, &c.gap, &c.threshold))
-                        cand[nc++] = c;
-                }
-                __atomic_fetch_add(&J.done, nl, __ATOMIC_RELAXED);
+                const int64_t nb = TSW_MIN(J.block, d.len[i] - s0);
+                int64_t nl[SHP_BLOCK];
+                const int64_t n_cand = shp_block_lengths(&J, i, s0, nb, nl);
+                if (n_cand == 0)
+                    break; /* later starts have no room either */
+                shp_fill(&J, i, s0, nb, nl, &w);
+                for (int64_t b = 0; b < nb; ++b)
+                    for (int64_t li = 0; li < nl[b]; ++li) {
+                        tsw_shapelet c = {i, s0 + b, J.minl + li * J.step, 0.0, 0.0, 0.0};
+                        if (shp_split(&J, shp_mind2(&J, &w, b), li, &w, &c.gain, &c.gap,
+                                      &c.threshold))
+                            cand[nc++] = c;
+                    }
+                __atomic_fetch_add(&J.done, n_cand, __ATOMIC_RELAXED);
             }
             nkept[jj] = shp_top_series(cand, nc, per, kept + jj * per);
         }

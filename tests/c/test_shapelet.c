@@ -9,6 +9,7 @@
 #include <float.h>
 
 extern double tsw__shapelet_table_bytes; /* cpu/shapelet.c: 0 forces per-item 1/std rows */
+extern int tsw__shapelet_simd;          /* cpu/shapelet.c: 0 forces the portable loops */
 
 typedef struct {
     int64_t n, *len, *off;
@@ -204,6 +205,63 @@ static void test_random(void)
     }
 }
 
+/* Bit for bit: the same top-k list (shapelets, gains, gaps, thresholds) from the AVX2 and
+ * the portable loops (the CUDA kernel repeats the same roundings), and the same best as the
+ * reference. Order lines of 40 series (sorted by counted ranks, with exact ties from copied
+ * series) and of 170 (heap sort). */
+static void same_bits(const tsw_shapelet *a, const tsw_shapelet *b, const char *file, int line)
+{
+    CHECK_AT(a->series == b->series && a->start == b->start && a->length == b->length &&
+                 a->gain == b->gain && a->gap == b->gap && a->threshold == b->threshold,
+             file, line);
+}
+
+static void test_isa_and_sorts(void)
+{
+    tsw_t_rng r = {7};
+    const int64_t sizes[2] = {40, 170};
+    for (int round = 0; round < 2; ++round) {
+        const int C = 3;
+        const int64_t n = sizes[round];
+        problem p;
+        make_problem(&p, &r, n, round ? 8 : 20, round ? 11 : 36, C);
+        for (int64_t i = 5; i < n; i += 11) /* copies of series 0: ties on the order lines */
+            for (int64_t t = 0; t < p.len[i] && t < p.len[0]; ++t)
+                p.v[p.off[i] + t] = p.v[p.off[0] + t];
+        tsw_shapelet_params sp;
+        tsw_shapelet_params_default(&sp);
+        sp.n_classes = C;
+        sp.min_length = 3;
+        sp.max_length = round ? 7 : 0;
+        sp.length_step = round ? 1 : 2;
+        tsw_exec ref, fast;
+        tsw_exec_default(&ref);
+        tsw_exec_default(&fast);
+        ref.impl = TSW_IMPL_REFERENCE;
+        tsw_shapelet a, b, c;
+        CHECK_RC(tsw_shapelet_search(&sp, TSW_F64, &p.c, p.lab, NULL, 0, &a, &ref), TSW_OK);
+        CHECK_RC(tsw_shapelet_search(&sp, TSW_F64, &p.c, p.lab, NULL, 0, &b, &fast), TSW_OK);
+        SAME(&a, &b);
+        tsw__shapelet_simd = 0;
+        CHECK_RC(tsw_shapelet_search(&sp, TSW_F64, &p.c, p.lab, NULL, 0, &c, &fast), TSW_OK);
+        same_bits(&b, &c, __FILE__, __LINE__);
+        enum { K = 25 };
+        tsw_shapelet ta[K], tb[K];
+        int64_t na = -1, nb = -2;
+        CHECK_RC(tsw_shapelet_top(&sp, TSW_F64, &p.c, p.lab, NULL, 0, K, ta, &na, &fast),
+                 TSW_OK);
+        tsw__shapelet_simd = -1;
+        CHECK_RC(tsw_shapelet_top(&sp, TSW_F64, &p.c, p.lab, NULL, 0, K, tb, &nb, &fast),
+                 TSW_OK);
+        CHECK_EQ(na, K);
+        CHECK_EQ(nb, na);
+        for (int64_t k = 0; k < na && k < nb; ++k)
+            same_bits(&ta[k], &tb[k], __FILE__, __LINE__);
+        same_bits(&ta[0], &b, __FILE__, __LINE__);
+        free_problem(&p);
+    }
+}
+
 /* Four series of length 5, two classes: class 0 has an up-step, class 1 a down-step. With
  * lengths 2 only, each window's z-normalisation is +-(1, -1) or (0, 0) when flat, so the
  * distance of a candidate to a series is 0 if the series has a step of its direction, else
@@ -351,6 +409,7 @@ static void test_errors(void)
 int main(void)
 {
     test_random();
+    test_isa_and_sorts();
     test_hand();
     test_errors();
     return TSW_TEST_END();

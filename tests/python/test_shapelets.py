@@ -307,6 +307,65 @@ def test_transform_linear_classifier_gunpoint():
     assert pipe.fit(X, y).score(Xt, yt) >= 0.85
 
 
+def test_transform_auto_count(rng):
+    # 'auto' (the default): 10 shapelets per training series, at most 1000, fewer when fewer
+    # non-overlapping candidates split the data
+    X, y = _random_problem(rng, 6, 12, 16, 2)
+    T = ShapeletTransform(min_length=4, max_length=6).fit(X, y)
+    assert T.get_params()["n_shapelets"] == "auto"
+    every = ShapeletTransform(n_shapelets=10**6, min_length=4, max_length=6).fit(X, y)
+    assert T.n_shapelets_ == min(60, every.n_shapelets_)
+    assert [(s.series, s.start, s.length) for s in T.shapelets_] == [
+        (s.series, s.start, s.length) for s in every.shapelets_[:T.n_shapelets_]]
+    with pytest.raises(ValueError, match="n_shapelets"):
+        ShapeletTransform(n_shapelets="all", min_length=4).fit(X, y)
+
+
+def _trace_slice(per_class, length):
+    """tslearn's offline copy of Trace (4 classes, 275 points; the file that
+    tslearn.datasets.CachedDatasets().load_dataset("Trace") reads, read here without
+    importing tslearn, which takes seconds): per_class series of each class from the
+    training set, their first `length` points; the test set in full."""
+    import importlib.util
+    import os
+
+    spec = importlib.util.find_spec("tslearn")
+    path = spec and os.path.join(os.path.dirname(spec.origin), ".cached_datasets", "Trace.npz")
+    if not path or not os.path.exists(path):
+        pytest.skip("tslearn's cached Trace is not installed")
+    with np.load(path) as f:
+        Xtr, ytr, Xte, yte = f["X_train"], f["y_train"], f["X_test"], f["y_test"]
+    idx = np.concatenate([np.flatnonzero(ytr == c)[:per_class] for c in np.unique(ytr)])
+    return Xtr[idx, :length, 0], ytr[idx], Xte[:, :, 0], yte
+
+
+def test_trace_slice_fast_equals_reference():
+    # a real dataset (smooth plateaus and steps with noise) rather than random walks
+    X, y, _, _ = _trace_slice(2, 40)
+    codes = np.unique(y, return_inverse=True)[1].astype(np.int32)
+    from tswarp.shapelets import _as_series, _search
+    Xs = _as_series(X)
+    fast = _search(Xs, codes, 4, (3, 20, 3), device="cpu")
+    ref = _search(Xs, codes, 4, (3, 20, 3), device="cpu", _impl="reference")
+    assert fast[:3] == ref[:3] and fast[4] == ref[4]
+    assert fast[3] == pytest.approx(ref[3], abs=1e-7) and fast[5] == pytest.approx(ref[5], abs=1e-7)
+    assert fast[4] > 0
+
+
+def test_trace_slice_classifiers():
+    X, y, Xt, yt = _trace_slice(4, 275)  # 16 series
+    from sklearn.linear_model import RidgeClassifierCV
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    tree = ShapeletTreeClassifier(min_length=30, max_length=90, length_step=30).fit(X, y)
+    pipe = make_pipeline(ShapeletTransform(min_length=30, max_length=90, length_step=30),
+                         StandardScaler(), RidgeClassifierCV()).fit(X, y)
+    assert set(tree.predict(Xt)) <= set(np.unique(y))
+    assert tree.score(Xt, yt) >= 0.7
+    assert pipe.score(Xt, yt) >= 0.9
+
+
 # ---- bad input ----------------------------------------------------------------------------
 
 
