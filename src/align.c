@@ -224,20 +224,13 @@ int tsw_dtw_path(const tsw_align_params *params, tsw_dtype dtype, int64_t dim,
     rc = TSW_ENODEV;
 #ifdef TSWARP_WITH_CUDA
     /* the GPU for device = CUDA, and for AUTO on large grids (the CPU when it has no
-     * device or cannot hold the work) */
-    if (params->window == TSW_WINDOW_ITAKURA) {
-        /* Itakura windows stay on the CPU: on the H100 6 of 400 random large Itakura + p05
-         * grids gave another path of the same cost (an unresolved tie-rule difference) */
-        if (ex.device == TSW_DEVICE_CUDA) {
-            tsw__free(rows);
-            tsw__set_detail("Itakura windows: the CUDA path kernels do not support them yet");
-            return TSW_ENOTSUP;
-        }
-    } else if (ex.device == TSW_DEVICE_CUDA ||
-               (ex.device == TSW_DEVICE_AUTO &&
-                tsw__cuda_auto(&ex, (double)a->length * (double)b->length))) {
+     * device or cannot hold the work); every window: the GPU reads the same rows lo/hi.
+     * (Itakura was kept off the GPU after 6 of 400 H100 runs differed from the CPU: the
+     * CPU was wrong, a race of its threaded forward pass, fixed in cpu/path_impl.h.) */
+    if (ex.device == TSW_DEVICE_CUDA ||
+        (ex.device == TSW_DEVICE_AUTO &&
+         tsw__cuda_auto(&ex, (double)a->length * (double)b->length)))
         rc = tsw__cuda_dtw_path(&job, params, dtype, &ex, path, length, cost);
-    }
     if (ex.device == TSW_DEVICE_AUTO && (rc == TSW_ENODEV || rc == TSW_ENOMEM))
         rc = TSW_ENODEV;
 #endif

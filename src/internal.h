@@ -159,6 +159,14 @@ int tsw__cuda_soft_dtw_cost_grad(const tsw_params *params, tsw_dtype dtype, int6
                                  int64_t n, int64_t m, const int64_t *lengths_x,
                                  const int64_t *lengths_y, const void *cost, void *values,
                                  void *grad_cost, const tsw_exec *exec, int on_device);
+/* Soft-DTW values of the pairs (x_k, y_k) on the gradient wavefront kernel's value-only
+ * float32 variant (cuda/sdtw_wf.cuh), for the paired calls of cuda/backend.cu: TSW_ENOTSUP,
+ * before anything is done, when that kernel does not cover the call (then the many-pairs
+ * engine runs it). The inputs are validated by the caller; query: the workspace size only. */
+int tsw__cuda_soft_dtw_paired_wf(const tsw_params *params, tsw_dtype dtype, int64_t dim,
+                                 const tsw_collection *x, const tsw_collection *y,
+                                 void *values, const tsw_exec *exec, int on_device,
+                                 size_t *query);
 /* Bytes of device memory the *_device call needs when given a workspace (cuda/sdtw_grad.cu). */
 int tsw__cuda_soft_dtw_grad_workspace(const tsw_params *params, tsw_dtype dtype, int64_t dim,
                                       const tsw_collection *x, const tsw_collection *y,

@@ -2232,7 +2232,7 @@ DOC_WINDOW
 "    Where to compute. Host inputs: 'auto' uses a GPU when the CUDA backend is built,\n"
 "    a GPU is present and the grid is large enough, else the CPU. GPU inputs: 'auto'\n"
 "    and 'cuda' use their GPU ('auto' falls back to the CPU where it cannot: no CUDA\n"
-"    backend, Itakura windows); 'cpu' and 'cuda:N' compute there.\n"
+"    backend); 'cpu' and 'cuda:N' compute there.\n"
 "n_jobs : int, optional\n"
 "    CPU threads (None or -1: all cores).\n"
 "progress : bool or callable, default False\n"

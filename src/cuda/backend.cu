@@ -329,6 +329,11 @@ int host_batch(const tsw_params *p, tsw_dtype dtype, int64_t dim, const tsw_coll
     DeviceGuard guard(ex->device_index);
     if (guard.rc)
         return guard.rc;
+    if (paired && p->measure == TSW_SOFT_DTW) { /* float32 batches: the wavefront kernel */
+        const int rw = tsw__cuda_soft_dtw_paired_wf(p, dtype, dim, x, y, out, ex, 0, nullptr);
+        if (rw != TSW_ENOTSUP)
+            return rw;
+    }
     const bool cd = y != nullptr;
     const bool twed = p->measure == TSW_TWED;
     const size_t es = tsw__dtype_size(dtype);
@@ -483,6 +488,11 @@ int device_batch(const tsw_params *p, tsw_dtype dtype, int64_t dim, const tsw_co
     }
     if (paired && x->count != y->count)
         return TSW_ESHAPE;
+    if (paired && p->measure == TSW_SOFT_DTW) { /* float32 batches: the wavefront kernel */
+        rc = tsw__cuda_soft_dtw_paired_wf(p, dtype, dim, x, y, out, &ex, 1, query);
+        if (rc != TSW_ENOTSUP)
+            return rc;
+    }
     if (cd) {
         size_t c;
         if (tsw__mul_size((size_t)x->count, (size_t)y->count, &c))

@@ -7,7 +7,9 @@
  *
  * float32 series of dim 1 or 2 up to 2,048 points in batches of at least two warps per SM run
  * on the register-blocked wavefront kernel of sdtw_wf.cuh (sg_grad: wf_eligible,
- * wf_rows_per_lane); everything else on the kernel below.
+ * wf_rows_per_lane); everything else on the kernel below. The same wavefront kernel's
+ * value-only variant serves the paired soft-DTW values of cuda/backend.cu
+ * (tsw__cuda_soft_dtw_paired_wf: sg_grad with val_only).
  *
  * Kernel mapping (sdtw_grad_kernel): one block per problem (pair), blockDim.x = NT threads
  * (a multiple of 32, at most 1024). The n rows of the problem are cut into stripes of NT
@@ -571,11 +573,12 @@ __global__ void __launch_bounds__(sg_max_threads(sizeof(T), COST, DK == 0),
 
 /* The wavefront kernel is float32 only (wf_eligible). */
 inline cudaError_t wf_dispatch(const SgArgs<float> &g, int64_t blocks, int64_t max_n, int rb,
-                               cudaStream_t stream)
+                               bool val, cudaStream_t stream)
 {
-    return wf_launch(g, blocks, max_n, rb, stream);
+    return wf_launch(g, blocks, max_n, rb, val, stream);
 }
-inline cudaError_t wf_dispatch(const SgArgs<double> &, int64_t, int64_t, int, cudaStream_t)
+inline cudaError_t wf_dispatch(const SgArgs<double> &, int64_t, int64_t, int, bool,
+                               cudaStream_t)
 {
     return cudaErrorNotSupported;
 }
@@ -702,6 +705,7 @@ struct SgJob {
     int64_t split; /* blocks per problem (0: one) */
     bool wf;       /* the wavefront kernel (sdtw_wf.cuh): R holds its probabilities */
     int wf_rb;     /* its rows per lane */
+    bool wf_val;   /* values only on its float32 variant (tsw__cuda_soft_dtw_paired_wf) */
     int *sync;     /* split: ticket, then forward and backward flags of 2 (blocks) + 2 ints */
     int64_t sync_ints;
 };
@@ -856,7 +860,7 @@ int sg_launch_chunks(Call &call, const SgJob &job, const SgKind *kinds, int nkin
             g.radius = job.params->window_radius;
             g.slope = job.params->itakura_max_slope;
             if (job.wf) {
-                TSW_CU(wf_dispatch(g, k1 - k0, kd.max_n, job.wf_rb, call.stream),
+                TSW_CU(wf_dispatch(g, k1 - k0, kd.max_n, job.wf_rb, job.wf_val, call.stream),
                        "soft-DTW gradient kernel launch");
                 continue;
             }
@@ -952,9 +956,11 @@ struct SgHost {
  * Device inputs are checked by kernels whose flag the compute kernels read first, so a
  * call synchronises once, at the end.
  */
+/* val_only: values without gradients on the wavefront kernel's float32 variant, or
+ * TSW_ENOTSUP before anything is done when that kernel does not cover the call. */
 int sg_grad(const tsw_params *params, tsw_dtype dtype, int64_t dim, const tsw_collection *x,
             const tsw_collection *y, void *values, void *grad_x, void *grad_y,
-            const tsw_exec *exec, int on_device, size_t *query)
+            const tsw_exec *exec, int on_device, size_t *query, bool val_only = false)
 {
     int rc;
     HostColl hx, hy;
@@ -983,10 +989,14 @@ int sg_grad(const tsw_params *params, tsw_dtype dtype, int64_t dim, const tsw_co
     const int rb =
         wf_eligible(dtype, dim, L, false) ? wf_rows_per_lane(count, L, exec->device_index) : 0;
     const bool wf = rb > 0;
+    if (val_only && (!wf || grad_x || grad_y || params->window == TSW_WINDOW_ITAKURA))
+        return TSW_ENOTSUP;
     for (int64_t k = 0; k < count; ++k) {
         const double n = (double)hx.len[k], m = (double)hy.len[k];
         double r = wf ? (double)wf_cells(hx.len[k], hy.len[k], rb) : (n + m - 1) * n;
-        if (norm && wf) {
+        if (val_only) {
+            r = 0; /* nothing stored */
+        } else if (norm && wf) {
             r = fmax(r, (double)wf_cells(hx.len[k], hx.len[k], rb));
             r = fmax(r, (double)wf_cells(hy.len[k], hy.len[k], rb));
         } else if (norm) {
@@ -1015,7 +1025,9 @@ int sg_grad(const tsw_params *params, tsw_dtype dtype, int64_t dim, const tsw_co
             pc.gy = plan.add(ybytes);
     }
     pc.flag = plan.add(sizeof(int));
-    const int64_t per_block = 4 * (L + 1) + 2 * L * dim;
+    /* the thread-per-row kernel's boundary rows and accumulators (the wavefront kernel keeps
+     * its hand-over in shared memory) */
+    const int64_t per_block = wf ? 0 : 4 * (L + 1) + 2 * L * dim;
     const int64_t K = wf ? 0 : sg_split(count, L, exec->device_index);
     int64_t r_cap, blocks_cap;
     if ((rc = sg_size(rsize, count, per_block * (K ? K : 1), sizeof(double), plan.total,
@@ -1114,6 +1126,7 @@ int sg_grad(const tsw_params *params, tsw_dtype dtype, int64_t dim, const tsw_co
     job.split = K;
     job.wf = wf;
     job.wf_rb = rb;
+    job.wf_val = val_only;
     job.sync = (int *)call.at(pc.sync);
     job.sync_ints = 2 + 2 * slots;
     if ((rc = sg_launch(call, job, kinds, nk, call.at(pc.R), call.at(pc.scratch), per_block,
@@ -1275,6 +1288,15 @@ int tsw__cuda_soft_dtw_grad(const tsw_params *params, tsw_dtype dtype, int64_t d
                             void *grad_x, void *grad_y, const tsw_exec *exec, int on_device)
 {
     return sg_grad(params, dtype, dim, x, y, values, grad_x, grad_y, exec, on_device, nullptr);
+}
+
+int tsw__cuda_soft_dtw_paired_wf(const tsw_params *params, tsw_dtype dtype, int64_t dim,
+                                 const tsw_collection *x, const tsw_collection *y,
+                                 void *values, const tsw_exec *exec, int on_device,
+                                 size_t *query)
+{
+    return sg_grad(params, dtype, dim, x, y, values, nullptr, nullptr, exec, on_device, query,
+                   true);
 }
 
 int tsw__cuda_soft_dtw_cost_grad(const tsw_params *params, tsw_dtype dtype, int64_t count,

@@ -5,7 +5,7 @@
  * its anonymous namespace: SgArgs, SgBand); sg_grad picks it for the calls it covers.
  *
  * Mapping: one block per problem (pair), W warps; lane L of the block (0 .. 32 W - 1) owns
- * the RB rows i = r0 + r, r0 = L RB (RB = 2, 4 or 8: wf_rows_per_lane), and at step s
+ * the RB rows i = r0 + r, r0 = L RB (RB = 1, 2, 4 or 8: wf_rows_per_lane), and at step s
  * works on cell (i, s - i) of each: its rows' cells of one step lie on one anti-diagonal,
  * so they are independent (RB chains for the scheduler to interleave, where the thread-per-row kernel has one and a
  * barrier per anti-diagonal). A cell's up neighbour is the row above's cell of the step
@@ -84,6 +84,36 @@ __device__ __forceinline__ void wf_cell(double d, double u, double l, double c, 
 #undef WF_MUL
 }
 
+/*
+ * One forward cell of the value-only variant (VAL, soft-DTW values without gradients): R in
+ * float32 as the many-pairs engine keeps it for float32 (batch_engine.cuh), the sorted
+ * softmin of recurrence.h (TSW_SOFTMIN3_SORTED: two exponentials, the smallest term's
+ * exp(0) = 1 being exact), in base 2. No probabilities are kept.
+ */
+__device__ __forceinline__ float wf_cell_val(float d, float u, float l, float c, float k2,
+                                             float gl)
+{
+    const float pre = TSW_MIN(d, u), hi = TSW_MAX(d, u);
+    const float lo = TSW_MIN(pre, l), mid = TSW_MAX(pre, l);
+#define WF_SUB(a, b) __fsub_rn((a), (b))
+#define WF_ADD(a, b) __fadd_rn((a), (b))
+#define WF_MUL(a, b) __fmul_rn((a), (b))
+    const float sm = TSW_SOFTMIN3_SORTED(lo, mid, hi, gl, k2, 1.f, WF_ADD, WF_SUB, WF_MUL,
+                                         wf_ex2, wf_lg2);
+    return lo == TSW_INF_F32 ? TSW_INF_F32 : WF_ADD(c, sm);
+#undef WF_SUB
+#undef WF_ADD
+#undef WF_MUL
+}
+
+/* The type of R: double for the gradients, float for values only (VAL). */
+template <bool VAL> struct WfReal {
+    using T = double;
+};
+template <> struct WfReal<true> {
+    using T = float;
+};
+
 /* Dynamic shared memory: the hand-over between warps, forward [2][W][1 + DK] doubles and
  * backward [2][W][3 + 2 DK] floats, then b ([ymax][dim] floats). */
 __host__ __device__ inline size_t wf_smem_bytes(int warps, int64_t ymax, int64_t dim)
@@ -100,9 +130,10 @@ __host__ __device__ inline int64_t wf_cells(int64_t n, int64_t m, int rb)
     return (lp * rb + m - 1) * rb * lp;
 }
 
-template <int DK, bool BAND, int RB>
+template <int DK, bool BAND, int RB, bool VAL>
 __global__ void __launch_bounds__(32 * kWfMaxWarps, 1) sdtw_wf_kernel(SgArgs<float> g)
 {
+    using RT = typename WfReal<VAL>::T;
     extern __shared__ __align__(16) unsigned char wf_smem[];
     /* device inputs found non-finite by the check kernels: write nothing */
     if (g.flag && *(volatile const int *)g.flag)
@@ -114,7 +145,7 @@ __global__ void __launch_bounds__(32 * kWfMaxWarps, 1) sdtw_wf_kernel(SgArgs<flo
     const int Lp = (n + RB - 1) / RB; /* lanes that own rows (<= 32 NW: host) */
     const int S = Lp * RB + m - 1;    /* steps: cell (i, j) at step i + j */
     const int L = tid, r0 = L * RB;
-    const double INF = TSW_INF_F64;
+    const RT INF = (RT)TSW_INF_F64;
     const SgBand bd(g.window, g.radius, n, m);
 
     double *hf = (double *)wf_smem;                   /* [2][NW][1 + DK] */
@@ -129,7 +160,7 @@ __global__ void __launch_bounds__(32 * kWfMaxWarps, 1) sdtw_wf_kernel(SgArgs<flo
     for (int k = tid; k < 2 * NW * (3 + 2 * DK); k += blockDim.x)
         hb[k] = 0.f;
     float xf[RB][DK];
-    double xd[RB][DK];
+    RT xd[RB][DK];
     {
         const float *A = g.a + g.aoff[p] * DK;
 #pragma unroll
@@ -137,27 +168,28 @@ __global__ void __launch_bounds__(32 * kWfMaxWarps, 1) sdtw_wf_kernel(SgArgs<flo
 #pragma unroll
             for (int k = 0; k < DK; ++k) {
                 xf[r][k] = r0 + r < n ? A[(int64_t)(r0 + r) * DK + k] : 0.f;
-                xd[r][k] = (double)xf[r][k];
+                xd[r][k] = (RT)xf[r][k];
             }
     }
     __syncthreads();
     float2 *P = (float2 *)g.R + g.roff[p];
     const double k2 = g.inv_gamma * 1.4426950408889634, gl = g.gamma * 0.6931471805599453;
+    const float k2f = (float)k2, glf = (float)gl; /* VAL */
 #define WF_AT(s, r) (((int64_t)(s) * RB + (r)) * Lp + L)
 
     /* ---- forward: row r of the lane at step s is cell (r0 + r, s - r0 - r) ---- */
-    double prev[RB];   /* R(i, j - 1): the row's cell of the step before */
-    double dg[RB];     /* R(i - 1, j - 1): the up neighbour of the step before */
-    double yv[RB][DK]; /* y_j of the row's cell, passed down the rows step by step */
+    RT prev[RB];   /* R(i, j - 1): the row's cell of the step before */
+    RT dg[RB];     /* R(i - 1, j - 1): the up neighbour of the step before */
+    RT yv[RB][DK]; /* y_j of the row's cell, passed down the rows step by step */
 #pragma unroll
     for (int r = 0; r < RB; ++r) {
         prev[r] = INF;
-        dg[r] = (L == 0 && r == 0) ? 0.0 : INF; /* R(-1, -1) = 0 */
+        dg[r] = (L == 0 && r == 0) ? (RT)0 : INF; /* R(-1, -1) = 0 */
 #pragma unroll
         for (int k = 0; k < DK; ++k)
             yv[r][k] = 0;
     }
-    double value = 0;
+    RT value = 0;
     bool has_value = false;
     /* the steps where this warp has cells: its rows' j = s - i in [0, m) */
     const int wl = (warp + 1) * 32 < Lp ? (warp + 1) * 32 : Lp; /* its owner lanes' end */
@@ -165,8 +197,8 @@ __global__ void __launch_bounds__(32 * kWfMaxWarps, 1) sdtw_wf_kernel(SgArgs<flo
     for (int s = 0; s < S; ++s) {
         if (s >= wa0 && s <= wa1) { /* warp-uniform: a warp off the wavefront only syncs */
             /* lane L - 1's last row, as it was after the step before */
-            double uR = __shfl_up_sync(FULL, prev[RB - 1], 1);
-            double uY[DK];
+            RT uR = __shfl_up_sync(FULL, prev[RB - 1], 1);
+            RT uY[DK];
 #pragma unroll
             for (int k = 0; k < DK; ++k)
                 uY[k] = __shfl_up_sync(FULL, yv[RB - 1][k], 1);
@@ -175,30 +207,33 @@ __global__ void __launch_bounds__(32 * kWfMaxWarps, 1) sdtw_wf_kernel(SgArgs<flo
                     uR = INF; /* R(-1, j) */
 #pragma unroll
                     for (int k = 0; k < DK; ++k)
-                        uY[k] = s < m ? (double)ys[s * DK + k] : 0.0;
+                        uY[k] = s < m ? (RT)ys[s * DK + k] : (RT)0;
                 } else {
                     const double *h = hf + (((s & 1) ^ 1) * NW + warp - 1) * (1 + DK);
-                    uR = h[0];
+                    uR = (RT)h[0];
 #pragma unroll
                     for (int k = 0; k < DK; ++k)
-                        uY[k] = h[1 + k];
+                        uY[k] = (RT)h[1 + k];
                 }
             }
-            double nR[RB];
+            RT nR[RB];
             float2 np[RB];
 #pragma unroll
             for (int r = 0; r < RB; ++r) {
                 const int i = r0 + r, j = s - i;
-                const double up = r > 0 ? prev[r - 1] : uR;
-                double cost = 0; /* cost.h's squared Euclidean cost, widened to double */
+                const RT up = r > 0 ? prev[r - 1] : uR;
+                RT cost = 0; /* cost.h's squared Euclidean cost (gradients: in double) */
 #pragma unroll
                 for (int k = 0; k < DK; ++k) {
-                    const double df = xd[r][k] - (r > 0 ? yv[r - 1][k] : uY[k]);
+                    const RT df = xd[r][k] - (r > 0 ? yv[r - 1][k] : uY[k]);
                     cost += df * df;
                 }
-                double rr;
-                float pd, pu;
-                wf_cell(dg[r], up, prev[r], cost, k2, gl, rr, pd, pu);
+                RT rr;
+                float pd = 0.f, pu = 0.f;
+                if constexpr (VAL)
+                    rr = wf_cell_val(dg[r], up, prev[r], cost, k2f, glf);
+                else
+                    wf_cell(dg[r], up, prev[r], cost, k2, gl, rr, pd, pu);
                 if (j < 0 || (BAND && !bd.admits(i, j))) {
                     rr = INF;
                     pd = pu = 0.f;
@@ -209,7 +244,7 @@ __global__ void __launch_bounds__(32 * kWfMaxWarps, 1) sdtw_wf_kernel(SgArgs<flo
 #pragma unroll
             for (int r = 0; r < RB; ++r) {
                 const int i = r0 + r, j = s - i;
-                if (j >= 0 && j < m && i < n)
+                if (!VAL && j >= 0 && j < m && i < n)
                     P[WF_AT(s, r)] = np[r];
             }
             if (s == n + m - 2) { /* the last cell's step */
@@ -234,10 +269,10 @@ __global__ void __launch_bounds__(32 * kWfMaxWarps, 1) sdtw_wf_kernel(SgArgs<flo
              * outside [0, m), and so is the next warp's first row's) */
             if (lane == 31 && warp + 1 < NW) {
                 double *h = hf + ((s & 1) * NW + warp) * (1 + DK);
-                h[0] = prev[RB - 1];
+                h[0] = (double)prev[RB - 1];
 #pragma unroll
                 for (int k = 0; k < DK; ++k)
-                    h[1 + k] = yv[RB - 1][k];
+                    h[1 + k] = (double)yv[RB - 1][k];
             }
             __syncthreads();
         }
@@ -247,7 +282,7 @@ __global__ void __launch_bounds__(32 * kWfMaxWarps, 1) sdtw_wf_kernel(SgArgs<flo
         g.values[p] = g.accumulate ? g.values[p] + v : v;
     }
     const bool gx_on = g.ga != nullptr, gy_on = g.gb != nullptr;
-    if (!g.want_grad || (!gx_on && !gy_on))
+    if (!g.want_grad || (!gx_on && !gy_on)) /* always so for VAL (sg_grad, val_only) */
         return;
 
     /* ---- backward: the steps in reverse; row r at step s is cell (i, j) = (r0 + r, s - i),
@@ -425,15 +460,15 @@ inline bool wf_eligible(tsw_dtype dtype, int64_t dim, int64_t max_len, bool cost
  * kernel is latency-bound: more warps hide more of it than more rows per lane; measured on
  * the H100, bench/RESULTS.md), and only when the batch gives at least two warps per SM: a
  * small batch of long pairs runs faster on the thread-per-row kernel, whose split mode
- * spreads one pair over several SMs. Developer knob TSWARP_SDTW_WF_RB=2|4|8 forces a choice
+ * spreads one pair over several SMs. Developer knob TSWARP_SDTW_WF_RB=1|2|4|8 forces a choice
  * the rows allow.
  */
 inline int wf_rows_per_lane(int64_t count, int64_t max_len, int device)
 {
     int rb = max_len <= 64 * kWfMaxWarps ? 2 : max_len <= 128 * kWfMaxWarps ? 4 : 8;
     const char *env = getenv("TSWARP_SDTW_WF_RB");
-    if (env && (env[0] == '2' || env[0] == '4' || env[0] == '8') && env[1] == 0 &&
-        max_len <= (int64_t)32 * kWfMaxWarps * (env[0] - '0'))
+    if (env && (env[0] == '1' || env[0] == '2' || env[0] == '4' || env[0] == '8') &&
+        env[1] == 0 && max_len <= (int64_t)32 * kWfMaxWarps * (env[0] - '0'))
         return env[0] - '0';
     int sms = 0;
     if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) {
@@ -444,11 +479,11 @@ inline int wf_rows_per_lane(int64_t count, int64_t max_len, int device)
     return warps >= 2 * (int64_t)sms ? rb : 0;
 }
 
-template <int DK, bool BAND, int RB>
+template <int DK, bool BAND, int RB, bool VAL>
 cudaError_t wf_launch_one(const SgArgs<float> &g, int64_t blocks, int warps, size_t smem,
                           cudaStream_t stream)
 {
-    auto *k = sdtw_wf_kernel<DK, BAND, RB>;
+    auto *k = sdtw_wf_kernel<DK, BAND, RB, VAL>;
     if (smem > 48 * 1024) {
         cudaError_t e = cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                              (int)smem);
@@ -459,29 +494,41 @@ cudaError_t wf_launch_one(const SgArgs<float> &g, int64_t blocks, int warps, siz
     return cudaGetLastError();
 }
 
-template <int RB>
+template <int RB, bool VAL>
 cudaError_t wf_launch_rb(const SgArgs<float> &g, int64_t blocks, int warps, size_t smem,
                          bool band, cudaStream_t stream)
 {
     if (g.dim == 1)
-        return band ? wf_launch_one<1, true, RB>(g, blocks, warps, smem, stream)
-                    : wf_launch_one<1, false, RB>(g, blocks, warps, smem, stream);
-    return band ? wf_launch_one<2, true, RB>(g, blocks, warps, smem, stream)
-                : wf_launch_one<2, false, RB>(g, blocks, warps, smem, stream);
+        return band ? wf_launch_one<1, true, RB, VAL>(g, blocks, warps, smem, stream)
+                    : wf_launch_one<1, false, RB, VAL>(g, blocks, warps, smem, stream);
+    return band ? wf_launch_one<2, true, RB, VAL>(g, blocks, warps, smem, stream)
+                : wf_launch_one<2, false, RB, VAL>(g, blocks, warps, smem, stream);
 }
 
 /* Launches the problems [first, first + blocks) of one kind; max_n = its longest a, rb the
- * rows per lane its storage was sized for (wf_cells). */
+ * rows per lane its storage was sized for (wf_cells); val: values only, R in float32 and
+ * nothing stored (wf_cell_val). */
 inline cudaError_t wf_launch(const SgArgs<float> &g, int64_t blocks, int64_t max_n, int rb,
-                             cudaStream_t stream)
+                             bool val, cudaStream_t stream)
 {
     const int warps = (int)(((max_n + rb - 1) / rb + 31) / 32);
     const size_t smem = wf_smem_bytes(warps, g.ymax, g.dim);
     const bool band = g.window == TSW_WINDOW_SAKOE_CHIBA ||
                       g.window == TSW_WINDOW_SAKOE_CHIBA_FRACTION;
+    if (val) {
+        if (rb == 1)
+            return wf_launch_rb<1, true>(g, blocks, warps, smem, band, stream);
+        if (rb == 2)
+            return wf_launch_rb<2, true>(g, blocks, warps, smem, band, stream);
+        if (rb == 4)
+            return wf_launch_rb<4, true>(g, blocks, warps, smem, band, stream);
+        return wf_launch_rb<8, true>(g, blocks, warps, smem, band, stream);
+    }
+    if (rb == 1)
+        return wf_launch_rb<1, false>(g, blocks, warps, smem, band, stream);
     if (rb == 2)
-        return wf_launch_rb<2>(g, blocks, warps, smem, band, stream);
+        return wf_launch_rb<2, false>(g, blocks, warps, smem, band, stream);
     if (rb == 4)
-        return wf_launch_rb<4>(g, blocks, warps, smem, band, stream);
-    return wf_launch_rb<8>(g, blocks, warps, smem, band, stream);
+        return wf_launch_rb<4, false>(g, blocks, warps, smem, band, stream);
+    return wf_launch_rb<8, false>(g, blocks, warps, smem, band, stream);
 }

@@ -9,7 +9,8 @@
  * its developer knob TSWARP_SDTW_WF_RB) and in batches large enough for it to be chosen, gamma
  * from 1e-3 to 1e2, no
  * window or a Sakoe-Chiba band (radius and fraction), the divergence, ragged collections
- * with gaps; the cost-matrix variant; the *_device twins (equal to the host-memory GPU
+ * with gaps; the cost-matrix variant; paired soft-DTW values (tsw_paired: the wavefront
+ * kernel's value-only variant against the CPU and the many-pairs engine); the *_device twins (equal to the host-memory GPU
  * results bit for bit); NaN found on the device with the outputs untouched.
  *
  * Agreement with the CPU: values within tol * max(1, |cpu|), gradients within
@@ -295,6 +296,126 @@ done:
     free_batch(&y);
 }
 
+/*
+ * Soft-DTW values of paired batches (tsw_paired): float32 batches of dim 1 or 2 run on the
+ * wavefront kernel's value-only variant (R in float32, sdtw_wf.cuh, VAL) when it is chosen
+ * or forced; the others on the many-pairs engine. Against the CPU to tol_of; the device
+ * twin and a caller-owned workspace give the same bits; the many-pairs engine
+ * (TSWARP_SDTW_WF=0) agrees to the same tolerance.
+ */
+static void paired_case(tsw_t_rng *r, int big)
+{
+    const tsw_dtype dt = tsw_t_int(r, 0, 4) ? TSW_F32 : TSW_F64;
+    const int64_t dim = tsw_t_int(r, 0, 5) ? tsw_t_int(r, 1, 2) : 3;
+    const int64_t count = big ? (int64_t)tsw_t_int(r, 280, 500) : (int64_t)tsw_t_int(r, 1, 12);
+    const int64_t hi = big ? 64 : (tsw_t_int(r, 0, 3) ? 60 : tsw_t_int(r, 0, 1) ? 600 : 2048);
+    const int equal = tsw_t_int(r, 0, 2) == 0;
+    static const char *const rbs[4] = {NULL, "2", "4", "8"};
+    const char *rb = big ? NULL : rbs[tsw_t_int(r, 0, 3)];
+    if (rb)
+        setenv("TSWARP_SDTW_WF_RB", rb, 1);
+    else
+        unsetenv("TSWARP_SDTW_WF_RB");
+    int64_t lx[512], ly[512];
+    for (int64_t k = 0; k < count; ++k) {
+        lx[k] = (int64_t)tsw_t_int(r, 1, (int)hi);
+        ly[k] = equal ? lx[k] : (int64_t)tsw_t_int(r, 1, (int)hi);
+    }
+    batch x = make_batch(r, count, dim, lx, tsw_t_int(r, 0, 1));
+    batch y = make_batch(r, count, dim, ly, tsw_t_int(r, 0, 1));
+    tsw_params p;
+    tsw_params_default(&p, TSW_SOFT_DTW);
+    static const double gammas[5] = {1e-3, 0.01, 0.1, 1, 10};
+    p.gamma = gammas[tsw_t_int(r, 0, 4)];
+    g_gamma = p.gamma;
+    p.normalize = tsw_t_int(r, 0, 2) == 0;
+    const int w = tsw_t_int(r, 0, 3);
+    if (w == 1) {
+        p.window = TSW_WINDOW_SAKOE_CHIBA;
+        p.window_radius = tsw_t_int(r, 0, 20);
+    } else if (w == 2) {
+        p.window = TSW_WINDOW_SAKOE_CHIBA_FRACTION;
+        p.window_radius = tsw_t_uniform(r, 0, 1);
+    } else if (w == 3 && tsw_t_int(r, 0, 1)) {
+        p.window = TSW_WINDOW_ITAKURA; /* the many-pairs engine */
+    }
+    char ctx[200];
+    snprintf(ctx, sizeof ctx,
+             "paired %s dim %" PRId64 " count %" PRId64 " gamma %g norm %d window %d/%g "
+             "rows/lane %s",
+             dt == TSW_F32 ? "f32" : "f64", dim, count, p.gamma, p.normalize, (int)p.window,
+             p.window_radius, rb ? rb : "auto");
+    void *xv = as_dtype(x.v, x.rows * dim, dt), *yv = as_dtype(y.v, y.rows * dim, dt);
+    tsw_collection cx = view(&x, xv), cy = view(&y, yv);
+    const size_t es = esz(dt);
+    void *v_cpu = malloc(es * count), *v_gpu = malloc(es * count), *v_eng = malloc(es * count);
+    tsw_exec ec, eg;
+    tsw_exec_default(&ec);
+    ec.device = TSW_DEVICE_CPU;
+    tsw_exec_default(&eg);
+    eg.device = TSW_DEVICE_CUDA;
+    int rc_cpu = tsw_paired(&p, dt, dim, &cx, &cy, v_cpu, &ec);
+    int rc_gpu = tsw_paired(&p, dt, dim, &cx, &cy, v_gpu, &eg);
+    setenv("TSWARP_SDTW_WF", "0", 1);
+    int rc_eng = tsw_paired(&p, dt, dim, &cx, &cy, v_eng, &eg);
+    unsetenv("TSWARP_SDTW_WF");
+    if (!CHECK_RC(rc_cpu, TSW_OK) || !CHECK_RC(rc_gpu, TSW_OK) || !CHECK_RC(rc_eng, TSW_OK)) {
+        TSW_T_NOTE("  %s: %s\n", ctx, tsw_last_error_detail());
+        goto done;
+    }
+    for (int64_t k = 0; k < count; ++k) {
+        const double e = get(v_cpu, dt, k);
+        const double g = get(v_gpu, dt, k), ge = get(v_eng, dt, k);
+        /* +inf: no admissible path (an Itakura window and lengths far apart) */
+        const double err = g == e ? 0 : fabs(g - e) / fmax(1, fabs(e));
+        const double err_e = ge == e ? 0 : fabs(ge - e) / fmax(1, fabs(e));
+        record(dt, 0, isnan(err) ? INFINITY : err);
+        if (!CHECK(err <= tol_of(dt)) || !CHECK(err_e <= tol_of(dt)))
+            TSW_T_NOTE("  %s: value %" PRId64 " (%" PRId64 " x %" PRId64 "): gpu %.12g "
+                       "engine %.12g cpu %.12g\n",
+                       ctx, k, x.len[k], y.len[k], g, ge, e);
+    }
+    {
+        /* the device twin, with and without a caller-owned workspace: the same bits */
+        void *dx = dev_copy(xv, es * x.rows * dim), *dy = dev_copy(yv, es * y.rows * dim);
+        void *dvals = dev_copy(NULL, es * count);
+        tsw_collection ddx = view(&x, dx), ddy = view(&y, dy);
+        size_t wbytes = 0;
+        if (CHECK_RC(tsw_paired_device(&p, dt, dim, &ddx, &ddy, dvals, &eg), TSW_OK)) {
+            void *hv = host_copy(dvals, es * count);
+            if (!CHECK(memcmp(hv, v_gpu, es * count) == 0))
+                TSW_T_NOTE("  %s: device twin differs\n", ctx);
+            free(hv);
+        }
+        if (CHECK_RC(tsw_paired_workspace_size(&p, dt, dim, &ddx, &ddy, &eg, &wbytes),
+                     TSW_OK)) {
+            void *ws = dev_copy(NULL, wbytes ? wbytes : 1);
+            tsw_exec ew = eg;
+            ew.cuda_workspace = ws;
+            ew.cuda_workspace_bytes = wbytes;
+            CHECK(cudaMemset(dvals, 0, es * count) == cudaSuccess);
+            if (CHECK_RC(tsw_paired_device(&p, dt, dim, &ddx, &ddy, dvals, &ew), TSW_OK)) {
+                void *hv = host_copy(dvals, es * count);
+                if (!CHECK(memcmp(hv, v_gpu, es * count) == 0))
+                    TSW_T_NOTE("  %s: workspace call differs\n", ctx);
+                free(hv);
+            }
+            cudaFree(ws);
+        }
+        cudaFree(dx);
+        cudaFree(dy);
+        cudaFree(dvals);
+    }
+done:
+    free(xv);
+    free(yv);
+    free(v_cpu);
+    free(v_gpu);
+    free(v_eng);
+    free_batch(&x);
+    free_batch(&y);
+}
+
 /* Cost matrices: padded (count, n, m) with per-pair lengths; against the CPU. */
 static void cost_case(tsw_t_rng *r)
 {
@@ -506,6 +627,10 @@ int main(void)
         random_case(&r, 1);
     for (int i = 0; i < (g_quick ? 3 : 12); ++i)
         random_case(&r, 2);
+    for (int i = 0; i < (g_quick ? 20 : 150); ++i)
+        paired_case(&r, 0);
+    for (int i = 0; i < (g_quick ? 3 : 12); ++i)
+        paired_case(&r, 1);
     unsetenv("TSWARP_SDTW_WF_RB");
     for (int i = 0; i < (g_quick ? 10 : 60); ++i)
         cost_case(&r);

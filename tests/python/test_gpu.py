@@ -1171,8 +1171,8 @@ def test_alignment_of_gpu_arrays_equals_host(rng, xp, dtype):
             got = _all_alignments(a, b, xp.put, **kw)
             _check_alignments(got, exp, xp.get, lambda x: xp.owns(x) and xp.device(x) == 0,
                               f"{what} {kw}")
-    # non-contiguous inputs (a transposed view), and Itakura ('auto': computed on the CPU;
-    # lengths within a factor 2, so a slope of 3 admits a path)
+    # non-contiguous inputs (a transposed view), and Itakura (computed on the GPU; lengths
+    # within a factor 2, so a slope of 3 admits a path)
     a, b = _align_case(rng, dtype)
     a2, b2 = np.atleast_2d(a.T).T, np.atleast_2d(b.T).T
     gt = xp.permute(xp.put(np.ascontiguousarray(a2.T)), (1, 0))
@@ -1185,8 +1185,9 @@ def test_alignment_of_gpu_arrays_equals_host(rng, xp, dtype):
     assert xp.owns(gp)
     np.testing.assert_array_equal(xp.get(gp), ep)
     assert gc_ == ec
-    with pytest.raises(NotImplementedError):
-        tswarp.dtw_path(xp.put(a2), xp.put(b2), itakura_max_slope=3.0, device="cuda")
+    gp, gc_ = tswarp.dtw_path(xp.put(a2), xp.put(b2), itakura_max_slope=3.0, device="cuda")
+    np.testing.assert_array_equal(xp.get(gp), ep)
+    assert gc_ == ec
     with pytest.raises(ValueError, match=r"^dtw_path\(\): a is in host memory"):
         tswarp.dtw_path(a2, xp.put(b2))
 
