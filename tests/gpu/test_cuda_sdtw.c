@@ -5,7 +5,7 @@
  * Fresh random inputs on every run (seed printed; TSWARP_TEST_SEED=<seed> replays): batches
  * of pairs with equal and unequal lengths (1 to 3,000 points: small batches of pairs longer
  * than 256 points run on several blocks per pair, one stripe of rows each), dims 1, 2, 3 and 7,
- * float32 and float64, the float32 wavefront kernel with 2, 4 and 8 rows per lane (forced by
+ * float32 and float64, the float32 wavefront kernel with 1, 2, 4 and 8 rows per lane (forced by
  * its developer knob TSWARP_SDTW_WF_RB) and in batches large enough for it to be chosen, gamma
  * from 1e-3 to 1e2, no
  * window or a Sakoe-Chiba band (radius and fraction), the divergence, ragged collections
@@ -182,8 +182,8 @@ static void random_case(tsw_t_rng *r, int big)
                        : big    ? (g_quick ? 1500 : 3000)
                                 : (tsw_t_int(r, 0, 3) ? 40 : 300);
     const int equal = tsw_t_int(r, 0, 2) == 0;
-    static const char *const rbs[4] = {NULL, "2", "4", "8"};
-    const char *rb = big ? NULL : rbs[tsw_t_int(r, 0, 3)];
+    static const char *const rbs[5] = {NULL, "1", "2", "4", "8"};
+    const char *rb = big ? NULL : rbs[tsw_t_int(r, 0, 4)];
     if (rb)
         setenv("TSWARP_SDTW_WF_RB", rb, 1);
     else
@@ -310,8 +310,8 @@ static void paired_case(tsw_t_rng *r, int big)
     const int64_t count = big ? (int64_t)tsw_t_int(r, 280, 500) : (int64_t)tsw_t_int(r, 1, 12);
     const int64_t hi = big ? 64 : (tsw_t_int(r, 0, 3) ? 60 : tsw_t_int(r, 0, 1) ? 600 : 2048);
     const int equal = tsw_t_int(r, 0, 2) == 0;
-    static const char *const rbs[4] = {NULL, "2", "4", "8"};
-    const char *rb = big ? NULL : rbs[tsw_t_int(r, 0, 3)];
+    static const char *const rbs[5] = {NULL, "1", "2", "4", "8"};
+    const char *rb = big ? NULL : rbs[tsw_t_int(r, 0, 4)];
     if (rb)
         setenv("TSWARP_SDTW_WF_RB", rb, 1);
     else
