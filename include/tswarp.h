@@ -194,6 +194,14 @@ typedef struct tsw_exec {
                                     temporaries (see tsw_*_workspace_size); NULL = the
                                     library allocates and frees its own */
     size_t cuda_workspace_bytes; /* its size; too small gives TSW_EINVAL */
+    int cuda_async; /* *_device calls only (0 or 1). 0 (default): return when the outputs
+                       hold the results. 1: check the inputs first (one wait for the
+                       stream), queue the work on cuda_stream and return: the outputs hold
+                       the results when the stream reaches that point, as CuPy and PyTorch
+                       operations do (the Python package sets it for GPU arrays). A
+                       caller-owned workspace must then not be used by another stream
+                       before that point. A progress callback makes the call wait at each
+                       report. */
 } tsw_exec;
 
 TSW_EXPORT void tsw_exec_default(tsw_exec *exec);
@@ -263,7 +271,7 @@ TSW_EXPORT int64_t tsw_pdist_size(int64_t n, tsw_pdist_layout layout);
  * of a collection stay host arrays. The work runs on exec->cuda_stream (NULL: the legacy
  * default stream); the call checks the inputs on the device first (TSW_ENONFINITE,
  * TSW_ETIMES: nothing is written), waits for the stream and returns when out holds the
- * results. exec->device is ignored
+ * results (with exec->cuda_async = 1: once the work is queued). exec->device is ignored
  * (these always run on the GPU). Without a CUDA backend or device: TSW_ENODEV.
  * ------------------------------------------------------------------------------------- */
 

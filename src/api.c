@@ -319,6 +319,8 @@ int tsw__check_exec(const tsw_exec *e)
         return TSW_EINVAL;
     if (e->impl != TSW_IMPL_AUTO && e->impl != TSW_IMPL_REFERENCE && e->impl != TSW_IMPL_SCALAR)
         return TSW_EINVAL;
+    if (e->cuda_async != 0 && e->cuda_async != 1)
+        return TSW_EINVAL;
 #ifndef TSWARP_WITH_CUDA
     if (e->device == TSW_DEVICE_CUDA)
         return TSW_ENODEV;

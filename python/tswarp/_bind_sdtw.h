@@ -47,6 +47,7 @@ static void sdtw_raw_exec(int on_device, unsigned long long stream, int device_i
     ex->device = on_device ? TSW_DEVICE_CUDA : TSW_DEVICE_CPU;
     ex->device_index = device_index;
     ex->cuda_stream = (void *)(uintptr_t)stream;
+    ex->cuda_async = on_device != 0; /* stream-ordered, as PyTorch's own operations */
 }
 
 static PyObject *py_soft_dtw_grad_raw(PyObject *self, PyObject *args)

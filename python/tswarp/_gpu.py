@@ -23,7 +23,10 @@ array-library work with the inputs' own library; the extension then calls the C 
   the host. torch tensors that require grad are detached (no autograd through tswarp).
 - Stream: the work runs on the library's current stream of that GPU
   (``torch.cuda.current_stream(dev)``, ``cupy.cuda.get_current_stream()``), so it is ordered
-  after the work that produced the inputs; the call returns once the results are written.
+  after the work that produced the inputs. The call checks the inputs (one wait for that
+  stream), queues the work and returns (exec.cuda_async): like the library's own
+  operations, the results are there for whatever the stream runs next (and for reads that
+  synchronise, such as ``.get()`` or ``.cpu()``).
   A foreign ``__cuda_array_interface__`` array is taken in through its library's own
   consumer (``cupy.asarray`` / ``torch.as_tensor``), which honours its ``stream`` key.
 - Alignment paths (dtw_path, subsequence_dtw, segmental_dtw; tswarp/_align.py calls

@@ -834,6 +834,7 @@ static PyObject *pair_compute_gpu(const char *fname, PyObject **slot, const tsw_
         goto done;
     ex->device_index = g.device;
     ex->cuda_stream = (void *)(uintptr_t)g.stream;
+    ex->cuda_async = 1; /* stream-ordered, as the array library's own operations */
     size_t bytes = 0;
     int rc = tsw_distance_workspace_size(prm, (tsw_dtype)g.dtype, g.dim, &sa, &sb, ex, &bytes);
     if (gpu_workspace(&g, rc, bytes, ex, &ws) < 0)
@@ -1358,6 +1359,7 @@ static PyObject *batch_compute_gpu(const char *fname, PyObject **slot, const tsw
         goto done;
     ex->device_index = g.device;
     ex->cuda_stream = (void *)(uintptr_t)g.stream;
+    ex->cuda_async = 1; /* stream-ordered, as the array library's own operations */
     tsw_dtype dt = (tsw_dtype)g.dtype;
     tsw_pdist_layout layout = condensed ? TSW_PDIST_CONDENSED : TSW_PDIST_FULL;
     size_t bytes = 0;

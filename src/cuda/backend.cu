@@ -552,7 +552,7 @@ int device_batch(const tsw_params *p, tsw_dtype dtype, int64_t dim, const tsw_co
         rc = compute_pdist(call, proto, layout, out, scratch, bp.scratch_bytes, pp, cx, cx);
     if (rc)
         return rc;
-    if ((rc = call.sync()))
+    if ((rc = call.finish()))
         return rc;
     if (ex.progress && ex.progress(ex.progress_user, prog.total, prog.total))
         return TSW_ECANCELED;
@@ -737,11 +737,11 @@ int device_pair(const tsw_params *p, tsw_dtype dtype, int64_t dim, const tsw_ser
         float f = (float)v;
         TSW_CU(cudaMemcpyAsync(out, &f, sizeof(f), cudaMemcpyHostToDevice, call.stream),
                "cudaMemcpyAsync (out)");
-        return call.sync();
+        return call.finish(); /* (a copy from pageable memory is staged before it returns) */
     }
     TSW_CU(cudaMemcpyAsync(out, &v, sizeof(v), cudaMemcpyHostToDevice, call.stream),
            "cudaMemcpyAsync (out)");
-    return call.sync();
+    return call.finish();
 }
 
 } // namespace

@@ -143,10 +143,12 @@ struct Call {
     bool own_stream = false;
     char *block = nullptr;
     bool own_block = false;
+    bool async = false; /* a *_device call with exec->cuda_async: no wait at the end */
 
     int init(const tsw_exec *ex, bool device_api)
     {
         device = ex->device_index;
+        async = device_api && ex->cuda_async;
         if (ex->cuda_stream || device_api) {
             stream = (cudaStream_t)ex->cuda_stream;
         } else {
@@ -201,9 +203,16 @@ struct Call {
         return TSW_OK;
     }
 
+    /* The end of a *_device call: wait for the results unless the call is asynchronous. */
+    int finish() { return async ? TSW_OK : sync(); }
+
     ~Call()
     {
-        if (stream || block) {
+        /* asynchronous: the block is freed in stream order, after the queued work */
+        if (async) {
+            if (own_block)
+                (void)cudaFreeAsync(block, stream);
+        } else if (stream || block) {
             (void)cudaStreamSynchronize(stream);
             if (own_block)
                 (void)cudaFreeAsync(block, stream);

@@ -1099,6 +1099,9 @@ int sg_grad(const tsw_params *params, tsw_dtype dtype, int64_t dim, const tsw_co
                 dflag);
         }
         TSW_CU(cudaGetLastError(), "check kernel launch");
+        /* asynchronous calls: the check's answer now (one wait), nothing to read at the end */
+        if (call.async && (rc = sg_read_flag(call, dflag)))
+            return rc;
     }
 
     SgKind kinds[3];
@@ -1122,7 +1125,7 @@ int sg_grad(const tsw_params *params, tsw_dtype dtype, int64_t dim, const tsw_co
     job.max_len = L;
     job.values = vals;
     job.want_grad = grad_x || grad_y;
-    job.flag = on_device ? dflag : nullptr;
+    job.flag = on_device && !call.async ? dflag : nullptr;
     job.split = K;
     job.wf = wf;
     job.wf_rb = rb;
@@ -1139,7 +1142,7 @@ int sg_grad(const tsw_params *params, tsw_dtype dtype, int64_t dim, const tsw_co
             return rc;
         if ((rc = call.sync()))
             return rc;
-    } else if ((rc = sg_read_flag(call, dflag))) {
+    } else if (!call.async && (rc = sg_read_flag(call, dflag))) {
         return rc;
     }
     if (ex.progress && ex.progress(ex.progress_user, count, count))
@@ -1238,6 +1241,8 @@ int sg_cost_grad(const tsw_params *params, tsw_dtype dtype, int64_t count, int64
             cost_check_kernel<double><<<bx, 256, 0, call.stream>>>(
                 (const double *)cm, count, n, m, d_idx + count, d_idx + 3 * count, dflag);
         TSW_CU(cudaGetLastError(), "check kernel launch");
+        if (call.async && (rc = sg_read_flag(call, dflag))) /* as sg_grad */
+            return rc;
     }
     SgKind kind = SgKind{nullptr, nullptr, d_idx, d_idx + count, d_idx + 2 * count,
                          d_idx + 3 * count, n, nullptr, nullptr, 1.0, 1.0, 1.0, 0};
@@ -1257,7 +1262,7 @@ int sg_cost_grad(const tsw_params *params, tsw_dtype dtype, int64_t count, int64
     job.values = vals;
     job.gcost = gc;
     job.want_grad = gc != nullptr;
-    job.flag = on_device ? dflag : nullptr;
+    job.flag = on_device && !call.async ? dflag : nullptr;
     job.split = K;
     job.sync = (int *)call.at(pc.sync);
     job.sync_ints = 2 + 2 * slots;
@@ -1271,7 +1276,7 @@ int sg_cost_grad(const tsw_params *params, tsw_dtype dtype, int64_t count, int64
             return rc;
         if ((rc = call.sync()))
             return rc;
-    } else if ((rc = sg_read_flag(call, dflag))) {
+    } else if (!call.async && (rc = sg_read_flag(call, dflag))) {
         return rc;
     }
     if (ex.progress && ex.progress(ex.progress_user, count, count))

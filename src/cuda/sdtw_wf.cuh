@@ -58,27 +58,36 @@ __device__ __forceinline__ float wf_rcp(float a)
 
 /*
  * One forward cell: R = c + softmin_gamma(d, u, l) (recurrence.h's stages, in base 2: k2 =
- * log2(e) / gamma, gl = gamma ln 2) and the probabilities of the diagonal and up
- * predecessors. All three predecessors +inf: R = +inf (the sum is 0, its log -inf) and
- * probabilities 0.
+ * log2(e) / gamma, gl = gamma ln 2, both float32) and the probabilities of the diagonal and
+ * up predecessors. All three predecessors +inf: R = +inf and probabilities 0. Per cell: two
+ * exponentials, one logarithm and one reciprocal on the MUFU units, three float64 <-> float32
+ * conversions (the differences of R, the log term), no float64 multiply.
  */
-__device__ __forceinline__ void wf_cell(double d, double u, double l, double c, double k2,
-                                        double gl, double &r, float &pd, float &pu)
+__device__ __forceinline__ void wf_cell(double d, double u, double l, double c, float k2,
+                                        float gl, double &r, float &pd, float &pu)
 {
     const double lo = TSW_MIN(TSW_MIN(d, u), l);
     const bool dead = lo == TSW_INF_F64;
-    const double lz = dead ? 0.0 : lo; /* every e_k = exp2(-inf) = 0 then */
+    const double lz = dead ? 0.0 : lo;
+    /* the minimum's term is exp2(0) = 1 exactly (recurrence.h, TSW_SOFTMIN3_SORTED): only
+     * the other two predecessors, oa and ob, need an exponential */
+    const bool dmin = d == lo, umin = !dmin && u == lo;
+    const double oa = dmin ? u : d, ob = dmin || umin ? l : u;
+    /* the differences in double (R is large, its neighbours close), then float32 for the
+     * exponent: O(1) arguments */
 #define WF_SUB(a, b) ((a) - (b))
 #define WF_ADD(a, b) ((a) + (b))
 #define WF_MUL(a, b) ((a) * (b))
-    const float ed = wf_ex2((float)TSW_SOFTMIN3_EXPARG(lz, d, k2, WF_SUB, WF_MUL));
-    const float eu = wf_ex2((float)TSW_SOFTMIN3_EXPARG(lz, u, k2, WF_SUB, WF_MUL));
-    const float el = wf_ex2((float)TSW_SOFTMIN3_EXPARG(lz, l, k2, WF_SUB, WF_MUL));
-    const float sum = TSW_SDTW_LIN_SUM(ed, eu, el, WF_ADD);
-    r = c + TSW_SOFTMIN3_OUT(lz, (double)wf_lg2(sum), gl, WF_SUB, WF_MUL);
+#define WF_ARG(x) ((float)WF_SUB(lz, (x)) * k2)
+    const float ea = wf_ex2(WF_ARG(oa)), eb = wf_ex2(WF_ARG(ob));
+    const float sum = TSW_SOFTMIN3_SUM(ea, eb, 1.f, WF_ADD);
+    /* TSW_SOFTMIN3_OUT with gamma ln 2 times log2(sum) in float32 (at most gamma ln 3) */
+    r = dead ? TSW_INF_F64 : c + WF_SUB(lz, (double)(gl * wf_lg2(sum)));
     const float inv = wf_rcp(sum);
+    const float ed = dmin ? 1.f : ea, eu = dmin ? ea : umin ? 1.f : eb;
     pd = dead ? 0.f : TSW_SDTW_PROB(ed, inv, WF_MUL);
     pu = dead ? 0.f : TSW_SDTW_PROB(eu, inv, WF_MUL);
+#undef WF_ARG
 #undef WF_SUB
 #undef WF_ADD
 #undef WF_MUL
@@ -174,7 +183,7 @@ __global__ void __launch_bounds__(32 * kWfMaxWarps, 1) sdtw_wf_kernel(SgArgs<flo
     __syncthreads();
     float2 *P = (float2 *)g.R + g.roff[p];
     const double k2 = g.inv_gamma * 1.4426950408889634, gl = g.gamma * 0.6931471805599453;
-    const float k2f = (float)k2, glf = (float)gl; /* VAL */
+    const float k2f = (float)k2, glf = (float)gl;
 #define WF_AT(s, r) (((int64_t)(s) * RB + (r)) * Lp + L)
 
     /* ---- forward: row r of the lane at step s is cell (r0 + r, s - r0 - r) ---- */
@@ -233,7 +242,7 @@ __global__ void __launch_bounds__(32 * kWfMaxWarps, 1) sdtw_wf_kernel(SgArgs<flo
                 if constexpr (VAL)
                     rr = wf_cell_val(dg[r], up, prev[r], cost, k2f, glf);
                 else
-                    wf_cell(dg[r], up, prev[r], cost, k2, gl, rr, pd, pu);
+                    wf_cell(dg[r], up, prev[r], cost, k2f, glf, rr, pd, pu);
                 if (j < 0 || (BAND && !bd.admits(i, j))) {
                     rr = INF;
                     pd = pu = 0.f;

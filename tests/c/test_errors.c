@@ -526,6 +526,9 @@ static void test_exec(void)
     EXPECT_ALL(TSW_EINVAL, &p, &e);
     e.impl = (tsw_impl)-1;
     EXPECT_ALL(TSW_EINVAL, &p, &e);
+    tsw_exec_default(&e);
+    e.cuda_async = 2; /* 0 or 1 */
+    EXPECT_ALL(TSW_EINVAL, &p, &e);
 
     tsw_exec_default(&e);
     e.device = TSW_DEVICE_CUDA;
@@ -540,6 +543,8 @@ static void test_exec(void)
     EXPECT_ALL(TSW_OK, &p, &e);
     e.impl = TSW_IMPL_SCALAR;
     e.n_threads = 64;
+    EXPECT_ALL(TSW_OK, &p, &e);
+    e.cuda_async = 1; /* read by *_device calls only */
     EXPECT_ALL(TSW_OK, &p, &e);
 }
 

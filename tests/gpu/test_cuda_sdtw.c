@@ -10,7 +10,8 @@
  * from 1e-3 to 1e2, no
  * window or a Sakoe-Chiba band (radius and fraction), the divergence, ragged collections
  * with gaps; the cost-matrix variant; paired soft-DTW values (tsw_paired: the wavefront
- * kernel's value-only variant against the CPU and the many-pairs engine); the *_device twins (equal to the host-memory GPU
+ * kernel's value-only variant against the CPU and the many-pairs engine); the *_device twins,
+ * synchronous and asynchronous (exec.cuda_async) (equal to the host-memory GPU
  * results bit for bit); NaN found on the device with the outputs untouched.
  *
  * Agreement with the CPU: values within tol * max(1, |cpu|), gradients within
@@ -260,7 +261,9 @@ static void random_case(tsw_t_rng *r, int big)
         void *dvals = dev_copy(NULL, es * count);
         void *dgx = dev_copy(gx_cpu, es * x.rows * dim), *dgy = dev_copy(gy_cpu, es * y.rows * dim);
         tsw_collection ddx = view(&x, dx), ddy = view(&y, dy);
-        if (CHECK_RC(tsw_soft_dtw_grad_device(&p, dt, dim, &ddx, &ddy, dvals, dgx, dgy, &eg),
+        tsw_exec ea = eg; /* asynchronous or not: the same bits (host_copy waits: NULL stream) */
+        ea.cuda_async = tsw_t_int(r, 0, 1);
+        if (CHECK_RC(tsw_soft_dtw_grad_device(&p, dt, dim, &ddx, &ddy, dvals, dgx, dgy, &ea),
                      TSW_OK)) {
             void *hv = host_copy(dvals, es * count), *hgx = host_copy(dgx, es * x.rows * dim);
             void *hgy = host_copy(dgy, es * y.rows * dim);
@@ -381,7 +384,9 @@ static void paired_case(tsw_t_rng *r, int big)
         void *dvals = dev_copy(NULL, es * count);
         tsw_collection ddx = view(&x, dx), ddy = view(&y, dy);
         size_t wbytes = 0;
-        if (CHECK_RC(tsw_paired_device(&p, dt, dim, &ddx, &ddy, dvals, &eg), TSW_OK)) {
+        tsw_exec ea = eg;
+        ea.cuda_async = tsw_t_int(r, 0, 1);
+        if (CHECK_RC(tsw_paired_device(&p, dt, dim, &ddx, &ddy, dvals, &ea), TSW_OK)) {
             void *hv = host_copy(dvals, es * count);
             if (!CHECK(memcmp(hv, v_gpu, es * count) == 0))
                 TSW_T_NOTE("  %s: device twin differs\n", ctx);
@@ -390,7 +395,7 @@ static void paired_case(tsw_t_rng *r, int big)
         if (CHECK_RC(tsw_paired_workspace_size(&p, dt, dim, &ddx, &ddy, &eg, &wbytes),
                      TSW_OK)) {
             void *ws = dev_copy(NULL, wbytes ? wbytes : 1);
-            tsw_exec ew = eg;
+            tsw_exec ew = ea;
             ew.cuda_workspace = ws;
             ew.cuda_workspace_bytes = wbytes;
             CHECK(cudaMemset(dvals, 0, es * count) == cudaSuccess);
@@ -464,7 +469,9 @@ static void cost_case(tsw_t_rng *r)
         /* device twin */
         void *dc = dev_copy(cv, es * cells), *dv = dev_copy(NULL, es * count);
         void *dg = dev_copy(NULL, es * cells);
-        if (CHECK_RC(tsw_soft_dtw_cost_grad_device(&p, dt, count, n, m, px, py, dc, dv, dg, &eg),
+        tsw_exec ea = eg;
+        ea.cuda_async = tsw_t_int(r, 0, 1);
+        if (CHECK_RC(tsw_soft_dtw_cost_grad_device(&p, dt, count, n, m, px, py, dc, dv, dg, &ea),
                      TSW_OK)) {
             void *hv = host_copy(dv, es * count), *hg = host_copy(dg, es * cells);
             CHECK(memcmp(hv, v2, es * count) == 0);
@@ -548,11 +555,19 @@ static void test_faults(void)
     tsw_params_default(&p, TSW_SOFT_DTW);
     tsw_exec e;
     tsw_exec_default(&e);
-    CHECK_RC(tsw_soft_dtw_grad_device(&p, TSW_F32, dim, &c, &cy, dv, dg, NULL, &e),
-             TSW_ENONFINITE);
-    float back[100];
-    cudaMemcpy(back, dg, sizeof back, cudaMemcpyDeviceToHost);
-    CHECK(memcmp(back, sentinel, sizeof back) == 0);
+    for (int async = 0; async <= 1; ++async) { /* asynchronous calls check before queuing */
+        e.cuda_async = async;
+        CHECK_RC(tsw_soft_dtw_grad_device(&p, TSW_F32, dim, &c, &cy, dv, dg, NULL, &e),
+                 TSW_ENONFINITE);
+        CHECK_RC(tsw_paired_device(&p, TSW_F32, dim, &c, &cy, dv, &e), TSW_ENONFINITE);
+        float back[100];
+        cudaMemcpy(back, dg, sizeof back, cudaMemcpyDeviceToHost);
+        CHECK(memcmp(back, sentinel, sizeof back) == 0);
+        cudaMemcpy(back, dv, sizeof(float), cudaMemcpyDeviceToHost);
+        CHECK(memcmp(back, sentinel, sizeof(float)) == 0);
+    }
+    e.cuda_async = 2;
+    CHECK_RC(tsw_soft_dtw_grad_device(&p, TSW_F32, dim, &c, &cy, dv, dg, NULL, &e), TSW_EINVAL);
     cudaFree(dx);
     cudaFree(dy);
     cudaFree(dv);
