@@ -295,6 +295,18 @@ static int shp_isd_row(const shp_job *J, int64_t jj, int64_t l, double *row)
     return has_flat;
 }
 
+/* The portable loop of shapelet_kernels.h: acc[u] += al[t] * bl[u + t], t = 0 .. k - 1 in
+ * that order, for u < nu. */
+static void shp_grow_k(double *acc, const double *al, int64_t k, const double *bl, int64_t nu)
+{
+    for (int64_t u = 0; u < nu; ++u) {
+        double d = acc[u];
+        for (int64_t t = 0; t < k; ++t)
+            d += al[t] * bl[u + t];
+        acc[u] = d;
+    }
+}
+
 /* The portable loop of shapelet_kernels.h: acc grows by al * bl, then the largest score of
  * the windows of length l. Four running maxima keep the compares off one dependency chain. */
 static double shp_grow_score(double *acc, double al, const double *bl, const double *P,
@@ -369,18 +381,25 @@ static void shp_fill_fast(const shp_job *J, int64_t i, int64_t s0, int64_t nb,
             while (lmaxb[active - 1] < l) /* b = 0 reaches lmax: active stays >= 1 */
                 --active;
             if (l != next) {
+                /* the lengths l .. l + k - 1 up to the next searched one are not searched:
+                 * their k terms in one pass over each candidate's acc (the same additions
+                 * in the same order as k passes, so the same bits), for the windows that
+                 * remain at length l + k - 1 (the others are never scored again) */
+                const int64_t k = TSW_MIN(TSW_MIN(next, lmax + 1) - l, TSW_SHP_FUSE);
                 for (int64_t b = 0; b < active; ++b) {
+                    const int64_t kb = TSW_MIN(k, lmaxb[b] - l + 1); /* >= 1: b is active */
                     double *acc = w->acc + b * stride;
-                    const double al = a[b + l - 1];
+                    const double *al = a + b + l - 1;
+                    const int64_t nub = nu - (kb - 1);
 #if TSW_X86
                     if (J->avx2) {
-                        tsw__shp_grow_avx2(acc, al, bl, nu);
+                        tsw__shp_grow_k_avx2(acc, al, kb, bl, nub);
                         continue;
                     }
 #endif
-                    for (int64_t u = 0; u < nu; ++u)
-                        acc[u] += al * bl[u];
+                    shp_grow_k(acc, al, kb, bl, nub);
                 }
+                l += k - 1;
                 continue;
             }
             const double *isd;

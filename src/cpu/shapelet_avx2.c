@@ -14,16 +14,28 @@
 #endif
 #include <immintrin.h>
 
-void tsw__shp_grow_avx2(double *acc, double al, const double *bl, int64_t nu)
+void tsw__shp_grow_k_avx2(double *acc, const double *al, int64_t k, const double *bl,
+                          int64_t nu)
 {
-    const __m256d va = _mm256_set1_pd(al);
+    __m256d va[TSW_SHP_FUSE];
+    for (int64_t t = 0; t < k; ++t)
+        va[t] = _mm256_set1_pd(al[t]);
     int64_t u = 0;
-    for (; u + 4 <= nu; u += 4) {
-        __m256d p = _mm256_mul_pd(va, _mm256_loadu_pd(bl + u));
-        _mm256_storeu_pd(acc + u, _mm256_add_pd(_mm256_loadu_pd(acc + u), p));
+    for (; u + 8 <= nu; u += 8) { /* two vectors: two independent chains of k additions */
+        __m256d d0 = _mm256_loadu_pd(acc + u), d1 = _mm256_loadu_pd(acc + u + 4);
+        for (int64_t t = 0; t < k; ++t) {
+            d0 = _mm256_add_pd(d0, _mm256_mul_pd(va[t], _mm256_loadu_pd(bl + u + t)));
+            d1 = _mm256_add_pd(d1, _mm256_mul_pd(va[t], _mm256_loadu_pd(bl + u + 4 + t)));
+        }
+        _mm256_storeu_pd(acc + u, d0);
+        _mm256_storeu_pd(acc + u + 4, d1);
     }
-    for (; u < nu; ++u)
-        acc[u] += al * bl[u];
+    for (; u < nu; ++u) {
+        double d = acc[u];
+        for (int64_t t = 0; t < k; ++t)
+            d += al[t] * bl[u + t];
+        acc[u] = d;
+    }
 }
 
 double tsw__shp_grow_score_avx2(double *acc, double al, const double *bl, const double *P,

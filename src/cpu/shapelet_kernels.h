@@ -15,8 +15,11 @@
 
 #include <stdint.h>
 
-/* acc[u] += al * bl[u] for u < nu (a length that is not searched). */
-void tsw__shp_grow_avx2(double *acc, double al, const double *bl, int64_t nu);
+/* Lengths that are not searched, at most TSW_SHP_FUSE at once: acc[u] += al[t] * bl[u + t]
+ * for t = 0 .. k - 1 in that order (the roundings of k passes of one term), u < nu. */
+#define TSW_SHP_FUSE 8
+void tsw__shp_grow_k_avx2(double *acc, const double *al, int64_t k, const double *bl,
+                          int64_t nu);
 /* The same, then the largest score over u < nu of windows of length l (P: the series' prefix
  * sums, isd: 1/std of each window). */
 double tsw__shp_grow_score_avx2(double *acc, double al, const double *bl, const double *P,
