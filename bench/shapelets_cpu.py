@@ -14,9 +14,23 @@ and gap compared.
 Part 2 (accuracy): datasets that aeon ships (load_* works offline) and Trace from tslearn's
 offline cache. aeon's STC with its defaults (but for --quick) and random_state 0 ..
 --stc-seeds - 1. Runs for many minutes; not part of CI.
+
+For a machine without aeon or tslearn (the GPU machine): --save-sets FILE writes the chosen
+--datasets, loaded as part 2 loads them, to one .npz (keys "<name>/X_train", "<name>/y_train",
+"<name>/X_test", "<name>/y_test"; a ragged X as "<name>/X_train.values" + ".lengths"; read
+with allow_pickle=False) and exits; --from-sets FILE reads them back instead of aeon/tslearn.
+--device picks the device of the tswarp models (cuda, or auto with a GPU: a small warm-up
+search, distance and tree fit first, so the CUDA context is not in the first fit's time),
+--skip-peers leaves out aeon's models, --json-out FILE also writes the accuracy rows as JSON
+(rewritten after each row):
+
+    PYTHONPATH=<site> python bench/shapelets_cpu.py --skip-speed --datasets OSULeaf \
+        --from-sets bench/out/shapelet_sets.npz --device cuda --skip-peers --json-out rows.json
 """
 import argparse
+import json
 import os
+import platform
 import resource
 import subprocess
 import sys
@@ -126,7 +140,54 @@ def speed_all_lengths(names, reps):
               "all threads: wall time)")
 
 
+_SETS = None  # the --from-sets file (np.load, allow_pickle=False) once opened
+
+
+def _ragged(X):
+    return not (isinstance(X, np.ndarray) and X.ndim == 2)
+
+
+def save_sets(names, path):
+    """Write the datasets as load() returns them to one .npz that needs no pickle."""
+    arrays = {}
+    for name in names:
+        Xtr, ytr, Xte, yte = load(name)
+        for part, X, y in (("train", Xtr, ytr), ("test", Xte, yte)):
+            if _ragged(X):
+                arrays[f"{name}/X_{part}.values"] = np.concatenate([np.asarray(x, np.float64)
+                                                                   for x in X])
+                arrays[f"{name}/X_{part}.lengths"] = np.array([len(x) for x in X], np.int64)
+            else:
+                arrays[f"{name}/X_{part}"] = np.asarray(X, np.float64)
+            y = np.asarray(y)
+            arrays[f"{name}/y_{part}"] = y.astype(str) if y.dtype == object else y
+        print(f"{name}: train {np.shape(Xtr) if not _ragged(Xtr) else len(Xtr)}, "
+              f"test {np.shape(Xte) if not _ragged(Xte) else len(Xte)}, "
+              f"labels {arrays[f'{name}/y_train'].dtype}")
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    np.savez_compressed(path, **arrays)
+    with np.load(path, allow_pickle=False) as f:  # it must read back without pickle
+        for k, v in arrays.items():
+            if not np.array_equal(f[k], v):
+                raise RuntimeError(f"{path}: {k} did not round-trip")
+    print(f"wrote {path} ({os.path.getsize(path) / 2**20:.2f} MiB, {len(arrays)} arrays)")
+
+
+def _from_sets(name):
+    def get(key):
+        if f"{name}/{key}" in _SETS.files:
+            return _SETS[f"{name}/{key}"]
+        values, lengths = _SETS[f"{name}/{key}.values"], _SETS[f"{name}/{key}.lengths"]
+        return np.split(values, np.cumsum(lengths)[:-1])
+
+    if f"{name}/y_train" not in _SETS.files:
+        raise KeyError(f"{name} is not in the --from-sets file")
+    return get("X_train"), _SETS[f"{name}/y_train"], get("X_test"), _SETS[f"{name}/y_test"]
+
+
 def load(name):
+    if _SETS is not None:
+        return _from_sets(name)
     if name == "Trace":  # tslearn ships it (tslearn/.cached_datasets/Trace.npz): offline
         from tslearn.datasets import CachedDatasets
         Xtr, ytr, Xte, yte = CachedDatasets().load_dataset("Trace")
@@ -141,7 +202,9 @@ def load(name):
     return squeeze(Xtr), ytr, squeeze(Xte), yte
 
 
-def accuracy(datasets, quick, stc_seeds=1, old_transform=False, only=()):
+def accuracy(datasets, quick, stc_seeds=1, old_transform=False, only=(), device="auto",
+             peers=True, rows=None):
+    """The accuracy table; each row also given to rows.add (a JsonRows) when given."""
     from sklearn.linear_model import RidgeClassifierCV
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
@@ -159,18 +222,23 @@ def accuracy(datasets, quick, stc_seeds=1, old_transform=False, only=()):
         step = max(1, L // 12)  # about 12 lengths
         minl = max(3, L // 20)
         models = [
-            ("tswarp tree", lambda: ShapeletTreeClassifier(min_length=minl, length_step=step)),
-            ("tswarp logical tree", lambda: ShapeletTreeClassifier(min_length=minl, length_step=step, logical=True)),
+            ("tswarp tree", lambda: ShapeletTreeClassifier(min_length=minl, length_step=step,
+                                                           device=device)),
+            ("tswarp logical tree", lambda: ShapeletTreeClassifier(
+                min_length=minl, length_step=step, logical=True, device=device)),
             # n_shapelets: the default ('auto': 10 per training series, at most 1000)
             ("tswarp transform+ridge", lambda: make_pipeline(
-                ShapeletTransform(min_length=minl, length_step=step),
+                ShapeletTransform(min_length=minl, length_step=step, device=device),
                 StandardScaler(), RidgeClassifierCV(alphas=np.logspace(-3, 3, 10)))),
         ]
         if old_transform:  # the study's configuration before the 'auto' default
             models.append(("tswarp transform(100)+ridge", lambda: make_pipeline(
-                ShapeletTransform(n_shapelets=100, min_length=minl, length_step=step),
+                ShapeletTransform(n_shapelets=100, min_length=minl, length_step=step,
+                                  device=device),
                 StandardScaler(), RidgeClassifierCV(alphas=np.logspace(-3, 3, 10)))))
         try:
+            if not peers:
+                raise ImportError("--skip-peers")
             from aeon.classification.shapelet_based import RDSTClassifier, ShapeletTransformClassifier
             # defaults (n_shapelet_samples=10000, rotation forest) but for --quick
             for seed in range(stc_seeds):
@@ -192,7 +260,44 @@ def accuracy(datasets, quick, stc_seeds=1, old_transform=False, only=()):
             sec = time.perf_counter() - t
             acc = float(np.mean(np.asarray(clf.predict(fx(Xte))) == np.asarray(yte)))
             print(f"{name:<18} {label:<34} {acc:>9.4f} {sec:>9.2f}", flush=True)
+            if rows is not None:
+                rows.add({"dataset": name, "method": label, "accuracy": acc, "fit_s": sec,
+                          "device": "cpu" if aeon_model else device,
+                          "n_train": len(Xtr), "n_test": len(Xte), "length": L,
+                          "tswarp_lengths": None if aeon_model else [minl, L, step]})
         print(f"{'':<18} (tswarp lengths {minl}..{L} step {step})")
+
+
+class JsonRows:
+    """The --json-out file, rewritten after each row so a run cut short keeps its rows."""
+
+    def __init__(self, path, meta):
+        self.path, self.meta, self.rows = path, meta, []
+
+    def add(self, row):
+        self.rows.append(row)
+        self.write()
+
+    def write(self):
+        tmp = self.path + ".tmp"
+        with open(tmp, "w") as f:
+            json.dump({"meta": self.meta, "rows": self.rows}, f, indent=1)
+        os.replace(tmp, self.path)
+
+
+def warm_up(device):
+    """One small search, distance and logical-tree fit on device, so the first timed fit does
+    not pay for the CUDA context and lazy kernel loading; returns its seconds."""
+    from tswarp.shapelets import ShapeletTransform, ShapeletTreeClassifier, find_shapelet
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((8, 32))
+    y = np.repeat([0, 1], 4)
+    t = time.perf_counter()
+    find_shapelet(X, y, min_length=3, max_length=12, device=device)
+    ShapeletTreeClassifier(min_length=4, max_length=10, logical=True, device=device).fit(X, y)
+    ShapeletTransform(n_shapelets=4, min_length=4, max_length=10, device=device).fit_transform(X, y)
+    return time.perf_counter() - t
 
 
 def main():
@@ -211,18 +316,48 @@ def main():
                     help="comma-separated parts of method names to run (e.g. 'aeon,tswarp tree')")
     ap.add_argument("--old-transform", action="store_true",
                     help="also the transform with n_shapelets=100 (the earlier study)")
+    ap.add_argument("--save-sets", metavar="FILE",
+                    help="write the --datasets (as part 2 loads them) to FILE (.npz) and exit")
+    ap.add_argument("--from-sets", metavar="FILE",
+                    help="load the datasets from a --save-sets FILE instead of aeon/tslearn")
+    ap.add_argument("--device", default="auto",
+                    help="device of the tswarp models: auto (default), cpu, cuda or cuda:N")
+    ap.add_argument("--skip-peers", action="store_true",
+                    help="leave out aeon's STC and RDST (a machine without aeon)")
+    ap.add_argument("--json-out", metavar="FILE",
+                    help="also write the accuracy rows (dataset, method, accuracy, fit_s, "
+                         "device, ...) to FILE as JSON")
     a = ap.parse_args()
+    if a.save_sets:
+        save_sets(a.datasets.split(","), a.save_sets)
+        return 0
+    if a.from_sets:
+        global _SETS
+        _SETS = np.load(a.from_sets, allow_pickle=False)
     import tswarp
     info = tswarp.info()
     print(f"tswarp {tswarp.__version__}, {info.get('threads')} threads, SIMD {info.get('simd')}; "
-          f"{os.cpu_count()} CPUs")
+          f"{os.cpu_count()} CPUs; tswarp models on device {a.device!r}"
+          + (f"; GPUs {info.get('gpus')}" if info.get("gpus") else "")
+          + (f"; datasets from {a.from_sets}" if a.from_sets else ""))
+    if a.device.startswith("cuda") or (a.device == "auto" and info.get("cuda_devices")):
+        print(f"warm-up (CUDA context, kernel loading) before the timed fits: "
+              f"{warm_up(a.device):.2f} s, not counted in any fit time")
+    rows = None
+    if a.json_out:
+        rows = JsonRows(a.json_out, {
+            "date_utc": time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime()),
+            "host": platform.node(), "cpus": os.cpu_count(), "tswarp": tswarp.__version__,
+            "tswarp_info": info, "device": a.device, "argv": sys.argv[1:],
+            "datasets_from": a.from_sets or "aeon/tslearn"})
+        rows.write()
     if not a.skip_speed:
         speed(a.quick)
         if a.all_lengths:
             speed_all_lengths(a.all_lengths.split(","), a.reps)
     if not a.skip_accuracy:
         accuracy(a.datasets.split(","), a.quick, a.stc_seeds, a.old_transform,
-                 [o for o in a.only.split(",") if o])
+                 [o for o in a.only.split(",") if o], a.device, not a.skip_peers, rows)
 
 
 if __name__ == "__main__":
