@@ -514,6 +514,20 @@ cudaError_t wf_launch_rb(const SgArgs<float> &g, int64_t blocks, int warps, size
                 : wf_launch_one<2, false, RB, VAL>(g, blocks, warps, smem, stream);
 }
 
+/* The rows-per-lane ladder of one variant (VAL: values only). */
+template <bool VAL>
+cudaError_t wf_launch_v(const SgArgs<float> &g, int64_t blocks, int warps, size_t smem,
+                        bool band, int rb, cudaStream_t stream)
+{
+    if (rb == 1)
+        return wf_launch_rb<1, VAL>(g, blocks, warps, smem, band, stream);
+    if (rb == 2)
+        return wf_launch_rb<2, VAL>(g, blocks, warps, smem, band, stream);
+    if (rb == 4)
+        return wf_launch_rb<4, VAL>(g, blocks, warps, smem, band, stream);
+    return wf_launch_rb<8, VAL>(g, blocks, warps, smem, band, stream);
+}
+
 /* Launches the problems [first, first + blocks) of one kind; max_n = its longest a, rb the
  * rows per lane its storage was sized for (wf_cells); val: values only, R in float32 and
  * nothing stored (wf_cell_val). */
@@ -524,20 +538,6 @@ inline cudaError_t wf_launch(const SgArgs<float> &g, int64_t blocks, int64_t max
     const size_t smem = wf_smem_bytes(warps, g.ymax, g.dim);
     const bool band = g.window == TSW_WINDOW_SAKOE_CHIBA ||
                       g.window == TSW_WINDOW_SAKOE_CHIBA_FRACTION;
-    if (val) {
-        if (rb == 1)
-            return wf_launch_rb<1, true>(g, blocks, warps, smem, band, stream);
-        if (rb == 2)
-            return wf_launch_rb<2, true>(g, blocks, warps, smem, band, stream);
-        if (rb == 4)
-            return wf_launch_rb<4, true>(g, blocks, warps, smem, band, stream);
-        return wf_launch_rb<8, true>(g, blocks, warps, smem, band, stream);
-    }
-    if (rb == 1)
-        return wf_launch_rb<1, false>(g, blocks, warps, smem, band, stream);
-    if (rb == 2)
-        return wf_launch_rb<2, false>(g, blocks, warps, smem, band, stream);
-    if (rb == 4)
-        return wf_launch_rb<4, false>(g, blocks, warps, smem, band, stream);
-    return wf_launch_rb<8, false>(g, blocks, warps, smem, band, stream);
+    return val ? wf_launch_v<true>(g, blocks, warps, smem, band, rb, stream)
+               : wf_launch_v<false>(g, blocks, warps, smem, band, rb, stream);
 }

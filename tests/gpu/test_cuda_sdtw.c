@@ -168,6 +168,50 @@ static void cmp_grad(const batch *b, const batch *other, tsw_dtype dt, const voi
     }
 }
 
+/* Forces the float32 wavefront kernel's rows per lane (TSWARP_SDTW_WF_RB: 1, 2, 4 or 8) or
+ * leaves the choice (NULL), at random; always the choice when !force. */
+static const char *random_rb(tsw_t_rng *r, int force)
+{
+    static const char *const rbs[5] = {NULL, "1", "2", "4", "8"};
+    const char *rb = force ? rbs[tsw_t_int(r, 0, 4)] : NULL;
+    if (rb)
+        setenv("TSWARP_SDTW_WF_RB", rb, 1);
+    else
+        unsetenv("TSWARP_SDTW_WF_RB");
+    return rb;
+}
+
+/* Lengths of count pairs in [1, hi], the same in both series one time in three. */
+static void random_lengths(tsw_t_rng *r, int64_t count, int64_t hi, int64_t *lx, int64_t *ly)
+{
+    const int equal = tsw_t_int(r, 0, 2) == 0;
+    for (int64_t k = 0; k < count; ++k) {
+        lx[k] = (int64_t)tsw_t_int(r, 1, (int)hi);
+        ly[k] = equal ? lx[k] : (int64_t)tsw_t_int(r, 1, (int)hi);
+    }
+}
+
+/* Soft-DTW parameters: gamma among the first ng of 1e-3 .. 100, the divergence one time in
+ * three, no window or a Sakoe-Chiba band (radius, fraction), or Itakura when itakura. */
+static void random_params(tsw_t_rng *r, int ng, int itakura, tsw_params *p)
+{
+    static const double gammas[6] = {1e-3, 0.01, 0.1, 1, 10, 100};
+    tsw_params_default(p, TSW_SOFT_DTW);
+    p->gamma = gammas[tsw_t_int(r, 0, ng - 1)];
+    g_gamma = p->gamma;
+    p->normalize = tsw_t_int(r, 0, 2) == 0;
+    const int w = tsw_t_int(r, 0, 3);
+    if (w == 1) {
+        p->window = TSW_WINDOW_SAKOE_CHIBA;
+        p->window_radius = tsw_t_int(r, 0, 20);
+    } else if (w == 2) {
+        p->window = TSW_WINDOW_SAKOE_CHIBA_FRACTION;
+        p->window_radius = tsw_t_uniform(r, 0, 1);
+    } else if (w == 3 && itakura && tsw_t_int(r, 0, 1)) {
+        p->window = TSW_WINDOW_ITAKURA; /* paired values: the many-pairs engine */
+    }
+}
+
 /* big: 0 small batches, 1 long pairs, 2 a batch large enough for the float32 wavefront
  * kernel's own choice (sdtw_wf.cuh); small batches force its rows per lane (2, 4, 8) or
  * leave the choice (then the thread-per-row kernel runs them) at random. */
@@ -182,34 +226,13 @@ static void random_case(tsw_t_rng *r, int big)
     const int64_t hi = big == 2 ? 70
                        : big    ? (g_quick ? 1500 : 3000)
                                 : (tsw_t_int(r, 0, 3) ? 40 : 300);
-    const int equal = tsw_t_int(r, 0, 2) == 0;
-    static const char *const rbs[5] = {NULL, "1", "2", "4", "8"};
-    const char *rb = big ? NULL : rbs[tsw_t_int(r, 0, 4)];
-    if (rb)
-        setenv("TSWARP_SDTW_WF_RB", rb, 1);
-    else
-        unsetenv("TSWARP_SDTW_WF_RB");
+    const char *rb = random_rb(r, !big);
     int64_t lx[512], ly[512];
-    for (int64_t k = 0; k < count; ++k) {
-        lx[k] = (int64_t)tsw_t_int(r, 1, (int)hi);
-        ly[k] = equal ? lx[k] : (int64_t)tsw_t_int(r, 1, (int)hi);
-    }
+    random_lengths(r, count, hi, lx, ly);
     batch x = make_batch(r, count, dim, lx, tsw_t_int(r, 0, 1));
     batch y = make_batch(r, count, dim, ly, tsw_t_int(r, 0, 1));
     tsw_params p;
-    tsw_params_default(&p, TSW_SOFT_DTW);
-    static const double gammas[6] = {1e-3, 0.01, 0.1, 1, 10, 100};
-    p.gamma = gammas[tsw_t_int(r, 0, 5)];
-    g_gamma = p.gamma;
-    p.normalize = tsw_t_int(r, 0, 2) == 0;
-    int w = tsw_t_int(r, 0, 3);
-    if (w == 1) {
-        p.window = TSW_WINDOW_SAKOE_CHIBA;
-        p.window_radius = tsw_t_int(r, 0, 20);
-    } else if (w == 2) {
-        p.window = TSW_WINDOW_SAKOE_CHIBA_FRACTION;
-        p.window_radius = tsw_t_uniform(r, 0, 1);
-    }
+    random_params(r, 6, 0, &p);
     char ctx[200];
     snprintf(ctx, sizeof ctx,
              "%s dim %" PRId64 " count %" PRId64 " gamma %g norm %d window %d/%g rows/lane %s",
@@ -312,36 +335,13 @@ static void paired_case(tsw_t_rng *r, int big)
     const int64_t dim = tsw_t_int(r, 0, 5) ? tsw_t_int(r, 1, 2) : 3;
     const int64_t count = big ? (int64_t)tsw_t_int(r, 280, 500) : (int64_t)tsw_t_int(r, 1, 12);
     const int64_t hi = big ? 64 : (tsw_t_int(r, 0, 3) ? 60 : tsw_t_int(r, 0, 1) ? 600 : 2048);
-    const int equal = tsw_t_int(r, 0, 2) == 0;
-    static const char *const rbs[5] = {NULL, "1", "2", "4", "8"};
-    const char *rb = big ? NULL : rbs[tsw_t_int(r, 0, 4)];
-    if (rb)
-        setenv("TSWARP_SDTW_WF_RB", rb, 1);
-    else
-        unsetenv("TSWARP_SDTW_WF_RB");
+    const char *rb = random_rb(r, !big);
     int64_t lx[512], ly[512];
-    for (int64_t k = 0; k < count; ++k) {
-        lx[k] = (int64_t)tsw_t_int(r, 1, (int)hi);
-        ly[k] = equal ? lx[k] : (int64_t)tsw_t_int(r, 1, (int)hi);
-    }
+    random_lengths(r, count, hi, lx, ly);
     batch x = make_batch(r, count, dim, lx, tsw_t_int(r, 0, 1));
     batch y = make_batch(r, count, dim, ly, tsw_t_int(r, 0, 1));
     tsw_params p;
-    tsw_params_default(&p, TSW_SOFT_DTW);
-    static const double gammas[5] = {1e-3, 0.01, 0.1, 1, 10};
-    p.gamma = gammas[tsw_t_int(r, 0, 4)];
-    g_gamma = p.gamma;
-    p.normalize = tsw_t_int(r, 0, 2) == 0;
-    const int w = tsw_t_int(r, 0, 3);
-    if (w == 1) {
-        p.window = TSW_WINDOW_SAKOE_CHIBA;
-        p.window_radius = tsw_t_int(r, 0, 20);
-    } else if (w == 2) {
-        p.window = TSW_WINDOW_SAKOE_CHIBA_FRACTION;
-        p.window_radius = tsw_t_uniform(r, 0, 1);
-    } else if (w == 3 && tsw_t_int(r, 0, 1)) {
-        p.window = TSW_WINDOW_ITAKURA; /* the many-pairs engine */
-    }
+    random_params(r, 5, 1, &p);
     char ctx[200];
     snprintf(ctx, sizeof ctx,
              "paired %s dim %" PRId64 " count %" PRId64 " gamma %g norm %d window %d/%g "
