@@ -954,10 +954,10 @@ struct SgHost {
  * The call, or with query != NULL only the bytes of device memory it needs when given a
  * workspace (every problem in one chunk; grad_x/grad_y then only say whether wanted).
  * Device inputs are checked by kernels whose flag the compute kernels read first, so a
- * call synchronises once, at the end.
+ * call synchronises once, at the end (an asynchronous call once, right after the check).
+ * val_only: values without gradients on the wavefront kernel's float32 variant, or
+ * TSW_ENOTSUP before any device work when that kernel does not cover the call.
  */
-/* val_only: values without gradients on the wavefront kernel's float32 variant, or
- * TSW_ENOTSUP before anything is done when that kernel does not cover the call. */
 int sg_grad(const tsw_params *params, tsw_dtype dtype, int64_t dim, const tsw_collection *x,
             const tsw_collection *y, void *values, void *grad_x, void *grad_y,
             const tsw_exec *exec, int on_device, size_t *query, bool val_only = false)
