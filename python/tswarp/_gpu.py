@@ -523,6 +523,74 @@ class _Coll:
         return lib.ptr(buf), self.n, 0, offsets, self.lengths
 
 
+def _whole_array(x, cp, torch):
+    """(lib, device, float32?, shape) of a CuPy array or CUDA tensor that batch_plan can
+    take as it is (C-contiguous float32/float64 of 2 or 3 non-zero dimensions, no lazy torch
+    view), else None."""
+    if cp is not None and type(x) is cp.ndarray:
+        if x.ndim not in (2, 3) or not x.flags.c_contiguous or x.dtype.char not in "fd":
+            return None
+        return "cupy", x.device.id, x.dtype.char == "f", x.shape
+    if torch is not None and type(x) is torch.Tensor:
+        if (not x.is_cuda or x.dim() not in (2, 3) or x.dtype not in (torch.float32, torch.float64)
+                or not x.is_contiguous() or x.is_neg() or x.is_conj()):
+            return None
+        return "torch", x.device.index, x.dtype == torch.float32, tuple(x.shape)
+    return None
+
+
+def _batch_fast(fname, X, Y, is_pdist, condensed, device_kind, device_index, cuda_devices):
+    """batch_plan's answer for its common case, with a fraction of its Python work: X (and Y)
+    one CuPy array or one CUDA tensor each, of one library, GPU, dtype and dimension, laid out
+    as the C library reads them. None for anything else (and for anything batch_plan would
+    reject), which then takes the general path and its error messages."""
+    if device_kind == _DEVICE_CPU or cuda_devices is None or cuda_devices <= 0:
+        return None
+    cp, torch = sys.modules.get("cupy"), sys.modules.get("torch")
+    fx = _whole_array(X, cp, torch)
+    if fx is None:
+        return None
+    kind, dev, f32, xs = fx
+    if (device_index >= 0 and device_index != dev) or 0 in xs:
+        return None
+    ys = None
+    if is_pdist != 1:
+        fy = _whole_array(Y, cp, torch)
+        if fy is None or fy[0] != kind or fy[1] != dev or fy[2] != f32:
+            return None
+        ys = fy[3]
+        if len(ys) != len(xs) or 0 in ys or (len(xs) == 3 and ys[2] != xs[2]):
+            return None
+    n = xs[0]
+    if is_pdist == 2:
+        if ys[0] != n:
+            return None
+        shape = (n,)
+    elif is_pdist:
+        if n > 3037000499:
+            return None
+        shape = (n * (n - 1) // 2,) if condensed else (n, n)
+    else:
+        shape = (n, ys[0])
+    lib = _lib(kind)
+    dt = np.dtype(np.float32 if f32 else np.float64)
+    plan = _Plan(fname, lib, dev, dt)
+    size = shape[0] * (shape[1] if len(shape) == 2 else 1)
+    with lib.use(dev):
+        buf = _alloc(fname, lib, dev, size, dt,
+                     f"the distance matrix {'x'.join(map(str, shape))} of {dt.name}")
+        out = lib.reshape(buf[:size], shape)
+        stream = lib.stream(dev)
+    plan.entries.append(("X", X, False, None, None))
+    xdesc = (lib.ptr(X), 0, n, xs[1], None, None)
+    ydesc = None
+    if ys is not None:
+        plan.entries.append(("Y", Y, False, None, None))
+        ydesc = (lib.ptr(Y), 0, ys[0], ys[1], None, None)
+    dim = xs[2] if len(xs) == 3 else 1
+    return (_F32 if f32 else _F64, dim, dev, stream, lib.ptr(buf), out, plan, xdesc, ydesc)
+
+
 def batch_plan(fname, X, Y, tx, ty, is_pdist, condensed, device_kind, device_index,
                cuda_devices):
     """None when every argument is in host memory; else
@@ -530,6 +598,11 @@ def batch_plan(fname, X, Y, tx, ty, is_pdist, condensed, device_kind, device_ind
     desc = (values_ptr, times_ptr, count, length, offsets, lengths): length is the common
     length (offsets and lengths None) or 0 with int64 host arrays of the sequence form."""
     # is_pdist: 0 cdist, 1 pdist (X only), 2 paired (X[k] with Y[k])
+    if tx is None and ty is None:
+        fast = _batch_fast(fname, X, Y, is_pdist, condensed, device_kind, device_index,
+                           cuda_devices)
+        if fast is not None:
+            return fast
     colls = [("X", X, False)]
     if is_pdist != 1:
         colls.append(("Y", Y, False))
