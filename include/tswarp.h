@@ -522,6 +522,20 @@ TSW_EXPORT int tsw_shapelet_distances(tsw_dtype dtype, const tsw_collection *sha
                                       const tsw_collection *x, double *dist, int64_t *pos,
                                       const tsw_exec *exec);
 
+/*
+ * tsw_shapelet_distances, and occurrences: count (x->count, shapelets->count) row-major
+ * receives how many windows of each series lie within thresholds[k] of shapelet k (d <=
+ * thresholds[k], the same distance as dist; e.g. the threshold of the shapelet's split).
+ * This is the "shapelet occurrence" feature of RDST (Guillaume et al. 2022): how often a
+ * pattern appears, where the distance says only how well it appears once. thresholds (one
+ * per shapelet, finite, >= 0) and count are both given or both NULL (then this is
+ * tsw_shapelet_distances); pos may be NULL. A bad threshold gives TSW_EPARAM.
+ */
+TSW_EXPORT int tsw_shapelet_features(tsw_dtype dtype, const tsw_collection *shapelets,
+                                     const double *thresholds, const tsw_collection *x,
+                                     double *dist, int64_t *pos, int64_t *count,
+                                     const tsw_exec *exec);
+
 /* ---------------------------------------------------------------------------------------
  * Soft-DTW gradients
  *

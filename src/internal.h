@@ -217,9 +217,11 @@ typedef int (*tsw__shp_visit)(void *ctx, int64_t n, const int64_t *items,
 /* Every item (k, s) with at least one length, in order (k, then s), chunk after chunk. */
 int tsw__cuda_shapelet_run(const tsw__shp_gpu_job *job, const tsw_exec *exec,
                            tsw__shp_visit visit, void *ctx);
-/* tsw_shapelet_distances' fast path: dist/pos (X count, S count). */
-int tsw__cuda_shapelet_distances(const tsw__shp_gpu_data *S, const tsw__shp_gpu_data *X,
-                                 double *dist, int64_t *pos, const tsw_exec *exec);
+/* tsw_shapelet_features' fast path: dist/pos/count (X count, S count); thresholds and
+ * count both NULL or both given. */
+int tsw__cuda_shapelet_distances(const tsw__shp_gpu_data *S, const double *thresholds,
+                                 const tsw__shp_gpu_data *X, double *dist, int64_t *pos,
+                                 int64_t *count, const tsw_exec *exec);
 #endif
 
 /* Thread-local detail of the last failure (api.c); printf-like. */

@@ -209,12 +209,15 @@ done:
 static PyObject *py_shapelet_distances(PyObject *self, PyObject *args, PyObject *kw)
 {
     static const char *kwl[] = {"shapelets", "shapelet_offsets", "shapelet_lengths", "values",
-                                "offsets", "lengths", "device", "_impl", "n_jobs", NULL};
-    PyObject *sv, *so, *sl, *v, *o, *l, *dev = Py_None, *impl = NULL, *nj = Py_None;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOOOO|OOO:_shapelet_distances", (char **)kwl,
-                                     &sv, &so, &sl, &v, &o, &l, &dev, &impl, &nj))
+                                "offsets", "lengths", "device", "_impl", "n_jobs",
+                                "thresholds", NULL};
+    PyObject *sv, *so, *sl, *v, *o, *l, *dev = Py_None, *impl = NULL, *nj = Py_None,
+                                                  *th = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOOOO|OOOO:_shapelet_distances", (char **)kwl,
+                                     &sv, &so, &sl, &v, &o, &l, &dev, &impl, &nj, &th))
         return NULL;
-    PyArrayObject *ks[3] = {0}, *kx[3] = {0}, *dist = NULL, *pos = NULL;
+    PyArrayObject *ks[3] = {0}, *kx[3] = {0}, *dist = NULL, *pos = NULL, *thr = NULL,
+                  *cnt = NULL;
     PyObject *result = NULL;
     tsw_collection s, x;
     tsw_exec ex;
@@ -222,19 +225,36 @@ static PyObject *py_shapelet_distances(PyObject *self, PyObject *args, PyObject 
         shp_exec(dev, impl, nj, &ex) < 0)
         goto done;
     npy_intp dims[2] = {(npy_intp)x.count, (npy_intp)s.count};
+    if (th != Py_None) { /* occurrences within these thresholds, one per shapelet */
+        thr = (PyArrayObject *)PyArray_FROMANY(th, NPY_FLOAT64, 1, 1, NPY_ARRAY_CARRAY_RO);
+        if (!thr)
+            goto done;
+        if (PyArray_SIZE(thr) != (npy_intp)s.count) {
+            PyErr_Format(PyExc_ValueError, "thresholds must hold one value per shapelet (%lld), "
+                         "got %lld", (long long)s.count, (long long)PyArray_SIZE(thr));
+            goto done;
+        }
+        cnt = (PyArrayObject *)PyArray_SimpleNew(2, dims, NPY_INT64);
+        if (!cnt)
+            goto done;
+    }
     dist = (PyArrayObject *)PyArray_SimpleNew(2, dims, NPY_FLOAT64);
     pos = (PyArrayObject *)PyArray_SimpleNew(2, dims, NPY_INT64);
     if (!dist || !pos)
         goto done;
     int rc;
     SHP_CALL(rc, ex,
-             tsw_shapelet_distances(TSW_F64, &s, &x, PyArray_DATA(dist), PyArray_DATA(pos),
-                                    &ex));
+             tsw_shapelet_features(TSW_F64, &s, thr ? PyArray_DATA(thr) : NULL, &x,
+                                   PyArray_DATA(dist), PyArray_DATA(pos),
+                                   cnt ? PyArray_DATA(cnt) : NULL, &ex));
     if (rc) {
-        raise_status(rc, "shapelet distances");
+        if (rc == TSW_EPARAM)
+            PyErr_SetString(PyExc_ValueError, "thresholds must be finite and >= 0");
+        else
+            raise_status(rc, "shapelet distances");
         goto done;
     }
-    result = Py_BuildValue("(OO)", dist, pos);
+    result = cnt ? Py_BuildValue("(OOO)", dist, pos, cnt) : Py_BuildValue("(OO)", dist, pos);
 done:
     for (int k = 0; k < 3; ++k) {
         Py_XDECREF(ks[k]);
@@ -242,6 +262,8 @@ done:
     }
     Py_XDECREF(dist);
     Py_XDECREF(pos);
+    Py_XDECREF(thr);
+    Py_XDECREF(cnt);
     return result;
 }
 
@@ -258,4 +280,5 @@ done:
         {"_shapelet_distances", (PyCFunction)(void (*)(void))py_shapelet_distances,            \
          METH_VARARGS | METH_KEYWORDS,                                                         \
          "_shapelet_distances(shapelets, shapelet_offsets, shapelet_lengths, values, "         \
-         "offsets, lengths) -> (dist (n, k), pos (n, k))"},
+         "offsets, lengths, device=None, _impl='auto', n_jobs=None, thresholds=None) -> "    \
+         "(dist (n, k), pos (n, k)[, count (n, k) of windows within thresholds])"},

@@ -244,8 +244,9 @@ def _to_shapelet(X: _Series, r) -> Optional[Shapelet]:
 
 
 def _distances(shapelets: List[np.ndarray], X: _Series, device="auto", n_jobs=None,
-               _impl="auto"):
-    """(n_series, n_shapelets) distances and best-match starts."""
+               _impl="auto", thresholds=None):
+    """(n_series, n_shapelets) distances and best-match starts, and with thresholds (one per
+    shapelet) the counts of windows within them."""
     sl = np.array([len(s) for s in shapelets], dtype=np.int64)
     so = np.zeros(len(shapelets), dtype=np.int64)
     np.cumsum(sl[:-1], out=so[1:])
@@ -255,7 +256,8 @@ def _distances(shapelets: List[np.ndarray], X: _Series, device="auto", n_jobs=No
         raise ValueError(f"X holds a series of {shortest} time points, shorter than a "
                          f"shapelet ({int(sl.max())} points)")
     return _tswarp._shapelet_distances(sv, so, sl, X.values, X.offsets, X.lengths,
-                                       device=device, _impl=_impl, n_jobs=n_jobs)
+                                       device=device, _impl=_impl, n_jobs=n_jobs,
+                                       thresholds=thresholds)
 
 
 # ---- functions -----------------------------------------------------------------------------
@@ -294,9 +296,16 @@ def find_shapelet(X, y, *, min_length=3, max_length=None, length_step=1, device=
     return s
 
 
-def shapelet_distances(shapelets, X, *, return_positions=False, device="auto", n_jobs=None):
-    """Distances (n_series, n_shapelets) of shapelets (1-D arrays) to every series of X, and
-    with return_positions the start of each best match."""
+def shapelet_distances(shapelets, X, *, return_positions=False, thresholds=None,
+                       device="auto", n_jobs=None):
+    """Distances (n_series, n_shapelets) of shapelets (1-D arrays) to every series of X.
+
+    With return_positions, also the start of each best match (the first on ties). With
+    thresholds (one per shapelet, finite and >= 0, e.g. each Shapelet's ``threshold``),
+    also the occurrences: how many windows of each series lie within the threshold (``d <=
+    threshold``, the same distance), the "shapelet occurrence" feature of RDST (Guillaume et
+    al. 2022). Returns D, (D, P), (D, C) or (D, P, C).
+    """
     if isinstance(shapelets, np.ndarray) and shapelets.ndim == 1:
         shapelets = [shapelets]
     sh = [_as_float(s, f"shapelets[{i}]").ravel() for i, s in enumerate(shapelets)]
@@ -307,8 +316,19 @@ def shapelet_distances(shapelets, X, *, return_positions=False, device="auto", n
             raise ValueError(f"shapelets[{i}] has {len(s)} point(s); at least 2 are needed")
         if not np.all(np.isfinite(s)):
             raise ValueError(f"shapelets[{i}] contains NaN or infinity")
-    D, P = _distances(sh, _as_series(X), device=_device(device), n_jobs=n_jobs)
-    return (D, P) if return_positions else D
+    if thresholds is not None:
+        thresholds = _as_float(thresholds, "thresholds").ravel()
+        if len(thresholds) != len(sh):
+            raise ValueError(f"thresholds holds {len(thresholds)} values for {len(sh)} "
+                             f"shapelets")
+        if not np.all(np.isfinite(thresholds)) or np.any(thresholds < 0):
+            raise ValueError("thresholds must be finite and >= 0")
+    r = _distances(sh, _as_series(X), device=_device(device), n_jobs=n_jobs,
+                   thresholds=thresholds)
+    D, P = r[0], r[1]
+    if thresholds is None:
+        return (D, P) if return_positions else D
+    return (D, P, r[2]) if return_positions else (D, r[2])
 
 
 # ---- the tree --------------------------------------------------------------------------------
@@ -527,6 +547,21 @@ class ShapeletTransform(TransformerMixin, BaseEstimator):
         ArrowHead 7 points of test accuracy against 'auto' and helped no dataset
         (bench/RESULTS.md, "Shapelets, CPU").
     min_length, max_length, length_step : int
+    features : str or sequence of str, default 'distance'
+        What transform() gives for each shapelet, one block of n_shapelets_ columns per
+        name, in the order given:
+
+        - 'distance': the distance to the series (the shapelet transform of Hills et al.);
+        - 'occurrence': the share of the series' windows within the shapelet's threshold
+          (``d <= threshold``, the split found in fit), in [0, 1]: how often the pattern
+          appears, where the distance says how well it appears once (RDST's "shapelet
+          occurrence", Guillaume et al. 2022, normalised by the number of windows so
+          that series of different lengths compare);
+        - 'position': the start of the best match over the last possible start, in [0, 1].
+
+        ('distance', 'occurrence') gives a linear classifier what it cannot draw from
+        distances alone on series where a pattern recurs; in bench/shapelets_cpu.py it
+        was chosen by cross-validation on the training sets (bench/RESULTS.md).
     device : 'auto', 'cpu', 'cuda' or 'cuda:N' (the same shapelets on every device)
     n_jobs : int, optional
 
@@ -534,22 +569,41 @@ class ShapeletTransform(TransformerMixin, BaseEstimator):
     ----------
     shapelets_ : list of Shapelet, best first
     n_shapelets_ : int
+    features_ : tuple of str, the feature blocks of transform()
     classes_ : ndarray
 
     Notes on scikit-learn's check_estimator: every check passes except
     ``check_n_features_in_after_fitting`` (see ShapeletTreeClassifier: variable lengths).
     """
 
+    _FEATURES = ("distance", "occurrence", "position")
+
     def __init__(self, n_shapelets="auto", min_length=3, max_length=None, length_step=1,
-                 device="auto", n_jobs=None):
+                 features="distance", device="auto", n_jobs=None):
         self.n_shapelets = n_shapelets
         self.min_length = min_length
         self.max_length = max_length
         self.length_step = length_step
+        self.features = features
         self.device = device
         self.n_jobs = n_jobs
 
+    def _feature_names(self):
+        f = self.features
+        names = (f,) if isinstance(f, str) else f
+        try:
+            names = tuple(names)
+        except TypeError:
+            raise TypeError(f"features must be a str or a sequence of str, got "
+                            f"{type(f).__name__}") from None
+        bad = [n for n in names if not isinstance(n, str) or n not in self._FEATURES]
+        if not names or bad or len(set(names)) != len(names):
+            raise ValueError(f"features must name one or more of {self._FEATURES}, each once; "
+                             f"got {f!r}")
+        return names
+
     def fit(self, X, y):
+        features = self._feature_names()
         Xs = _as_series(X)
         classes, codes = _encode(y, len(Xs))
         _check_two(Xs, codes, classes)
@@ -571,17 +625,29 @@ class ShapeletTransform(TransformerMixin, BaseEstimator):
         _set_n_features(self, X, Xs)
         self.shapelets_ = [_to_shapelet(Xs, r) for r in found]
         self.n_shapelets_ = len(self.shapelets_)
+        self.features_ = features
         return self
 
     def transform(self, X):
         check_is_fitted(self, "shapelets_")
-        D, _ = _distances([s.values for s in self.shapelets_], _as_series(X),
-                          _device(self.device), self.n_jobs)
-        return D
+        Xs = _as_series(X)
+        shp = self.shapelets_
+        occ = "occurrence" in self.features_
+        thr = np.array([s.threshold for s in shp]) if occ else None
+        r = _distances([s.values for s in shp], Xs, _device(self.device), self.n_jobs,
+                       thresholds=thr)
+        # windows (and last starts) of each series for each shapelet
+        room = Xs.lengths[:, None] - np.array([s.length for s in shp])[None, :]
+        blocks = {"distance": lambda: r[0],
+                  "occurrence": lambda: r[2] / (room + 1.0),
+                  "position": lambda: r[1] / np.maximum(room, 1.0)}
+        return np.hstack([blocks[f]() for f in self.features_])
 
     def get_feature_names_out(self, input_features=None):
         check_is_fitted(self, "shapelets_")
-        return np.array([f"shapelet{i}" for i in range(self.n_shapelets_)], dtype=object)
+        suffix = {"distance": "", "occurrence": "_occurrence", "position": "_position"}
+        return np.array([f"shapelet{i}{suffix[f]}" for f in self.features_
+                         for i in range(self.n_shapelets_)], dtype=object)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -29,6 +29,7 @@
 #include "cpu/shapelet_kernels.h"
 #include "internal.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1223,11 +1224,18 @@ int tsw_shapelet_top(const tsw_shapelet_params *params, tsw_dtype dtype,
     return rc;
 }
 
-/* ---- tsw_shapelet_distances ------------------------------------------------------------- */
+/* ---- tsw_shapelet_distances, tsw_shapelet_features ----------------------------------------- */
 
 int tsw_shapelet_distances(tsw_dtype dtype, const tsw_collection *shapelets,
                            const tsw_collection *x, double *dist, int64_t *pos,
                            const tsw_exec *exec)
+{
+    return tsw_shapelet_features(dtype, shapelets, NULL, x, dist, pos, NULL, exec);
+}
+
+int tsw_shapelet_features(tsw_dtype dtype, const tsw_collection *shapelets,
+                          const double *thresholds, const tsw_collection *x, double *dist,
+                          int64_t *pos, int64_t *count, const tsw_exec *exec)
 {
     tsw_exec defaults;
     if (!exec) {
@@ -1235,10 +1243,14 @@ int tsw_shapelet_distances(tsw_dtype dtype, const tsw_collection *shapelets,
         exec = &defaults;
     }
     int rc;
-    if (!dist || !shapelets || !x)
+    if (!dist || !shapelets || !x || !thresholds != !count)
         return TSW_EINVAL;
     if ((rc = tsw__check_exec(exec)))
         return rc;
+    if (thresholds) /* count > 0 checked by shp_data_make below; read only what exists */
+        for (int64_t k = 0; k < (shapelets->count > 0 ? shapelets->count : 0); ++k)
+            if (!(thresholds[k] >= 0.0 && thresholds[k] <= DBL_MAX))
+                return TSW_EPARAM;
     shp_data S, X;
     if ((rc = shp_data_make(dtype, shapelets, &S)))
         return rc;
@@ -1277,7 +1289,7 @@ int tsw_shapelet_distances(tsw_dtype dtype, const tsw_collection *shapelets,
     if (exec->device == TSW_DEVICE_CUDA ||
         (exec->device == TSW_DEVICE_AUTO && !reference && tsw__cuda_auto(exec, sl * xl))) {
         tsw__shp_gpu_data gs = shp_gpu_data(&S), gx = shp_gpu_data(&X);
-        rc = tsw__cuda_shapelet_distances(&gs, &gx, dist, pos, exec);
+        rc = tsw__cuda_shapelet_distances(&gs, thresholds, &gx, dist, pos, count, exec);
         if (exec->device != TSW_DEVICE_AUTO || (rc != TSW_ENODEV && rc != TSW_ENOMEM)) {
             if (rc == TSW_OK && exec->progress &&
                 exec->progress(exec->progress_user, X.count * nsh, X.count * nsh))
@@ -1313,7 +1325,8 @@ int tsw_shapelet_distances(tsw_dtype dtype, const tsw_collection *shapelets,
                 const int64_t l = S.len[k];
                 const double *a = shp_z(&S, k);
                 double ma, sa, best = TSW_INF_F64;
-                int64_t where = 0;
+                const double thr = thresholds ? thresholds[k] : 0.0;
+                int64_t where = 0, near = 0;
                 tsw_shp_stats(shp_P(&S, k)[l], shp_Q(&S, k)[l], l, &ma, &sa);
                 for (int64_t u = 0; u + l <= X.len[j]; ++u) {
                     double v;
@@ -1331,10 +1344,14 @@ int tsw_shapelet_distances(tsw_dtype dtype, const tsw_collection *shapelets,
                         best = v;
                         where = u;
                     }
+                    if (count)
+                        near += sqrt(v) <= thr;
                 }
                 dist[j * nsh + k] = sqrt(best);
                 if (pos)
                     pos[j * nsh + k] = where;
+                if (count)
+                    count[j * nsh + k] = near;
             }
             __atomic_fetch_add(&J.done, nsh, __ATOMIC_RELAXED);
         }

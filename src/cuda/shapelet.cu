@@ -226,7 +226,7 @@ __global__ void __launch_bounds__(256, 4)
 /* Distances of shapelet k to series j, one warp per pair: the CPU's fast branch (dot product
  * summed in order, tsw_shp_d2), the first best start on ties. */
 __global__ void shp_dist_kernel(DData S, DData X, int64_t nsh, int64_t nx, double *dist,
-                                int64_t *pos)
+                                int64_t *pos, const double *thr, int64_t *count)
 {
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, wpb = blockDim.x >> 5;
     const int64_t gw = (int64_t)blockIdx.x * wpb + warp, nw = (int64_t)gridDim.x * wpb;
@@ -241,7 +241,8 @@ __global__ void shp_dist_kernel(DData S, DData X, int64_t nsh, int64_t nx, doubl
         const double *P = X.P + X.off[j] + j, *Q = X.Q + X.off[j] + j;
         const int64_t *rb = X.run + X.off[j];
         double best = TSW_INF_F64;
-        int64_t where = 0;
+        const double th = thr ? thr[k] : 0.0;
+        int64_t where = 0, near = 0;
         for (int64_t u = lane; u + l <= nj; u += 32) {
             double dot = 0.0, mb, sb;
             for (int64_t t = 0; t < l; ++t)
@@ -252,10 +253,13 @@ __global__ void shp_dist_kernel(DData S, DData X, int64_t nsh, int64_t nx, doubl
                 best = v;
                 where = u;
             }
+            if (thr)
+                near += sqrt(v) <= th; /* as the CPU: the same d^2 */
         }
         for (int o = 16; o > 0; o >>= 1) {
             const double ob = __shfl_xor_sync(kFull, best, o);
             const int64_t ow = __shfl_xor_sync(kFull, where, o);
+            near += __shfl_xor_sync(kFull, near, o);
             if (ob < best || (ob == best && ow < where)) {
                 best = ob;
                 where = ow;
@@ -265,6 +269,8 @@ __global__ void shp_dist_kernel(DData S, DData X, int64_t nsh, int64_t nx, doubl
             dist[pr] = sqrt(best);
             if (pos)
                 pos[pr] = where;
+            if (count)
+                count[pr] = near;
         }
     }
 }
@@ -583,8 +589,9 @@ extern "C" int tsw__cuda_shapelet_run(const tsw__shp_gpu_job *J, const tsw_exec 
 }
 
 extern "C" int tsw__cuda_shapelet_distances(const tsw__shp_gpu_data *S,
+                                            const double *thresholds,
                                             const tsw__shp_gpu_data *X, double *dist,
-                                            int64_t *pos, const tsw_exec *ex)
+                                            int64_t *pos, int64_t *count, const tsw_exec *ex)
 {
     DeviceGuard guard(ex->device_index);
     if (guard.rc)
@@ -604,22 +611,30 @@ extern "C" int tsw__cuda_shapelet_distances(const tsw__shp_gpu_data *S,
     DataPieces ps = plan_data(plan, S), px = plan_data(plan, X);
     const size_t p_dist = plan.add(cells, sizeof(double));
     const size_t p_pos = plan.add(pos ? cells : 0, sizeof(int64_t));
+    const size_t p_cnt = plan.add(count ? cells : 0, sizeof(int64_t));
+    const size_t p_thr = plan.add(count ? (size_t)nsh : 0, sizeof(double));
     if (plan.overflow)
         return TSW_EOVERFLOW;
     if ((rc = call.alloc(&own, plan.total)))
         return rc;
     DData ds, dx;
-    if ((rc = upload_data(call, ps, S, &ds)) || (rc = upload_data(call, px, X, &dx)))
+    if ((rc = upload_data(call, ps, S, &ds)) || (rc = upload_data(call, px, X, &dx)) ||
+        (count && (rc = copy_in(call, call.at(p_thr), thresholds, (size_t)nsh * sizeof(double),
+                                "cudaMemcpyAsync (thresholds)"))))
         return rc;
     constexpr int wpb = 8;
     int64_t grid = resident(shp_dist_kernel, wpb * 32, 0) * sm_count(call.device);
     int64_t nb = ((int64_t)cells + wpb - 1) / wpb;
     nb = nb < grid ? nb : grid;
     shp_dist_kernel<<<(unsigned)(nb > 0 ? nb : 1), wpb * 32, 0, call.stream>>>(
-        ds, dx, nsh, nx, (double *)call.at(p_dist), pos ? (int64_t *)call.at(p_pos) : nullptr);
+        ds, dx, nsh, nx, (double *)call.at(p_dist), pos ? (int64_t *)call.at(p_pos) : nullptr,
+        count ? (const double *)call.at(p_thr) : nullptr,
+        count ? (int64_t *)call.at(p_cnt) : nullptr);
     TSW_CU(cudaGetLastError(), "shp_dist_kernel launch");
     if ((rc = copy_out(call, dist, call.at(p_dist), cells * 8, "cudaMemcpyAsync (dist)")) ||
-        (pos && (rc = copy_out(call, pos, call.at(p_pos), cells * 8, "cudaMemcpyAsync (pos)"))))
+        (pos && (rc = copy_out(call, pos, call.at(p_pos), cells * 8, "cudaMemcpyAsync (pos)"))) ||
+        (count &&
+         (rc = copy_out(call, count, call.at(p_cnt), cells * 8, "cudaMemcpyAsync (count)"))))
         return rc;
     return call.sync();
 }

@@ -80,6 +80,27 @@ static int same_shapelet(const tsw_shapelet *a, const tsw_shapelet *b, const cha
 }
 #define SAME(a, b) same_shapelet(a, b, __FILE__, __LINE__)
 
+/* Eq. 2 written out: the z-normalised distance of a (length l) to b (length l); a constant
+ * window z-normalises to zeros (include/tswarp.h). */
+static double zdist(const double *a, const double *b, int64_t l)
+{
+    double ma = 0, mb = 0, va = 0, vb = 0, s = 0;
+    for (int64_t t = 0; t < l; ++t)
+        ma += a[t], mb += b[t];
+    ma /= (double)l, mb /= (double)l;
+    for (int64_t t = 0; t < l; ++t)
+        va += (a[t] - ma) * (a[t] - ma), vb += (b[t] - mb) * (b[t] - mb);
+    const double sa = sqrt(va / (double)l), sb = sqrt(vb / (double)l);
+    int fa = 1, fb = 1;
+    for (int64_t t = 1; t < l; ++t)
+        fa &= a[t] == a[0], fb &= b[t] == b[0];
+    for (int64_t t = 0; t < l; ++t) {
+        const double za = fa ? 0.0 : (a[t] - ma) / sa, zb = fb ? 0.0 : (b[t] - mb) / sb;
+        s += (za - zb) * (za - zb);
+    }
+    return sqrt(s / (double)l);
+}
+
 static void test_random(void)
 {
     tsw_t_rng r = {42};
@@ -200,6 +221,39 @@ static void test_random(void)
         CHECK(nleft >= 1 && nleft < p.n);
         CHECK_NEAR(d2[a.series * 3], 0.0, 1e-7); /* the shapelet is in its own series */
         CHECK_EQ(p2[a.series * 3], a.start);
+
+        /* occurrences: windows within each threshold, counted directly from eq. 2 (windows
+         * within 1e-7 of a threshold may go either way: rounding); a count is positive
+         * exactly when the distance is within the threshold; the distances are unchanged */
+        double thr[3] = {a.threshold, tsw_t_uniform(&r, 0.0, 1.5), tsw_t_uniform(&r, 0.0, 1.5)};
+        int64_t *c1 = malloc((size_t)p.n * 3 * sizeof(int64_t));
+        int64_t *c2 = malloc((size_t)p.n * 3 * sizeof(int64_t));
+        const tsw_exec *modes[2] = {&ref, &fast};
+        for (int m = 0; m < 2; ++m) {
+            int64_t *cm = m ? c2 : c1;
+            double *dm = m ? d2 : d1;
+            double dd[64 * 3];
+            CHECK_RC(tsw_shapelet_features(TSW_F64, &sc, thr, &p.c, dd, NULL, cm, modes[m]),
+                     TSW_OK);
+            for (int64_t q = 0; q < p.n * 3; ++q) {
+                CHECK(dd[q] == dm[q]);
+                CHECK_EQ(cm[q] > 0, dd[q] <= thr[q % 3]);
+            }
+        }
+        for (int64_t j = 0; j < p.n; ++j)
+            for (int64_t k = 0; k < 3; ++k) {
+                int64_t lo = 0, hi = 0;
+                for (int64_t u = 0; u + slen[k] <= p.len[j]; ++u) {
+                    const double d = zdist(sv + soff[k], p.v + p.off[j] + u, slen[k]);
+                    lo += d <= thr[k] - 1e-7;
+                    hi += d <= thr[k] + 1e-7;
+                }
+                CHECK(c1[j * 3 + k] >= lo && c1[j * 3 + k] <= hi);
+                CHECK(c2[j * 3 + k] >= lo && c2[j * 3 + k] <= hi);
+            }
+        CHECK(c2[a.series * 3] >= 1);
+        free(c1);
+        free(c2);
         free(d1);
         free(d2);
         free(p1);
@@ -395,6 +449,14 @@ static void test_errors(void)
     tsw_collection shortsh = {v, NULL, NULL, 1, 1, NULL};
     CHECK_RC(tsw_shapelet_distances(TSW_F64, &shortsh, &c, d, NULL, NULL), TSW_ESHAPE);
     CHECK_RC(tsw_shapelet_distances(TSW_F64, &sc, &c, NULL, NULL, NULL), TSW_EINVAL);
+    int64_t occ[3];
+    double thr_ok = 0.5, thr_bad[3] = {-1.0, NAN, INFINITY};
+    CHECK_RC(tsw_shapelet_features(TSW_F64, &sc, &thr_ok, &c, d, NULL, occ, NULL), TSW_OK);
+    CHECK_RC(tsw_shapelet_features(TSW_F64, &sc, &thr_ok, &c, d, NULL, NULL, NULL), TSW_EINVAL);
+    CHECK_RC(tsw_shapelet_features(TSW_F64, &sc, NULL, &c, d, NULL, occ, NULL), TSW_EINVAL);
+    for (int k = 0; k < 3; ++k)
+        CHECK_RC(tsw_shapelet_features(TSW_F64, &sc, &thr_bad[k], &c, d, NULL, occ, NULL),
+                 TSW_EPARAM);
     tsw_exec ex;
     tsw_exec_default(&ex);
     ex.device = TSW_DEVICE_CUDA; /* runs where a GPU is (tests/gpu/test_cuda_shapelet.c) */

@@ -239,6 +239,28 @@ static void test_random(tsw_t_rng *r)
         for (int64_t q = 0; q < p.n * nsh; ++q)
             same_d &= da[q] == db[q];
         CHECK(same_d);
+        /* occurrences within thresholds: the same counts (and distances) on both */
+        double thr[4];
+        for (int64_t k = 0; k < nsh; ++k)
+            thr[k] = k == 0 ? da[k] : tsw_t_uniform(r, 0.0, 1.5); /* one at a distance */
+        int64_t *ca = malloc((size_t)(p.n * nsh) * sizeof(int64_t));
+        int64_t *cb = malloc((size_t)(p.n * nsh) * sizeof(int64_t));
+        CHECK_RC(tsw_shapelet_features(TSW_F64, &sc, thr, &p.c, da, NULL, ca, &cpu), TSW_OK);
+        CHECK_RC(tsw_shapelet_features(TSW_F64, &sc, thr, &p.c, db, pb, cb, &gpu), TSW_OK);
+        int same_c = 1, any_c = 0;
+        same_d = same_p = 1;
+        for (int64_t q = 0; q < p.n * nsh; ++q) {
+            same_c &= ca[q] == cb[q];
+            any_c |= ca[q] > 0;
+            same_d &= da[q] == db[q];
+            same_p &= pa[q] == pb[q];
+        }
+        CHECK(same_c);
+        CHECK(any_c); /* shapelet 0's threshold is its distance to series 0 */
+        CHECK(same_d);
+        CHECK(same_p);
+        free(ca);
+        free(cb);
         free(da);
         free(db);
         free(pa);

@@ -595,6 +595,56 @@ def test_gpu_noncontiguous_inputs(rng, xp):
     assert_close(xp.get(got), exp, 1e-12, 0.0, "strided timestamps")
 
 
+@DTYPES
+@pytest.mark.parametrize("metric", METRICS)
+def test_gpu_whole_arrays_fast_plan_equals_general_plan(rng, xp, metric, dtype, monkeypatch):
+    """Whole contiguous arrays take _gpu._batch_fast; its results equal the general plan's
+    bit for bit (paired, cdist, pdist) and the CPU's within the tolerance."""
+    from tswarp import _gpu
+    rtol = rtol_of(metric, dtype)
+    for shape_x, shape_y in (((7, 33), (7, 21)), ((5, 18, 3), (5, 25, 3))):
+        X = rng.normal(size=shape_x).cumsum(axis=1).astype(dtype)
+        Y = rng.normal(size=shape_y).cumsum(axis=1).astype(dtype)
+        gX, gY = xp.put(X), xp.put(Y)
+        assert _gpu._batch_fast("paired", gX, gY, 2, 0, _gpu._DEVICE_AUTO, -1, 1) is not None
+        sc, sp = batch_scale(metric, X, Y, {}), batch_scale(metric, X, None, {})
+        calls = {
+            "paired": (lambda: tswarp.paired(gX, gY, metric=metric),
+                       tswarp.paired(X, Y, metric=metric, device="cpu"),
+                       sc if np.isscalar(sc) else np.diagonal(sc)),
+            "cdist": (lambda: tswarp.cdist(gX, gY, metric=metric),
+                      tswarp.cdist(X, Y, metric=metric, device="cpu"), sc),
+            "pdist": (lambda: tswarp.pdist(gX, metric=metric, condensed=True),
+                      tswarp.pdist(X, metric=metric, device="cpu", condensed=True),
+                      sp if np.isscalar(sp) else condensed(sp)),
+        }
+        for name, (call, exp, scale) in calls.items():
+            what = f"{name} {xp.name} {metric} {shape_x} {shape_y}"
+            fast = call()
+            assert_gpu_result(xp, fast, exp.shape, dtype)
+            with monkeypatch.context() as m:
+                m.setattr(_gpu, "_batch_fast", lambda *a: None)
+                general = call()
+            np.testing.assert_array_equal(xp.get(fast), xp.get(general), err_msg=what)
+            assert_close(xp.get(fast), exp, rtol, scale, what)
+    # what the fast plan leaves to the general one (which then checks and converts)
+    g2 = xp.put(X)
+    cases = {
+        "strided": (xp.permute(xp.put(np.ascontiguousarray(X.transpose(1, 0, 2))), (1, 0, 2)), gY),
+        "mixed dtypes": (xp.put(X.astype(np.float64 if dtype == np.float32 else np.float32)), gY),
+        "1-D": (xp.put(X[0, :, 0]), gY),
+        "int": (xp.put(np.arange(12, dtype=np.int32).reshape(3, 4)), gY),
+        "other dim": (g2, xp.put(Y[:, :, :2].copy())),
+    }
+    for name, (a, b) in cases.items():
+        assert _gpu._batch_fast("cdist", a, b, 0, 0, _gpu._DEVICE_AUTO, -1, 1) is None, name
+    assert _gpu._batch_fast("cdist", g2, gY, 0, 0, _gpu._DEVICE_CPU, -1, 1) is None
+    assert _gpu._batch_fast("cdist", g2, gY, 0, 0, _gpu._DEVICE_CUDA, 1, 2) is None
+    assert _gpu._batch_fast("paired", g2, xp.put(Y[:3]), 2, 0, _gpu._DEVICE_AUTO, -1, 1) is None
+    with pytest.raises(ValueError, match="paired"):
+        tswarp.paired(g2, xp.put(Y[:3]), metric=metric)
+
+
 def test_gpu_wrong_dtype_names_the_argument(xp):
     f = xp.put(np.arange(10.0))
     with pytest.raises(TypeError, match=r"^b has dtype int32 on the GPU"):
@@ -1258,3 +1308,10 @@ def test_shapelet_models_on_gpu_equal_cpu(rng):
     t0 = ShapeletTransform(n_shapelets=8, device="cpu", **kw).fit(X, y)
     t1 = ShapeletTransform(n_shapelets=8, device="cuda", **kw).fit(X, y)
     np.testing.assert_array_equal(t1.transform(X), t0.transform(X))
+    feats = ("distance", "occurrence", "position")
+    t0.set_params(features=feats).fit(X, y)
+    t1.set_params(features=feats).fit(X, y)
+    T0, T1 = t0.transform(X), t1.transform(X)
+    np.testing.assert_array_equal(T1, T0)  # counts too: the same d^2 bit for bit
+    k = t0.n_shapelets_
+    assert T0[:, k:2 * k].max() > 0

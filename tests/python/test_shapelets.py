@@ -152,6 +152,75 @@ def test_distances_equal_brute_force(rng):
     assert not np.isnan(D).any()
 
 
+def brute_windows(shape, x):
+    """Every window's distance (eq. 2 computed directly)."""
+    l = len(shape)
+    zs = _z(np.asarray(shape, dtype=np.float64))
+    return np.array([math.sqrt(float(np.mean((zs - _z(x[u:u + l])) ** 2)))
+                     for u in range(len(x) - l + 1)])
+
+
+def test_occurrences_equal_brute_force(rng):
+    """Counts of windows within each threshold: d <= threshold counted directly (windows
+    within 1e-7 of the threshold may go either way), on both implementations; a count is
+    positive exactly when the distance is within the threshold."""
+    for trial in range(4):
+        X = [rng.standard_normal(int(rng.integers(12, 40))).cumsum() for _ in range(7)]
+        X[1][2:10] = 0.5  # a constant stretch
+        shapes = [X[0][3:9], X[4][1:5], np.full(4, 1.0), rng.standard_normal(7)]
+        thr = rng.uniform(0.0, 1.2, size=4)
+        thr[0] = 0.0  # exact matches only
+        for impl in ("reference", "auto"):
+            from tswarp.shapelets import _as_series, _distances
+            D, P, Cnt = _distances(shapes, _as_series(X), device="cpu", _impl=impl,
+                                   thresholds=thr)
+            for j, x in enumerate(X):
+                for k, s in enumerate(shapes):
+                    w = brute_windows(s, x)
+                    lo, hi = np.sum(w <= thr[k] - TIE), np.sum(w <= thr[k] + TIE)
+                    assert lo <= Cnt[j, k] <= hi, (trial, impl, j, k, Cnt[j, k], lo, hi)
+                    assert (Cnt[j, k] > 0) == (D[j, k] <= thr[k])
+            assert Cnt[0, 0] >= 1  # the shapelet's own window
+    D1 = shapelet_distances(shapes, X)
+    D2, C2 = shapelet_distances(shapes, X, thresholds=thr)
+    D3, P3, C3 = shapelet_distances(shapes, X, thresholds=thr, return_positions=True)
+    np.testing.assert_array_equal(D1, D2)
+    np.testing.assert_array_equal(C2, C3)
+    for bad in ([0.1, 0.2], [0.1, 0.2, np.nan, 0.3], [0.1, -0.2, 0.1, 0.1], [1, 2, 3, np.inf]):
+        with pytest.raises(ValueError, match="thresholds"):
+            shapelet_distances(shapes, X, thresholds=bad)
+
+
+def test_transform_features(rng):
+    X, y = load_gunpoint("train")
+    st = ShapeletTransform(n_shapelets=6, min_length=20, max_length=60, length_step=20,
+                           features=("distance", "occurrence", "position")).fit(X, y)
+    T = st.transform(X)
+    k = st.n_shapelets_
+    assert T.shape == (len(X), 3 * k) and st.features_ == ("distance", "occurrence", "position")
+    names = st.get_feature_names_out()
+    assert list(names[:2]) == ["shapelet0", "shapelet1"]
+    assert names[k] == "shapelet0_occurrence" and names[2 * k] == "shapelet0_position"
+    D, P, Cnt = shapelet_distances([s.values for s in st.shapelets_], X,
+                                   thresholds=[s.threshold for s in st.shapelets_],
+                                   return_positions=True)
+    room = X.shape[1] - np.array([s.length for s in st.shapelets_])
+    np.testing.assert_array_equal(T[:, :k], D)
+    np.testing.assert_allclose(T[:, k:2 * k], Cnt / (room + 1))
+    np.testing.assert_allclose(T[:, 2 * k:], P / room)
+    assert np.all((T[:, k:2 * k] > 0) == (D <= [s.threshold for s in st.shapelets_]))
+    assert 0 <= T[:, k:].min() and T[:, k:].max() <= 1
+    # the order given is the order of the blocks; the default is the distances alone
+    T2 = st.set_params(features=["occurrence", "distance"]).fit(X, y).transform(X)
+    np.testing.assert_array_equal(T2, np.hstack([T[:, k:2 * k], T[:, :k]]))
+    np.testing.assert_array_equal(st.set_params(features="distance").fit(X, y).transform(X), D)
+    for bad in ("mean", (), ("distance", "distance"), ("distance", 3)):
+        with pytest.raises(ValueError, match="features"):
+            ShapeletTransform(features=bad).fit(X, y)
+    with pytest.raises(TypeError, match="features"):
+        ShapeletTransform(features=3).fit(X, y)
+
+
 # ---- the tree ----------------------------------------------------------------------------
 
 
