@@ -144,7 +144,7 @@ _SETS = None  # the --from-sets file (np.load, allow_pickle=False) once opened
 
 
 def _ragged(X):
-    return not (isinstance(X, np.ndarray) and X.ndim == 2)
+    return not (isinstance(X, np.ndarray) and X.ndim in (2, 3) and X.dtype != object)
 
 
 def save_sets(names, path):
@@ -198,7 +198,8 @@ def load(name):
         f = lambda split: ad.load_classification(name, split=split)  # noqa: E731
     Xtr, ytr = f(split="train")
     Xte, yte = f(split="test")
-    squeeze = lambda X: X[:, 0, :] if isinstance(X, np.ndarray) else [np.asarray(x)[0] for x in X]  # noqa: E731
+    # univariate: (n, len) or a list of 1-D series; multivariate (BasicMotions): (n, c, len)
+    squeeze = lambda X: (X[:, 0, :] if X.shape[1] == 1 else X) if isinstance(X, np.ndarray) else [np.asarray(x)[0] for x in X]  # noqa: E731
     return squeeze(Xtr), ytr, squeeze(Xte), yte
 
 
@@ -221,7 +222,8 @@ def accuracy(datasets, quick, stc_seeds=1, old_transform=False, only=(), device=
         except Exception as e:  # noqa: BLE001
             print(f"{name:<18} (not available offline: {e})")
             continue
-        L = min(len(x) for x in Xtr)
+        L = Xtr.shape[-1] if isinstance(Xtr, np.ndarray) else min(len(x) for x in Xtr)
+        multi = isinstance(Xtr, np.ndarray) and Xtr.ndim == 3
         step = max(1, L // 12)  # about 12 lengths
         minl = max(3, L // 20)
         models = [
@@ -262,7 +264,9 @@ def accuracy(datasets, quick, stc_seeds=1, old_transform=False, only=(), device=
                 continue
             clf = make()
             aeon_model = label.startswith("aeon")
-            fx = (lambda X: np.asarray(X)[:, None, :]) if aeon_model else (lambda X: X)
+            if multi and "tree" in label:
+                continue  # the trees take univariate series; the transform takes channels
+            fx = (lambda X: np.asarray(X)[:, None, :]) if aeon_model and not multi else (lambda X: X)
             t = time.perf_counter()
             clf.fit(fx(Xtr), ytr)
             sec = time.perf_counter() - t

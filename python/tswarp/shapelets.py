@@ -31,6 +31,7 @@ series it is compared with (``max_length`` defaults to the shortest training ser
 
 from __future__ import annotations
 
+import math
 import numbers
 from dataclasses import dataclass
 from typing import List, Optional
@@ -57,6 +58,8 @@ class Shapelet:
     threshold : float            series with distance <= threshold go left
     gain : float                 information gain of the split (nats)
     gap : float                  separation gap mean(d right) - mean(d left)
+    channel : int                the channel it comes from and is compared with (0 for
+                                 univariate series; ShapeletTransform on multivariate X)
     """
 
     values: np.ndarray
@@ -66,6 +69,7 @@ class Shapelet:
     threshold: float
     gain: float
     gap: float
+    channel: int = 0
 
 
 # ---- input handling --------------------------------------------------------------------
@@ -119,7 +123,8 @@ def _as_series(X, name="X") -> _Series:
                 a = a[:, :, 0]
             else:
                 raise ValueError(f"{name}: multivariate series (shape {a.shape}) are not "
-                                 "supported by shapelets; pass univariate series")
+                                 "supported here; pass univariate series (ShapeletTransform "
+                                 "takes multivariate ones, shaped (n, channels, len))")
         if a.ndim == 2 and a.shape[1] == 0:
             raise ValueError(f"{name} has 0 feature(s) (shape={a.shape}) while a minimum of 1 "
                              "is required.")
@@ -234,13 +239,30 @@ def _search(X: _Series, codes, n_classes, lengths, subset=None, logic=None, part
     return r  # (series, start, length, threshold, gain, gap)
 
 
-def _to_shapelet(X: _Series, r) -> Optional[Shapelet]:
+def _to_shapelet(X: _Series, r, channel=0) -> Optional[Shapelet]:
     series, start, length, thr, gain, gap = r
     if series < 0:
         return None
     values = X.series(series)[start:start + length].copy()
     return Shapelet(values, int(series), int(start), int(length), float(thr), float(gain),
-                    float(gap))
+                    float(gap), int(channel))
+
+
+def _channels(X):
+    """The channels of a multivariate X, each a (n, len) array, or None when X is not a
+    multivariate array: (n, channels, len) with channels > 1 and len > 1 (aeon's layout)."""
+    if isinstance(X, np.ndarray) and X.ndim == 3 and X.dtype != object and X.shape[1] > 1 \
+            and X.shape[2] > 1:
+        return [X[:, c, :] for c in range(X.shape[1])]
+    return None
+
+
+def _rank_key(r):
+    """The C library's order of candidates (series, start, length, threshold, gain, gap):
+    gain, then gap on its 1e-9 grid (include/tswarp.h), then the smaller (series, start,
+    length). sorted() with this key puts the best first."""
+    series, start, length, _, gain, gap = r
+    return (-gain, -math.floor(gap * 1e9 + 0.5), series, start, length)
 
 
 def _distances(shapelets: List[np.ndarray], X: _Series, device="auto", n_jobs=None,
@@ -562,6 +584,12 @@ class ShapeletTransform(TransformerMixin, BaseEstimator):
         ('distance', 'occurrence') gives a linear classifier what it cannot draw from
         distances alone on series where a pattern recurs; in bench/shapelets_cpu.py it
         was chosen by cross-validation on the training sets (bench/RESULTS.md).
+
+    Multivariate series: X of shape (n, channels, len) (aeon's layout; tslearn's (n, len, d)
+    is ``X.transpose(0, 2, 1)``). Every channel is searched on its own and the k best
+    shapelets of all channels are kept (no two overlapping in the same series and channel),
+    each compared with its own channel (``Shapelet.channel``), as aeon's
+    ShapeletTransformClassifier does with its channel-specific shapelets.
     device : 'auto', 'cpu', 'cuda' or 'cuda:N' (the same shapelets on every device)
     n_jobs : int, optional
 
@@ -570,6 +598,7 @@ class ShapeletTransform(TransformerMixin, BaseEstimator):
     shapelets_ : list of Shapelet, best first
     n_shapelets_ : int
     features_ : tuple of str, the feature blocks of transform()
+    n_channels_ : int, 1 for univariate series
     classes_ : ndarray
 
     Notes on scikit-learn's check_estimator: every check passes except
@@ -604,7 +633,10 @@ class ShapeletTransform(TransformerMixin, BaseEstimator):
 
     def fit(self, X, y):
         features = self._feature_names()
-        Xs = _as_series(X)
+        chans = _channels(X)
+        Xcs = ([_as_series(X)] if chans is None else
+               [_as_series(Xc, f"X[:, {c}, :]") for c, Xc in enumerate(chans)])
+        Xs = Xcs[0]
         classes, codes = _encode(y, len(Xs))
         _check_two(Xs, codes, classes)
         lengths = _lengths_arg(self.min_length, self.max_length, self.length_step,
@@ -615,32 +647,55 @@ class ShapeletTransform(TransformerMixin, BaseEstimator):
         elif isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 1:
             raise ValueError(f"n_shapelets must be a positive int or 'auto', got {k!r}")
         minl, maxl, step = lengths
-        found = _tswarp._shapelet_top(Xs.values, Xs.offsets, Xs.lengths, codes, len(classes),
-                                      minl, maxl, step, device=_device(self.device),
-                                      n_jobs=self.n_jobs, k=int(k))
+        found = []  # (rank key, channel, result): each channel's k best, then the k best
+        for c, Xc in enumerate(Xcs):
+            for r in _tswarp._shapelet_top(Xc.values, Xc.offsets, Xc.lengths, codes,
+                                           len(classes), minl, maxl, step,
+                                           device=_device(self.device), n_jobs=self.n_jobs,
+                                           k=int(k)):
+                found.append((_rank_key(r), c, r))
         if not found:
             raise ValueError("no candidate splits X: every candidate is at the same distance "
                              "from every series")
+        found = sorted(found)[:int(k)]  # ties between channels: the lower channel first
         self.classes_ = classes
-        _set_n_features(self, X, Xs)
-        self.shapelets_ = [_to_shapelet(Xs, r) for r in found]
+        _set_n_features(self, X if chans is None else chans[0], Xs)
+        self.shapelets_ = [_to_shapelet(Xcs[c], r, c) for _, c, r in found]
         self.n_shapelets_ = len(self.shapelets_)
+        self.n_channels_ = len(Xcs)
         self.features_ = features
         return self
 
     def transform(self, X):
         check_is_fitted(self, "shapelets_")
-        Xs = _as_series(X)
+        chans = _channels(X)
+        fitted = getattr(self, "n_channels_", 1)
+        got = 1 if chans is None else len(chans)
+        if got != fitted:
+            raise ValueError(f"X has {got} channel(s) but this ShapeletTransform was fitted on "
+                             f"{fitted}")
+        Xcs = ([_as_series(X)] if chans is None else
+               [_as_series(Xc, f"X[:, {c}, :]") for c, Xc in enumerate(chans)])
         shp = self.shapelets_
+        n, k = len(Xcs[0]), len(shp)
         occ = "occurrence" in self.features_
-        thr = np.array([s.threshold for s in shp]) if occ else None
-        r = _distances([s.values for s in shp], Xs, _device(self.device), self.n_jobs,
-                       thresholds=thr)
+        D, P = np.empty((n, k)), np.empty((n, k), dtype=np.int64)
+        Cnt = np.empty((n, k), dtype=np.int64)
+        for c, Xc in enumerate(Xcs):  # each channel's shapelets against that channel
+            cols = [j for j, s in enumerate(shp) if s.channel == c]
+            if not cols:
+                continue
+            thr = np.array([shp[j].threshold for j in cols]) if occ else None
+            r = _distances([shp[j].values for j in cols], Xc, _device(self.device),
+                           self.n_jobs, thresholds=thr)
+            D[:, cols], P[:, cols] = r[0], r[1]
+            if occ:
+                Cnt[:, cols] = r[2]
         # windows (and last starts) of each series for each shapelet
-        room = Xs.lengths[:, None] - np.array([s.length for s in shp])[None, :]
-        blocks = {"distance": lambda: r[0],
-                  "occurrence": lambda: r[2] / (room + 1.0),
-                  "position": lambda: r[1] / np.maximum(room, 1.0)}
+        room = Xcs[0].lengths[:, None] - np.array([s.length for s in shp])[None, :]
+        blocks = {"distance": lambda: D,
+                  "occurrence": lambda: Cnt / (room + 1.0),
+                  "position": lambda: P / np.maximum(room, 1.0)}
         return np.hstack([blocks[f]() for f in self.features_])
 
     def get_feature_names_out(self, input_features=None):

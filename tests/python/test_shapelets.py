@@ -221,6 +221,65 @@ def test_transform_features(rng):
         ShapeletTransform(features=3).fit(X, y)
 
 
+def test_transform_multivariate(rng):
+    """(n, channels, len): every channel searched on its own; the k kept are the k best of
+    all channels' lists (the C library's order), each compared with its own channel."""
+    n, L = 24, 40
+    y = np.repeat(["a", "b", "c"], n // 3)
+    X = rng.standard_normal((n, 3, L)).cumsum(axis=2)
+    bump = np.sin(np.linspace(0, np.pi, 9)) * 6
+    for i in range(n):  # class-specific patterns in channels 1 and 2 only
+        s = int(rng.integers(0, L - 9))
+        if y[i] == "b":
+            X[i, 1, s:s + 9] += bump
+        elif y[i] == "c":
+            X[i, 2, s:s + 9] -= bump
+    kw = dict(min_length=5, max_length=15, length_step=5, n_shapelets=12)
+    feats = ("distance", "occurrence", "position")
+    st = ShapeletTransform(features=feats, **kw).fit(X, y)
+    assert st.n_channels_ == 3 and st.n_shapelets_ == 12
+    # the merge: the k best of the channels' own top-k lists, by gain then gap then position
+    per = []
+    for c in range(3):
+        u = ShapeletTransform(**kw).fit(X[:, c, :], y)
+        assert u.n_channels_ == 1
+        per += [(-s.gain, -math.floor(s.gap * 1e9 + 0.5), s.series, s.start, s.length, c)
+                for s in u.shapelets_]
+    want = sorted(per)[:12]
+    got = [(-s.gain, -math.floor(s.gap * 1e9 + 0.5), s.series, s.start, s.length, s.channel)
+           for s in st.shapelets_]
+    assert got == want
+    assert {s.channel for s in st.shapelets_} >= {1, 2}
+    for s in st.shapelets_:
+        np.testing.assert_array_equal(s.values, X[s.series, s.channel, s.start:s.start + s.length])
+    # transform: each column from its own channel
+    T = st.transform(X)
+    k = st.n_shapelets_
+    for j, s in enumerate(st.shapelets_):
+        D, P, Cnt = shapelet_distances([s.values], X[:, s.channel, :], thresholds=[s.threshold],
+                                       return_positions=True)
+        np.testing.assert_array_equal(T[:, j], D[:, 0])
+        np.testing.assert_allclose(T[:, k + j], Cnt[:, 0] / (L - s.length + 1))
+        np.testing.assert_allclose(T[:, 2 * k + j], P[:, 0] / (L - s.length))
+    from sklearn.linear_model import RidgeClassifierCV
+    from sklearn.pipeline import make_pipeline
+    pipe = make_pipeline(ShapeletTransform(**kw), RidgeClassifierCV()).fit(X, y)
+    assert pipe.score(X, y) == 1.0
+    with pytest.raises(ValueError, match="2 channel"):
+        st.transform(X[:, :2, :])
+    with pytest.raises(ValueError, match="1 channel"):
+        st.transform(X[:, 0, :])
+    u = ShapeletTransform(**kw).fit(X[:, 0, :], y)
+    with pytest.raises(ValueError, match="fitted on 1"):
+        u.transform(X)
+    Xn = X.copy()
+    Xn[3, 2, 5] = np.nan
+    with pytest.raises(ValueError, match=r"X\[:, 2, :\]\[3\] contains NaN"):
+        ShapeletTransform(**kw).fit(Xn, y)
+    with pytest.raises(ValueError, match="multivariate"):  # the tree: univariate only
+        ShapeletTreeClassifier(min_length=5).fit(X, y)
+
+
 # ---- the tree ----------------------------------------------------------------------------
 
 
