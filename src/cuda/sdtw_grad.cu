@@ -973,6 +973,14 @@ int sg_grad(const tsw_params *params, tsw_dtype dtype, int64_t dim, const tsw_co
     if (L >= ((int64_t)1 << 30))
         return TSW_EOVERFLOW; /* the kernel indexes rows and columns with int */
 
+    /* the wavefront kernel keeps two float32 probabilities per slot of its skewed layout, the
+     * thread-per-row kernel one double per cell of its diagonal-major layout */
+    const int rb =
+        wf_eligible(dtype, dim, L, false) ? wf_rows_per_lane(count, L, exec->device_index) : 0;
+    const bool wf = rb > 0;
+    if (val_only && (!wf || grad_x || grad_y || params->window == TSW_WINDOW_ITAKURA))
+        return TSW_ENOTSUP;
+
     /* host scratch: rsize, roff, chunk starts (count + 1), index upload (5 count) */
     SgHost hs;
     size_t hbytes;
@@ -984,13 +992,6 @@ int sg_grad(const tsw_params *params, tsw_dtype dtype, int64_t dim, const tsw_co
         return TSW_ENOMEM;
     int64_t *rsize = hs.buf, *start = rsize + count, *up = start + count + 1;
     int64_t *roff = up + 4 * count;
-    /* the wavefront kernel keeps two float32 probabilities per slot of its skewed layout, the
-     * thread-per-row kernel one double per cell of its diagonal-major layout */
-    const int rb =
-        wf_eligible(dtype, dim, L, false) ? wf_rows_per_lane(count, L, exec->device_index) : 0;
-    const bool wf = rb > 0;
-    if (val_only && (!wf || grad_x || grad_y || params->window == TSW_WINDOW_ITAKURA))
-        return TSW_ENOTSUP;
     for (int64_t k = 0; k < count; ++k) {
         const double n = (double)hx.len[k], m = (double)hy.len[k];
         double r = wf ? (double)wf_cells(hx.len[k], hy.len[k], rb) : (n + m - 1) * n;
@@ -1300,6 +1301,9 @@ int tsw__cuda_soft_dtw_paired_wf(const tsw_params *params, tsw_dtype dtype, int6
                                  void *values, const tsw_exec *exec, int on_device,
                                  size_t *query)
 {
+    /* what the wavefront kernel never takes, decided before the collections are read */
+    if (!wf_eligible(dtype, dim, 0, false) || params->window == TSW_WINDOW_ITAKURA)
+        return TSW_ENOTSUP;
     return sg_grad(params, dtype, dim, x, y, values, nullptr, nullptr, exec, on_device, query,
                    true);
 }
