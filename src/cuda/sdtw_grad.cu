@@ -38,8 +38,7 @@
  * Numerics: the soft-min of recurrence.h (minimum factored out); the backward weights
  * exp((Q(succ) - R(i,j)) / gamma) have exponents <= 0 up to rounding, so no overflow for any
  * gamma; cells outside the window have R = +inf and E = 0, and their terms are skipped (no
- * 0 * inf). float32 uses the hardware exp2/log2 (ex2.approx, lg2.approx), like the
- * distance kernels.
+ * 0 * inf). Both precisions take exp and log in double (see SgOps).
  */
 #include <cuda_runtime.h>
 
@@ -65,24 +64,17 @@ template <typename T> struct SgOps;
  * Both precisions compute in double, as the CPU backend does for float32 inputs: R and S are
  * sums of many costs, and their float32 rounding divided by a small gamma would move the
  * gradient's weights by more than the 1e-4 (relative to float64) that float32 gradients
- * must keep. float32 inputs take the exponentials and the logarithm from the float32 MUFU
- * units (ex2.approx, lg2.approx: about 2^-22 relative): their arguments are O(1)
- * (differences over gamma, sums of weights), so that accuracy carries to the result.
+ * must keep. The exponentials and the logarithm are double too. With the float32 MUFU units
+ * (ex2.approx, lg2.approx, about 2^-22 relative) this kernel's float32 gradients came out up
+ * to 1.2e-4 (gamma 0.1), 1.4e-4 (gamma 10) and 2.1e-4 (gamma 100) from float64 on some
+ * random problems (test_cuda_sdtw seeds 6, 10, 225872944506 on the H100), against at most
+ * 6.7e-6 in double; double costs this kernel a third more time (B = 16, 1,024 x 1,024:
+ * 2.18 -> 2.93 ms). The wavefront kernel (sdtw_wf.cuh) keeps the MUFU units: its float32
+ * gradients stayed within 1e-5 in the same runs.
  */
 template <> struct SgOps<float> {
-    /* exp(x) and log(x) through the MUFU base-2 units: x log2(e) and log2(x) ln(2) */
-    static __device__ __forceinline__ double ex(double x)
-    {
-        float r, a = (float)(x * 1.4426950408889634);
-        asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(a));
-        return r;
-    }
-    static __device__ __forceinline__ double lg(double x)
-    {
-        float r;
-        asm("lg2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"((float)x));
-        return r * 0.6931471805599453;
-    }
+    static __device__ __forceinline__ double ex(double x) { return exp(x); }
+    static __device__ __forceinline__ double lg(double x) { return log(x); }
     /* cost.h's squared Euclidean cost of the points widened to double */
     static __device__ __forceinline__ double sqcost(const float *x, const float *y, int64_t d)
     {
@@ -157,6 +149,8 @@ template <typename T> struct SgArgs {
     int y_shared;  /* 1: b is copied to shared memory (after the accumulator) */
     int64_t ymax;  /* longest b of the launch: the shared pieces' size / dim */
     T *values, *ga, *gb, *gcost;
+    double *vacc; /* float32 divergences: the kinds' values summed in double, or NULL */
+    int vlast;    /* this launch's kind is the last: it writes values from vacc */
     double cv, ca, cb;
     int accumulate;
     const int *flag; /* device check flag (device inputs), or NULL */
@@ -376,8 +370,15 @@ __global__ void __launch_bounds__(sg_max_threads(sizeof(T), COST, DK == 0),
         }
     }
     if (g.phase != 2 && tid == (int)((n - 1) % NT) && (!K || my == (n - 1) / NT)) {
-        const T v = (T)(g.cv * value);
-        g.values[p] = g.accumulate ? g.values[p] + v : v;
+        if (g.vacc) {
+            const double acc = (g.accumulate ? g.vacc[p] : 0.0) + g.cv * value;
+            g.vacc[p] = acc;
+            if (g.vlast)
+                g.values[p] = (T)acc;
+        } else {
+            const T v = (T)(g.cv * value);
+            g.values[p] = g.accumulate ? g.values[p] + v : v;
+        }
     }
     if (!g.want_grad || g.phase == 1)
         return;
@@ -700,6 +701,7 @@ struct SgJob {
     const void *cmat;
     int64_t cn, cm;
     void *values, *gcost;
+    double *vacc; /* float32 divergences: (count,) doubles for the kinds' sum, else NULL */
     bool want_grad;
     const int *flag;
     int64_t split; /* blocks per problem (0: one) */
@@ -746,7 +748,7 @@ bool full_cover(const HostColl &h)
 }
 
 struct SgPieces {
-    size_t idx, x, y, cmat, values, gx, gy, gcost, flag, scratch, sync, R;
+    size_t idx, x, y, cmat, values, vacc, gx, gy, gcost, flag, scratch, sync, R;
 };
 
 /* Chunks of problems: chunk c is problems [start[c], start[c+1]) with the sum of their R
@@ -845,6 +847,8 @@ int sg_launch_chunks(Call &call, const SgJob &job, const SgKind *kinds, int nkin
             g.gxglob = g.gyglob + job.max_len * job.dim;
             g.gx_stride = per_block;
             g.values = (T *)job.values;
+            g.vacc = job.vacc;
+            g.vlast = q == nkinds - 1;
             g.ga = (T *)kd.ga;
             g.gb = (T *)kd.gb;
             g.gcost = (T *)job.gcost;
@@ -976,7 +980,9 @@ int sg_grad(const tsw_params *params, tsw_dtype dtype, int64_t dim, const tsw_co
     /* the wavefront kernel keeps two float32 probabilities per slot of its skewed layout, the
      * thread-per-row kernel one double per cell of its diagonal-major layout */
     const int rb =
-        wf_eligible(dtype, dim, L, false) ? wf_rows_per_lane(count, L, exec->device_index) : 0;
+        wf_eligible(dtype, dim, L, false, params->gamma)
+            ? wf_rows_per_lane(count, L, exec->device_index)
+            : 0;
     const bool wf = rb > 0;
     if (val_only && (!wf || grad_x || grad_y || params->window == TSW_WINDOW_ITAKURA))
         return TSW_ENOTSUP;
@@ -1026,6 +1032,11 @@ int sg_grad(const tsw_params *params, tsw_dtype dtype, int64_t dim, const tsw_co
             pc.gy = plan.add(ybytes);
     }
     pc.flag = plan.add(sizeof(int));
+    /* float32 divergences: R(x, y) - (R(x, x) + R(y, y)) / 2 summed in double, then rounded
+     * once (summed in float32, the three values' roundings survive the cancellation) */
+    const bool vacc = norm && dtype == TSW_F32;
+    if (vacc)
+        pc.vacc = plan.add((size_t)count, sizeof(double));
     /* the thread-per-row kernel's boundary rows and accumulators (the wavefront kernel keeps
      * its hand-over in shared memory) */
     const int64_t per_block = wf ? 0 : 4 * (L + 1) + 2 * L * dim;
@@ -1125,6 +1136,7 @@ int sg_grad(const tsw_params *params, tsw_dtype dtype, int64_t dim, const tsw_co
     job.d_roff = d_idx + 4 * count;
     job.max_len = L;
     job.values = vals;
+    job.vacc = vacc ? (double *)call.at(pc.vacc) : nullptr;
     job.want_grad = grad_x || grad_y;
     job.flag = on_device && !call.async ? dflag : nullptr;
     job.split = K;
@@ -1302,7 +1314,8 @@ int tsw__cuda_soft_dtw_paired_wf(const tsw_params *params, tsw_dtype dtype, int6
                                  size_t *query)
 {
     /* what the wavefront kernel never takes, decided before the collections are read */
-    if (!wf_eligible(dtype, dim, 0, false) || params->window == TSW_WINDOW_ITAKURA)
+    if (!wf_eligible(dtype, dim, 0, false, params->gamma) ||
+        params->window == TSW_WINDOW_ITAKURA)
         return TSW_ENOTSUP;
     return sg_grad(params, dtype, dim, x, y, values, nullptr, nullptr, exec, on_device, query,
                    true);
