@@ -166,6 +166,22 @@ template <typename T> struct SgArgs {
     double radius, slope;
 };
 
+/* Problem p's value of this launch's kind, v = cv R: summed with the earlier kinds' in double
+ * when g.vacc is given (the last kind writes the rounded sum), else in T. */
+template <typename T>
+__device__ __forceinline__ void sg_put_value(const SgArgs<T> &g, int64_t p, double v)
+{
+    if (g.vacc) {
+        const double acc = (g.accumulate ? g.vacc[p] : 0.0) + v;
+        g.vacc[p] = acc;
+        if (g.vlast)
+            g.values[p] = (T)acc;
+    } else {
+        const T t = (T)v;
+        g.values[p] = g.accumulate ? g.values[p] + t : t;
+    }
+}
+
 /* The admissible cells of band.h's Sakoe-Chiba windows as two int bounds on j - i (the
  * host rejects Itakura for gradients, sdtw_grad.c): all cells when the band covers them. */
 struct SgBand {
@@ -369,17 +385,8 @@ __global__ void __launch_bounds__(sg_max_threads(sizeof(T), COST, DK == 0),
             __syncthreads();
         }
     }
-    if (g.phase != 2 && tid == (int)((n - 1) % NT) && (!K || my == (n - 1) / NT)) {
-        if (g.vacc) {
-            const double acc = (g.accumulate ? g.vacc[p] : 0.0) + g.cv * value;
-            g.vacc[p] = acc;
-            if (g.vlast)
-                g.values[p] = (T)acc;
-        } else {
-            const T v = (T)(g.cv * value);
-            g.values[p] = g.accumulate ? g.values[p] + v : v;
-        }
-    }
+    if (g.phase != 2 && tid == (int)((n - 1) % NT) && (!K || my == (n - 1) / NT))
+        sg_put_value(g, p, g.cv * value);
     if (!g.want_grad || g.phase == 1)
         return;
 

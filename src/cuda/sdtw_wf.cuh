@@ -286,17 +286,8 @@ __global__ void __launch_bounds__(32 * kWfMaxWarps, 1) sdtw_wf_kernel(SgArgs<flo
             __syncthreads();
         }
     }
-    if (has_value) {
-        if (g.vacc) { /* float32 divergences: summed in double (sdtw_grad.cu, SgArgs) */
-            const double acc = (g.accumulate ? g.vacc[p] : 0.0) + g.cv * (double)value;
-            g.vacc[p] = acc;
-            if (g.vlast)
-                g.values[p] = (float)acc;
-        } else {
-            const float v = (float)(g.cv * value);
-            g.values[p] = g.accumulate ? g.values[p] + v : v;
-        }
-    }
+    if (has_value)
+        sg_put_value(g, p, g.cv * (double)value);
     const bool gx_on = g.ga != nullptr, gy_on = g.gb != nullptr;
     if (!g.want_grad || (!gx_on && !gy_on)) /* always so for VAL (sg_grad, val_only) */
         return;
