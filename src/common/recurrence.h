@@ -19,8 +19,11 @@
 
 #define TSW_DTW_CELL(cost, diag, up, left, MIN) ((cost) + MIN(MIN((diag), (up)), (left)))
 
+/* The left move enters last (min is exact, so the order does not change the value): in a
+ * kernel that sweeps a row left to right, a cell then waits for its left neighbour through
+ * one add and one min, not two mins (the same for DTW above). */
 #define TSW_TWED_CELL(del_a_total, del_b_total, match_total, MIN)                             \
-    MIN(MIN((del_a_total), (del_b_total)), (match_total))
+    MIN(MIN((del_a_total), (match_total)), (del_b_total))
 
 /*
  * TWED's move costs grouped for the fast kernels, which precompute per point what depends

@@ -9,7 +9,7 @@
  * row -1 and column -1. Cells outside the window are +inf.
  *
  * Decomposition (R rows x C columns per lane and step: shape_r/shape_c below, 4 x 8,
- * 2 x 4 or 2 x 2):
+ * 2 x 8, 1 x 8, 2 x 4 or 2 x 2):
  *   The columns are cut into S stripes of W = 32 C columns. A warp (one warp per block)
  *   owns a stripe and sweeps its rows in a skewed register-blocked wavefront: at step t
  *   lane k computes the R x C block of rows x0 = rb + R (t - k) .. x0 + R - 1 and of its
@@ -19,10 +19,12 @@
  *   __shfl_up_sync per row; the diagonal D(x0 - 1, j0 - 1) is the last value received one
  *   step earlier. Inside the block the R x C cells are straight-line code: its dependency
  *   DAG has R + C - 1 levels, so a lane has ~R-fold independent work per level.
- *   Lane 0 takes its left column from the left stripe (see "boundary queues"); lane 31's
- *   right column is the stripe's output, staged in shared memory. A lane's rows come from
- *   padded row tables (values, TWED times and deletion costs, written by prep_kernel with
- *   kPad clamped copies on each side), so a step loads them without clamping indices.
+ *   Lane 0 takes its left column from the left stripe (see "boundary queues"), read from
+ *   shared memory one step ahead; lane 31's right column is the stripe's output, staged in
+ *   shared memory (the other lanes store to spare slots, so a step has no branch). A
+ *   lane's rows come from padded row tables (values, TWED times and deletion costs,
+ *   written by prep_kernel with kPad clamped copies on each side), so a step loads them
+ *   through pointers that move R rows a step, without clamping indices.
  * Rows: a stripe runs over rows [rb, re) only (the rows whose window meets its columns;
  *   both band ends are non-decreasing in the row, so these are found by warp-wide
  *   searches), and tests cells against the row's window only in the chunks of steps that
@@ -120,21 +122,24 @@ enum { M_DTW = 0, M_TWED = 1, M_SOFT = 2 };
 enum { KC_SQE = 0, KC_EUC = 1, KC_ABS = 2, KC_COS = 3, KC_RT = 4, KC_LP12 = 5, KC_LPP = 6 };
 
 /* Rows and columns of a lane's block per step (the "shape"), chosen on the H100 by
- * bench/pair_shapes.py (bench/RESULTS.md): 4 x 8 for float32 DTW and TWED (p = 1, 2) at
- * dim 1; 2 x 4 for float64 there (larger blocks run out of registers or lose to their
- * longer chains); 2 x 2 where a cell costs many instructions (soft-DTW, dim > 1, TWED
- * with a general p). */
-__host__ __device__ constexpr bool big_shape(bool f32, int meas, int kc, bool dim1)
-{
-    return f32 && dim1 && (meas == M_DTW || (meas == M_TWED && kc == KC_LP12));
-}
+ * bench/pair_shapes.py (bench/RESULTS.md): at dim 1, 4 x 8 for float32 DTW, 2 x 8 for float32
+ * TWED (p = 1, 2), 1 x 8 for float64 TWED (p = 1, 2: its cells are long float64 chains, and
+ * one row per step keeps a lane's chain to one add and one min per cell), 2 x 4 for float64
+ * DTW and TWED with another p; 2 x 2 where a cell costs many instructions (soft-DTW,
+ * dim > 1). */
 __host__ __device__ constexpr int shape_r(bool f32, int meas, int kc, bool dim1)
 {
-    return big_shape(f32, meas, kc, dim1) ? 4 : 2;
+    return !dim1 || meas == M_SOFT              ? 2
+           : meas == M_DTW                      ? (f32 ? 4 : 2)
+           : meas == M_TWED && kc == KC_LP12    ? (f32 ? 2 : 1)
+                                                : 2;
 }
 __host__ __device__ constexpr int shape_c(bool f32, int meas, int kc, bool dim1)
 {
-    return big_shape(f32, meas, kc, dim1) ? 8 : (meas == M_SOFT || !dim1 ? 2 : 4);
+    return !dim1 || meas == M_SOFT              ? 2
+           : meas == M_DTW                      ? (f32 ? 8 : 4)
+           : meas == M_TWED && kc == KC_LP12    ? 8
+                                                : 4;
 }
 
 struct Args {
@@ -607,7 +612,8 @@ __global__ void __launch_bounds__(32, 8) pair_kernel(const Args g)
     static_assert(NB % 2 == 0 && CH <= 32, "chunk: one item per lane, a mid step");
 
     __shared__ __align__(16) T s_in[2][NV][CH]; /* lane 0's left column, 2 chunks */
-    __shared__ __align__(16) T s_st[NV][kStage];    /* lane 31's right column, staged */
+    /* lane 31's right column, staged; the other lanes' stores go to slots kStage + lane */
+    __shared__ __align__(16) T s_st[NV][kStage + 32];
 
     const int lane = threadIdx.x;
     const int w = blockIdx.x;
@@ -733,35 +739,55 @@ __global__ void __launch_bounds__(32, 8) pair_kernel(const Args g)
             if (s == 0 && lane == 0 && rb == 0)
                 dgD = T(0); /* D(-1,-1) */
 
-            /* Row data of the next step, loaded one step ahead. */
+            /* Row data of the next step, loaded one step ahead through pointers that move
+             * R rows a step (row x0 = rb + R (t - lane) at step t). */
             T an[R], tan_[R], dan[R];
-            auto load_rows = [&](int64_t x0) {
-                /* x0 >= rb - 31 R and x0 + R <= re + 33 R: inside the padding */
+            const T *ra = nullptr, *rt = nullptr, *rd = nullptr;
+            {
+                const int64_t x = rb - (int64_t)R * lane;
+                if constexpr (DIM1)
+                    ra = PA + x;
+                if constexpr (TW) {
+                    rt = PT + x;
+                    rd = PD + x;
+                }
+            }
+            auto load_rows = [&]() {
+                /* rows >= rb - 31 R and < re + 33 R: inside the padding */
 #pragma unroll
                 for (int r = 0; r < R; ++r) {
                     an[r] = T(0);
                     tan_[r] = T(0);
                     dan[r] = T(0);
                     if constexpr (DIM1)
-                        an[r] = __ldg(PA + x0 + r);
+                        an[r] = __ldg(ra + r);
                     if constexpr (TW) {
-                        tan_[r] = __ldg(PT + x0 + r);
-                        dan[r] = __ldg(PD + x0 + r);
+                        tan_[r] = __ldg(rt + r);
+                        dan[r] = __ldg(rd + r);
                     }
                 }
             };
-            load_rows(rb - (int64_t)R * lane);
+            load_rows();
 
-            /* The cell that holds the result: last stripe, column M - 1, row N - 1. */
+            /* The cell that holds the result: last stripe, column M - 1, row N - 1, in
+             * lane kf's block at step t_fin (the same for the whole warp; -1: none). */
             int64_t t_fin = -1;
-            int rf = 0, cf = 0;
+            int rf = 0, cf = 0, kf = -1;
             if (s == S - 1 && N - 1 >= rb && N - 1 < re) {
                 const int64_t jm = M - 1 - c0;
-                const int kf = (int)(jm / C);
+                kf = (int)(jm / C);
                 cf = (int)(jm % C);
                 rf = (int)((N - 1 - rb) % R);
-                if (lane == kf)
-                    t_fin = kf + (N - 1 - rb) / R;
+                t_fin = kf + (N - 1 - rb) / R;
+            }
+
+            /* Lane 0's left column for the next step (every lane loads the same shared
+             * slots: a broadcast), read one step ahead; the boundary loads a chunk's first. */
+            T preD[R], preL[R];
+#pragma unroll
+            for (int r = 0; r < R; ++r) {
+                preD[r] = inf;
+                preL[r] = T(0);
             }
 
             /* Consumer state: pf* = the lane's item of the next chunk (prefetched). */
@@ -856,6 +882,11 @@ __global__ void __launch_bounds__(32, 8) pair_kernel(const Args g)
                         pollR = ld_ctr(cout_r);
                 }
                 __syncwarp();
+#pragma unroll
+                for (int r = 0; r < R; ++r) {
+                    preD[r] = s_in[buf][0][r];
+                    preL[r] = TW ? s_in[buf][NV - 1][r] : T(0);
+                }
                 return true;
             };
 
@@ -899,21 +930,26 @@ __global__ void __launch_bounds__(32, 8) pair_kernel(const Args g)
             };
 
             /* One step: the lane's R x C block of rows x0.., MK: test the cells against
-             * the rows' windows. */
-            auto step = [&](auto mk, int64_t t, int tt, int buf) {
+             * the rows' windows, FIN: the step that holds the result (t == t_fin). The
+             * common step has no branch: lane 0's input is prefetched, lane 31's staging
+             * store is unconditional (other lanes write spare slots). */
+            auto step = [&](auto mk, auto fin, int64_t t, int tt, int buf) {
                 constexpr bool MK = decltype(mk)::value;
-                const int64_t x0 = rb + (int64_t)R * (t - lane);
+                constexpr bool FIN = decltype(fin)::value;
                 T inD[R], inL[R];
 #pragma unroll
                 for (int r = 0; r < R; ++r) {
                     inD[r] = __shfl_up_sync(kFull, lastD[r], 1);
                     inL[r] = TW ? __shfl_up_sync(kFull, lastL[r], 1) : T(0);
-                    const T bD = s_in[buf][0][R * tt + r];
-                    const T bL = TW ? s_in[buf][NV - 1][R * tt + r] : T(0);
                     if (lane == 0) {
-                        inD[r] = bD;
-                        inL[r] = bL;
+                        inD[r] = preD[r];
+                        inL[r] = preL[r];
                     }
+                    /* the next step's (a chunk's last step reads a spare slot: the
+                     * boundary reloads these) */
+                    const int nx = R * (tt + 1) + r < CH ? R * (tt + 1) + r : CH - 1;
+                    preD[r] = s_in[buf][0][nx];
+                    preL[r] = TW ? s_in[buf][NV - 1][nx] : T(0);
                 }
                 T av[R], tv[R], dv[R];
 #pragma unroll
@@ -922,13 +958,20 @@ __global__ void __launch_bounds__(32, 8) pair_kernel(const Args g)
                     tv[r] = tan_[r];
                     dv[r] = dan[r];
                 }
-                load_rows(x0 + R);
+                if constexpr (DIM1)
+                    ra += R;
+                if constexpr (TW) {
+                    rt += R;
+                    rd += R;
+                }
+                load_rows();
                 int mlo[R], mhi[R];
 #pragma unroll
                 for (int r = 0; r < R; ++r) {
                     mlo[r] = 0;
                     mhi[r] = C;
                     if constexpr (MK) {
+                        const int64_t x0 = rb + (int64_t)R * (t - lane);
                         int64_t lo, hi;
                         row_window(g, band, x0 + r, &lo, &hi);
                         lo -= j0;
@@ -945,7 +988,7 @@ __global__ void __launch_bounds__(32, 8) pair_kernel(const Args g)
                         for (int c = 0; c < C; ++c)
                             cc[r][c] = cost1<T, MEAS, KC>(q, av[r], bv[c], tv[r], tbv[c]);
                     } else {
-                        int64_t x = x0 + r;
+                        int64_t x = rb + (int64_t)R * (t - lane) + r;
                         x = x < 0 ? 0 : (x >= N ? N - 1 : x);
                         costs_gen<T, MEAS, KC, C>(q, form, root, dim, A + x * dim, pb, nyy,
                                                   tv[r], tbv, cc[r]);
@@ -995,27 +1038,30 @@ __global__ void __launch_bounds__(32, 8) pair_kernel(const Args g)
                     lastD[r] = cD[r][C - 1];
                     lastL[r] = cL[r][C - 1];
                 }
-                /* lane 31: the stripe's right column, rows x0 = rb + R (t - 31) .. */
-                if (has_out && lane == 31 && t >= 31) {
+                /* lane 31: the stripe's right column, rows rb + R (t - 31) + r of the
+                 * stripe; the other lanes (and rows outside [rb, re)) store to spares */
+                if (has_out) {
+                    const int64_t xr = (int64_t)R * (t - 31);
 #pragma unroll
                     for (int r = 0; r < R; ++r) {
-                        if (x0 + r < re) {
-                            const int slot = (int)((x0 + r - rb) & (kStage - 1));
-                            s_st[0][slot] = cD[r][C - 1];
-                            if (TW)
-                                s_st[NV - 1][slot] = cL[r][C - 1];
-                        }
+                        const bool ok = lane == 31 && xr + r >= 0 && xr + r < len;
+                        const int slot = ok ? (int)((xr + r) & (kStage - 1)) : kStage + lane;
+                        s_st[0][slot] = cD[r][C - 1];
+                        if (TW)
+                            s_st[NV - 1][slot] = cL[r][C - 1];
                     }
                 }
-                if (t == t_fin) {
-                    T v = inf;
+                if constexpr (FIN) {
+                    if (lane == kf) {
+                        T v = inf;
 #pragma unroll
-                    for (int r = 0; r < R; ++r)
+                        for (int r = 0; r < R; ++r)
 #pragma unroll
-                        for (int c = 0; c < C; ++c)
-                            if (r == rf && c == cf)
-                                v = cD[r][c];
-                    *(T *)g.out = v;
+                            for (int c = 0; c < C; ++c)
+                                if (r == rf && c == cf)
+                                    v = cD[r][c];
+                        *(T *)g.out = v;
+                    }
                 }
             };
 
@@ -1028,13 +1074,25 @@ __global__ void __launch_bounds__(32, 8) pair_kernel(const Args g)
                 const int64_t slo = rb + (int64_t)R * (t0 - 31), shi = rb + (int64_t)R * t1;
                 const bool mk = banded && ((rb < fa && slo < fa && shi > rb) ||
                                            (fb < re && shi > fb && slo < re));
-                if (mk) {
-                    for (int64_t t = t0; t < t1; ++t)
-                        step(std::true_type(), t, (int)(t - j * NB), buf);
-                } else {
-                    for (int64_t t = t0; t < t1; ++t)
-                        step(std::false_type(), t, (int)(t - j * NB), buf);
-                }
+                /* t0 .. t1 - 1, the step t_fin (if in there) with FIN */
+                auto steps = [&](auto mkc) {
+                    const int n = (int)(t1 - t0), tt0 = (int)(t0 - j * NB);
+                    const int nf = t_fin >= t0 && t_fin < t1 ? (int)(t_fin - t0) : n;
+                    int i = 0;
+                    for (int seg = 0; seg < 2; ++seg) { /* one loop body for both parts */
+                        const int e = seg == 0 ? nf : n;
+                        for (; i < e; ++i)
+                            step(mkc, std::false_type(), t0 + i, tt0 + i, buf);
+                        if (seg == 0 && nf < n) {
+                            step(mkc, std::true_type(), t0 + nf, tt0 + nf, buf);
+                            ++i;
+                        }
+                    }
+                };
+                if (mk)
+                    steps(std::true_type());
+                else
+                    steps(std::false_type());
             };
             for (int64_t j = 0; j * NB < Tn; ++j) {
                 const int64_t t0 = j * NB, th = t0 + NB / 2, t1 = t0 + NB;
@@ -1125,8 +1183,9 @@ Kern kern()
     return Kern{pair_kernel<T, MEAS, KC, DIM1, R, C, CH>, R, C};
 }
 
-/* Developer knob for tuning, in builds with -DTSWARP_CUDA_TUNING=ON only (they compile 36
- * more kernels): TSWARP_CUDA_PAIR_SHAPE=RxC[c16] (2x2, 4x2, 2x4, 4x4, 4x8, 8x4, 8x8, and
+/* Developer knob for tuning, in builds with -DTSWARP_CUDA_TUNING=ON only (they compile 68
+ * more kernels): TSWARP_CUDA_PAIR_SHAPE=RxC[c16] (2x2, 4x2, 2x4, 4x4, 4x8, 8x4, 8x8, 1x4,
+ * 1x8, 2x8, 2x16, 4x16, and 1x8c16, 2x8c16, 2x16c16,
  * 2x4c16, 4x8c16 with 16-row chunks) picks
  * another block shape for the dim-1 DTW (sqeuclidean) and TWED (p = 1 or 2) kernels; any
  * other value is ignored. Read once. */
@@ -1187,6 +1246,22 @@ template <typename T, int MEAS, int KC> Kern dim1_tuned()
         return kern<T, MEAS, KC, true, 8, 4>();
     case 808:
         return kern<T, MEAS, KC, true, 8, 8>();
+    case 108:
+        return kern<T, MEAS, KC, true, 1, 8>();
+    case 208:
+        return kern<T, MEAS, KC, true, 2, 8>();
+    case 216:
+        return kern<T, MEAS, KC, true, 2, 16>();
+    case 416:
+        return kern<T, MEAS, KC, true, 4, 16>();
+    case 104:
+        return kern<T, MEAS, KC, true, 1, 4>();
+    case 160108: /* 1x8c16 */
+        return kern<T, MEAS, KC, true, 1, 8, 16>();
+    case 160208:
+        return kern<T, MEAS, KC, true, 2, 8, 16>();
+    case 160216:
+        return kern<T, MEAS, KC, true, 2, 16, 16>();
     case 160204: /* 2x4c16: 16-row chunks */
         return kern<T, MEAS, KC, true, 2, 4, 16>();
     case 160408:
