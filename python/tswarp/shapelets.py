@@ -680,7 +680,7 @@ class ShapeletTransform(TransformerMixin, BaseEstimator):
         n, k = len(Xcs[0]), len(shp)
         occ = "occurrence" in self.features_
         D, P = np.empty((n, k)), np.empty((n, k), dtype=np.int64)
-        Cnt = np.empty((n, k), dtype=np.int64)
+        Cnt = np.empty((n, k), dtype=np.int64) if occ else None
         for c, Xc in enumerate(Xcs):  # each channel's shapelets against that channel
             cols = [j for j, s in enumerate(shp) if s.channel == c]
             if not cols:
