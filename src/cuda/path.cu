@@ -118,9 +118,11 @@ template <typename T> struct FwdArgs {
 /*
  * One tile per 32-thread block (see the file comment). DB: the dim bucket whose a values a
  * lane keeps in registers (1, 4, 16; 0 = any dim, a and b read from global memory), R: rows
- * per lane (>= 2: the two rows above a lane's first row are both lane l-1's).
+ * per lane (>= 2: the two rows above a lane's first row are both lane l-1's). P05: the
+ * step pattern (g.p != 0), COS: the cosine cost (g.kc), compiled in so that a cell has no
+ * branch on them.
  */
-template <typename T, int DB, int R>
+template <typename T, int DB, int R, bool P05, bool COS>
 __global__ void __launch_bounds__(32) fwd_tile(FwdArgs<T> g)
 {
     constexpr int TH = 32 * R;
@@ -136,8 +138,8 @@ __global__ void __launch_bounds__(32) fwd_tile(FwdArgs<T> g)
     const int wlim = wl < kTW ? (int)wl : kTW;
     const int64_t hs = g.c1 - g.c0 + 3; /* frame row stride */
     const int64_t dim = g.dim;
-    const bool cosine = g.kc == TSW_COST_COSINE;
-    const bool p05 = g.p != 0;
+    constexpr bool cosine = COS;
+    constexpr bool p05 = P05;
 
     /* the top frame: the region's, or the bottom rows of tile row ti-1 */
     const T *top = ti == 0 ? g.top : g.H + ((ti - 1) % 3) * 2 * hs;
@@ -184,6 +186,15 @@ __global__ void __launch_bounds__(32) fwd_tile(FwdArgs<T> g)
         word[r] = 0;
     }
     T b3 = INF; /* D at column j-3 of the last row, after a step: j-2 for lane l+1 */
+    /* Tile-wide facts that spare the cells their 64-bit tests: every row's window covers
+     * the tile's columns; the tile holds row 0; it holds the region's last row. */
+    bool cover = true;
+#pragma unroll
+    for (int r = 0; r < R; ++r)
+        cover = cover && lo[r] <= c0t && hi[r] >= c0t + wlim;
+    const bool inside = __all_sync(kFull, cover);
+    const bool top0 = r0t == 0;
+    const bool has_r1 = r0t <= g.r1 && g.r1 < r0t + TH;
     __syncwarp();
 
     const int64_t i0 = r0t + (int64_t)lane * R;
@@ -201,15 +212,22 @@ __global__ void __launch_bounds__(32) fwd_tile(FwdArgs<T> g)
         T u_j1 = __shfl_up_sync(kFull, prev2[R - 1], 1);
         T u_j2 = __shfl_up_sync(kFull, b3, 1);
         T u2_j1 = __shfl_up_sync(kFull, prev2[R - 2], 1);
+        /* lane 0: the top frame instead (every lane reads the same slots: a broadcast,
+         * no divergent branch; s + 2 <= kTW + 1 while lane 0 has columns left) */
+        {
+            const int x = s < kTW ? s : kTW - 1;
+            const T f_j = tops[1][x + 2], f_j1 = tops[1][x + 1], f_j2 = tops[1][x];
+            const T f2_j1 = tops[0][x + 1];
+            if (lane == 0) {
+                u_j = f_j;
+                u_j1 = f_j1;
+                u_j2 = f_j2;
+                u2_j1 = f2_j1;
+            }
+        }
         const int q = s - lane;
         if (q < 0 || q >= wlim)
             continue;
-        if (lane == 0) {
-            u_j = tops[1][q + 2];
-            u_j1 = tops[1][q + 1];
-            u_j2 = tops[1][q];
-            u2_j1 = tops[0][q + 1];
-        }
         const int64_t j = c0t + q;
 
         /* local costs of the R cells, each summed over k in cost.h's order */
@@ -218,7 +236,7 @@ __global__ void __launch_bounds__(32) fwd_tile(FwdArgs<T> g)
         for (int r = 0; r < R; ++r)
             c[r] = 0;
         if (DB > 0) {
-            if (g.kc == TSW_COST_ABS) {
+            if (!COS && g.kc == TSW_COST_ABS) {
 #pragma unroll
                 for (int k = 0; k < BS; ++k)
                     if (k < dim) {
@@ -269,7 +287,7 @@ __global__ void __launch_bounds__(32) fwd_tile(FwdArgs<T> g)
         }
 #pragma unroll
         for (int r = 0; r < R; ++r) {
-            if (g.kc == TSW_COST_EUCLIDEAN) {
+            if (!COS && g.kc == TSW_COST_EUCLIDEAN) {
                 c[r] = sqrt_of(c[r]);
             } else if (cosine) {
                 const T nx = na[r], ny = nbs[q], xy = c[r];
@@ -292,10 +310,10 @@ __global__ void __launch_bounds__(32) fwd_tile(FwdArgs<T> g)
             /*                                                 D(i-2, j-1) */
             T best;
             int code;
-            if (j < lo[r] || j >= hi[r]) {
+            if (!inside && (j < lo[r] || j >= hi[r])) {
                 best = INF;
                 code = 0;
-            } else if (i == 0) {
+            } else if (top0 && i == 0) {
                 best = cell0(g.p, c[r], d_d, p05 ? d_12 : d_l, p05 ? d_21 : d_up,
                              g.subseq || j == 0, &code);
             } else {
@@ -335,10 +353,12 @@ __global__ void __launch_bounds__(32) fwd_tile(FwdArgs<T> g)
                 g.V[vrow + r] = nw[r];
             else if (q == kTW - 1)
                 g.V[g.vstride + vrow + r] = nw[r];
-            if (i == g.r1 && j == g.c1)
-                *g.last = nw[r];
-            if (g.lastrow && i == g.r1)
-                g.lastrow[j - g.c0] = nw[r];
+            if (has_r1 && i == g.r1) {
+                if (j == g.c1)
+                    *g.last = nw[r];
+                if (g.lastrow)
+                    g.lastrow[j - g.c0] = nw[r];
+            }
         }
         if (lane == 31) {
             hout[tc + q + 2] = nw[R - 2];
@@ -567,12 +587,16 @@ template <typename T, int DB, int R> struct PathRun {
         if (rc)
             return rc;
         const double cells_per_tile = (double)TH * kTW;
+        const bool cos_ = g.kc == TSW_COST_COSINE;
+        void (*const kern)(FwdArgs<T>) =
+            g.p != 0 ? (cos_ ? fwd_tile<T, DB, R, true, true> : fwd_tile<T, DB, R, true, false>)
+                     : (cos_ ? fwd_tile<T, DB, R, false, true> : fwd_tile<T, DB, R, false, false>);
         for (int64_t d = 0; d < nti + ntj - 1; ++d) {
             const int64_t lo = d - (ntj - 1) > 0 ? d - (ntj - 1) : 0;
             const int64_t hi = d < nti - 1 ? d : nti - 1;
             g.diag = d;
             g.ti_lo = lo;
-            fwd_tile<T, DB, R><<<(unsigned)(hi - lo + 1), 32, 0, call->stream>>>(g);
+            kern<<<(unsigned)(hi - lo + 1), 32, 0, call->stream>>>(g);
             TSW_CU(cudaGetLastError(), "kernel launch (path forward)");
             if ((rc = prog->poll(*call, (int64_t)(cells_per_tile * (double)(hi - lo + 1)))))
                 return rc;
