@@ -1026,14 +1026,13 @@ int subseq_dispatch(const tsw__path_job *job, const tsw_exec *ex, int64_t k,
                     tsw_match *matches, int64_t *count, int64_t *path, int64_t from,
                     double *lcost, int64_t *lstart)
 {
-    constexpr bool f64 = sizeof(T) == 8;
     const int64_t dim = job->dim;
     if (dim == 1)
         return subseq_run<T, 1, 4>(job, ex, k, matches, count, path, from, lcost, lstart);
     if (dim <= 4)
         return subseq_run<T, 4, 4>(job, ex, k, matches, count, path, from, lcost, lstart);
     if (dim <= 16)
-        return subseq_run<T, 16, f64 ? 2 : 4>(job, ex, k, matches, count, path, from, lcost,
+        return subseq_run<T, 16, 2>(job, ex, k, matches, count, path, from, lcost,
                                                lstart);
     return subseq_run<T, 0, 2>(job, ex, k, matches, count, path, from, lcost, lstart);
 }
@@ -1043,14 +1042,13 @@ template <typename T>
 int path_dispatch(const tsw__path_job *job, const tsw_align_params *ap, const tsw_exec *ex,
                   int64_t *path, int64_t *length, double *cost)
 {
-    constexpr bool f64 = sizeof(T) == 8;
     const int64_t dim = job->dim;
     if (dim == 1)
         return path_run<T, 1, 4>(job, ap, ex, path, length, cost);
     if (dim <= 4)
         return path_run<T, 4, 4>(job, ap, ex, path, length, cost);
     if (dim <= 16)
-        return path_run<T, 16, f64 ? 2 : 4>(job, ap, ex, path, length, cost);
+        return path_run<T, 16, 2>(job, ap, ex, path, length, cost);
     return path_run<T, 0, 2>(job, ap, ex, path, length, cost);
 }
 
