@@ -117,8 +117,8 @@ template <typename T> struct FwdArgs {
 
 /*
  * One tile per 32-thread block (see the file comment). DB: the dim bucket whose a values a
- * lane keeps in registers (1, 4, 16; 0 = any dim, a and b read from global memory), R: rows
- * per lane (>= 2: the two rows above a lane's first row are both lane l-1's). P05: the
+ * lane keeps in registers (1, 4, 8, 12, 16; 0 = any dim, a and b read from global memory),
+ * R: rows per lane (>= 2: the two rows above a lane's first row are both lane l-1's). P05: the
  * step pattern (g.p != 0), COS: the cosine cost (g.kc), compiled in so that a cell has no
  * branch on them.
  */
@@ -148,11 +148,17 @@ __global__ void __launch_bounds__(32) fwd_tile(FwdArgs<T> g)
         tops[0][x] = top[tc + x];
         tops[1][x] = top[ts + tc + x];
     }
-    if (DB > 0)
+    if (DB > 0) {
         for (int x = lane; x < wlim * (int)dim; x += 32) {
             int q = x / (int)dim, k = x - q * (int)dim;
             bs[k][q] = g.b[(c0t + q) * dim + k];
         }
+        /* dims dim .. BS-1 are zeros in b's columns and in the lane's a values: they add
+         * +0 to a cost (exactly: a sum that starts at +0 never is -0), so the cost loops
+         * run BS dims without a test */
+        for (int x = lane; x < (BS - (int)dim) * kTW; x += 32)
+            bs[(int)dim + x / kTW][x % kTW] = (T)0;
+    }
     if (cosine)
         for (int x = lane; x < wlim; x += 32)
             nbs[x] = g.nb[c0t + x];
@@ -238,33 +244,30 @@ __global__ void __launch_bounds__(32) fwd_tile(FwdArgs<T> g)
         if (DB > 0) {
             if (!COS && g.kc == TSW_COST_ABS) {
 #pragma unroll
-                for (int k = 0; k < BS; ++k)
-                    if (k < dim) {
-                        const T bk = bs[k][q];
+                for (int k = 0; k < BS; ++k) {
+                    const T bk = bs[k][q];
 #pragma unroll
-                        for (int r = 0; r < R; ++r)
-                            c[r] = c[r] + fabs(ar[r][k] - bk);
-                    }
+                    for (int r = 0; r < R; ++r)
+                        c[r] = c[r] + fabs(ar[r][k] - bk);
+                }
             } else if (cosine) {
 #pragma unroll
-                for (int k = 0; k < BS; ++k)
-                    if (k < dim) {
-                        const T bk = bs[k][q];
+                for (int k = 0; k < BS; ++k) {
+                    const T bk = bs[k][q];
 #pragma unroll
-                        for (int r = 0; r < R; ++r)
-                            c[r] = c[r] + ar[r][k] * bk;
-                    }
+                    for (int r = 0; r < R; ++r)
+                        c[r] = c[r] + ar[r][k] * bk;
+                }
             } else {
 #pragma unroll
-                for (int k = 0; k < BS; ++k)
-                    if (k < dim) {
-                        const T bk = bs[k][q];
+                for (int k = 0; k < BS; ++k) {
+                    const T bk = bs[k][q];
 #pragma unroll
-                        for (int r = 0; r < R; ++r) {
-                            const T d = ar[r][k] - bk;
-                            c[r] = c[r] + d * d;
-                        }
+                    for (int r = 0; r < R; ++r) {
+                        const T d = ar[r][k] - bk;
+                        c[r] = c[r] + d * d;
                     }
+                }
             }
         } else {
             const T *bj = g.b + j * dim;
@@ -1031,13 +1034,17 @@ int subseq_dispatch(const tsw__path_job *job, const tsw_exec *ex, int64_t k,
         return subseq_run<T, 1, 4>(job, ex, k, matches, count, path, from, lcost, lstart);
     if (dim <= 4)
         return subseq_run<T, 4, 4>(job, ex, k, matches, count, path, from, lcost, lstart);
+    if (dim <= 8)
+        return subseq_run<T, 8, 2>(job, ex, k, matches, count, path, from, lcost, lstart);
+    if (dim <= 12)
+        return subseq_run<T, 12, 2>(job, ex, k, matches, count, path, from, lcost, lstart);
     if (dim <= 16)
-        return subseq_run<T, 16, 2>(job, ex, k, matches, count, path, from, lcost,
-                                               lstart);
+        return subseq_run<T, 16, 2>(job, ex, k, matches, count, path, from, lcost, lstart);
     return subseq_run<T, 0, 2>(job, ex, k, matches, count, path, from, lcost, lstart);
 }
 
-/* The instantiation for the dtype and the dim (DB: a's values in registers up to 16). */
+/* The instantiation for the dtype and the dim (DB: a's values in registers up to 16, in
+ * buckets of 1, 4, 8, 12 (chroma) and 16 dims: a tile pads the rest of a bucket with zeros). */
 template <typename T>
 int path_dispatch(const tsw__path_job *job, const tsw_align_params *ap, const tsw_exec *ex,
                   int64_t *path, int64_t *length, double *cost)
@@ -1047,6 +1054,10 @@ int path_dispatch(const tsw__path_job *job, const tsw_align_params *ap, const ts
         return path_run<T, 1, 4>(job, ap, ex, path, length, cost);
     if (dim <= 4)
         return path_run<T, 4, 4>(job, ap, ex, path, length, cost);
+    if (dim <= 8)
+        return path_run<T, 8, 2>(job, ap, ex, path, length, cost);
+    if (dim <= 12)
+        return path_run<T, 12, 2>(job, ap, ex, path, length, cost);
     if (dim <= 16)
         return path_run<T, 16, 2>(job, ap, ex, path, length, cost);
     return path_run<T, 0, 2>(job, ap, ex, path, length, cost);

@@ -7,8 +7,8 @@
  * Fresh random inputs on every run (the seed is printed; TSWARP_TEST_SEED=<seed> replays):
  *   - random shapes n, m in [1, 3000], unequal, both step patterns (p05 within its
  *     reachable range), every local cost, every window, float32 and float64, dims 1, 3, 12
- *     and sometimes 2, 5, 16, 20, 64 (each register bucket of the kernel and the generic
- *     one); random walks, integer-valued inputs (many exact ties: the tie rule), and for
+ *     and sometimes 2, 4, 5, 7, 9, 16, 20, 64 (each register bucket of the kernel and the
+ *     generic one); random walks, integer-valued inputs (many exact ties: the tie rule), and for
  *     the cosine cost zero points and negative rounded costs;
  *   - on the GPU: STORED, LINEAR forced with small blocks (memory_limit 64 KiB: many
  *     checkpoint blocks, p05 blocks cut on the left) and AUTO; all equal to the CPU's;
@@ -151,7 +151,7 @@ static void test_random(tsw_t_rng *r)
 {
     const int cases = g_quick ? 40 : 400;
     const int64_t maxlen = g_quick ? 400 : 3000;
-    static const int64_t odd_dims[6] = {2, 5, 16, 20, 64, 4};
+    static const int64_t odd_dims[8] = {2, 5, 16, 20, 64, 4, 9, 7}; /* every dim bucket */
     long compared = 0, nopath = 0;
     for (int c = 0; c < cases; ++c) {
         tsw_align_params ap;
@@ -168,7 +168,7 @@ static void test_random(tsw_t_rng *r)
         else if (u < 0.8)
             dim = 12;
         else
-            dim = odd_dims[tsw_t_int(r, 0, 5)];
+            dim = odd_dims[tsw_t_int(r, 0, 7)];
         /* lengths: small ones often (partial tiles, single rows and columns) */
         int64_t n = tsw_t_uniform(r, 0, 1) < 0.2 ? tsw_t_int(r, 1, 40) : tsw_t_int(r, 1, maxlen);
         int64_t m;
