@@ -77,6 +77,7 @@ def worker(repeats, quick):
 
     C = int(re.match(r"\d+x(\d+)", os.environ["TSWARP_CUDA_PAIR_SHAPE"]).group(1))
     cases = [("dtw", "f32", 100_000, 100_000), ("dtw", "f32", 100_000, 32 * C),
+             ("dtw", "f64", 100_000, 100_000), ("dtw", "f64", 100_000, 32 * C),
              ("twed", "f64", 65_536, 65_536), ("twed", "f64", 65_536, 32 * C),
              ("twed", "f64", 131_072, 131_072), ("twed", "f32", 131_072, 131_072),
              ("twed", "f32", 131_072, 32 * C)]
@@ -90,7 +91,8 @@ def worker(repeats, quick):
         t = timed(f)
         out.append({"case": f"{meas} {dt} {n}x{m}", "t": t, "cells": n * m})
     # agreement with the CPU backend
-    for meas, dt in (("dtw", np.float32), ("twed", np.float64), ("twed", np.float32)):
+    for meas, dt in (("dtw", np.float32), ("dtw", np.float64), ("twed", np.float64),
+                     ("twed", np.float32)):
         n = 20_000 if not quick else 3_000
         a, b = walk(n, dt), walk(n + 77, dt)
         fn = tswarp.dtw if meas == "dtw" else tswarp.twed

@@ -123,21 +123,20 @@ enum { KC_SQE = 0, KC_EUC = 1, KC_ABS = 2, KC_COS = 3, KC_RT = 4, KC_LP12 = 5, K
 
 /* Rows and columns of a lane's block per step (the "shape"), chosen on the H100 by
  * bench/pair_shapes.py (bench/RESULTS.md): at dim 1, 4 x 8 for float32 DTW, 2 x 8 for float32
- * TWED (p = 1, 2), 1 x 8 for float64 TWED (p = 1, 2: its cells are long float64 chains, and
- * one row per step keeps a lane's chain to one add and one min per cell), 2 x 4 for float64
- * DTW and TWED with another p; 2 x 2 where a cell costs many instructions (soft-DTW,
- * dim > 1). */
+ * TWED (p = 1, 2), 1 x 8 for float64 DTW and TWED (p = 1, 2: float64 cells are long chains,
+ * and one row per step keeps a lane's chain to one add and one min per cell), 2 x 4 for TWED
+ * with another p; 2 x 2 where a cell costs many instructions (soft-DTW, dim > 1). */
 __host__ __device__ constexpr int shape_r(bool f32, int meas, int kc, bool dim1)
 {
     return !dim1 || meas == M_SOFT              ? 2
-           : meas == M_DTW                      ? (f32 ? 4 : 2)
+           : meas == M_DTW                      ? (f32 ? 4 : 1)
            : meas == M_TWED && kc == KC_LP12    ? (f32 ? 2 : 1)
                                                 : 2;
 }
 __host__ __device__ constexpr int shape_c(bool f32, int meas, int kc, bool dim1)
 {
     return !dim1 || meas == M_SOFT              ? 2
-           : meas == M_DTW                      ? (f32 ? 8 : 4)
+           : meas == M_DTW                      ? 8
            : meas == M_TWED && kc == KC_LP12    ? 8
                                                 : 4;
 }
