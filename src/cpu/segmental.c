@@ -54,6 +54,7 @@ typedef struct seg_shared {
     int64_t done, total; /* done: atomic */
     int64_t last_ns;     /* calling thread only */
     int cancel;          /* atomic */
+    int threads_done;    /* atomic: team threads (not the caller) past a pass's loop */
 } seg_shared;
 
 typedef struct seg_task {
@@ -68,6 +69,23 @@ static int64_t seg_now_ns(void)
     return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
+/* Calling thread only: the user's callback with the shared count, at most every ~50 ms
+ * (the first time at once); its verdict goes to the cancel flag. */
+static void seg_report(seg_shared *sh)
+{
+    if (!sh->fn)
+        return;
+    int64_t now = seg_now_ns();
+    if (now - sh->last_ns >= TSW__SEG_PROGRESS_NS) {
+        sh->last_ns = now;
+        int64_t d = __atomic_load_n(&sh->done, __ATOMIC_RELAXED);
+        if (d >= sh->total)
+            d = sh->total - 1;
+        if (sh->fn(sh->user, d < 0 ? 0 : d, sh->total))
+            __atomic_store_n(&sh->cancel, 1, __ATOMIC_RELAXED);
+    }
+}
+
 /* The tasks' progress callback (tsw_progress_fn): adds the task's new cells, and on the
  * calling thread forwards the total to the user's callback. */
 static int seg_progress(void *u, int64_t done, int64_t total)
@@ -79,18 +97,46 @@ static int seg_progress(void *u, int64_t done, int64_t total)
         __atomic_fetch_add(&sh->done, done - tp->seen, __ATOMIC_RELAXED);
         tp->seen = done;
     }
-    if (sh->fn && pthread_equal(pthread_self(), sh->caller)) {
-        int64_t now = seg_now_ns();
-        if (now - sh->last_ns >= TSW__SEG_PROGRESS_NS) {
-            sh->last_ns = now;
-            int64_t d = __atomic_load_n(&sh->done, __ATOMIC_RELAXED);
-            if (d >= sh->total)
-                d = sh->total - 1;
-            if (sh->fn(sh->user, d < 0 ? 0 : d, sh->total))
-                __atomic_store_n(&sh->cancel, 1, __ATOMIC_RELAXED);
-        }
-    }
+    if (pthread_equal(pthread_self(), sh->caller))
+        seg_report(sh);
     return __atomic_load_n(&sh->cancel, __ATOMIC_RELAXED);
+}
+
+/* End of a pass's task loop (inside its parallel region, after the loop's nowait): the
+ * other threads say they are done; the calling thread (the team's thread 0), which may
+ * have run out of tasks early or run none, keeps reporting progress (at least once, and so
+ * also taking a stop) until they are, so the callback and a cancel do not wait for the
+ * slowest task. */
+static void seg_after_loop(seg_shared *sh)
+{
+#ifdef _OPENMP
+    const int nth = omp_get_num_threads();
+    if (nth < 2)
+        return;
+    if (omp_get_thread_num() != 0) {
+        __atomic_add_fetch(&sh->threads_done, 1, __ATOMIC_ACQ_REL);
+        return;
+    }
+    for (;;) {
+        seg_report(sh);
+        if (__atomic_load_n(&sh->threads_done, __ATOMIC_ACQUIRE) >= nth - 1)
+            break;
+        struct timespec ts = {0, 1000000}; /* 1 ms */
+        nanosleep(&ts, NULL);
+    }
+    __atomic_store_n(&sh->threads_done, 0, __ATOMIC_RELAXED); /* all others are past it */
+#else
+    (void)sh;
+#endif
+}
+
+/* After a pass: a stop the callback asked for is the call's status even if every task
+ * finished before it could see the flag. */
+static int seg_status(int status, seg_shared *sh)
+{
+    if (!status && __atomic_load_n(&sh->cancel, __ATOMIC_RELAXED))
+        return TSW_ECANCELED;
+    return status;
 }
 
 /* A task's job: fragment rows [r0, r0 + l) of a against columns [c0, c0 + w) of b. */
@@ -274,33 +320,41 @@ static int seg_run(const tsw__path_job *job, const tsw_align_params *ap, tsw_dty
         const int64_t T = N * M;
         const int outer = T >= nt ? nt : 1, inner = T >= nt ? 1 : nt;
 #ifdef _OPENMP
-#pragma omp parallel for schedule(dynamic, 1) num_threads(outer) if (outer > 1)
+#pragma omp parallel num_threads(outer) if (outer > 1)
 #endif
-        for (int64_t t = 0; t < T; ++t) {
-            if (__atomic_load_n(&status, __ATOMIC_RELAXED))
-                continue;
-            const int64_t f = t / M, c = t % M;
-            const int64_t r0 = tsw__seg_row(n, N, f), l = tsw__seg_row(n, N, f + 1) - r0;
-            const int64_t k0 = (int64_t)(((__int128)c * m) / M);
-            const int64_t k1 = (int64_t)(((__int128)(c + 1) * m) / M);
-            if (k1 <= k0)
-                continue;
-            int64_t c0 = k0 - 2 * (l - 1);
-            if (M == 1 || c0 < 0)
-                c0 = 0;
-            seg_task tp = {&sh, 0};
-            tsw__path_job jb = seg_job(job, r0, l, c0, k1 - c0, inner, &tp, esz);
-            int rc = seg_lastrow(&jb, dtype, k0 - c0, C + f * m + k0,
-                                 carry ? S + f * m + k0 : NULL, cuda);
-            if (rc) {
-                seg_fail(&status, rc);
-                continue;
+        {
+#ifdef _OPENMP
+#pragma omp for schedule(dynamic, 1) nowait
+#endif
+            for (int64_t t = 0; t < T; ++t) {
+                if (__atomic_load_n(&status, __ATOMIC_RELAXED) ||
+                    __atomic_load_n(&sh.cancel, __ATOMIC_RELAXED))
+                    continue;
+                const int64_t f = t / M, c = t % M;
+                const int64_t r0 = tsw__seg_row(n, N, f), l = tsw__seg_row(n, N, f + 1) - r0;
+                const int64_t k0 = (int64_t)(((__int128)c * m) / M);
+                const int64_t k1 = (int64_t)(((__int128)(c + 1) * m) / M);
+                if (k1 <= k0)
+                    continue;
+                int64_t c0 = k0 - 2 * (l - 1);
+                if (M == 1 || c0 < 0)
+                    c0 = 0;
+                seg_task tp = {&sh, 0};
+                tsw__path_job jb = seg_job(job, r0, l, c0, k1 - c0, inner, &tp, esz);
+                int rc = seg_lastrow(&jb, dtype, k0 - c0, C + f * m + k0,
+                                     carry ? S + f * m + k0 : NULL, cuda);
+                if (rc) {
+                    seg_fail(&status, rc);
+                    continue;
+                }
+                if (carry)
+                    for (int64_t j = k0; j < k1; ++j)
+                        if (S[f * m + j] >= 0)
+                            S[f * m + j] += c0;
             }
-            if (carry)
-                for (int64_t j = k0; j < k1; ++j)
-                    if (S[f * m + j] >= 0)
-                        S[f * m + j] += c0;
+            seg_after_loop(&sh);
         }
+        status = seg_status(status, &sh);
         if (status)
             goto done;
     }
@@ -371,27 +425,35 @@ static int seg_run(const tsw__path_job *job, const tsw_align_params *ap, tsw_dty
          * end at e (file comment, "starts") */
         const int outer = N >= nt ? nt : 1, inner = N >= nt ? 1 : nt;
 #ifdef _OPENMP
-#pragma omp parallel for schedule(dynamic, 1) num_threads(outer) if (outer > 1)
+#pragma omp parallel num_threads(outer) if (outer > 1)
 #endif
-        for (int64_t f = 0; f < N; ++f) {
-            if (__atomic_load_n(&status, __ATOMIC_RELAXED))
-                continue;
-            const int64_t r0 = tsw__seg_row(n, N, f), l = tsw__seg_row(n, N, f + 1) - r0;
-            const int64_t e = ends[f];
-            const int64_t c0 = e - 2 * (l - 1) > 0 ? e - 2 * (l - 1) : 0;
-            seg_task tp = {&sh, 0};
-            tsw__path_job jb = seg_job(job, r0, l, c0, e - c0 + 1, inner, &tp, esz);
-            double c = 0;
-            int64_t s = -1;
-            int rc = seg_lastrow(&jb, dtype, e - c0, &c, &s, cuda);
-            if (!rc && s < 0)
-                rc = TSW_ENOPATH; /* not reached: C[f][e] is finite, so is this pass's */
-            if (rc) {
-                seg_fail(&status, rc);
-                continue;
+        {
+#ifdef _OPENMP
+#pragma omp for schedule(dynamic, 1) nowait
+#endif
+            for (int64_t f = 0; f < N; ++f) {
+                if (__atomic_load_n(&status, __ATOMIC_RELAXED) ||
+                    __atomic_load_n(&sh.cancel, __ATOMIC_RELAXED))
+                    continue;
+                const int64_t r0 = tsw__seg_row(n, N, f), l = tsw__seg_row(n, N, f + 1) - r0;
+                const int64_t e = ends[f];
+                const int64_t c0 = e - 2 * (l - 1) > 0 ? e - 2 * (l - 1) : 0;
+                seg_task tp = {&sh, 0};
+                tsw__path_job jb = seg_job(job, r0, l, c0, e - c0 + 1, inner, &tp, esz);
+                double c = 0;
+                int64_t s = -1;
+                int rc = seg_lastrow(&jb, dtype, e - c0, &c, &s, cuda);
+                if (!rc && s < 0)
+                    rc = TSW_ENOPATH; /* not reached: C[f][e] is finite, so is this pass's */
+                if (rc) {
+                    seg_fail(&status, rc);
+                    continue;
+                }
+                starts[f] = c0 + s;
             }
-            starts[f] = c0 + s;
+            seg_after_loop(&sh);
         }
+        status = seg_status(status, &sh);
         if (status)
             goto done;
     }
@@ -412,27 +474,35 @@ static int seg_run(const tsw__path_job *job, const tsw_align_params *ap, tsw_dty
         }
         const int outer = N >= nt ? nt : 1, inner = N >= nt ? 1 : nt;
 #ifdef _OPENMP
-#pragma omp parallel for schedule(dynamic, 1) num_threads(outer) if (outer > 1)
+#pragma omp parallel num_threads(outer) if (outer > 1)
 #endif
-        for (int64_t f = 0; f < N; ++f) {
-            if (__atomic_load_n(&status, __ATOMIC_RELAXED))
-                continue;
-            const int64_t r0 = tsw__seg_row(n, N, f), l = tsw__seg_row(n, N, f + 1) - r0;
-            const int64_t e = ends[f], s = starts[f];
-            seg_task tp = {&sh, 0};
-            tsw__path_job jb = seg_job(job, r0, l, s, e - s + 1, inner, &tp, esz);
-            double cost = 0;
-            int rc = seg_path(&jb, ap, dtype, tmp + 2 * offs[f], &lens[f], &cost, cuda);
-            if (rc) {
-                seg_fail(&status, rc);
-                continue;
+        {
+#ifdef _OPENMP
+#pragma omp for schedule(dynamic, 1) nowait
+#endif
+            for (int64_t f = 0; f < N; ++f) {
+                if (__atomic_load_n(&status, __ATOMIC_RELAXED) ||
+                    __atomic_load_n(&sh.cancel, __ATOMIC_RELAXED))
+                    continue;
+                const int64_t r0 = tsw__seg_row(n, N, f), l = tsw__seg_row(n, N, f + 1) - r0;
+                const int64_t e = ends[f], s = starts[f];
+                seg_task tp = {&sh, 0};
+                tsw__path_job jb = seg_job(job, r0, l, s, e - s + 1, inner, &tp, esz);
+                double cost = 0;
+                int rc = seg_path(&jb, ap, dtype, tmp + 2 * offs[f], &lens[f], &cost, cuda);
+                if (rc) {
+                    seg_fail(&status, rc);
+                    continue;
+                }
+                int64_t *q = tmp + 2 * offs[f];
+                for (int64_t p = 0; p < lens[f]; ++p) {
+                    q[2 * p] += r0;
+                    q[2 * p + 1] += s;
+                }
             }
-            int64_t *q = tmp + 2 * offs[f];
-            for (int64_t p = 0; p < lens[f]; ++p) {
-                q[2 * p] += r0;
-                q[2 * p + 1] += s;
-            }
+            seg_after_loop(&sh);
         }
+        status = seg_status(status, &sh);
         if (status)
             goto done;
     }
