@@ -257,6 +257,14 @@ def _channels(X):
     return None
 
 
+def _channel_series(X, chans):
+    """X's series per channel: [X] for univariate X (chans None, from _channels), else one
+    _Series per channel, named X[:, c, :] in errors."""
+    if chans is None:
+        return [_as_series(X)]
+    return [_as_series(Xc, f"X[:, {c}, :]") for c, Xc in enumerate(chans)]
+
+
 def _rank_key(r):
     """The C library's order of candidates (series, start, length, threshold, gain, gap):
     gain, then gap on its 1e-9 grid (include/tswarp.h), then the smaller (series, start,
@@ -634,8 +642,7 @@ class ShapeletTransform(TransformerMixin, BaseEstimator):
     def fit(self, X, y):
         features = self._feature_names()
         chans = _channels(X)
-        Xcs = ([_as_series(X)] if chans is None else
-               [_as_series(Xc, f"X[:, {c}, :]") for c, Xc in enumerate(chans)])
+        Xcs = _channel_series(X, chans)
         Xs = Xcs[0]
         classes, codes = _encode(y, len(Xs))
         _check_two(Xs, codes, classes)
@@ -674,8 +681,7 @@ class ShapeletTransform(TransformerMixin, BaseEstimator):
         if got != fitted:
             raise ValueError(f"X has {got} channel(s) but this ShapeletTransform was fitted on "
                              f"{fitted}")
-        Xcs = ([_as_series(X)] if chans is None else
-               [_as_series(Xc, f"X[:, {c}, :]") for c, Xc in enumerate(chans)])
+        Xcs = _channel_series(X, chans)
         shp = self.shapelets_
         n, k = len(Xcs[0]), len(shp)
         occ = "occurrence" in self.features_

@@ -130,6 +130,13 @@ static void seg_after_loop(seg_shared *sh)
 #endif
 }
 
+/* A task loop's skip test: a task failed or the callback asked to stop. */
+static int seg_stopped(int *status, seg_shared *sh)
+{
+    return __atomic_load_n(status, __ATOMIC_RELAXED) ||
+           __atomic_load_n(&sh->cancel, __ATOMIC_RELAXED);
+}
+
 /* After a pass: a stop the callback asked for is the call's status even if every task
  * finished before it could see the flag. */
 static int seg_status(int status, seg_shared *sh)
@@ -327,8 +334,7 @@ static int seg_run(const tsw__path_job *job, const tsw_align_params *ap, tsw_dty
 #pragma omp for schedule(dynamic, 1) nowait
 #endif
             for (int64_t t = 0; t < T; ++t) {
-                if (__atomic_load_n(&status, __ATOMIC_RELAXED) ||
-                    __atomic_load_n(&sh.cancel, __ATOMIC_RELAXED))
+                if (seg_stopped(&status, &sh))
                     continue;
                 const int64_t f = t / M, c = t % M;
                 const int64_t r0 = tsw__seg_row(n, N, f), l = tsw__seg_row(n, N, f + 1) - r0;
@@ -432,8 +438,7 @@ static int seg_run(const tsw__path_job *job, const tsw_align_params *ap, tsw_dty
 #pragma omp for schedule(dynamic, 1) nowait
 #endif
             for (int64_t f = 0; f < N; ++f) {
-                if (__atomic_load_n(&status, __ATOMIC_RELAXED) ||
-                    __atomic_load_n(&sh.cancel, __ATOMIC_RELAXED))
+                if (seg_stopped(&status, &sh))
                     continue;
                 const int64_t r0 = tsw__seg_row(n, N, f), l = tsw__seg_row(n, N, f + 1) - r0;
                 const int64_t e = ends[f];
@@ -481,8 +486,7 @@ static int seg_run(const tsw__path_job *job, const tsw_align_params *ap, tsw_dty
 #pragma omp for schedule(dynamic, 1) nowait
 #endif
             for (int64_t f = 0; f < N; ++f) {
-                if (__atomic_load_n(&status, __ATOMIC_RELAXED) ||
-                    __atomic_load_n(&sh.cancel, __ATOMIC_RELAXED))
+                if (seg_stopped(&status, &sh))
                     continue;
                 const int64_t r0 = tsw__seg_row(n, N, f), l = tsw__seg_row(n, N, f + 1) - r0;
                 const int64_t e = ends[f], s = starts[f];
