@@ -18,10 +18,25 @@
  *   top row first. What a lane needs from the rows above its own (D(i0-1, j), D(i0-1, j-1),
  *   D(i0-1, j-2), D(i0-2, j-1)) is what lane l-1 holds after step s-1: its rows R-1 and R-2
  *   at columns j, j-1, j-2 (R >= 2), read with 4 __shfl_up_sync per step; lane 0 reads the
- *   tile's top frame from shared memory instead. Registers per lane: its R rows of a (dim
- *   values each, DB > 0), D at columns j-1 and j-2 of its rows, one word of step codes per
- *   row. Shared memory: the tile's columns of b transposed (bs[k][q]: lanes read
- *   consecutive addresses), their cosine norms, and the top frame (2 x (TW + 2)).
+ *   tile's top frame from shared memory instead. A step has no branch: the local costs
+ *   are computed apart from the dependent chain of D, as independent cells at the warp's
+ *   issue rate, and a step reads its lane's R costs with one shared-memory load:
+ *   fused   (diagonals of more than kSplitMax tiles, which fill the GPU by themselves): the
+ *           tile's warp computes the costs of 32 columns at a time into a ring of 64
+ *           columns, then runs the steps that reach those columns;
+ *   split   (narrower diagonals: most of a grid's launches, and all of one of 100k x 100k):
+ *           launch d also runs one cost block per tile of diagonal d + 1, which writes the
+ *           tile's costs in step order to a slot in global memory (d + 1 mod 2); the tile's
+ *           warp in launch d + 1 copies them into shared memory 32 steps ahead (cp.async),
+ *           so it only runs the chain. Twice the warps per launch, and the costs (most of a
+ *           cell's instructions) are off the chain.
+ *   Cosine quotients use nvcc's fast division path without its rarely taken branch
+ *   (div_fast); a chunk where it cannot vouch for a quotient is redone with x / y, so the
+ *   costs are bit for bit those of x / y and of the CPU.
+ *   Registers per lane: its R rows of a (dim values each, DB > 0; fused and cost blocks), D
+ *   at columns j-1 and j-2 of its rows, one word of step codes per row. Shared memory
+ *   (dynamic, TileSmem): the cost ring, the tile's columns of b transposed (bs[k][q]),
+ *   their cosine norms, and the top frame (2 x (TW + 2)).
  *   Borders between tiles (global memory): H, the two bottom rows of each tile row, in 3
  *   slots by ti mod 3 (a launch's tiles read slot ti-1 at their columns and the two left
  *   of them while the tiles of the same launch write slots ti, never the same entries);
@@ -55,10 +70,12 @@
  *   the last row written by the pass (FwdArgs::lastrow), starts by following the codes back
  *   from every end (start_kernel), the CPU's choice of the k matches, traces as above.
  */
+#include <cuda_pipeline.h>
 #include <cuda_runtime.h>
 
 #include <math.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/path.h"
@@ -74,6 +91,9 @@ constexpr int kTW = 128;           /* tile width (columns); a multiple of 16 */
 constexpr int kWords = kTW / 16;   /* code words per tile row */
 constexpr unsigned kFull = 0xffffffffu;
 constexpr int64_t kP05MaxBlock = 8192; /* LINEAR, p05: rows per recomputed block at most */
+constexpr int kChunk = 32; /* columns whose local costs a tile computes at once */
+constexpr int kRing = 64;  /* columns of local costs a tile keeps: two chunks */
+constexpr int64_t kSplitMax = 1024; /* split mode: at most this many tiles per diagonal */
 
 template <typename T> __host__ __device__ inline T inf_of();
 template <> __host__ __device__ inline float inf_of<float>() { return TSW_INF_F32; }
@@ -90,6 +110,29 @@ __device__ inline double cell0(int p, double c, double d0, double d1, double d2,
 }
 __device__ inline float sqrt_of(float v) { return sqrtf(v); }
 __device__ inline double sqrt_of(double v) { return sqrt(v); }
+
+/*
+ * x / y rounded to nearest without the division's slow path, a rarely taken branch that
+ * would cut a chunk's cost loop into one block per cell. float: the fast path nvcc emits for
+ * x / y (a reciprocal, one Newton step, the quotient and its correction, by fused
+ * multiply-adds), which it takes whenever its range check passes; *ok is cleared where x or y
+ * is outside a range well inside that check (2^-100 < |y| < 2^100, x = 0 or 2^-100 < |x| <
+ * 2^100), and the caller then redoes the chunk with x / y. double: x / y.
+ */
+__device__ __forceinline__ float div_fast(float x, float y, bool &ok)
+{
+    float r;
+    asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(y));
+    const float e = __fmaf_rn(-y, r, 1.0f);
+    r = __fmaf_rn(r, e, r);
+    const float q = __fmul_rn(x, r);
+    const float rem = __fmaf_rn(-y, q, x);
+    const float ax = fabsf(x), ay = fabsf(y);
+    ok = ok && ay > 0x1p-100f && ay < 0x1p100f &&
+         (ax == 0.0f || (ax > 0x1p-100f && ax < 0x1p100f));
+    return __fmaf_rn(r, rem, q);
+}
+__device__ __forceinline__ double div_fast(double x, double y, bool &) { return x / y; }
 
 /* ---- kernels ---------------------------------------------------------------------------- */
 
@@ -113,6 +156,325 @@ template <typename T> struct FwdArgs {
     T *last;                /* D(r1, c1)                                              */
     T *lastrow;             /* subsequence: D(r1, j) at [j - c0], or NULL             */
     int64_t diag, ti_lo;    /* this launch: tiles (ti_lo + blockIdx.x, diag - ti)     */
+    int64_t nd;             /* ... for blockIdx.x < nd                                */
+    const T *cin;           /* split mode: the costs of those tiles (cost blocks' out) */
+    T *cout;                /* the cost blocks' output: tiles (ti_lo1 + blockIdx.x - nd,
+                               diag + 1 - ti), TileSmem::costs values each, or NULL   */
+    int64_t ti_lo1;
+};
+
+/* Local costs of a lane's R rows at one column: one vector access (8 to 32 bytes). */
+template <typename T, int R> struct alignas(sizeof(T) * R < 16 ? sizeof(T) * R : 16) CostVec {
+    T v[R];
+};
+
+/*
+ * A tile's dynamic shared memory: the cost ring (kRing columns of the tile's TH rows, a
+ * column's row r at [col % kRing][r] with a row stride of P = 34 R values: the skewed reads of
+ * a step, lane l at column s - l, then fall in distinct banks), b's columns transposed, their
+ * cosine norms, the top frame.
+ */
+template <typename T, int DB, int R> struct TileSmem {
+    static constexpr int P = 34 * R;
+    static constexpr int BS = DB > 0 ? DB : 1;
+    static constexpr size_t o_bs = (size_t)kRing * P * sizeof(T);
+    static constexpr size_t o_nbs = o_bs + (size_t)BS * kTW * sizeof(T);
+    static constexpr size_t o_tops = o_nbs + (size_t)kTW * sizeof(T);
+    static constexpr size_t bytes = o_tops + 2 * (size_t)(kTW + 2) * sizeof(T);
+    /* a cost block's output (split mode): kTW + 31 steps of 32 lanes' R values */
+    static constexpr int64_t costs = (int64_t)(kTW + 31) * 32 * R;
+};
+
+/* One tile's sweep: the lane's registers and the two phases of a chunk (see fwd_tile). */
+template <typename T, int DB, int R, bool P05, bool COS> struct TileSweep {
+    using L = TileSmem<T, DB, R>;
+    static constexpr int BS = L::BS, P = L::P;
+    const FwdArgs<T> &g;
+    T *ring;
+    T (*bs)[kTW];
+    const T *nbs;
+    const T (*tops)[kTW + 2];
+    int lane, wlim;
+    int64_t c0t, tc, hs, i0, vrow;
+    T ar[R][BS];
+    T na[R];
+    int64_t lo[R], hi[R];
+    T prev1[R], prev2[R]; /* D at columns j-1 and j-2 of the lane's rows */
+    T b3;                 /* D at column j-3 of the last row, after a step: j-2 for lane l+1 */
+    uint32_t word[R];
+    T w0, w1, w2; /* the step pattern's weights */
+    bool top0, has_r1;
+    uint32_t *cw;  /* the lane's first code word in the tile, or NULL */
+    T *vp;         /* V at the lane's rows */
+    T *hp, *ckp;   /* H and the checkpoint (or NULL) at column j = c0t + s - 31 + 2: lane 31's */
+
+    __device__ TileSweep(const FwdArgs<T> &args) : g(args) {}
+
+    /* The local costs of column q (of the tile) at the lane's rows, each summed over k in
+     * cost.h's order; no branch with EXACT = false (div_fast: ok cleared where it cannot
+     * vouch for a quotient). */
+    template <bool EXACT> __device__ __forceinline__ CostVec<T, R> col_cost(int q, bool &ok)
+    {
+        CostVec<T, R> cv;
+#pragma unroll
+        for (int r = 0; r < R; ++r)
+            cv.v[r] = 0;
+        if (DB > 0) {
+#pragma unroll
+            for (int k = 0; k < BS; ++k) {
+                const T bk = bs[k][q];
+#pragma unroll
+                for (int r = 0; r < R; ++r) {
+                    if (!COS && g.kc == TSW_COST_ABS) {
+                        cv.v[r] = cv.v[r] + fabs(ar[r][k] - bk);
+                    } else if (COS) {
+                        cv.v[r] = cv.v[r] + ar[r][k] * bk;
+                    } else {
+                        const T d = ar[r][k] - bk;
+                        cv.v[r] = cv.v[r] + d * d;
+                    }
+                }
+            }
+        } else {
+            const T *bj = g.b + (c0t + q) * g.dim;
+#pragma unroll
+            for (int r = 0; r < R; ++r) {
+                const int64_t i = i0 + r, ic = i < g.n ? i : g.n - 1;
+                const T *ai = g.a + ic * g.dim;
+                T acc = 0;
+                for (int64_t k = 0; k < g.dim; ++k) {
+                    const T x = ai[k], y = bj[k];
+                    if (g.kc == TSW_COST_ABS)
+                        acc = acc + fabs(x - y);
+                    else if (COS)
+                        acc = acc + x * y;
+                    else
+                        acc = acc + (x - y) * (x - y);
+                }
+                cv.v[r] = acc;
+            }
+        }
+#pragma unroll
+        for (int r = 0; r < R; ++r) {
+            if (!COS && g.kc == TSW_COST_EUCLIDEAN) {
+                cv.v[r] = sqrt_of(cv.v[r]);
+            } else if (COS) {
+                const T nx = na[r], ny = nbs[q], xy = cv.v[r];
+                const T one = (T)1 - (EXACT ? xy / (nx * ny) : div_fast(xy, nx * ny, ok));
+                cv.v[r] = (nx == (T)0 && ny == (T)0) ? (T)0
+                          : (nx == (T)0 || ny == (T)0) ? (T)1
+                                                       : one;
+            }
+        }
+        return cv;
+    }
+
+    /* Phase 1 (fused): the costs of columns [q0, q0 + kChunk) into the ring. No dependence
+     * between cells, so the warp runs at its issue rate. */
+    template <bool EXACT> __device__ __forceinline__ bool costs(int q0)
+    {
+        const int qn = wlim - q0 < kChunk ? wlim - q0 : kChunk;
+        bool ok = true;
+#pragma unroll 4
+        for (int qq = 0; qq < qn; ++qq) {
+            const int q = q0 + qq;
+            *(CostVec<T, R> *)(ring + (q & (kRing - 1)) * P + lane * R) = col_cost<EXACT>(q, ok);
+        }
+        return ok;
+    }
+
+    /* A cost block: the tile's costs in step order, step s's at out[(32 s + lane) R ..],
+     * lane l's column q = s - l (clamped to the tile: the steps where a lane has no column
+     * get a copy nobody reads), so a step's stores and a sweep's loads are contiguous. */
+    template <bool EXACT> __device__ __forceinline__ bool costs_out(T *out)
+    {
+        bool ok = true;
+        const int ns = wlim + 31;
+#pragma unroll 4
+        for (int s = 0; s < ns; ++s) {
+            int q = s - lane;
+            q = q < 0 ? 0 : q >= wlim ? wlim - 1 : q;
+            *(CostVec<T, R> *)(out + ((int64_t)s * 32 + lane) * R) = col_cost<EXACT>(q, ok);
+        }
+        return ok;
+    }
+
+    /* Split: copy the costs of steps [32 c, 32 c + 32) into the ring (slot c mod 2, step
+     * order) without waiting; a lane copies only its own values, so no lane waits on
+     * another. */
+    __device__ __forceinline__ void fetch(const T *cin, int c)
+    {
+        constexpr int VB = (int)sizeof(T) * R; /* bytes a lane copies per step */
+        constexpr int PB = VB < 16 ? VB : 16;
+        const int ns = wlim + 31, s0 = c * kChunk;
+        const int s1 = s0 + kChunk < ns ? s0 + kChunk : ns;
+        for (int st = s0; st < s1; ++st) {
+            const char *src = (const char *)(cin + ((int64_t)st * 32 + lane) * R);
+            char *dst = (char *)(ring + ((st & (kRing - 1)) * 32 + lane) * R);
+#pragma unroll
+            for (int o = 0; o < VB; o += PB)
+                __pipeline_memcpy_async(dst + o, src + o, PB);
+        }
+        __pipeline_commit();
+    }
+
+    /* Phase 2: steps [s0, s1) of the skewed sweep (lane l at column q = s - l). SIMPLE: a
+     * tile whose rows' windows cover its columns and that holds neither row 0 nor the
+     * region's last row, so its cells need none of those tests. A lane before its first
+     * column keeps its state; past its last one it computes cells nobody reads and
+     * writes nothing. */
+    template <bool SIMPLE, bool SPLIT> __device__ __forceinline__ void steps(int s0, int s1)
+    {
+        const T INF = inf_of<T>();
+#pragma unroll 2
+        for (int s = s0; s < s1; ++s) {
+            /* lane l-1 after step s-1: rows R-1, R-2 at columns j, j-1, j-2 */
+            T u_j = __shfl_up_sync(kFull, prev1[R - 1], 1);
+            T u_j1 = __shfl_up_sync(kFull, prev2[R - 1], 1);
+            T u_j2 = __shfl_up_sync(kFull, b3, 1);
+            T u2_j1 = __shfl_up_sync(kFull, prev2[R - 2], 1);
+            /* lane 0: the top frame instead (every lane reads the same slots: a broadcast,
+             * no divergent branch; s + 2 <= kTW + 1 while lane 0 has columns left) */
+            {
+                const int x = s < kTW ? s : kTW - 1;
+                const T f_j = tops[1][x + 2], f_j1 = tops[1][x + 1], f_j2 = tops[1][x];
+                const T f2_j1 = tops[0][x + 1];
+                if (lane == 0) {
+                    u_j = f_j;
+                    u_j1 = f_j1;
+                    u_j2 = f_j2;
+                    u2_j1 = f2_j1;
+                }
+            }
+            const int q = s - lane;
+            const bool adv = q >= 0, act = adv && q < wlim;
+            const CostVec<T, R> cv =
+                SPLIT ? *(const CostVec<T, R> *)(ring + ((s & (kRing - 1)) * 32 + lane) * R)
+                      : *(const CostVec<T, R> *)(ring + (q & (kRing - 1)) * P + lane * R);
+            const int64_t j = c0t + q;
+
+            /* the cells, top row first: D(i-1, j) of row r > 0 is this step's row r-1 */
+            T nw[R];
+            int code[R];
+#pragma unroll
+            for (int r = 0; r < R; ++r) {
+                const T d_up = r == 0 ? u_j : nw[r - 1];     /* D(i-1, j)   */
+                const T d_d = r == 0 ? u_j1 : prev1[r - 1];  /* D(i-1, j-1) */
+                const T d_l = prev1[r];                      /* D(i, j-1)   */
+                const T d_12 = r == 0 ? u_j2 : prev2[r - 1]; /* D(i-1, j-2) */
+                const T d_21 = r == 0 ? u2_j1 : r == 1 ? u_j1 : prev1[r > 1 ? r - 2 : 0];
+                /*                                              D(i-2, j-1) */
+                const T cc = cv.v[r];
+                T v0, v1, v2;
+                if (P05) {
+                    v0 = d_d + w0 * cc;
+                    v1 = d_12 + w1 * cc;
+                    v2 = d_21 + w2 * cc;
+                } else {
+                    v0 = d_d + cc;
+                    v1 = d_l + cc;
+                    v2 = d_up + cc;
+                }
+                T b1, best;
+                int cd;
+#define TSW__LT(x, y) ((x) < (y))
+#define TSW__SEL(mk, x, y) ((mk) ? (x) : (y))
+                TSW_PATH_CELL_SEL(v0, v1, v2, b1, best, cd, TSW__LT, TSW__SEL, 0, 1, 2);
+#undef TSW__LT
+#undef TSW__SEL
+                if (!SIMPLE) {
+                    const int64_t i = i0 + r;
+                    if (!(lo[r] <= j && j < hi[r])) {
+                        best = INF;
+                        cd = 0;
+                    } else if (top0 && i == 0) {
+                        best = cell0(g.p, cc, d_d, P05 ? d_12 : d_l, P05 ? d_21 : d_up,
+                                     g.subseq || j == 0, &cd);
+                    }
+                }
+                nw[r] = best;
+                code[r] = cd;
+            }
+
+            /* outputs: codes, borders, checkpoints, the region's last cell */
+            const int sh = 2 * (q & 15);
+            const bool flush = act && ((q & 15) == 15 || q == wlim - 1) && cw;
+#pragma unroll
+            for (int r = 0; r < R; ++r) {
+                const uint32_t w = word[r] | (act ? (uint32_t)code[r] << sh : 0u);
+                if (flush && (SIMPLE || i0 + r <= g.r1))
+                    cw[r * kWords + (q >> 4)] = w;
+                word[r] = flush ? 0u : w;
+            }
+            /* one store per condition: predicated, no branch */
+#pragma unroll
+            for (int r = 0; r < R; ++r)
+                if (act && q == kTW - 2)
+                    vp[r] = nw[r];
+#pragma unroll
+            for (int r = 0; r < R; ++r)
+                if (act && q == kTW - 1)
+                    vp[g.vstride + r] = nw[r];
+            if (!SIMPLE && has_r1 && act) {
+#pragma unroll
+                for (int r = 0; r < R; ++r) {
+                    if (i0 + r == g.r1) {
+                        if (j == g.c1)
+                            *g.last = nw[r];
+                        if (g.lastrow)
+                            g.lastrow[j - g.c0] = nw[r];
+                    }
+                }
+            }
+            const bool last = lane == 31 && act;
+            if (last)
+                hp[s] = nw[R - 2];
+            if (last)
+                hp[hs + s] = nw[R - 1];
+            if (last && ckp)
+                ckp[s] = nw[R - 2];
+            if (last && ckp)
+                ckp[g.m + 2 + s] = nw[R - 1];
+            b3 = adv ? prev2[R - 1] : b3;
+#pragma unroll
+            for (int r = 0; r < R; ++r) {
+                prev2[r] = adv ? prev1[r] : prev2[r];
+                prev1[r] = adv ? nw[r] : prev1[r];
+            }
+        }
+    }
+
+    /* The tile: chunks of kChunk columns, each its costs (phase 1) then the steps that
+     * reach its columns (phase 2); the ring holds two chunks, as many columns as the
+     * steps of a chunk read (s - 31 .. s). */
+    template <bool SIMPLE> __device__ __forceinline__ void sweep(const T *cin)
+    {
+        if (cin) {
+            /* split: the costs were computed by the previous launch's cost blocks */
+            const int ns = wlim + 31, nch = (ns + kChunk - 1) / kChunk;
+            __syncwarp(); /* the top frame */
+            fetch(cin, 0);
+            for (int c = 0; c < nch; ++c) {
+                if (c + 1 < nch)
+                    fetch(cin, c + 1);
+                else
+                    __pipeline_commit(); /* an empty group: chunk c is then the older one */
+                __pipeline_wait_prior(1);
+                const int s0 = c * kChunk;
+                steps<SIMPLE, true>(s0, s0 + kChunk < ns ? s0 + kChunk : ns);
+            }
+            return;
+        }
+        const int nch = (wlim + kChunk - 1) / kChunk;
+        for (int c = 0; c < nch; ++c) {
+            const int q0 = c * kChunk;
+            __syncwarp(); /* the previous chunk's steps are done with the slots */
+            if (!__all_sync(kFull, costs<false>(q0)))
+                costs<true>(q0); /* an extreme cosine norm or dot product: exact division */
+            __syncwarp();
+            steps<SIMPLE, false>(q0, c == nch - 1 ? wlim + 31 : q0 + kChunk);
+        }
+    }
 };
 
 /*
@@ -120,264 +482,129 @@ template <typename T> struct FwdArgs {
  * lane keeps in registers (1, 4, 8, 12, 16; 0 = any dim, a and b read from global memory),
  * R: rows per lane (>= 2: the two rows above a lane's first row are both lane l-1's). P05: the
  * step pattern (g.p != 0), COS: the cosine cost (g.kc), compiled in so that a cell has no
- * branch on them.
+ * branch on them. Dynamic shared memory: TileSmem<T, DB, R>::bytes.
  */
 template <typename T, int DB, int R, bool P05, bool COS>
 __global__ void __launch_bounds__(32) fwd_tile(FwdArgs<T> g)
 {
-    constexpr int TH = 32 * R;
-    constexpr int BS = DB > 0 ? DB : 1;
-    __shared__ T bs[BS][kTW];
-    __shared__ T nbs[kTW];
-    __shared__ T tops[2][kTW + 2];
+    using L = TileSmem<T, DB, R>;
+    constexpr int TH = 32 * R, BS = L::BS;
+    extern __shared__ __align__(16) unsigned char smem[];
+    T(*bs)[kTW] = (T(*)[kTW])(smem + L::o_bs);
+    T *nbs = (T *)(smem + L::o_nbs);
+    T(*tops)[kTW + 2] = (T(*)[kTW + 2])(smem + L::o_tops);
     const T INF = inf_of<T>();
     const int lane = threadIdx.x;
-    const int64_t ti = g.ti_lo + blockIdx.x, tj = g.diag - ti;
-    const int64_t r0t = g.r0 + ti * TH, c0t = g.c0 + tj * kTW, tc = c0t - g.c0;
+    /* blocks [0, nd): the tiles of diagonal diag; then the cost blocks of diagonal diag + 1 */
+    const bool dp = blockIdx.x < g.nd;
+    const int64_t kb = dp ? (int64_t)blockIdx.x : (int64_t)blockIdx.x - g.nd;
+    const int64_t ti = (dp ? g.ti_lo : g.ti_lo1) + kb, tj = (dp ? g.diag : g.diag + 1) - ti;
+    const int64_t r0t = g.r0 + ti * TH, c0t = g.c0 + tj * kTW;
     const int64_t wl = g.c1 + 1 - c0t;
-    const int wlim = wl < kTW ? (int)wl : kTW;
-    const int64_t hs = g.c1 - g.c0 + 3; /* frame row stride */
     const int64_t dim = g.dim;
-    constexpr bool cosine = COS;
-    constexpr bool p05 = P05;
+    const T *cin = dp && g.cin ? g.cin + kb * L::costs : nullptr;
+
+    TileSweep<T, DB, R, P05, COS> t(g);
+    t.ring = (T *)smem;
+    t.bs = bs;
+    t.nbs = nbs;
+    t.tops = tops;
+    t.lane = lane;
+    t.wlim = wl < kTW ? (int)wl : kTW;
+    t.c0t = c0t;
+    t.tc = c0t - g.c0;
+    t.hs = g.c1 - g.c0 + 3; /* frame row stride */
+    t.i0 = r0t + (int64_t)lane * R;
+    const int wlim = t.wlim;
+
+    if (!cin) {
+        /* the costs' inputs: b's columns, their norms, the lane's rows of a */
+        if (DB > 0) {
+            for (int x = lane; x < wlim * (int)dim; x += 32) {
+                int q = x / (int)dim, k = x - q * (int)dim;
+                bs[k][q] = g.b[(c0t + q) * dim + k];
+            }
+            /* dims dim .. BS-1 are zeros in b's columns and in the lane's a values: they
+             * add +0 to a cost (exactly: a sum that starts at +0 never is -0), so the cost
+             * loops run BS dims without a test */
+            for (int x = lane; x < (BS - (int)dim) * kTW; x += 32)
+                bs[(int)dim + x / kTW][x % kTW] = (T)0;
+        }
+        if (COS)
+            for (int x = lane; x < wlim; x += 32)
+                nbs[x] = g.nb[c0t + x];
+#pragma unroll
+        for (int r = 0; r < R; ++r) {
+            const int64_t i = t.i0 + r;
+            const int64_t ic = i < g.n ? i : g.n - 1; /* rows past the region: any row */
+#pragma unroll
+            for (int k = 0; k < BS; ++k)
+                t.ar[r][k] = (DB > 0 && k < dim) ? g.a[ic * dim + k] : (T)0;
+            t.na[r] = COS ? g.na[ic] : (T)0;
+        }
+        __syncwarp();
+    }
+    if (!dp) {
+        T *out = g.cout + kb * L::costs;
+        if (!__all_sync(kFull, t.template costs_out<false>(out)))
+            t.template costs_out<true>(out); /* an extreme cosine norm or dot product */
+        return;
+    }
 
     /* the top frame: the region's, or the bottom rows of tile row ti-1 */
-    const T *top = ti == 0 ? g.top : g.H + ((ti - 1) % 3) * 2 * hs;
-    const int64_t ts = ti == 0 ? g.top_stride : hs;
+    const T *top = ti == 0 ? g.top : g.H + ((ti - 1) % 3) * 2 * t.hs;
+    const int64_t ts = ti == 0 ? g.top_stride : t.hs;
     for (int x = lane; x < wlim + 2; x += 32) {
-        tops[0][x] = top[tc + x];
-        tops[1][x] = top[ts + tc + x];
+        tops[0][x] = top[t.tc + x];
+        tops[1][x] = top[ts + t.tc + x];
     }
-    if (DB > 0) {
-        for (int x = lane; x < wlim * (int)dim; x += 32) {
-            int q = x / (int)dim, k = x - q * (int)dim;
-            bs[k][q] = g.b[(c0t + q) * dim + k];
-        }
-        /* dims dim .. BS-1 are zeros in b's columns and in the lane's a values: they add
-         * +0 to a cost (exactly: a sum that starts at +0 never is -0), so the cost loops
-         * run BS dims without a test */
-        for (int x = lane; x < (BS - (int)dim) * kTW; x += 32)
-            bs[(int)dim + x / kTW][x % kTW] = (T)0;
-    }
-    if (cosine)
-        for (int x = lane; x < wlim; x += 32)
-            nbs[x] = g.nb[c0t + x];
 
-    /* this lane's rows: a, norms, window, left frame */
-    T ar[R][BS];
-    T na[R];
-    int64_t lo[R], hi[R];
-    T prev1[R], prev2[R]; /* D at columns j-1 and j-2 of the lane's rows */
-    uint32_t word[R];
-    const int64_t vrow = ti * TH + (int64_t)lane * R;
+    /* this lane's rows: window, left frame */
+    t.vrow = ti * TH + (int64_t)lane * R;
 #pragma unroll
     for (int r = 0; r < R; ++r) {
-        const int64_t i = r0t + (int64_t)lane * R + r;
-        const int64_t ic = i < g.n ? i : g.n - 1; /* rows past the region: any valid row */
-#pragma unroll
-        for (int k = 0; k < BS; ++k)
-            ar[r][k] = (DB > 0 && k < dim) ? g.a[ic * dim + k] : (T)0;
-        na[r] = cosine ? g.na[ic] : (T)0;
+        const int64_t i = t.i0 + r;
         if (i > g.r1) {
-            lo[r] = hi[r] = 0; /* nothing admissible: +inf, never read */
+            t.lo[r] = t.hi[r] = 0; /* nothing admissible: +inf, never read */
         } else if (g.lo) {
-            lo[r] = g.lo[i];
-            hi[r] = g.hi[i];
+            t.lo[r] = g.lo[i];
+            t.hi[r] = g.hi[i];
         } else {
-            lo[r] = 0;
-            hi[r] = g.m;
+            t.lo[r] = 0;
+            t.hi[r] = g.m;
         }
-        prev1[r] = tj == 0 ? INF : g.V[g.vstride + vrow + r];
-        prev2[r] = tj == 0 ? INF : g.V[vrow + r];
-        word[r] = 0;
+        t.prev1[r] = tj == 0 ? INF : g.V[g.vstride + t.vrow + r];
+        t.prev2[r] = tj == 0 ? INF : g.V[t.vrow + r];
+        t.word[r] = 0;
     }
-    T b3 = INF; /* D at column j-3 of the last row, after a step: j-2 for lane l+1 */
+    t.b3 = INF;
+    t.w0 = (T)tsw_path_weight(g.p, 0);
+    t.w1 = (T)tsw_path_weight(g.p, 1);
+    t.w2 = (T)tsw_path_weight(g.p, 2);
     /* Tile-wide facts that spare the cells their 64-bit tests: every row's window covers
      * the tile's columns; the tile holds row 0; it holds the region's last row. */
     bool cover = true;
 #pragma unroll
     for (int r = 0; r < R; ++r)
-        cover = cover && lo[r] <= c0t && hi[r] >= c0t + wlim;
+        cover = cover && t.lo[r] <= c0t && t.hi[r] >= c0t + wlim;
     const bool inside = __all_sync(kFull, cover);
-    const bool top0 = r0t == 0;
-    const bool has_r1 = r0t <= g.r1 && g.r1 < r0t + TH;
-    __syncwarp();
+    t.top0 = r0t == 0;
+    t.has_r1 = r0t <= g.r1 && g.r1 < r0t + TH;
 
-    const int64_t i0 = r0t + (int64_t)lane * R;
-    uint32_t *cw = g.codes ? g.codes + (ti * g.ntj + tj) * (int64_t)(TH * kWords) +
-                                 (int64_t)lane * R * kWords
-                           : nullptr;
-    T *hout = g.H + (ti % 3) * 2 * hs;
-    T *ck = nullptr;
+    t.cw = g.codes ? g.codes + (ti * g.ntj + tj) * (int64_t)(TH * kWords) +
+                         (int64_t)lane * R * kWords
+                   : nullptr;
+    t.vp = g.V + t.vrow;
+    /* lane 31 writes column q = s - 31 of H (at tc + q + 2) and of a checkpoint (at j + 2) */
+    t.hp = g.H + (ti % 3) * 2 * t.hs + t.tc + 2 - 31;
+    t.ckp = nullptr;
     if (g.ckpt && (ti + 1) % g.ck_every == 0 && (ti + 1) / g.ck_every - 1 < g.ck_count)
-        ck = g.ckpt + ((ti + 1) / g.ck_every - 1) * 2 * (g.m + 2);
+        t.ckp = g.ckpt + ((ti + 1) / g.ck_every - 1) * 2 * (g.m + 2) + c0t + 2 - 31;
 
-    for (int s = 0; s < wlim + 31; ++s) {
-        /* lane l-1 after step s-1: rows R-1, R-2 at columns j, j-1, j-2 */
-        T u_j = __shfl_up_sync(kFull, prev1[R - 1], 1);
-        T u_j1 = __shfl_up_sync(kFull, prev2[R - 1], 1);
-        T u_j2 = __shfl_up_sync(kFull, b3, 1);
-        T u2_j1 = __shfl_up_sync(kFull, prev2[R - 2], 1);
-        /* lane 0: the top frame instead (every lane reads the same slots: a broadcast,
-         * no divergent branch; s + 2 <= kTW + 1 while lane 0 has columns left) */
-        {
-            const int x = s < kTW ? s : kTW - 1;
-            const T f_j = tops[1][x + 2], f_j1 = tops[1][x + 1], f_j2 = tops[1][x];
-            const T f2_j1 = tops[0][x + 1];
-            if (lane == 0) {
-                u_j = f_j;
-                u_j1 = f_j1;
-                u_j2 = f_j2;
-                u2_j1 = f2_j1;
-            }
-        }
-        const int q = s - lane;
-        if (q < 0 || q >= wlim)
-            continue;
-        const int64_t j = c0t + q;
-
-        /* local costs of the R cells, each summed over k in cost.h's order */
-        T c[R];
-#pragma unroll
-        for (int r = 0; r < R; ++r)
-            c[r] = 0;
-        if (DB > 0) {
-            if (!COS && g.kc == TSW_COST_ABS) {
-#pragma unroll
-                for (int k = 0; k < BS; ++k) {
-                    const T bk = bs[k][q];
-#pragma unroll
-                    for (int r = 0; r < R; ++r)
-                        c[r] = c[r] + fabs(ar[r][k] - bk);
-                }
-            } else if (cosine) {
-#pragma unroll
-                for (int k = 0; k < BS; ++k) {
-                    const T bk = bs[k][q];
-#pragma unroll
-                    for (int r = 0; r < R; ++r)
-                        c[r] = c[r] + ar[r][k] * bk;
-                }
-            } else {
-#pragma unroll
-                for (int k = 0; k < BS; ++k) {
-                    const T bk = bs[k][q];
-#pragma unroll
-                    for (int r = 0; r < R; ++r) {
-                        const T d = ar[r][k] - bk;
-                        c[r] = c[r] + d * d;
-                    }
-                }
-            }
-        } else {
-            const T *bj = g.b + j * dim;
-#pragma unroll
-            for (int r = 0; r < R; ++r) {
-                const int64_t i = i0 + r, ic = i < g.n ? i : g.n - 1;
-                const T *ai = g.a + ic * dim;
-                T acc = 0;
-                for (int64_t k = 0; k < dim; ++k) {
-                    const T x = ai[k], y = bj[k];
-                    if (g.kc == TSW_COST_ABS)
-                        acc = acc + fabs(x - y);
-                    else if (cosine)
-                        acc = acc + x * y;
-                    else
-                        acc = acc + (x - y) * (x - y);
-                }
-                c[r] = acc;
-            }
-        }
-#pragma unroll
-        for (int r = 0; r < R; ++r) {
-            if (!COS && g.kc == TSW_COST_EUCLIDEAN) {
-                c[r] = sqrt_of(c[r]);
-            } else if (cosine) {
-                const T nx = na[r], ny = nbs[q], xy = c[r];
-                c[r] = (nx == (T)0 && ny == (T)0) ? (T)0
-                       : (nx == (T)0 || ny == (T)0) ? (T)1
-                                                    : (T)1 - xy / (nx * ny);
-            }
-        }
-
-        /* the cells, top row first: D(i-1, j) of row r > 0 is this step's row r-1 */
-        T nw[R];
-#pragma unroll
-        for (int r = 0; r < R; ++r) {
-            const int64_t i = i0 + r;
-            const T d_up = r == 0 ? u_j : nw[r - 1];        /* D(i-1, j)   */
-            const T d_d = r == 0 ? u_j1 : prev1[r - 1];     /* D(i-1, j-1) */
-            const T d_l = prev1[r];                         /* D(i, j-1)   */
-            const T d_12 = r == 0 ? u_j2 : prev2[r - 1];    /* D(i-1, j-2) */
-            const T d_21 = r == 0 ? u2_j1 : r == 1 ? u_j1 : prev1[r > 1 ? r - 2 : 0];
-            /*                                                 D(i-2, j-1) */
-            T best;
-            int code;
-            if (!inside && (j < lo[r] || j >= hi[r])) {
-                best = INF;
-                code = 0;
-            } else if (top0 && i == 0) {
-                best = cell0(g.p, c[r], d_d, p05 ? d_12 : d_l, p05 ? d_21 : d_up,
-                             g.subseq || j == 0, &code);
-            } else {
-                const T cc = c[r];
-                T v0, v1, v2;
-                if (p05) {
-                    v0 = d_d + (T)tsw_path_weight(g.p, 0) * cc;
-                    v1 = d_12 + (T)tsw_path_weight(g.p, 1) * cc;
-                    v2 = d_21 + (T)tsw_path_weight(g.p, 2) * cc;
-                } else {
-                    v0 = d_d + cc;
-                    v1 = d_l + cc;
-                    v2 = d_up + cc;
-                }
-                T b1;
-#define TSW__LT(x, y) ((x) < (y))
-#define TSW__SEL(mk, x, y) ((mk) ? (x) : (y))
-                TSW_PATH_CELL_SEL(v0, v1, v2, b1, best, code, TSW__LT, TSW__SEL, 0, 1, 2);
-#undef TSW__LT
-#undef TSW__SEL
-            }
-            nw[r] = best;
-            word[r] |= (uint32_t)code << (2 * (q & 15));
-        }
-
-        /* outputs: codes, borders, checkpoints, the region's last cell */
-        const bool flush = (q & 15) == 15 || q == wlim - 1;
-#pragma unroll
-        for (int r = 0; r < R; ++r) {
-            const int64_t i = i0 + r;
-            if (flush) {
-                if (cw && i <= g.r1)
-                    cw[r * kWords + (q >> 4)] = word[r];
-                word[r] = 0;
-            }
-            if (q == kTW - 2)
-                g.V[vrow + r] = nw[r];
-            else if (q == kTW - 1)
-                g.V[g.vstride + vrow + r] = nw[r];
-            if (has_r1 && i == g.r1) {
-                if (j == g.c1)
-                    *g.last = nw[r];
-                if (g.lastrow)
-                    g.lastrow[j - g.c0] = nw[r];
-            }
-        }
-        if (lane == 31) {
-            hout[tc + q + 2] = nw[R - 2];
-            hout[hs + tc + q + 2] = nw[R - 1];
-            if (ck) {
-                ck[j + 2] = nw[R - 2];
-                ck[g.m + 2 + j + 2] = nw[R - 1];
-            }
-        }
-        b3 = prev2[R - 1];
-#pragma unroll
-        for (int r = 0; r < R; ++r) {
-            prev2[r] = prev1[r];
-            prev1[r] = nw[r];
-        }
-    }
+    if (inside && !t.top0 && !t.has_r1)
+        t.template sweep<true>(cin);
+    else
+        t.template sweep<false>(cin);
 }
 
 /*
@@ -554,6 +781,22 @@ inline double code_bytes(int64_t rows, int64_t cols, int TH)
     return (double)ceil_div(rows, TH) * (double)ceil_div(cols, kTW) * (double)TH * kTW / 4.0;
 }
 
+/* Split mode's slot: the grid's widest diagonal of tiles, at most kSplitMax (wider
+ * diagonals fill the GPU without it). TSWARP_CUDA_PATH_SPLIT (a test and tuning knob, read
+ * per call) sets another limit: 0 runs every diagonal fused, a small one mixes the modes. */
+inline int64_t split_tiles(int64_t n, int64_t m, int TH)
+{
+    int64_t w = ceil_div(n, TH) < ceil_div(m, kTW) ? ceil_div(n, TH) : ceil_div(m, kTW);
+    int64_t cap = kSplitMax;
+    if (const char *e = getenv("TSWARP_CUDA_PATH_SPLIT")) {
+        char *end = nullptr;
+        long long v = strtoll(e, &end, 10);
+        if (end != e && v >= 0 && v < kSplitMax)
+            cap = (int64_t)v;
+    }
+    return w < cap ? w : cap;
+}
+
 template <typename T, int DB, int R> struct PathRun {
     static constexpr int TH = 32 * R;
     const tsw__path_job *job;
@@ -561,6 +804,8 @@ template <typename T, int DB, int R> struct PathRun {
     PathProgress *prog;
     FwdArgs<T> base; /* inputs and buffers; the region fields are set per pass */
     T *H, *V, *infs, *ckpt, *last;
+    T *cost_buf;       /* split mode: two slots of split_max cost blocks' outputs */
+    int64_t split_max; /* 0: no split mode */
     uint32_t *codes;
     int64_t *dpath, *dstate;
 
@@ -594,14 +839,46 @@ template <typename T, int DB, int R> struct PathRun {
         void (*const kern)(FwdArgs<T>) =
             g.p != 0 ? (cos_ ? fwd_tile<T, DB, R, true, true> : fwd_tile<T, DB, R, true, false>)
                      : (cos_ ? fwd_tile<T, DB, R, false, true> : fwd_tile<T, DB, R, false, false>);
-        for (int64_t d = 0; d < nti + ntj - 1; ++d) {
-            const int64_t lo = d - (ntj - 1) > 0 ? d - (ntj - 1) : 0;
-            const int64_t hi = d < nti - 1 ? d : nti - 1;
-            g.diag = d;
-            g.ti_lo = lo;
-            kern<<<(unsigned)(hi - lo + 1), 32, 0, call->stream>>>(g);
+        /* dynamic shared memory: above the default 48 KB for some double instantiations */
+        const size_t smem = TileSmem<T, DB, R>::bytes;
+        TSW_CU(cudaFuncSetAttribute((const void *)kern,
+                                    cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem),
+               "cudaFuncSetAttribute (path forward)");
+        /* Diagonals of at most split_max tiles run split: their costs come from the
+         * previous launch's cost blocks (slot d mod 2), so a tile's warp only runs the
+         * dependent chain; wider diagonals fill the GPU by themselves and compute their
+         * costs in their own warps (fused). Launch d: diagonal d's tiles, then the cost
+         * blocks of diagonal d + 1 if it runs split. */
+        const int64_t nd_all = nti + ntj - 1;
+        auto first = [&](int64_t d) { return d - (ntj - 1) > 0 ? d - (ntj - 1) : (int64_t)0; };
+        auto count = [&](int64_t d) {
+            if (d < 0 || d >= nd_all)
+                return (int64_t)0;
+            return (d < nti - 1 ? d : nti - 1) - first(d) + 1;
+        };
+        auto split = [&](int64_t d) { return d < nd_all && count(d) <= split_max; };
+        g.cin = nullptr;
+        if (split(0)) {
+            g.diag = -1;
+            g.nd = 0;
+            g.ti_lo1 = 0;
+            g.cout = cost_buf;
+            kern<<<(unsigned)count(0), 32, smem, call->stream>>>(g);
             TSW_CU(cudaGetLastError(), "kernel launch (path forward)");
-            if ((rc = prog->poll(*call, (int64_t)(cells_per_tile * (double)(hi - lo + 1)))))
+        }
+        for (int64_t d = 0; d < nd_all; ++d) {
+            const int64_t nt = count(d), nt1 = split(d + 1) ? count(d + 1) : 0;
+            g.diag = d;
+            g.ti_lo = first(d);
+            g.nd = nt;
+            g.cin = split(d) ? cost_buf + (d & 1) * split_max * TileSmem<T, DB, R>::costs
+                             : nullptr;
+            g.ti_lo1 = first(d + 1);
+            g.cout = nt1 ? cost_buf + ((d + 1) & 1) * split_max * TileSmem<T, DB, R>::costs
+                         : nullptr;
+            kern<<<(unsigned)(nt + nt1), 32, smem, call->stream>>>(g);
+            TSW_CU(cudaGetLastError(), "kernel launch (path forward)");
+            if ((rc = prog->poll(*call, (int64_t)(cells_per_tile * (double)nt))))
                 return rc;
         }
         return TSW_OK;
@@ -664,6 +941,8 @@ int path_run(const tsw__path_job *job, const tsw_align_params *ap, const tsw_exe
     const size_t o_last = plan.add(1, es);
     const size_t o_state = plan.add(4, sizeof(int64_t));
     const size_t o_path = plan.add(2 * (size_t)(n + m), sizeof(int64_t));
+    const int64_t split_max = split_tiles(n, m, TH);
+    const size_t o_cost = plan.add(2 * (size_t)split_max * TileSmem<T, DB, R>::costs, es);
     if (plan.overflow)
         return TSW_EOVERFLOW;
     const size_t base_bytes = plan.total;
@@ -765,6 +1044,8 @@ int path_run(const tsw__path_job *job, const tsw_align_params *ap, const tsw_exe
     run.infs = (T *)call.at(o_inf);
     run.last = (T *)call.at(o_last);
     run.codes = (uint32_t *)call.at(o_codes);
+    run.cost_buf = (T *)call.at(o_cost);
+    run.split_max = split_max;
     run.ckpt = ck_count ? (T *)call.at(o_ck) : nullptr;
     run.dstate = (int64_t *)call.at(o_state);
     run.dpath = (int64_t *)call.at(o_path);
@@ -878,6 +1159,8 @@ int subseq_run(const tsw__path_job *job, const tsw_exec *ex, int64_t k, tsw_matc
     const size_t o_last = plan.add(1, es);
     const size_t o_state = plan.add(4, sizeof(int64_t));
     const size_t o_path = plan.add(2 * (size_t)(n + m), sizeof(int64_t));
+    const int64_t split_max = split_tiles(n, m, TH);
+    const size_t o_cost = plan.add(2 * (size_t)split_max * TileSmem<T, DB, R>::costs, es);
     const size_t o_row = plan.add((size_t)m, es);
     const size_t o_start = plan.add((size_t)m, sizeof(int64_t));
     const double full = code_bytes(n, m, TH);
@@ -955,6 +1238,8 @@ int subseq_run(const tsw__path_job *job, const tsw_exec *ex, int64_t k, tsw_matc
     run.infs = (T *)call.at(o_inf);
     run.last = (T *)call.at(o_last);
     run.codes = (uint32_t *)call.at(o_codes);
+    run.cost_buf = (T *)call.at(o_cost);
+    run.split_max = split_max;
     run.ckpt = nullptr;
     run.dstate = (int64_t *)call.at(o_state);
     run.dpath = (int64_t *)call.at(o_path);
