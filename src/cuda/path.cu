@@ -71,6 +71,7 @@
  *   from every end (start_kernel), the CPU's choice of the k matches, traces as above.
  */
 #include <cuda_pipeline.h>
+#include <type_traits>
 #include <cuda_runtime.h>
 
 #include <math.h>
@@ -117,7 +118,8 @@ __device__ inline double sqrt_of(double v) { return sqrt(v); }
  * x / y (a reciprocal, one Newton step, the quotient and its correction, by fused
  * multiply-adds), which it takes whenever its range check passes; *ok is cleared where x or y
  * is outside a range well inside that check (2^-100 < |y| < 2^100, x = 0 or 2^-100 < |x| <
- * 2^100), and the caller then redoes the chunk with x / y. double: x / y.
+ * 2^100), and the caller then redoes the chunk with x / y. double: x / y, with *ok cleared
+ * where y = 0.
  */
 __device__ __forceinline__ float div_fast(float x, float y, bool &ok)
 {
@@ -128,11 +130,15 @@ __device__ __forceinline__ float div_fast(float x, float y, bool &ok)
     const float q = __fmul_rn(x, r);
     const float rem = __fmaf_rn(-y, q, x);
     const float ax = fabsf(x), ay = fabsf(y);
-    ok = ok && ay > 0x1p-100f && ay < 0x1p100f &&
-         (ax == 0.0f || (ax > 0x1p-100f && ax < 0x1p100f));
+    ok = ok & (ay > 0x1p-100f) & (ay < 0x1p100f) &
+         ((ax == 0.0f) | ((ax > 0x1p-100f) & (ax < 0x1p100f))); /* no short circuit */
     return __fmaf_rn(r, rem, q);
 }
-__device__ __forceinline__ double div_fast(double x, double y, bool &) { return x / y; }
+__device__ __forceinline__ double div_fast(double x, double y, bool &ok)
+{
+    ok = ok & (y != 0.0); /* a zero norm (the caller's selects are skipped): redo */
+    return x / y;
+}
 
 /* ---- kernels ---------------------------------------------------------------------------- */
 
@@ -177,8 +183,13 @@ template <typename T, int R> struct alignas(sizeof(T) * R < 16 ? sizeof(T) * R :
 template <typename T, int DB, int R> struct TileSmem {
     static constexpr int P = 34 * R;
     static constexpr int BS = DB > 0 ? DB : 1;
+    /* b's column q at bs[q S ..]: read as 16-byte vectors (VW values) where BS allows,
+     * with S chosen so that 8 lanes at consecutive columns hit distinct banks */
+    static constexpr int VW = 16 / (int)sizeof(T);
+    static constexpr bool VEC = BS % VW == 0;
+    static constexpr int S = !VEC ? BS : (BS / VW) % 2 == 1 ? BS : BS + VW;
     static constexpr size_t o_bs = (size_t)kRing * P * sizeof(T);
-    static constexpr size_t o_nbs = o_bs + (size_t)BS * kTW * sizeof(T);
+    static constexpr size_t o_nbs = o_bs + (size_t)S * kTW * sizeof(T);
     static constexpr size_t o_tops = o_nbs + (size_t)kTW * sizeof(T);
     static constexpr size_t bytes = o_tops + 2 * (size_t)(kTW + 2) * sizeof(T);
     /* a cost block's output (split mode): kTW + 31 steps of 32 lanes' R values */
@@ -191,7 +202,7 @@ template <typename T, int DB, int R, bool P05, bool COS> struct TileSweep {
     static constexpr int BS = L::BS, P = L::P;
     const FwdArgs<T> &g;
     T *ring;
-    T (*bs)[kTW];
+    T *bs; /* b's column q at bs[q L::S ..] */
     const T *nbs;
     const T (*tops)[kTW + 2];
     int lane, wlim;
@@ -220,9 +231,20 @@ template <typename T, int DB, int R, bool P05, bool COS> struct TileSweep {
         for (int r = 0; r < R; ++r)
             cv.v[r] = 0;
         if (DB > 0) {
+            T bq[BS];
+            if (L::VEC) {
+                using V16 = typename std::conditional<sizeof(T) == 4, float4, double2>::type;
+#pragma unroll
+                for (int k = 0; k < BS; k += L::VW)
+                    *(V16 *)(bq + k) = *(const V16 *)(bs + q * L::S + k);
+            } else {
+#pragma unroll
+                for (int k = 0; k < BS; ++k)
+                    bq[k] = bs[q * L::S + k];
+            }
 #pragma unroll
             for (int k = 0; k < BS; ++k) {
-                const T bk = bs[k][q];
+                const T bk = bq[k];
 #pragma unroll
                 for (int r = 0; r < R; ++r) {
                     if (!COS && g.kc == TSW_COST_ABS) {
@@ -260,10 +282,12 @@ template <typename T, int DB, int R, bool P05, bool COS> struct TileSweep {
                 cv.v[r] = sqrt_of(cv.v[r]);
             } else if (COS) {
                 const T nx = na[r], ny = nbs[q], xy = cv.v[r];
-                const T one = (T)1 - (EXACT ? xy / (nx * ny) : div_fast(xy, nx * ny, ok));
-                cv.v[r] = (nx == (T)0 && ny == (T)0) ? (T)0
-                          : (nx == (T)0 || ny == (T)0) ? (T)1
-                                                       : one;
+                /* EXACT = false: a zero norm fails div_fast's range check (ok cleared, the
+                 * chunk is redone), so the zero-norm cases need no select here */
+                cv.v[r] = EXACT ? ((nx == (T)0 && ny == (T)0) ? (T)0
+                                   : (nx == (T)0 || ny == (T)0) ? (T)1
+                                                                : (T)1 - xy / (nx * ny))
+                                : (T)1 - div_fast(xy, nx * ny, ok);
             }
         }
         return cv;
@@ -347,7 +371,8 @@ template <typename T, int DB, int R, bool P05, bool COS> struct TileSweep {
                 }
             }
             const int q = s - lane;
-            const bool adv = q >= 0, act = adv && q < wlim;
+            /* a lane's state stops at its last column: V is then its prev1, prev2 */
+            const bool act = q >= 0 && q < wlim, adv = act;
             const CostVec<T, R> cv =
                 SPLIT ? *(const CostVec<T, R> *)(ring + ((s & (kRing - 1)) * 32 + lane) * R)
                       : *(const CostVec<T, R> *)(ring + (q & (kRing - 1)) * P + lane * R);
@@ -406,15 +431,6 @@ template <typename T, int DB, int R, bool P05, bool COS> struct TileSweep {
                     cw[r * kWords + (q >> 4)] = w;
                 word[r] = flush ? 0u : w;
             }
-            /* one store per condition: predicated, no branch */
-#pragma unroll
-            for (int r = 0; r < R; ++r)
-                if (act && q == kTW - 2)
-                    vp[r] = nw[r];
-#pragma unroll
-            for (int r = 0; r < R; ++r)
-                if (act && q == kTW - 1)
-                    vp[g.vstride + r] = nw[r];
             if (!SIMPLE && has_r1 && act) {
 #pragma unroll
                 for (int r = 0; r < R; ++r) {
@@ -448,6 +464,19 @@ template <typename T, int DB, int R, bool P05, bool COS> struct TileSweep {
      * reach its columns (phase 2); the ring holds two chunks, as many columns as the
      * steps of a chunk read (s - 31 .. s). */
     template <bool SIMPLE> __device__ __forceinline__ void sweep(const T *cin)
+    {
+        sweep_steps<SIMPLE>(cin);
+        if (wlim == kTW) {
+            /* the tile's right columns for the next tile of the row */
+#pragma unroll
+            for (int r = 0; r < R; ++r) {
+                vp[r] = prev2[r];
+                vp[g.vstride + r] = prev1[r];
+            }
+        }
+    }
+
+    template <bool SIMPLE> __device__ __forceinline__ void sweep_steps(const T *cin)
     {
         if (cin) {
             /* split: the costs were computed by the previous launch's cost blocks */
@@ -490,7 +519,7 @@ __global__ void __launch_bounds__(32) fwd_tile(FwdArgs<T> g)
     using L = TileSmem<T, DB, R>;
     constexpr int TH = 32 * R, BS = L::BS;
     extern __shared__ __align__(16) unsigned char smem[];
-    T(*bs)[kTW] = (T(*)[kTW])(smem + L::o_bs);
+    T *bs = (T *)(smem + L::o_bs);
     T *nbs = (T *)(smem + L::o_nbs);
     T(*tops)[kTW + 2] = (T(*)[kTW + 2])(smem + L::o_tops);
     const T INF = inf_of<T>();
@@ -522,13 +551,14 @@ __global__ void __launch_bounds__(32) fwd_tile(FwdArgs<T> g)
         if (DB > 0) {
             for (int x = lane; x < wlim * (int)dim; x += 32) {
                 int q = x / (int)dim, k = x - q * (int)dim;
-                bs[k][q] = g.b[(c0t + q) * dim + k];
+                bs[q * L::S + k] = g.b[(c0t + q) * dim + k];
             }
             /* dims dim .. BS-1 are zeros in b's columns and in the lane's a values: they
              * add +0 to a cost (exactly: a sum that starts at +0 never is -0), so the cost
              * loops run BS dims without a test */
-            for (int x = lane; x < (BS - (int)dim) * kTW; x += 32)
-                bs[(int)dim + x / kTW][x % kTW] = (T)0;
+            const int pad = BS - (int)dim;
+            for (int x = lane; x < pad * kTW; x += 32)
+                bs[(x / pad) * L::S + (int)dim + x % pad] = (T)0;
         }
         if (COS)
             for (int x = lane; x < wlim; x += 32)
