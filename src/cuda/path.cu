@@ -35,8 +35,8 @@
  *   costs are bit for bit those of x / y and of the CPU.
  *   Registers per lane: its R rows of a (dim values each, DB > 0; fused and cost blocks), D
  *   at columns j-1 and j-2 of its rows, one word of step codes per row. Shared memory
- *   (dynamic, TileSmem): the cost ring, the tile's columns of b transposed (bs[k][q]),
- *   their cosine norms, and the top frame (2 x (TW + 2)).
+ *   (dynamic, TileSmem): the cost ring, the tile's columns of b (column q at bs[q S], read
+ *   as 16-byte vectors), their cosine norms, and the top frame (2 x (TW + 2)).
  *   Borders between tiles (global memory): H, the two bottom rows of each tile row, in 3
  *   slots by ti mod 3 (a launch's tiles read slot ti-1 at their columns and the two left
  *   of them while the tiles of the same launch write slots ti, never the same entries);
