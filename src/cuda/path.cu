@@ -9,39 +9,41 @@
  * rows [r0, r1] x columns [c0, c1], with a top frame (rows r0-2 and r0-1 at the columns
  * c0-2 .. c1, in device memory) and a left frame of +inf (columns c0-2, c0-1).
  *
- * Forward pass (band_fwd): the region is cut into BANDS of TH = 32 R rows, each swept over
- * the region's whole width by one warp (one 32-thread block). The warps are persistent:
- * each takes bands in order from a counter, and band b reads the two bottom rows of band
- * b - 1 (H) as they are finished, so the bands run as a pipeline, each a few chunks behind
- * the one above, and every band of a launch runs at once (the grid is the blocks the GPU
- * holds). Waits only point to earlier bands, which running warps hold, so the pipeline
- * cannot deadlock. In a band:
- *   lane l owns the R consecutive rows i0 = r0t + l R .. i0 + R - 1 and at step s computes
- *   their cells in column q = s - l (a skewed sweep, width + 31 steps), top row first. What
- *   a lane needs from the rows above its own (D(i0-1, j), D(i0-1, j-1), D(i0-1, j-2),
- *   D(i0-2, j-1)) is what lane l-1 holds after step s-1: its rows R-1 and R-2 at columns j,
- *   j-1, j-2 (R >= 2), read with 4 __shfl_up_sync per step; lane 0 reads the top frame
- *   from shared memory instead. The sweep runs in chunks of kChunk = 16 steps: the chunk's
- *   local costs first (phase 1: independent cells at the warp's issue rate, in step order
- *   into shared memory, from b's columns fetched one chunk ahead by cp.async), then a wait
- *   until the band above has finished the columns the chunk reads (its count of finished
- *   columns, written with release and read with acquire semantics), the chunk's top frame,
- *   and the steps (phase 2: one shared-memory load of a lane's R costs, no branch). Lane 31
- *   writes its two rows to H (kHSlots slots by band; a band also waits until the band that
- *   last read its slot has read the columns it overwrites) and publishes its count.
+ * Forward pass (fwd_tile): the region is cut into tiles of TH = 32 R rows x TW = 128
+ * columns, computed in wavefront order, one launch per anti-diagonal of tiles (tile (ti, tj)
+ * needs (ti-1, tj), (ti, tj-1) and (ti-1, tj-1); a launch only depends on earlier launches,
+ * so there is nothing to deadlock). One warp (one 32-thread block) per tile:
+ *   lane l owns the R consecutive rows i0 = r0t + l R .. i0 + R - 1 of the tile and at step
+ *   s computes their cells in column q = s - l of the tile (a skewed sweep, TW + 31 steps),
+ *   top row first. What a lane needs from the rows above its own (D(i0-1, j), D(i0-1, j-1),
+ *   D(i0-1, j-2), D(i0-2, j-1)) is what lane l-1 holds after step s-1: its rows R-1 and R-2
+ *   at columns j, j-1, j-2 (R >= 2), read with 4 __shfl_up_sync per step; lane 0 reads the
+ *   tile's top frame from shared memory instead. A step has no branch: the local costs
+ *   are computed apart from the dependent chain of D, as independent cells at the warp's
+ *   issue rate, and a step reads its lane's R costs with one shared-memory load:
+ *   fused   (diagonals of more than kSplitMax tiles, which fill the GPU by themselves): the
+ *           tile's warp computes the costs of 32 columns at a time into a ring of 64
+ *           columns, then runs the steps that reach those columns;
+ *   split   (narrower diagonals: most of a grid's launches, and all of one of 100k x 100k):
+ *           launch d also runs one cost block per tile of diagonal d + 1, which writes the
+ *           tile's costs in step order to a slot in global memory (d + 1 mod 2); the tile's
+ *           warp in launch d + 1 copies them into shared memory 32 steps ahead (cp.async),
+ *           so it only runs the chain. Twice the warps per launch, and the costs (most of a
+ *           cell's instructions) are off the chain.
  *   Cosine quotients use nvcc's fast division path without its rarely taken branch
  *   (div_fast); a chunk where it cannot vouch for a quotient is redone with x / y, so the
  *   costs are bit for bit those of x / y and of the CPU.
- *   Registers per lane: its R rows of a (dim values each, DB > 0), D at columns j-1 and j-2
- *   of its rows, one word of step codes per row. Shared memory (dynamic, BandSmem): the
- *   chunk's costs, b's columns in a ring (read as 16-byte vectors), their cosine norms, the
- *   top frame in a ring. Codes: 2 bits per cell, 16 cells to a 32-bit word, tile-major
- *   (tiles of TH x TW = 128 columns; a tile's TH x TW / 16 words contiguous, row-major
+ *   Registers per lane: its R rows of a (dim values each, DB > 0; fused and cost blocks), D
+ *   at columns j-1 and j-2 of its rows, one word of step codes per row. Shared memory
+ *   (dynamic, TileSmem): the cost ring, the tile's columns of b (column q at bs[q S], read
+ *   as 16-byte vectors), their cosine norms, and the top frame (2 x (TW + 2)).
+ *   Borders between tiles (global memory): H, the two bottom rows of each tile row, in 3
+ *   slots by ti mod 3 (a launch's tiles read slot ti-1 at their columns and the two left
+ *   of them while the tiles of the same launch write slots ti, never the same entries);
+ *   V, the two right columns of each tile, one slot (only tiles of the same tile row read
+ *   and write a row's entries, in successive launches). Codes: 2 bits per cell, 16 cells
+ *   to a 32-bit word, tile-major (a tile's TH x TW / 16 words contiguous, row-major
  *   inside), so the backtrace loads a whole tile at once.
- *   Why bands: a launch per anti-diagonal of tiles (this file until 2026-11-23) ran at most
- *   one diagonal of tiles at once, and a tile's warp is bound by its own latency, so every
- *   launch took about a tile's sweep whatever its width; the bands keep every warp busy
- *   from the start of the pipeline to its end.
  *   Cell updates: (r1 - r0 + 1) (c1 - c0 + 1) per region pass (GCUPS in bench/gpu_align.py).
  * Backtrace (trace_kernel): one warp loads the tile the path is in (TH x TW / 16 words) into
  *   shared memory, lane 0 follows the codes until the path leaves the tile, repeat; the
@@ -50,7 +52,7 @@
  * Methods (tsw_path_method):
  *   STORED  one region, the whole grid: n m / 4 bytes of codes.
  *   LINEAR  a forward pass over the grid keeps checkpoints, rows k h - 2 and k h - 1 for
- *           blocks of h rows (h a multiple of TH: the bottom rows of a band). Then from
+ *           blocks of h rows (h a multiple of TH: the bottom rows of a tile row). Then from
  *           the end cell up: the block holding the path's current cell (ei, ej) is
  *           recomputed from its checkpoint as the region rows [k h, ei] x columns [cl, ej]
  *           with its codes stored, and traced until the path leaves it. SYMMETRIC1 (steps
@@ -62,8 +64,7 @@
  *   AUTO    STORED when its codes fit (memory_limit, else the free device memory), else
  *           LINEAR with h as large as memory allows (p05: at most 8192, its recomputation
  *           is 2 h columns per block).
- * Progress: cells of forward passes, polled between launches (a sync at most every 50 ms;
- *   a launch holds at most about 1e11 cells);
+ * Progress: cells of forward passes, polled between launches (a sync at most every 50 ms);
  *   a cancel returns TSW_ECANCELED with nothing written.
  * Subsequence DTW (subseq_run): the same forward pass with row 0 free, every code stored,
  *   the last row written by the pass (FwdArgs::lastrow), starts by following the codes back
@@ -91,10 +92,9 @@ constexpr int kTW = 128;           /* tile width (columns); a multiple of 16 */
 constexpr int kWords = kTW / 16;   /* code words per tile row */
 constexpr unsigned kFull = 0xffffffffu;
 constexpr int64_t kP05MaxBlock = 8192; /* LINEAR, p05: rows per recomputed block at most */
-constexpr int kChunk = 16;  /* steps per chunk: costs, then the steps (a band runs three
-                               chunks behind the one above) */
-constexpr int kBRing = 128; /* columns of b (and of the top frame) in a ring */
-constexpr int kHSlots = 8;  /* bottom-row slots (band b writes slot b mod 8) */
+constexpr int kChunk = 32; /* columns whose local costs a tile computes at once */
+constexpr int kRing = 64;  /* columns of local costs a tile keeps: two chunks */
+constexpr int64_t kSplitMax = 1024; /* split mode: at most this many tiles per diagonal */
 
 template <typename T> __host__ __device__ inline T inf_of();
 template <> __host__ __device__ inline float inf_of<float>() { return TSW_INF_F32; }
@@ -140,19 +140,6 @@ __device__ __forceinline__ double div_fast(double x, double y, bool &ok)
     return x / y;
 }
 
-/* A band's count of finished columns: written by its lane 31 after the values (release),
- * read by the band below before it reads them (acquire), at the GPU's scope. */
-__device__ __forceinline__ int ld_acquire(const int *p)
-{
-    int v;
-    asm volatile("ld.acquire.gpu.global.s32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-    return v;
-}
-__device__ __forceinline__ void st_release(int *p, int v)
-{
-    asm volatile("st.release.gpu.global.s32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
-}
-
 /* ---- kernels ---------------------------------------------------------------------------- */
 
 template <typename T> struct FwdArgs {
@@ -162,19 +149,24 @@ template <typename T> struct FwdArgs {
     int64_t n, m, dim;
     int p, kc, subseq;
     int64_t r0, r1, c0, c1; /* the region                                            */
-    int64_t ntj;            /* code tiles per band                                   */
+    int64_t ntj;            /* tiles per tile row                                    */
     const T *top;           /* rows r0-2 (top[x]) and r0-1 (top[top_stride + x]) at
                                the columns c0-2+x, x in [0, c1-c0+3)                  */
     int64_t top_stride;
-    T *H;                   /* (kHSlots, 2, c1-c0+3): bottom rows of the bands        */
+    T *H;                   /* (3, 2, c1-c0+3): bottom rows of the tile rows          */
+    T *V;                   /* (2, vstride): right columns of the tiles, by tile row  */
+    int64_t vstride;
     uint32_t *codes;        /* tile-major step codes, or NULL                         */
     T *ckpt;                /* LINEAR's checkpoints (ck_count of 2 rows of m + 2)     */
     int64_t ck_every, ck_count;
     T *last;                /* D(r1, c1)                                              */
     T *lastrow;             /* subsequence: D(r1, j) at [j - c0], or NULL             */
-    int *flags;             /* finished columns of each band (0 at a pass's start)    */
-    int *counter;           /* bands taken in this launch (0 at its start)            */
-    int64_t band_lo, band_hi; /* this launch's bands                                 */
+    int64_t diag, ti_lo;    /* this launch: tiles (ti_lo + blockIdx.x, diag - ti)     */
+    int64_t nd;             /* ... for blockIdx.x < nd                                */
+    const T *cin;           /* split mode: the costs of those tiles (cost blocks' out) */
+    T *cout;                /* the cost blocks' output: tiles (ti_lo1 + blockIdx.x - nd,
+                               diag + 1 - ti), TileSmem::costs values each, or NULL   */
+    int64_t ti_lo1;
 };
 
 /* Local costs of a lane's R rows at one column: one vector access (8 to 32 bytes). */
@@ -183,38 +175,38 @@ template <typename T, int R> struct alignas(sizeof(T) * R < 16 ? sizeof(T) * R :
 };
 
 /*
- * A band sweep's dynamic shared memory (one warp): the costs of one chunk of kChunk steps in
- * step order (each lane reads only what it wrote), b's columns and norms in a ring of kBRing
- * columns (column q at slot q mod kBRing: the three chunks a chunk's steps read, the one
- * being fetched and spares; column q's values at bs[slot S ..], read as 16-byte vectors (VW
- * values) where BS allows, with S chosen so that 8 lanes at consecutive columns hit
- * distinct banks), the two top-frame rows in a ring of kBRing.
+ * A tile's dynamic shared memory: the cost ring (kRing columns of the tile's TH rows, a
+ * column's row r at [col % kRing][r] with a row stride of P = 34 R values: the skewed reads of
+ * a step, lane l at column s - l, then fall in distinct banks), b's columns transposed, their
+ * cosine norms, the top frame.
  */
-template <typename T, int DB, int R> struct BandSmem {
+template <typename T, int DB, int R> struct TileSmem {
+    static constexpr int P = 34 * R;
     static constexpr int BS = DB > 0 ? DB : 1;
+    /* b's column q at bs[q S ..]: read as 16-byte vectors (VW values) where BS allows,
+     * with S chosen so that 8 lanes at consecutive columns hit distinct banks */
     static constexpr int VW = 16 / (int)sizeof(T);
     static constexpr bool VEC = BS % VW == 0;
     static constexpr int S = !VEC ? BS : (BS / VW) % 2 == 1 ? BS : BS + VW;
-    static constexpr size_t o_bs = (size_t)kChunk * 32 * R * sizeof(T);
-    static constexpr size_t o_nbs = o_bs + (size_t)S * kBRing * sizeof(T);
-    static constexpr size_t o_hin = o_nbs + (size_t)kBRing * sizeof(T);
-    static constexpr size_t bytes = o_hin + 2 * (size_t)kBRing * sizeof(T);
+    static constexpr size_t o_bs = (size_t)kRing * P * sizeof(T);
+    static constexpr size_t o_nbs = o_bs + (size_t)S * kTW * sizeof(T);
+    static constexpr size_t o_tops = o_nbs + (size_t)kTW * sizeof(T);
+    static constexpr size_t bytes = o_tops + 2 * (size_t)(kTW + 2) * sizeof(T);
+    /* a cost block's output (split mode): kTW + 31 steps of 32 lanes' R values */
+    static constexpr int64_t costs = (int64_t)(kTW + 31) * 32 * R;
 };
 
-/* One band's sweep over the region's whole width (band_fwd): the lane's registers and the
- * two phases of a chunk. */
-template <typename T, int DB, int R, bool P05, bool COS> struct BandSweep {
-    using L = BandSmem<T, DB, R>;
-    static constexpr int BS = L::BS;
-    static constexpr int QM = kBRing - 1; /* a column's slot in the rings: q & QM */
+/* One tile's sweep: the lane's registers and the two phases of a chunk (see fwd_tile). */
+template <typename T, int DB, int R, bool P05, bool COS> struct TileSweep {
+    using L = TileSmem<T, DB, R>;
+    static constexpr int BS = L::BS, P = L::P;
     const FwdArgs<T> &g;
     T *ring;
-    T *bs; /* b's column q at bs[(q & QM) L::S ..] */
+    T *bs; /* b's column q at bs[q L::S ..] */
     const T *nbs;
-    const T *top_r0, *top_r1; /* the top frame's rows r0-2, r0-1: x = column - c0 + 2 at
-                                 [x & QM] */
+    const T (*tops)[kTW + 2];
     int lane, wlim;
-    int64_t c0t, hs, i0;
+    int64_t c0t, tc, hs, i0, vrow;
     T ar[R][BS];
     T na[R];
     int64_t lo[R], hi[R];
@@ -223,12 +215,13 @@ template <typename T, int DB, int R, bool P05, bool COS> struct BandSweep {
     uint32_t word[R];
     T w0, w1, w2; /* the step pattern's weights */
     bool top0, has_r1;
-    uint32_t *cw;  /* the lane's first code word in the band's first tile, or NULL */
+    uint32_t *cw;  /* the lane's first code word in the tile, or NULL */
+    T *vp;         /* V at the lane's rows */
     T *hp, *ckp;   /* H and the checkpoint (or NULL) at column j = c0t + s - 31 + 2: lane 31's */
 
-    __device__ BandSweep(const FwdArgs<T> &args) : g(args) {}
+    __device__ TileSweep(const FwdArgs<T> &args) : g(args) {}
 
-    /* The local costs of column q (of the region) at the lane's rows, each summed over k in
+    /* The local costs of column q (of the tile) at the lane's rows, each summed over k in
      * cost.h's order; no branch with EXACT = false (div_fast: ok cleared where it cannot
      * vouch for a quotient). */
     template <bool EXACT> __device__ __forceinline__ CostVec<T, R> col_cost(int q, bool &ok)
@@ -243,11 +236,11 @@ template <typename T, int DB, int R, bool P05, bool COS> struct BandSweep {
                 using V16 = typename std::conditional<sizeof(T) == 4, float4, double2>::type;
 #pragma unroll
                 for (int k = 0; k < BS; k += L::VW)
-                    *(V16 *)(bq + k) = *(const V16 *)(bs + (q & QM) * L::S + k);
+                    *(V16 *)(bq + k) = *(const V16 *)(bs + q * L::S + k);
             } else {
 #pragma unroll
                 for (int k = 0; k < BS; ++k)
-                    bq[k] = bs[(q & QM) * L::S + k];
+                    bq[k] = bs[q * L::S + k];
             }
 #pragma unroll
             for (int k = 0; k < BS; ++k) {
@@ -288,7 +281,7 @@ template <typename T, int DB, int R, bool P05, bool COS> struct BandSweep {
             if (!COS && g.kc == TSW_COST_EUCLIDEAN) {
                 cv.v[r] = sqrt_of(cv.v[r]);
             } else if (COS) {
-                const T nx = na[r], ny = nbs[q & QM], xy = cv.v[r];
+                const T nx = na[r], ny = nbs[q], xy = cv.v[r];
                 /* EXACT = false: a zero norm fails div_fast's range check (ok cleared, the
                  * chunk is redone), so the zero-norm cases need no select here */
                 cv.v[r] = EXACT ? ((nx == (T)0 && ny == (T)0) ? (T)0
@@ -300,47 +293,61 @@ template <typename T, int DB, int R, bool P05, bool COS> struct BandSweep {
         return cv;
     }
 
-    /* Phase 1: the costs of steps [16 c, 16 c + 16) into the ring, in step order (lane l's
-     * column q = s - l, clamped to the region: the steps where a lane has no column get a
-     * copy nobody reads). No dependence between cells, so the warp runs at its issue rate. */
-    template <bool EXACT> __device__ __forceinline__ bool costs(int c)
+    /* Phase 1 (fused): the costs of columns [q0, q0 + kChunk) into the ring. No dependence
+     * between cells, so the warp runs at its issue rate. */
+    template <bool EXACT> __device__ __forceinline__ bool costs(int q0)
     {
+        const int qn = wlim - q0 < kChunk ? wlim - q0 : kChunk;
         bool ok = true;
-        const int s0 = c * kChunk;
 #pragma unroll 4
-        for (int ss = 0; ss < kChunk; ++ss) {
-            int q = s0 + ss - lane;
-            q = q < 0 ? 0 : q >= wlim ? wlim - 1 : q;
-            *(CostVec<T, R> *)(ring + (ss * 32 + lane) * R) = col_cost<EXACT>(q, ok);
+        for (int qq = 0; qq < qn; ++qq) {
+            const int q = q0 + qq;
+            *(CostVec<T, R> *)(ring + (q & (kRing - 1)) * P + lane * R) = col_cost<EXACT>(q, ok);
         }
         return ok;
     }
 
-    /* b's columns [16 c, 16 c + 16) of the region (and their norms) into the ring,
-     * without waiting (cp.async); the caller commits. */
-    __device__ __forceinline__ void fetch_b(int c)
+    /* A cost block: the tile's costs in step order, step s's at out[(32 s + lane) R ..],
+     * lane l's column q = s - l (clamped to the tile: the steps where a lane has no column
+     * get a copy nobody reads), so a step's stores and a sweep's loads are contiguous. */
+    template <bool EXACT> __device__ __forceinline__ bool costs_out(T *out)
     {
-        const int q0 = c * kChunk;
-        if (DB > 0) {
-            constexpr int D = DB > 0 ? DB : 1;
-            for (int t = lane; t < kChunk * D; t += 32) {
-                const int qq = t / D, k = t - qq * D, q = q0 + qq;
-                if (k < g.dim && q < wlim)
-                    __pipeline_memcpy_async(bs + (q & QM) * L::S + k, g.b + (c0t + q) * g.dim + k,
-                                            sizeof(T));
-            }
+        bool ok = true;
+        const int ns = wlim + 31;
+#pragma unroll 4
+        for (int s = 0; s < ns; ++s) {
+            int q = s - lane;
+            q = q < 0 ? 0 : q >= wlim ? wlim - 1 : q;
+            *(CostVec<T, R> *)(out + ((int64_t)s * 32 + lane) * R) = col_cost<EXACT>(q, ok);
         }
-        if (COS && lane < kChunk && q0 + lane < wlim)
-            __pipeline_memcpy_async((T *)nbs + ((q0 + lane) & QM), g.nb + c0t + q0 + lane,
-                                    sizeof(T));
+        return ok;
+    }
+
+    /* Split: copy the costs of steps [32 c, 32 c + 32) into the ring (slot c mod 2, step
+     * order) without waiting; a lane copies only its own values, so no lane waits on
+     * another. */
+    __device__ __forceinline__ void fetch(const T *cin, int c)
+    {
+        constexpr int VB = (int)sizeof(T) * R; /* bytes a lane copies per step */
+        constexpr int PB = VB < 16 ? VB : 16;
+        const int ns = wlim + 31, s0 = c * kChunk;
+        const int s1 = s0 + kChunk < ns ? s0 + kChunk : ns;
+        for (int st = s0; st < s1; ++st) {
+            const char *src = (const char *)(cin + ((int64_t)st * 32 + lane) * R);
+            char *dst = (char *)(ring + ((st & (kRing - 1)) * 32 + lane) * R);
+#pragma unroll
+            for (int o = 0; o < VB; o += PB)
+                __pipeline_memcpy_async(dst + o, src + o, PB);
+        }
+        __pipeline_commit();
     }
 
     /* Phase 2: steps [s0, s1) of the skewed sweep (lane l at column q = s - l). SIMPLE: a
-     * band whose rows' windows cover the region's columns and that holds neither row 0 nor
-     * the region's last row, so its cells need none of those tests. A lane before its
-     * first column keeps its state; past its last one it computes cells nobody reads and
+     * tile whose rows' windows cover its columns and that holds neither row 0 nor the
+     * region's last row, so its cells need none of those tests. A lane before its first
+     * column keeps its state; past its last one it computes cells nobody reads and
      * writes nothing. */
-    template <bool SIMPLE> __device__ __forceinline__ void steps(int s0, int s1)
+    template <bool SIMPLE, bool SPLIT> __device__ __forceinline__ void steps(int s0, int s1)
     {
         const T INF = inf_of<T>();
 #pragma unroll 2
@@ -351,11 +358,11 @@ template <typename T, int DB, int R, bool P05, bool COS> struct BandSweep {
             T u_j2 = __shfl_up_sync(kFull, b3, 1);
             T u2_j1 = __shfl_up_sync(kFull, prev2[R - 2], 1);
             /* lane 0: the top frame instead (every lane reads the same slots: a broadcast,
-             * no divergent branch) */
+             * no divergent branch; s + 2 <= kTW + 1 while lane 0 has columns left) */
             {
-                const int x = s < wlim ? s : wlim - 1;
-                const T f_j = top_r1[(x + 2) & QM], f_j1 = top_r1[(x + 1) & QM];
-                const T f_j2 = top_r1[x & QM], f2_j1 = top_r0[(x + 1) & QM];
+                const int x = s < kTW ? s : kTW - 1;
+                const T f_j = tops[1][x + 2], f_j1 = tops[1][x + 1], f_j2 = tops[1][x];
+                const T f2_j1 = tops[0][x + 1];
                 if (lane == 0) {
                     u_j = f_j;
                     u_j1 = f_j1;
@@ -364,9 +371,11 @@ template <typename T, int DB, int R, bool P05, bool COS> struct BandSweep {
                 }
             }
             const int q = s - lane;
+            /* a lane's state stops at its last column: V is then its prev1, prev2 */
             const bool act = q >= 0 && q < wlim, adv = act;
             const CostVec<T, R> cv =
-                *(const CostVec<T, R> *)(ring + ((s & (kChunk - 1)) * 32 + lane) * R);
+                SPLIT ? *(const CostVec<T, R> *)(ring + ((s & (kRing - 1)) * 32 + lane) * R)
+                      : *(const CostVec<T, R> *)(ring + (q & (kRing - 1)) * P + lane * R);
             const int64_t j = c0t + q;
 
             /* the cells, top row first: D(i-1, j) of row r > 0 is this step's row r-1 */
@@ -418,8 +427,8 @@ template <typename T, int DB, int R, bool P05, bool COS> struct BandSweep {
 #pragma unroll
             for (int r = 0; r < R; ++r) {
                 const uint32_t w = word[r] | (act ? (uint32_t)code[r] << sh : 0u);
-                if (flush && (SIMPLE || i0 + r <= g.r1)) /* in the code tile of column q */
-                    cw[(q / kTW) * (32 * R * kWords) + r * kWords + ((q % kTW) >> 4)] = w;
+                if (flush && (SIMPLE || i0 + r <= g.r1))
+                    cw[r * kWords + (q >> 4)] = w;
                 word[r] = flush ? 0u : w;
             }
             if (!SIMPLE && has_r1 && act) {
@@ -451,119 +460,109 @@ template <typename T, int DB, int R, bool P05, bool COS> struct BandSweep {
         }
     }
 
-    /*
-     * Band: the whole sweep, chunk by chunk (band_fwd): b's columns of chunk c + 1 are
-     * fetched while chunk c runs; a chunk computes its costs, waits until the band above
-     * has finished the columns it reads (flag_prev; NULL: the region's frame) and until the
-     * band that last read the slot this band writes has read them (flag_old; NULL: none),
-     * reads its top frame (hsrc: x = column - c0 + 2, the row r0-2 at hsrc[x], r0-1 at
-     * hsrc[hstride + x]), runs its steps and publishes this band's finished columns.
-     */
-    template <bool SIMPLE>
-    __device__ __forceinline__ void band(const T *hsrc, int64_t hstride, const int *flag_prev,
-                                         const int *flag_old, int *flag_me, T *hin0, T *hin1)
+    /* The tile: chunks of kChunk columns, each its costs (phase 1) then the steps that
+     * reach its columns (phase 2); the ring holds two chunks, as many columns as the
+     * steps of a chunk read (s - 31 .. s). */
+    template <bool SIMPLE> __device__ __forceinline__ void sweep(const T *cin)
     {
-        const int ns = wlim + 31, nch = (ns + kChunk - 1) / kChunk;
-        const int ncb = (wlim + kChunk - 1) / kChunk; /* chunks of b's columns */
-        fetch_b(0);
-        __pipeline_commit();
-        for (int c = 0; c < nch; ++c) {
-            if (c + 1 < ncb)
-                fetch_b(c + 1);
-            __pipeline_commit();
-            const int s0 = c * kChunk;
-            const int need = wlim < s0 + kChunk ? wlim : s0 + kChunk; /* columns it reads */
-            /* the columns it has finished after this chunk's steps (lane 31's: s - 31) */
-            const int fin = s0 + kChunk - 31, done = fin < 0 ? 0 : fin > wlim ? wlim : fin;
-            int fp = need, fo = done;
-            if (lane == 0 && flag_prev)
-                fp = ld_acquire(flag_prev);
-            if (lane == 1 && flag_old)
-                fo = ld_acquire(flag_old);
-            __pipeline_wait_prior(1);
-            __syncwarp(); /* chunk c's columns of b, copied by every lane */
-            if (!__all_sync(kFull, costs<false>(c)))
-                costs<true>(c); /* an extreme cosine norm or dot product: exact division */
-            while (fp < need) {
-                __nanosleep(100);
-                fp = ld_acquire(flag_prev);
+        sweep_steps<SIMPLE>(cin);
+        if (wlim == kTW) {
+            /* the tile's right columns for the next tile of the row */
+#pragma unroll
+            for (int r = 0; r < R; ++r) {
+                vp[r] = prev2[r];
+                vp[g.vstride + r] = prev1[r];
             }
-            while (fo < done) {
-                __nanosleep(100);
-                fo = ld_acquire(flag_old);
-            }
-            __syncwarp(); /* the band above's columns [0, need) are there */
-            {
-                const int x = s0 + 2 + lane;
-                if (lane < kChunk && x < wlim + 2) {
-                    hin0[x & QM] = __ldcg(hsrc + x);
-                    hin1[x & QM] = __ldcg(hsrc + hstride + x);
-                }
-                if (c == 0 && lane < 2) {
-                    hin0[lane] = __ldcg(hsrc + lane);
-                    hin1[lane] = __ldcg(hsrc + hstride + lane);
-                }
-            }
-            __syncwarp();
-            steps<SIMPLE>(s0, s0 + kChunk < ns ? s0 + kChunk : ns);
-            if (lane == 31)
-                st_release(flag_me, done); /* after its own stores of those columns */
         }
-        __pipeline_wait_prior(0);
-        __syncwarp();
+    }
+
+    template <bool SIMPLE> __device__ __forceinline__ void sweep_steps(const T *cin)
+    {
+        if (cin) {
+            /* split: the costs were computed by the previous launch's cost blocks */
+            const int ns = wlim + 31, nch = (ns + kChunk - 1) / kChunk;
+            __syncwarp(); /* the top frame */
+            fetch(cin, 0);
+            for (int c = 0; c < nch; ++c) {
+                if (c + 1 < nch)
+                    fetch(cin, c + 1);
+                else
+                    __pipeline_commit(); /* an empty group: chunk c is then the older one */
+                __pipeline_wait_prior(1);
+                const int s0 = c * kChunk;
+                steps<SIMPLE, true>(s0, s0 + kChunk < ns ? s0 + kChunk : ns);
+            }
+            return;
+        }
+        const int nch = (wlim + kChunk - 1) / kChunk;
+        for (int c = 0; c < nch; ++c) {
+            const int q0 = c * kChunk;
+            __syncwarp(); /* the previous chunk's steps are done with the slots */
+            if (!__all_sync(kFull, costs<false>(q0)))
+                costs<true>(q0); /* an extreme cosine norm or dot product: exact division */
+            __syncwarp();
+            steps<SIMPLE, false>(q0, c == nch - 1 ? wlim + 31 : q0 + kChunk);
+        }
     }
 };
 
 /*
- * The band sweep (see the file comment): a persistent warp per block takes bands in order
- * from g.counter and sweeps each from the left frame to the right edge. Band b reads the
- * two bottom rows of band b - 1 (H slot (b - 1) mod kHSlots; band 0: the region's top
- * frame) as they are finished: a chunk's steps read columns up to s, which lane 31 of the
- * band above finishes 31 steps later, so a band runs three chunks (48 steps) behind the one
- * above.
+ * One tile per 32-thread block (see the file comment). DB: the dim bucket whose a values a
+ * lane keeps in registers (1, 4, 8, 12, 16; 0 = any dim, a and b read from global memory),
+ * R: rows per lane (>= 2: the two rows above a lane's first row are both lane l-1's). P05: the
+ * step pattern (g.p != 0), COS: the cosine cost (g.kc), compiled in so that a cell has no
+ * branch on them. Dynamic shared memory: TileSmem<T, DB, R>::bytes.
  */
 template <typename T, int DB, int R, bool P05, bool COS>
-__global__ void __launch_bounds__(32) band_fwd(FwdArgs<T> g)
+__global__ void __launch_bounds__(32) fwd_tile(FwdArgs<T> g)
 {
-    using L = BandSmem<T, DB, R>;
+    using L = TileSmem<T, DB, R>;
     constexpr int TH = 32 * R, BS = L::BS;
     extern __shared__ __align__(16) unsigned char smem[];
-    T *ring = (T *)smem;
     T *bs = (T *)(smem + L::o_bs);
     T *nbs = (T *)(smem + L::o_nbs);
-    T *hin0 = (T *)(smem + L::o_hin), *hin1 = hin0 + kBRing;
+    T(*tops)[kTW + 2] = (T(*)[kTW + 2])(smem + L::o_tops);
     const T INF = inf_of<T>();
     const int lane = threadIdx.x;
+    /* blocks [0, nd): the tiles of diagonal diag; then the cost blocks of diagonal diag + 1 */
+    const bool dp = blockIdx.x < g.nd;
+    const int64_t kb = dp ? (int64_t)blockIdx.x : (int64_t)blockIdx.x - g.nd;
+    const int64_t ti = (dp ? g.ti_lo : g.ti_lo1) + kb, tj = (dp ? g.diag : g.diag + 1) - ti;
+    const int64_t r0t = g.r0 + ti * TH, c0t = g.c0 + tj * kTW;
+    const int64_t wl = g.c1 + 1 - c0t;
     const int64_t dim = g.dim;
-    const int wlim = (int)(g.c1 - g.c0 + 1);
-    const int64_t hs = g.c1 - g.c0 + 3; /* frame row stride */
-    if (DB > 0) {
-        /* dims dim .. BS-1 of b's columns: zeros (the fetches write dims < dim only) */
-        const int pad = BS - (int)dim;
-        for (int x = lane; x < pad * kBRing; x += 32)
-            bs[(x / pad) * L::S + (int)dim + x % pad] = (T)0;
-    }
-    for (;;) {
-        int kb = 0;
-        if (lane == 0)
-            kb = atomicAdd(g.counter, 1);
-        kb = __shfl_sync(kFull, kb, 0);
-        const int64_t b = g.band_lo + kb;
-        if (b >= g.band_hi)
-            return;
-        BandSweep<T, DB, R, P05, COS> t(g);
-        t.ring = ring;
-        t.bs = bs;
-        t.nbs = nbs;
-        t.top_r0 = hin0;
-        t.top_r1 = hin1;
-        t.lane = lane;
-        t.wlim = wlim;
-        t.c0t = g.c0;
-        t.hs = hs;
-        const int64_t r0t = g.r0 + b * TH;
-        t.i0 = r0t + (int64_t)lane * R;
-        bool cover = true;
+    const T *cin = dp && g.cin ? g.cin + kb * L::costs : nullptr;
+
+    TileSweep<T, DB, R, P05, COS> t(g);
+    t.ring = (T *)smem;
+    t.bs = bs;
+    t.nbs = nbs;
+    t.tops = tops;
+    t.lane = lane;
+    t.wlim = wl < kTW ? (int)wl : kTW;
+    t.c0t = c0t;
+    t.tc = c0t - g.c0;
+    t.hs = g.c1 - g.c0 + 3; /* frame row stride */
+    t.i0 = r0t + (int64_t)lane * R;
+    const int wlim = t.wlim;
+
+    if (!cin) {
+        /* the costs' inputs: b's columns, their norms, the lane's rows of a */
+        if (DB > 0) {
+            for (int x = lane; x < wlim * (int)dim; x += 32) {
+                int q = x / (int)dim, k = x - q * (int)dim;
+                bs[q * L::S + k] = g.b[(c0t + q) * dim + k];
+            }
+            /* dims dim .. BS-1 are zeros in b's columns and in the lane's a values: they
+             * add +0 to a cost (exactly: a sum that starts at +0 never is -0), so the cost
+             * loops run BS dims without a test */
+            const int pad = BS - (int)dim;
+            for (int x = lane; x < pad * kTW; x += 32)
+                bs[(x / pad) * L::S + (int)dim + x % pad] = (T)0;
+        }
+        if (COS)
+            for (int x = lane; x < wlim; x += 32)
+                nbs[x] = g.nb[c0t + x];
 #pragma unroll
         for (int r = 0; r < R; ++r) {
             const int64_t i = t.i0 + r;
@@ -572,42 +571,70 @@ __global__ void __launch_bounds__(32) band_fwd(FwdArgs<T> g)
             for (int k = 0; k < BS; ++k)
                 t.ar[r][k] = (DB > 0 && k < dim) ? g.a[ic * dim + k] : (T)0;
             t.na[r] = COS ? g.na[ic] : (T)0;
-            if (i > g.r1) {
-                t.lo[r] = t.hi[r] = 0; /* nothing admissible: +inf, never read */
-            } else if (g.lo) {
-                t.lo[r] = g.lo[i];
-                t.hi[r] = g.hi[i];
-            } else {
-                t.lo[r] = 0;
-                t.hi[r] = g.m;
-            }
-            t.prev1[r] = t.prev2[r] = INF; /* the left frame */
-            t.word[r] = 0;
-            cover = cover && t.lo[r] <= g.c0 && t.hi[r] >= g.c0 + wlim;
         }
-        t.b3 = INF;
-        t.w0 = (T)tsw_path_weight(g.p, 0);
-        t.w1 = (T)tsw_path_weight(g.p, 1);
-        t.w2 = (T)tsw_path_weight(g.p, 2);
-        const bool inside = __all_sync(kFull, cover);
-        t.top0 = r0t == 0;
-        t.has_r1 = r0t <= g.r1 && g.r1 < r0t + TH;
-        t.cw = g.codes ? g.codes + b * g.ntj * (int64_t)(TH * kWords) + (int64_t)lane * R * kWords
-                       : nullptr;
-        t.hp = g.H + (b % kHSlots) * 2 * hs + 2 - 31;
-        t.ckp = nullptr;
-        if (g.ckpt && (b + 1) % g.ck_every == 0 && (b + 1) / g.ck_every - 1 < g.ck_count)
-            t.ckp = g.ckpt + ((b + 1) / g.ck_every - 1) * 2 * (g.m + 2) + g.c0 + 2 - 31;
-        const T *hsrc = b == 0 ? g.top : g.H + ((b - 1) % kHSlots) * 2 * hs;
-        const int64_t hstride = b == 0 ? g.top_stride : hs;
-        const int *fprev = b == 0 ? nullptr : g.flags + (b - 1);
-        const int *fold = b >= kHSlots ? g.flags + (b - kHSlots + 1) : nullptr;
-        __syncwarp(); /* the previous band is done with the rings */
-        if (inside && !t.top0 && !t.has_r1)
-            t.template band<true>(hsrc, hstride, fprev, fold, g.flags + b, hin0, hin1);
-        else
-            t.template band<false>(hsrc, hstride, fprev, fold, g.flags + b, hin0, hin1);
+        __syncwarp();
     }
+    if (!dp) {
+        T *out = g.cout + kb * L::costs;
+        if (!__all_sync(kFull, t.template costs_out<false>(out)))
+            t.template costs_out<true>(out); /* an extreme cosine norm or dot product */
+        return;
+    }
+
+    /* the top frame: the region's, or the bottom rows of tile row ti-1 */
+    const T *top = ti == 0 ? g.top : g.H + ((ti - 1) % 3) * 2 * t.hs;
+    const int64_t ts = ti == 0 ? g.top_stride : t.hs;
+    for (int x = lane; x < wlim + 2; x += 32) {
+        tops[0][x] = top[t.tc + x];
+        tops[1][x] = top[ts + t.tc + x];
+    }
+
+    /* this lane's rows: window, left frame */
+    t.vrow = ti * TH + (int64_t)lane * R;
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+        const int64_t i = t.i0 + r;
+        if (i > g.r1) {
+            t.lo[r] = t.hi[r] = 0; /* nothing admissible: +inf, never read */
+        } else if (g.lo) {
+            t.lo[r] = g.lo[i];
+            t.hi[r] = g.hi[i];
+        } else {
+            t.lo[r] = 0;
+            t.hi[r] = g.m;
+        }
+        t.prev1[r] = tj == 0 ? INF : g.V[g.vstride + t.vrow + r];
+        t.prev2[r] = tj == 0 ? INF : g.V[t.vrow + r];
+        t.word[r] = 0;
+    }
+    t.b3 = INF;
+    t.w0 = (T)tsw_path_weight(g.p, 0);
+    t.w1 = (T)tsw_path_weight(g.p, 1);
+    t.w2 = (T)tsw_path_weight(g.p, 2);
+    /* Tile-wide facts that spare the cells their 64-bit tests: every row's window covers
+     * the tile's columns; the tile holds row 0; it holds the region's last row. */
+    bool cover = true;
+#pragma unroll
+    for (int r = 0; r < R; ++r)
+        cover = cover && t.lo[r] <= c0t && t.hi[r] >= c0t + wlim;
+    const bool inside = __all_sync(kFull, cover);
+    t.top0 = r0t == 0;
+    t.has_r1 = r0t <= g.r1 && g.r1 < r0t + TH;
+
+    t.cw = g.codes ? g.codes + (ti * g.ntj + tj) * (int64_t)(TH * kWords) +
+                         (int64_t)lane * R * kWords
+                   : nullptr;
+    t.vp = g.V + t.vrow;
+    /* lane 31 writes column q = s - 31 of H (at tc + q + 2) and of a checkpoint (at j + 2) */
+    t.hp = g.H + (ti % 3) * 2 * t.hs + t.tc + 2 - 31;
+    t.ckp = nullptr;
+    if (g.ckpt && (ti + 1) % g.ck_every == 0 && (ti + 1) / g.ck_every - 1 < g.ck_count)
+        t.ckp = g.ckpt + ((ti + 1) / g.ck_every - 1) * 2 * (g.m + 2) + c0t + 2 - 31;
+
+    if (inside && !t.top0 && !t.has_r1)
+        t.template sweep<true>(cin);
+    else
+        t.template sweep<false>(cin);
 }
 
 /*
@@ -795,18 +822,20 @@ inline double code_bytes(int64_t rows, int64_t cols, int TH)
     return (double)ceil_div(rows, TH) * (double)ceil_div(cols, kTW) * (double)TH * kTW / 4.0;
 }
 
-/* TSWARP_CUDA_PATH_BANDS (a test knob, read per call): N >= 1 runs the forward passes with
- * N blocks and 3 N bands per launch, so that the tests' small grids take several launches
- * and several bands per warp. Returns 0 without it. */
-inline int64_t band_knob()
+/* Split mode's slot: the grid's widest diagonal of tiles, at most kSplitMax (wider
+ * diagonals fill the GPU without it). TSWARP_CUDA_PATH_SPLIT (a test and tuning knob, read
+ * per call) sets another limit: 0 runs every diagonal fused, a small one mixes the modes. */
+inline int64_t split_tiles(int64_t n, int64_t m, int TH)
 {
-    if (const char *e = getenv("TSWARP_CUDA_PATH_BANDS")) {
+    int64_t w = ceil_div(n, TH) < ceil_div(m, kTW) ? ceil_div(n, TH) : ceil_div(m, kTW);
+    int64_t cap = kSplitMax;
+    if (const char *e = getenv("TSWARP_CUDA_PATH_SPLIT")) {
         char *end = nullptr;
         long long v = strtoll(e, &end, 10);
-        if (end != e && v >= 1 && v <= 1000000)
-            return (int64_t)v;
+        if (end != e && v >= 0 && v < kSplitMax)
+            cap = (int64_t)v;
     }
-    return 0;
+    return w < cap ? w : cap;
 }
 
 template <typename T, int DB, int R> struct PathRun {
@@ -815,86 +844,82 @@ template <typename T, int DB, int R> struct PathRun {
     Call *call;
     PathProgress *prog;
     FwdArgs<T> base; /* inputs and buffers; the region fields are set per pass */
-    T *H, *infs, *ckpt, *last;
-    int *flags, *counter;  /* a flag per band of a pass, the launch's band counter */
-    int64_t band_cap = 0;  /* resident blocks of band_fwd (0: not known yet) */
-    int64_t band_test = 0; /* > 0: band_test blocks, 3 band_test bands per launch (tests) */
+    T *H, *V, *infs, *ckpt, *last;
+    T *cost_buf;       /* split mode: two slots of split_max cost blocks' outputs */
+    int64_t split_max; /* 0: no split mode */
     uint32_t *codes;
     int64_t *dpath, *dstate;
 
-    /*
-     * One forward pass over a region (codes when store), by band sweeps (band_fwd):
-     * launches of at most band_cap bands (the blocks the GPU holds at once) and about 1e11
-     * cells each (progress and a cancel between launches: well under a second each); band
-     * b of a launch reads band b - 1 of the same launch or of an earlier one (then
-     * finished).
-     */
+    /* One forward pass over a region (codes when store). */
     int forward(int64_t r0, int64_t r1, int64_t c0, int64_t c1, const T *top,
                 int64_t top_stride, bool store, int64_t ck_every, int64_t ck_count)
     {
-        using BL = BandSmem<T, DB, R>;
-        if (c1 - c0 >= (1 << 30))
-            return TSW_EOVERFLOW; /* a band's columns are counted in an int */
         FwdArgs<T> g = base;
         g.r0 = r0;
         g.r1 = r1;
         g.c0 = c0;
         g.c1 = c1;
-        const int64_t nb = ceil_div(r1 - r0 + 1, TH), w = c1 - c0 + 1, hs = w + 2;
-        g.ntj = ceil_div(w, kTW);
+        const int64_t nti = ceil_div(r1 - r0 + 1, TH), ntj = ceil_div(c1 - c0 + 1, kTW);
+        g.ntj = ntj;
         g.top = top;
         g.top_stride = top_stride;
         g.H = H;
+        g.V = V;
+        g.vstride = nti * TH;
         g.codes = store ? codes : nullptr;
         g.ckpt = ck_count > 0 ? ckpt : nullptr;
         g.ck_every = ck_every > 0 ? ck_every : 1;
         g.ck_count = ck_count;
         g.last = last;
-        g.flags = flags;
-        g.counter = counter;
-        const bool cos_ = g.kc == TSW_COST_COSINE;
-        void (*const kern)(FwdArgs<T>) =
-            g.p != 0 ? (cos_ ? band_fwd<T, DB, R, true, true> : band_fwd<T, DB, R, true, false>)
-                     : (cos_ ? band_fwd<T, DB, R, false, true> : band_fwd<T, DB, R, false, false>);
-        if (!band_cap) {
-            int dev = 0, sms = 0, per = 0;
-            TSW_CU(cudaFuncSetAttribute((const void *)kern,
-                                        cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                        (int)BL::bytes),
-                   "cudaFuncSetAttribute (path bands)");
-            TSW_CU(cudaGetDevice(&dev), "cudaGetDevice");
-            TSW_CU(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev),
-                   "cudaDeviceGetAttribute");
-            TSW_CU(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, kern, 32, BL::bytes),
-                   "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
-            band_cap = (int64_t)(sms > 0 ? sms : 1) * (per > 0 ? per : 1);
-        }
         /* H's frame columns c0-2, c0-1 stay +inf (the region's left frame) */
-        int rc = fill_inf<T>(*call, H, 2 * kHSlots, hs, 2);
+        int rc = fill_inf<T>(*call, H, 6, c1 - c0 + 3, 2);
         if (rc)
             return rc;
-        TSW_CU(cudaMemsetAsync(flags, 0, sizeof(int) * (size_t)nb, call->stream),
-               "cudaMemsetAsync (band flags)");
-        int64_t per = band_cap, grid_max = band_cap;
-        const double budget = 1e11; /* cells per launch */
-        if ((double)per * TH * (double)w > budget)
-            per = (int64_t)(budget / ((double)TH * (double)w));
-        if (per < 1)
-            per = 1;
-        if (band_test > 0) {
-            grid_max = band_test;
-            per = 3 * band_test;
+        const double cells_per_tile = (double)TH * kTW;
+        const bool cos_ = g.kc == TSW_COST_COSINE;
+        void (*const kern)(FwdArgs<T>) =
+            g.p != 0 ? (cos_ ? fwd_tile<T, DB, R, true, true> : fwd_tile<T, DB, R, true, false>)
+                     : (cos_ ? fwd_tile<T, DB, R, false, true> : fwd_tile<T, DB, R, false, false>);
+        /* dynamic shared memory: above the default 48 KB for some double instantiations */
+        const size_t smem = TileSmem<T, DB, R>::bytes;
+        TSW_CU(cudaFuncSetAttribute((const void *)kern,
+                                    cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem),
+               "cudaFuncSetAttribute (path forward)");
+        /* Diagonals of at most split_max tiles run split: their costs come from the
+         * previous launch's cost blocks (slot d mod 2), so a tile's warp only runs the
+         * dependent chain; wider diagonals fill the GPU by themselves and compute their
+         * costs in their own warps (fused). Launch d: diagonal d's tiles, then the cost
+         * blocks of diagonal d + 1 if it runs split. */
+        const int64_t nd_all = nti + ntj - 1;
+        auto first = [&](int64_t d) { return d - (ntj - 1) > 0 ? d - (ntj - 1) : (int64_t)0; };
+        auto count = [&](int64_t d) {
+            if (d < 0 || d >= nd_all)
+                return (int64_t)0;
+            return (d < nti - 1 ? d : nti - 1) - first(d) + 1;
+        };
+        auto split = [&](int64_t d) { return d < nd_all && count(d) <= split_max; };
+        g.cin = nullptr;
+        if (split(0)) {
+            g.diag = -1;
+            g.nd = 0;
+            g.ti_lo1 = 0;
+            g.cout = cost_buf;
+            kern<<<(unsigned)count(0), 32, smem, call->stream>>>(g);
+            TSW_CU(cudaGetLastError(), "kernel launch (path forward)");
         }
-        for (int64_t lo = 0; lo < nb; lo += per) {
-            const int64_t hi = lo + per < nb ? lo + per : nb;
-            TSW_CU(cudaMemsetAsync(counter, 0, sizeof(int), call->stream),
-                   "cudaMemsetAsync (band counter)");
-            g.band_lo = lo;
-            g.band_hi = hi;
-            kern<<<(unsigned)(hi - lo < grid_max ? hi - lo : grid_max), 32, BL::bytes,
-                   call->stream>>>(g);
-            TSW_CU(cudaGetLastError(), "kernel launch (path bands)");
-            if ((rc = prog->poll(*call, (int64_t)((double)(hi - lo) * TH * (double)w))))
+        for (int64_t d = 0; d < nd_all; ++d) {
+            const int64_t nt = count(d), nt1 = split(d + 1) ? count(d + 1) : 0;
+            g.diag = d;
+            g.ti_lo = first(d);
+            g.nd = nt;
+            g.cin = split(d) ? cost_buf + (d & 1) * split_max * TileSmem<T, DB, R>::costs
+                             : nullptr;
+            g.ti_lo1 = first(d + 1);
+            g.cout = nt1 ? cost_buf + ((d + 1) & 1) * split_max * TileSmem<T, DB, R>::costs
+                         : nullptr;
+            kern<<<(unsigned)(nt + nt1), 32, smem, call->stream>>>(g);
+            TSW_CU(cudaGetLastError(), "kernel launch (path forward)");
+            if ((rc = prog->poll(*call, (int64_t)(cells_per_tile * (double)nt))))
                 return rc;
         }
         return TSW_OK;
@@ -951,12 +976,14 @@ int path_run(const tsw__path_job *job, const tsw_align_params *ap, const tsw_exe
     const size_t o_na = cosine ? plan.add((size_t)n, es) : 0;
     const size_t o_nb = cosine ? plan.add((size_t)m, es) : 0;
     const size_t o_win = job->lo ? plan.add(2 * (size_t)n, sizeof(int64_t)) : 0;
-    const size_t o_h = plan.add(2 * kHSlots * (size_t)(m + 2), es);
-    const size_t o_flags = plan.add((size_t)nti + 1, sizeof(int));
+    const size_t o_h = plan.add(6 * (size_t)(m + 2), es);
+    const size_t o_v = plan.add(2 * (size_t)nti * TH, es);
     const size_t o_inf = plan.add(2 * (size_t)(m + 2), es);
     const size_t o_last = plan.add(1, es);
     const size_t o_state = plan.add(4, sizeof(int64_t));
     const size_t o_path = plan.add(2 * (size_t)(n + m), sizeof(int64_t));
+    const int64_t split_max = split_tiles(n, m, TH);
+    const size_t o_cost = plan.add(2 * (size_t)split_max * TileSmem<T, DB, R>::costs, es);
     if (plan.overflow)
         return TSW_EOVERFLOW;
     const size_t base_bytes = plan.total;
@@ -1054,12 +1081,12 @@ int path_run(const tsw__path_job *job, const tsw_align_params *ap, const tsw_exe
     g.kc = job->cost;
     g.subseq = job->subseq;
     run.H = (T *)call.at(o_h);
-    run.flags = (int *)call.at(o_flags);
-    run.counter = run.flags + nti;
-    run.band_test = band_knob();
+    run.V = (T *)call.at(o_v);
     run.infs = (T *)call.at(o_inf);
     run.last = (T *)call.at(o_last);
     run.codes = (uint32_t *)call.at(o_codes);
+    run.cost_buf = (T *)call.at(o_cost);
+    run.split_max = split_max;
     run.ckpt = ck_count ? (T *)call.at(o_ck) : nullptr;
     run.dstate = (int64_t *)call.at(o_state);
     run.dpath = (int64_t *)call.at(o_path);
@@ -1167,12 +1194,14 @@ int subseq_run(const tsw__path_job *job, const tsw_exec *ex, int64_t k, tsw_matc
     const size_t o_b = plan.add((size_t)m * (size_t)dim, es);
     const size_t o_na = cosine ? plan.add((size_t)n, es) : 0;
     const size_t o_nb = cosine ? plan.add((size_t)m, es) : 0;
-    const size_t o_h = plan.add(2 * kHSlots * (size_t)(m + 2), es);
-    const size_t o_flags = plan.add((size_t)nti + 1, sizeof(int));
+    const size_t o_h = plan.add(6 * (size_t)(m + 2), es);
+    const size_t o_v = plan.add(2 * (size_t)nti * TH, es);
     const size_t o_inf = plan.add(2 * (size_t)(m + 2), es);
     const size_t o_last = plan.add(1, es);
     const size_t o_state = plan.add(4, sizeof(int64_t));
     const size_t o_path = plan.add(2 * (size_t)(n + m), sizeof(int64_t));
+    const int64_t split_max = split_tiles(n, m, TH);
+    const size_t o_cost = plan.add(2 * (size_t)split_max * TileSmem<T, DB, R>::costs, es);
     const size_t o_row = plan.add((size_t)m, es);
     const size_t o_start = plan.add((size_t)m, sizeof(int64_t));
     const double full = code_bytes(n, m, TH);
@@ -1246,12 +1275,12 @@ int subseq_run(const tsw__path_job *job, const tsw_exec *ex, int64_t k, tsw_matc
     int64_t *dstart = (int64_t *)call.at(o_start);
     g.lastrow = drow;
     run.H = (T *)call.at(o_h);
-    run.flags = (int *)call.at(o_flags);
-    run.counter = run.flags + nti;
-    run.band_test = band_knob();
+    run.V = (T *)call.at(o_v);
     run.infs = (T *)call.at(o_inf);
     run.last = (T *)call.at(o_last);
     run.codes = (uint32_t *)call.at(o_codes);
+    run.cost_buf = (T *)call.at(o_cost);
+    run.split_max = split_max;
     run.ckpt = nullptr;
     run.dstate = (int64_t *)call.at(o_state);
     run.dpath = (int64_t *)call.at(o_path);

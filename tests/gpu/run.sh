@@ -16,7 +16,7 @@
 #               bench/pair_shapes.py), CMAKE_CUDA_ARCHITECTURES=$ARCHS, -j$JOBS
 #   ctest-c     the C tests (ctest -LE gpu)
 #   ctest-gpu   tests/gpu/test_cuda (ctest -L gpu): GPU against CPU, faults, threads; then
-#               test_cuda_path (quick) with band sweeps of several launches
+#               test_cuda_path (quick) with the path forward's split mode off and mixed
 #   memcheck    compute-sanitizer memcheck (with leak check) over test_cuda, quick sizes
 #   racecheck   compute-sanitizer racecheck over the kernel sections of test_cuda, quick
 #   python      pip install . into a venv (--no-build-isolation --no-deps --no-index), built
@@ -178,12 +178,12 @@ st_ctest_gpu() {
         echo "run.sh: test_cuda was SKIPPED on this machine (no GPU visible?)"
         return 3
     fi
-    # the path forward pass (src/cuda/path.cu) with one and three blocks and three bands
-    # per block a launch: the test's grids alone fit one launch with a band per warp
+    # the path forward pass's fused mode (every diagonal) and the two modes mixed
+    # (src/cuda/path.cu, split_tiles): the test's grids alone run every diagonal split
     local k
-    for k in 1 3; do
-        echo "== test_cuda_path, TSWARP_CUDA_PATH_BANDS=$k (quick)"
-        TSWARP_TEST_QUICK=1 TSWARP_CUDA_PATH_BANDS=$k "$BUILD/tests/gpu/test_cuda_path" || return 1
+    for k in 0 3; do
+        echo "== test_cuda_path, TSWARP_CUDA_PATH_SPLIT=$k (quick)"
+        TSWARP_TEST_QUICK=1 TSWARP_CUDA_PATH_SPLIT=$k "$BUILD/tests/gpu/test_cuda_path" || return 1
     done
 }
 
