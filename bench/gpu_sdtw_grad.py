@@ -62,6 +62,57 @@ def time_it(fn, reps):
     return statistics.median(rounds)
 
 
+class with_env:
+    """Sets environment variables (tswarp's developer knobs) for a with-block."""
+
+    def __init__(self, **kv):
+        self.kv, self.old = kv, {}
+
+    def __enter__(self):
+        for k, v in self.kv.items():
+            self.old[k] = os.environ.get(k)
+            os.environ[k] = v
+
+    def __exit__(self, *exc):
+        for k, v in self.old.items():
+            if v is None:
+                del os.environ[k]
+            else:
+                os.environ[k] = v
+
+
+def scan(gen, reps, gamma):
+    """The split's stripe heights x rows per lane (TSWARP_SDTW_WF_SPLIT, TSWARP_SDTW_WF_RB) on
+    the small-batch cases, each against the split's own choice: time and whether the
+    gradients are the same bits (they must be, whatever the height)."""
+    out = ["", "Split scan (fwd+bwd; 'same' = gradients bit-equal to the default choice):", "",
+           "| case | rows/stripe | rows/lane | fwd+bwd | same |", "|---|---|---|---|---|"]
+    for B, N, d in [(64, 512, 1), (16, 1024, 1), (4, 8192, 1)]:
+        x = walks(B, N, d, gen).requires_grad_()
+        y = walks(B, N, d, gen).requires_grad_()
+        fn_mod = SoftDTW(gamma=gamma)
+
+        def step():
+            x.grad = None
+            y.grad = None
+            fn_mod(x, y).sum().backward()
+
+        step()
+        ref = (x.grad.clone(), y.grad.clone())
+        r = reps if N <= 1024 else 2
+        out.append(f"| B={B} N=M={N} | auto | auto | {time_it(step, r) * 1e3:.3f} ms | ref |")
+        for rb in ("1", "2"):
+            for rows in (64, 128, 192, 256, 384, 512):
+                if rows < 32 * int(rb) or rows > 256 * int(rb) or rows >= N:
+                    continue
+                with with_env(TSWARP_SDTW_WF_SPLIT=str(rows), TSWARP_SDTW_WF_RB=rb):
+                    t = time_it(step, r)
+                    same = torch.equal(x.grad, ref[0]) and torch.equal(y.grad, ref[1])
+                out.append(f"| B={B} N=M={N} | {rows} | {rb} | {t * 1e3:.3f} ms | "
+                           f"{'yes' if same else 'NO'} |")
+    return out
+
+
 def torch_soft_dtw(x, y, gamma):
     """Plain autograd soft-DTW (squared Euclidean), anti-diagonal by anti-diagonal."""
     B, N, _ = x.shape
@@ -85,6 +136,7 @@ def main():
     ap.add_argument("--reps", type=int, default=30)
     ap.add_argument("--gamma", type=float, default=1.0)
     ap.add_argument("--markdown-out")
+    ap.add_argument("--scan", action="store_true", help="also scan the split's stripe heights")
     args = ap.parse_args()
     if not torch.cuda.is_available():
         sys.exit("no CUDA device")
@@ -103,11 +155,10 @@ def main():
 
         reps = args.reps if N <= 1024 else 2
         t = time_it(step, reps)
-        os.environ["TSWARP_SDTW_WF"] = "0"
-        try:
+        with with_env(TSWARP_SDTW_WF="0"):
             t_old = time_it(step, reps)
-        finally:
-            del os.environ["TSWARP_SDTW_WF"]
+        with with_env(TSWARP_SDTW_WF_SPLIT="0"):
+            t_one = time_it(step, reps)
         with torch.no_grad():
             tv = time_it(lambda: fn_mod(x, y), reps)
         # correctness spot check against the CPU backend (float64) on the first pair
@@ -120,7 +171,7 @@ def main():
         err = float(np.max(np.abs(gx - gx_ref)) / max(1.0, np.max(np.abs(gx_ref))))
         cells = B * N * M
         rows.append((f"B={B} N=M={N} d={d} f32", t, tv, cells / t / 1e9, target, peer,
-                     peer_label, err, t_old))
+                     peer_label, err, t_old, t_one))
     # the plain autograd baseline on a small case only (it is a Python double loop)
     xs = walks(8, 64, 2, gen).requires_grad_()
     ys = walks(8, 64, 2, gen).requires_grad_()
@@ -131,19 +182,23 @@ def main():
            f"gamma {args.gamma}; wall time per call, {args.reps} calls (N = 8192: fewer) "
            "x 5 rounds, median.", "",
            "| case | fwd+bwd | fwd only | GCUPS (fwd+bwd) | target | vs target | peer | "
-           "vs peer | grad rel. err vs CPU f64 | fwd+bwd, thread-per-row kernel |",
-           "|---|---|---|---|---|---|---|---|---|---|"]
-    for label, t, tv, g, target, peer, plabel, err, t_old in rows:
+           "vs peer | grad rel. err vs CPU f64 | fwd+bwd, thread-per-row kernel | "
+           "fwd+bwd, not split |",
+           "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for label, t, tv, g, target, peer, plabel, err, t_old, t_one in rows:
         tgt = f"<= {target * 1e3:.2f} ms" if target else "report"
         met = ("met" if t <= target else "MISSED") if target else ""
         pr = f"{peer * 1e3:.2f} ms ({plabel})" if peer else plabel
         ratio = f"{peer / t:.1f}x" if peer else ""
         out.append(f"| {label} | {t * 1e3:.3f} ms | {tv * 1e3:.3f} ms | {g:.1f} | {tgt} | "
-                   f"{met} | {pr} | {ratio} | {err:.1e} | {t_old * 1e3:.3f} ms |")
+                   f"{met} | {pr} | {ratio} | {err:.1e} | {t_old * 1e3:.3f} ms | "
+                   f"{t_one * 1e3:.3f} ms |")
     out.append("")
     out.append(f"Plain PyTorch autograd soft-DTW (anti-diagonal Python loop), B=8 N=M=64 d=2: "
                f"{t_plain * 1e3:.1f} ms; tswarp {t_ours * 1e3:.3f} ms "
                f"({t_plain / t_ours:.0f}x).")
+    if args.scan:
+        out += scan(gen, args.reps, args.gamma)
     text = "\n".join(out)
     print(text)
     if args.markdown_out:

@@ -160,6 +160,11 @@ template <typename T> struct SgArgs {
     int split, phase;
     unsigned *ticket; /* split: block order of start (virtual block index) */
     int *fflag, *bflag; /* split: per (problem, stripe) boundary columns published */
+    /* the wavefront kernel's split (sdtw_wf.cuh): rows per stripe (0: none), stripes per
+     * problem, the hand-over words, and the deferred row gradients (wf_defer) */
+    int wf_rows, wf_k, wf_defer;
+    unsigned long long *wf_hand;
+    float *wf_gx;
     int want_grad;
     double gamma, inv_gamma;
     int window;
@@ -714,6 +719,8 @@ struct SgJob {
     int64_t split; /* blocks per problem (0: one) */
     bool wf;       /* the wavefront kernel (sdtw_wf.cuh): R holds its probabilities */
     int wf_rb;     /* its rows per lane */
+    int wf_rows;   /* its split's rows per stripe (0: one block per problem) */
+    int64_t wf_k;  /* stripes per problem */
     bool wf_val;   /* values only on its float32 variant (tsw__cuda_soft_dtw_paired_wf) */
     int *sync;     /* split: ticket, then forward and backward flags of 2 (blocks) + 2 ints */
     int64_t sync_ints;
@@ -814,6 +821,50 @@ int sg_size(const int64_t *rsize, int64_t count, int64_t per_block, size_t es, s
     return TSW_OK;
 }
 
+/* The split wavefront kernel (sdtw_wf.cuh) on problems [g.first, g.first + count) of one
+ * kind: hand-over words set to kWfEmpty, the forward launch, then (gradients) the backward
+ * launch and, where both gradients are wanted, the deferred rows (wf_rows_after). The
+ * float32 wavefront kernel only: the double instance never gets here (wf_eligible). */
+template <typename T>
+int wf_split_launch(Call &call, const SgJob &job, const SgKind &kd, SgArgs<T> &g,
+                    int64_t count, double *scratch, int64_t per_block)
+{
+    if constexpr (sizeof(T) != sizeof(float)) {
+        return TSW_ENOTSUP;
+    } else {
+        const int64_t K = job.wf_k;
+        g.wf_rows = job.wf_rows;
+        g.wf_k = (int)K;
+        g.wf_hand = (unsigned long long *)scratch;
+        g.wf_defer = g.want_grad && kd.ga && kd.gb;
+        g.wf_gx = (float *)(g.wf_hand + count * (K - 1) * 4 * job.max_len);
+        g.ticket = (unsigned *)job.sync;
+        (void)per_block;
+        TSW_CU(cudaMemsetAsync(g.wf_hand, 0xff,
+                               (size_t)(count * (K - 1) * 4 * job.max_len) * sizeof(double),
+                               call.stream),
+               "cudaMemsetAsync (split hand-over)");
+        TSW_CU(cudaMemsetAsync(job.sync, 0, sizeof(unsigned), call.stream),
+               "cudaMemsetAsync (ticket)");
+        g.phase = 1;
+        TSW_CU(wf_dispatch(g, count * K, kd.max_n, job.wf_rb, false, call.stream),
+               "soft-DTW gradient kernel launch");
+        if (!g.want_grad)
+            return TSW_OK;
+        TSW_CU(cudaMemsetAsync(job.sync, 0, sizeof(unsigned), call.stream),
+               "cudaMemsetAsync (ticket)");
+        g.phase = 2;
+        TSW_CU(wf_dispatch(g, count * K, kd.max_n, job.wf_rb, false, call.stream),
+               "soft-DTW gradient kernel launch");
+        if (g.wf_defer && kd.max_n > job.wf_rows) {
+            wf_rows_after<<<(unsigned)(count < 4096 ? count : 4096), 256, 0, call.stream>>>(g,
+                                                                                        count);
+            TSW_CU(cudaGetLastError(), "soft-DTW gradient kernel launch");
+        }
+        return TSW_OK;
+    }
+}
+
 template <typename T>
 int sg_launch_chunks(Call &call, const SgJob &job, const SgKind *kinds, int nkinds, double *R,
                      double *scratch, int64_t per_block, const int64_t *start, int64_t nch,
@@ -870,9 +921,15 @@ int sg_launch_chunks(Call &call, const SgJob &job, const SgKind *kinds, int nkin
             g.window = (int)job.params->window;
             g.radius = job.params->window_radius;
             g.slope = job.params->itakura_max_slope;
-            if (job.wf) {
+            if (job.wf && !job.wf_rows) {
                 TSW_CU(wf_dispatch(g, k1 - k0, kd.max_n, job.wf_rb, job.wf_val, call.stream),
                        "soft-DTW gradient kernel launch");
+                continue;
+            }
+            if (job.wf) {
+                int rc = wf_split_launch(call, job, kd, g, k1 - k0, scratch, per_block);
+                if (rc)
+                    return rc;
                 continue;
             }
             if (!K) {
@@ -986,11 +1043,15 @@ int sg_grad(const tsw_params *params, tsw_dtype dtype, int64_t dim, const tsw_co
 
     /* the wavefront kernel keeps two float32 probabilities per slot of its skewed layout, the
      * thread-per-row kernel one double per cell of its diagonal-major layout */
-    const int rb =
-        wf_eligible(dtype, dim, L, false, params->gamma)
-            ? wf_rows_per_lane(count, L, exec->device_index)
-            : 0;
+    int rb = 0, wrs = 0; /* wrs: the split's rows per stripe (gradients only) */
+    if (wf_eligible(dtype, dim, L, false, params->gamma)) {
+        if (!val_only)
+            wrs = wf_split_rows(count, L, dim, exec->device_index, &rb);
+        if (!wrs)
+            rb = wf_rows_per_lane(count, L, exec->device_index);
+    }
     const bool wf = rb > 0;
+    const int64_t wk = wrs ? (L + wrs - 1) / wrs : 0; /* stripes per problem */
     if (val_only && (!wf || grad_x || grad_y || params->window == TSW_WINDOW_ITAKURA))
         return TSW_ENOTSUP;
 
@@ -1005,14 +1066,19 @@ int sg_grad(const tsw_params *params, tsw_dtype dtype, int64_t dim, const tsw_co
         return TSW_ENOMEM;
     int64_t *rsize = hs.buf, *start = rsize + count, *up = start + count + 1;
     int64_t *roff = up + 4 * count;
+    /* the wavefront kernel's slots (split: a region per stripe) */
+    auto wcells = [&](int64_t n, int64_t m) {
+        return wrs ? (double)((n + wrs - 1) / wrs) * (double)wf_cells(wrs, m, rb)
+                   : (double)wf_cells(n, m, rb);
+    };
     for (int64_t k = 0; k < count; ++k) {
         const double n = (double)hx.len[k], m = (double)hy.len[k];
-        double r = wf ? (double)wf_cells(hx.len[k], hy.len[k], rb) : (n + m - 1) * n;
+        double r = wf ? wcells(hx.len[k], hy.len[k]) : (n + m - 1) * n;
         if (val_only) {
             r = 0; /* nothing stored */
         } else if (norm && wf) {
-            r = fmax(r, (double)wf_cells(hx.len[k], hx.len[k], rb));
-            r = fmax(r, (double)wf_cells(hy.len[k], hy.len[k], rb));
+            r = fmax(r, wcells(hx.len[k], hx.len[k]));
+            r = fmax(r, wcells(hy.len[k], hy.len[k]));
         } else if (norm) {
             r = r > (2 * n - 1) * n ? r : (2 * n - 1) * n;
             r = r > (2 * m - 1) * m ? r : (2 * m - 1) * m;
@@ -1045,8 +1111,13 @@ int sg_grad(const tsw_params *params, tsw_dtype dtype, int64_t dim, const tsw_co
     if (vacc)
         pc.vacc = plan.add((size_t)count, sizeof(double));
     /* the thread-per-row kernel's boundary rows and accumulators (the wavefront kernel keeps
-     * its hand-over in shared memory) */
-    const int64_t per_block = wf ? 0 : 4 * (L + 1) + 2 * L * dim;
+     * its hand-over in shared memory; split, a problem's stripe edges in 4 L words of 8
+     * bytes each and, for kinds that want both gradients, its rows' gradients in L dim
+     * floats: wf_split_launch) */
+    const bool defer = wrs && (grad_x || grad_y);
+    const int64_t per_block = wrs  ? (wk - 1) * 4 * L + (defer ? (L * dim + 1) / 2 : 0)
+                              : wf ? 0
+                                   : 4 * (L + 1) + 2 * L * dim;
     const int64_t K = wf ? 0 : sg_split(count, L, exec->device_index);
     int64_t r_cap, blocks_cap;
     if ((rc = sg_size(rsize, count, per_block * (K ? K : 1), sizeof(double), plan.total,
@@ -1149,6 +1220,8 @@ int sg_grad(const tsw_params *params, tsw_dtype dtype, int64_t dim, const tsw_co
     job.split = K;
     job.wf = wf;
     job.wf_rb = rb;
+    job.wf_rows = wrs;
+    job.wf_k = wk;
     job.wf_val = val_only;
     job.sync = (int *)call.at(pc.sync);
     job.sync_ints = 2 + 2 * slots;

@@ -36,6 +36,56 @@
 constexpr int kWfMaxWarps = 8;              /* warps per block */
 constexpr int kWfMaxRows = 32 * kWfMaxWarps * 8; /* with 8 rows per lane */
 
+/*
+ * Split (SPLIT instances, gradients only, 1 or 2 rows per lane): a batch too small to give
+ * every SM a block runs each pair as K stripes of g.wf_rows rows, one block per stripe, in
+ * two launches, forward (g.phase 1) and backward (2). A stripe is the one-block kernel over
+ * its rows, with local row and step numbers; what crosses a stripe's edge goes through
+ * global memory, one 8-byte word per value and column, set to all ones (kWfEmpty, a pattern
+ * no value takes) before the launch, so that a word is its own flag:
+ *   forward: R of the stripe above's last row (a double), read by lane 0 of warp 0 where
+ *            the one-block kernel reads the shared-memory hand-over of the warp above;
+ *   backward: E, pd and pu of the stripe below's first row, each with a float of the
+ *            column gradient's partial sum (dim 1 or 2), read by the stripe's last lane.
+ * Blocks take a ticket when they start (atomicAdd) and work on the stripe it names: top
+ * down in the forward launch, bottom up in the backward one, so a block only ever waits on
+ * a block that already runs, whatever the residency (no deadlock next to other work).
+ * The consumer fetches 8 columns a chunk (lanes 0-7 or 24-31, each its own column), one
+ * chunk ahead, with relaxed gpu-scope loads, and passes them on through shared memory.
+ * Every value crosses bit for bit, so the results equal the one-block kernel's exactly:
+ * the column gradient is written by stripe 0 only (it has the whole column's sum), and
+ * where the row gradient may be the same memory (both wanted, g.wf_defer) the stripes
+ * below stripe 0 leave their rows in g.wf_gx for wf_rows_after, which adds them after the
+ * launch, in the one-block kernel's order (columns first).
+ */
+constexpr unsigned long long kWfEmpty = ~0ull;
+constexpr int kWfChunk = 8;               /* columns a consumer fetches at a time */
+constexpr int kWfSplitMaxLen = 16384;     /* longest series the split takes */
+
+__device__ __forceinline__ unsigned long long wf_ld(const unsigned long long *p)
+{
+    unsigned long long v;
+    asm volatile("ld.relaxed.gpu.b64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+    return v;
+}
+__device__ __forceinline__ void wf_st(unsigned long long *p, unsigned long long v)
+{
+    asm volatile("st.relaxed.gpu.b64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+/* Two floats as one word: lo (E or a probability, never all ones) and hi. */
+__device__ __forceinline__ unsigned long long wf_pack(float lo, float hi)
+{
+    return ((unsigned long long)__float_as_uint(hi) << 32) | __float_as_uint(lo);
+}
+__device__ __forceinline__ float wf_lo(unsigned long long w)
+{
+    return __uint_as_float((unsigned)w);
+}
+__device__ __forceinline__ float wf_hi(unsigned long long w)
+{
+    return __uint_as_float((unsigned)(w >> 32));
+}
+
 /* float32 MUFU exp2, log2 and reciprocal (about 2^-22 relative, of O(1) arguments here) */
 __device__ __forceinline__ float wf_ex2(float a)
 {
@@ -139,9 +189,10 @@ __host__ __device__ inline int64_t wf_cells(int64_t n, int64_t m, int rb)
     return (lp * rb + m - 1) * rb * lp;
 }
 
-template <int DK, bool BAND, int RB, bool VAL>
+template <int DK, bool BAND, int RB, bool VAL, bool SPLIT>
 __global__ void __launch_bounds__(32 * kWfMaxWarps, 1) sdtw_wf_kernel(SgArgs<float> g)
 {
+    static_assert(!SPLIT || (!VAL && RB <= 2), "split instances: gradients, 1 or 2 rows");
     using RT = typename WfReal<VAL>::T;
     extern __shared__ __align__(16) unsigned char wf_smem[];
     /* device inputs found non-finite by the check kernels: write nothing */
@@ -149,13 +200,36 @@ __global__ void __launch_bounds__(32 * kWfMaxWarps, 1) sdtw_wf_kernel(SgArgs<flo
         return;
     const unsigned FULL = 0xffffffffu;
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, NW = blockDim.x >> 5;
-    const int64_t p = g.first + blockIdx.x;
+    int64_t p = g.first + blockIdx.x;
+    int q = 0; /* split: the stripe */
+    __shared__ unsigned long long wf_q[4 * kWfChunk]; /* split: the fetched columns */
+    if constexpr (SPLIT) {
+        __shared__ unsigned wf_ticket;
+        if (tid == 0)
+            wf_ticket = atomicAdd(g.ticket, 1u);
+        __syncthreads();
+        p = g.first + wf_ticket / g.wf_k;
+        q = (int)(wf_ticket % g.wf_k);
+        if (g.phase == 2)
+            q = g.wf_k - 1 - q; /* bottom up */
+    }
     const int n = (int)g.alen[p], m = (int)g.blen[p];
-    const int Lp = (n + RB - 1) / RB; /* lanes that own rows (<= 32 NW: host) */
-    const int S = Lp * RB + m - 1;    /* steps: cell (i, j) at step i + j */
+    /* split: the stripe's first row, its rows and whether stripes lie above and below */
+    const int i0 = SPLIT ? q * g.wf_rows : 0;
+    if (SPLIT && i0 >= n)
+        return;
+    const int nl = SPLIT ? (n - i0 < g.wf_rows ? n - i0 : g.wf_rows) : n;
+    const bool above = SPLIT && q > 0, below = SPLIT && i0 + nl < n;
+    const int Lp = (nl + RB - 1) / RB; /* lanes that own rows (<= 32 NW: host) */
+    const int S = Lp * RB + m - 1;     /* steps: cell (i0 + i, j) at step i + j */
     const int L = tid, r0 = L * RB;
     const RT INF = (RT)TSW_INF_F64;
     const SgBand bd(g.window, g.radius, n, m);
+    /* split: the hand-over words of this problem's stripe edges, [edge][4 ymax]: forward R
+     * at [0, ymax), backward [column][E, pd, pu] at [ymax, 4 ymax) */
+    unsigned long long *hw = nullptr;
+    if constexpr (SPLIT)
+        hw = g.wf_hand + (p - g.first) * (int64_t)(g.wf_k - 1) * 4 * g.ymax;
 
     double *hf = (double *)wf_smem;                   /* [2][NW][1 + DK] */
     float *hb = (float *)(hf + 2 * NW * (1 + DK));    /* [2][NW][3 + 2 DK] */
@@ -171,126 +245,155 @@ __global__ void __launch_bounds__(32 * kWfMaxWarps, 1) sdtw_wf_kernel(SgArgs<flo
     float xf[RB][DK];
     RT xd[RB][DK];
     {
-        const float *A = g.a + g.aoff[p] * DK;
+        const float *A = g.a + (g.aoff[p] + i0) * DK;
 #pragma unroll
         for (int r = 0; r < RB; ++r)
 #pragma unroll
             for (int k = 0; k < DK; ++k) {
-                xf[r][k] = r0 + r < n ? A[(int64_t)(r0 + r) * DK + k] : 0.f;
+                xf[r][k] = r0 + r < nl ? A[(int64_t)(r0 + r) * DK + k] : 0.f;
                 xd[r][k] = (RT)xf[r][k];
             }
     }
     __syncthreads();
     float2 *P = (float2 *)g.R + g.roff[p];
+    if constexpr (SPLIT)
+        P += (int64_t)q * wf_cells(g.wf_rows, m, RB); /* the stripe's own region */
     const double k2 = g.inv_gamma * 1.4426950408889634, gl = g.gamma * 0.6931471805599453;
     const float k2f = (float)k2, glf = (float)gl;
 #define WF_AT(s, r) (((int64_t)(s) * RB + (r)) * Lp + L)
 
-    /* ---- forward: row r of the lane at step s is cell (r0 + r, s - r0 - r) ---- */
-    RT prev[RB];   /* R(i, j - 1): the row's cell of the step before */
-    RT dg[RB];     /* R(i - 1, j - 1): the up neighbour of the step before */
-    RT yv[RB][DK]; /* y_j of the row's cell, passed down the rows step by step */
+    const bool gx_on = g.ga != nullptr, gy_on = g.gb != nullptr;
+    /* ---- forward: row r of the lane at step s is cell (i0 + r0 + r, s - r0 - r) ---- */
+    if (!SPLIT || g.phase == 1) {
+        RT prev[RB];   /* R(i, j - 1): the row's cell of the step before */
+        RT dg[RB];     /* R(i - 1, j - 1): the up neighbour of the step before */
+        RT yv[RB][DK]; /* y_j of the row's cell, passed down the rows step by step */
 #pragma unroll
-    for (int r = 0; r < RB; ++r) {
-        prev[r] = INF;
-        dg[r] = (L == 0 && r == 0) ? (RT)0 : INF; /* R(-1, -1) = 0 */
-#pragma unroll
-        for (int k = 0; k < DK; ++k)
-            yv[r][k] = 0;
-    }
-    RT value = 0;
-    bool has_value = false;
-    /* the steps where this warp has cells: its rows' j = s - i in [0, m) */
-    const int wl = (warp + 1) * 32 < Lp ? (warp + 1) * 32 : Lp; /* its owner lanes' end */
-    const int wa0 = warp * 32 * RB, wa1 = wl * RB - 1 + m - 1;
-    for (int s = 0; s < S; ++s) {
-        if (s >= wa0 && s <= wa1) { /* warp-uniform: a warp off the wavefront only syncs */
-            /* lane L - 1's last row, as it was after the step before */
-            RT uR = __shfl_up_sync(FULL, prev[RB - 1], 1);
-            RT uY[DK];
+        for (int r = 0; r < RB; ++r) {
+            prev[r] = INF;
+            dg[r] = (L == 0 && r == 0 && !above) ? (RT)0 : INF; /* R(-1, -1) = 0 */
 #pragma unroll
             for (int k = 0; k < DK; ++k)
-                uY[k] = __shfl_up_sync(FULL, yv[RB - 1][k], 1);
-            if (lane == 0) {
-                if (warp == 0) {
-                    uR = INF; /* R(-1, j) */
-#pragma unroll
-                    for (int k = 0; k < DK; ++k)
-                        uY[k] = s < m ? (RT)ys[s * DK + k] : (RT)0;
-                } else {
-                    const double *h = hf + (((s & 1) ^ 1) * NW + warp - 1) * (1 + DK);
-                    uR = (RT)h[0];
-#pragma unroll
-                    for (int k = 0; k < DK; ++k)
-                        uY[k] = (RT)h[1 + k];
-                }
-            }
-            RT nR[RB];
-            float2 np[RB];
-#pragma unroll
-            for (int r = 0; r < RB; ++r) {
-                const int i = r0 + r, j = s - i;
-                const RT up = r > 0 ? prev[r - 1] : uR;
-                RT cost = 0; /* cost.h's squared Euclidean cost (gradients: in double) */
-#pragma unroll
-                for (int k = 0; k < DK; ++k) {
-                    const RT df = xd[r][k] - (r > 0 ? yv[r - 1][k] : uY[k]);
-                    cost += df * df;
-                }
-                RT rr;
-                float pd = 0.f, pu = 0.f;
-                if constexpr (VAL)
-                    rr = wf_cell_val(dg[r], up, prev[r], cost, k2f, glf);
-                else
-                    wf_cell(dg[r], up, prev[r], cost, k2f, glf, rr, pd, pu);
-                if (j < 0 || (BAND && !bd.admits(i, j))) {
-                    rr = INF;
-                    pd = pu = 0.f;
-                }
-                nR[r] = rr;
-                np[r] = make_float2(pd, pu);
-            }
-#pragma unroll
-            for (int r = 0; r < RB; ++r) {
-                const int i = r0 + r, j = s - i;
-                if (!VAL && j >= 0 && j < m && i < n)
-                    P[WF_AT(s, r)] = np[r];
-            }
-            if (s == n + m - 2) { /* the last cell's step */
-#pragma unroll
-                for (int r = 0; r < RB; ++r)
-                    if (r0 + r == n - 1) {
-                        value = nR[r];
-                        has_value = true;
+                yv[r][k] = 0;
+        }
+        RT value = 0;
+        bool has_value = false;
+        /* the steps where this warp has cells: its rows' j = s - i in [0, m) */
+        const int wl = (warp + 1) * 32 < Lp ? (warp + 1) * 32 : Lp; /* its owner lanes' end */
+        const int wa0 = warp * 32 * RB, wa1 = wl * RB - 1 + m - 1;
+        /* split: the stripe above's last row, column `lane` of the chunk ahead (lanes 0-7) */
+        const unsigned long long *fin = above ? hw + (int64_t)(q - 1) * 4 * g.ymax : nullptr;
+        unsigned long long *fout = below ? hw + (int64_t)q * 4 * g.ymax : nullptr;
+        unsigned long long fpre = kWfEmpty;
+        if (SPLIT && above && warp == 0 && lane < kWfChunk && lane < m)
+            fpre = wf_ld(fin + lane);
+        for (int s = 0; s < S; ++s) {
+            if (s >= wa0 && s <= wa1) { /* warp-uniform: a warp off the wavefront only syncs */
+                if (SPLIT && above && warp == 0 && s < m && s % kWfChunk == 0) {
+                    __syncwarp(); /* lane 0 has read the chunk before */
+                    if (lane < kWfChunk && s + lane < m) {
+                        const int c = s + lane;
+                        while (fpre == kWfEmpty)
+                            fpre = wf_ld(fin + c);
+                        wf_q[lane] = fpre;
+                        fpre = c + kWfChunk < m ? wf_ld(fin + c + kWfChunk) : kWfEmpty;
                     }
-            }
-#pragma unroll
-            for (int r = RB - 1; r >= 0; --r) {
-                dg[r] = r > 0 ? prev[r - 1] : uR;
-                prev[r] = nR[r];
-#pragma unroll
-                for (int k = 0; k < DK; ++k)
-                    yv[r][k] = r > 0 ? yv[r - 1][k] : uY[k];
-            }
-        }
-        if (NW > 1) {
-            /* (a warp off the wavefront hands over cells off the grid: its last row's j is
-             * outside [0, m), and so is the next warp's first row's) */
-            if (lane == 31 && warp + 1 < NW) {
-                double *h = hf + ((s & 1) * NW + warp) * (1 + DK);
-                h[0] = (double)prev[RB - 1];
+                    __syncwarp();
+                }
+                /* lane L - 1's last row, as it was after the step before */
+                RT uR = __shfl_up_sync(FULL, prev[RB - 1], 1);
+                RT uY[DK];
 #pragma unroll
                 for (int k = 0; k < DK; ++k)
-                    h[1 + k] = (double)yv[RB - 1][k];
+                    uY[k] = __shfl_up_sync(FULL, yv[RB - 1][k], 1);
+                if (lane == 0) {
+                    if (warp == 0) {
+                        uR = INF; /* R(-1, j) */
+                        if (SPLIT && above && s < m)
+                            uR = (RT)__longlong_as_double((long long)wf_q[s % kWfChunk]);
+#pragma unroll
+                        for (int k = 0; k < DK; ++k)
+                            uY[k] = s < m ? (RT)ys[s * DK + k] : (RT)0;
+                    } else {
+                        const double *h = hf + (((s & 1) ^ 1) * NW + warp - 1) * (1 + DK);
+                        uR = (RT)h[0];
+#pragma unroll
+                        for (int k = 0; k < DK; ++k)
+                            uY[k] = (RT)h[1 + k];
+                    }
+                }
+                RT nR[RB];
+                float2 np[RB];
+#pragma unroll
+                for (int r = 0; r < RB; ++r) {
+                    const int i = r0 + r, j = s - i;
+                    const RT up = r > 0 ? prev[r - 1] : uR;
+                    RT cost = 0; /* cost.h's squared Euclidean cost (gradients: in double) */
+#pragma unroll
+                    for (int k = 0; k < DK; ++k) {
+                        const RT df = xd[r][k] - (r > 0 ? yv[r - 1][k] : uY[k]);
+                        cost += df * df;
+                    }
+                    RT rr;
+                    float pd = 0.f, pu = 0.f;
+                    if constexpr (VAL)
+                        rr = wf_cell_val(dg[r], up, prev[r], cost, k2f, glf);
+                    else
+                        wf_cell(dg[r], up, prev[r], cost, k2f, glf, rr, pd, pu);
+                    if (j < 0 || (BAND && !bd.admits(i0 + i, j))) {
+                        rr = INF;
+                        pd = pu = 0.f;
+                    }
+                    nR[r] = rr;
+                    np[r] = make_float2(pd, pu);
+                }
+#pragma unroll
+                for (int r = 0; r < RB; ++r) {
+                    const int i = r0 + r, j = s - i;
+                    if (!VAL && j >= 0 && j < m && i < nl)
+                        P[WF_AT(s, r)] = np[r];
+                }
+                if (SPLIT && below && L == Lp - 1) { /* the stripe's last row, for below */
+                    const int j = s - (r0 + RB - 1);
+                    if (j >= 0 && j < m)
+                        wf_st(fout + j, (unsigned long long)__double_as_longlong(
+                                            (double)nR[RB - 1]));
+                }
+                if (s == n - 1 - i0 + m - 1) { /* the last cell's step */
+#pragma unroll
+                    for (int r = 0; r < RB; ++r)
+                        if (r0 + r == n - 1 - i0) {
+                            value = nR[r];
+                            has_value = true;
+                        }
+                }
+#pragma unroll
+                for (int r = RB - 1; r >= 0; --r) {
+                    dg[r] = r > 0 ? prev[r - 1] : uR;
+                    prev[r] = nR[r];
+#pragma unroll
+                    for (int k = 0; k < DK; ++k)
+                        yv[r][k] = r > 0 ? yv[r - 1][k] : uY[k];
+                }
             }
-            __syncthreads();
+            if (NW > 1) {
+                /* (a warp off the wavefront hands over cells off the grid: its last row's j is
+                 * outside [0, m), and so is the next warp's first row's) */
+                if (lane == 31 && warp + 1 < NW) {
+                    double *h = hf + ((s & 1) * NW + warp) * (1 + DK);
+                    h[0] = (double)prev[RB - 1];
+#pragma unroll
+                    for (int k = 0; k < DK; ++k)
+                        h[1 + k] = (double)yv[RB - 1][k];
+                }
+                __syncthreads();
+            }
         }
+        if (has_value)
+            sg_put_value(g, p, g.cv * (double)value);
     }
-    if (has_value)
-        sg_put_value(g, p, g.cv * (double)value);
-    const bool gx_on = g.ga != nullptr, gy_on = g.gb != nullptr;
-    if (!g.want_grad || (!gx_on && !gy_on)) /* always so for VAL (sg_grad, val_only) */
-        return;
+    if (!g.want_grad || (!gx_on && !gy_on) || (SPLIT && g.phase == 1))
+        return; /* (always so for VAL: sg_grad, val_only) */
 
     /* ---- backward: the steps in reverse; row r at step s is cell (i, j) = (r0 + r, s - i),
      * its successors (i + 1, j) and (i, j + 1) were computed the step before (rows r + 1
@@ -316,17 +419,47 @@ __global__ void __launch_bounds__(32 * kWfMaxWarps, 1) sdtw_wf_kernel(SgArgs<flo
     _Pragma("unroll") for (int r = 0; r < RB; ++r)                                            \
     {                                                                                         \
         const int i_ = r0 + r, j_ = (s)-i_;                                                   \
-        dst[r] = (j_ >= 0 && j_ < m && i_ < n) ? P[WF_AT((s), r)] : make_float2(0.f, 0.f);    \
+        dst[r] = (j_ >= 0 && j_ < m && i_ < nl) ? P[WF_AT((s), r)] : make_float2(0.f, 0.f);   \
     }
     WF_LOAD(pc, S - 1);
     WF_LOAD(pn, S - 2);
     const bool last_owner = L == Lp - 1;
+    /* split: the stripe below's first row (read by the last lane, fetched by lanes 24-31,
+     * column c - (31 - lane) of the chunk ahead, descending) and this stripe's first row
+     * for the stripe above */
+    const unsigned long long *bin = below ? hw + (int64_t)q * 4 * g.ymax + g.ymax : nullptr;
+    unsigned long long *bout = above ? hw + (int64_t)(q - 1) * 4 * g.ymax + g.ymax : nullptr;
+    const bool fetcher = SPLIT && below && warp == NW - 1 && lane >= 32 - kWfChunk;
+    unsigned long long bpre[3] = {kWfEmpty, kWfEmpty, kWfEmpty};
+    if (fetcher && m - 1 - (31 - lane) >= 0) {
+#pragma unroll
+        for (int k = 0; k < 3; ++k)
+            bpre[k] = wf_ld(bin + 3 * (m - 1 - (31 - lane)) + k);
+    }
     /* unrolled by the depth of the load pipeline: the registers rotate by renaming, where a
      * copy would wait for each load to arrive */
 #pragma unroll 3
     for (int s = S - 1; s >= 0; --s) {
         float2 pl2[RB];
         WF_LOAD(pl2, s - 2);
+        if (SPLIT && below && warp == NW - 1) { /* warp-uniform */
+            const int jl = s - (nl - 1);        /* the last row's column */
+            if (jl >= 0 && jl < m && (m - 1 - jl) % kWfChunk == 0) {
+                __syncwarp(); /* the last lane has read the chunk before */
+                const int c = jl - (31 - lane);
+                if (fetcher && c >= 0) {
+#pragma unroll
+                    for (int k = 0; k < 3; ++k) {
+                        while (bpre[k] == kWfEmpty)
+                            bpre[k] = wf_ld(bin + 3 * c + k);
+                        wf_q[kWfChunk + 3 * (31 - lane) + k] = bpre[k];
+                        bpre[k] = c - kWfChunk >= 0 ? wf_ld(bin + 3 * (c - kWfChunk) + k)
+                                                    : kWfEmpty;
+                    }
+                }
+                __syncwarp();
+            }
+        }
         /* (every warp runs every step here: skipping the steps off the wavefront, as the
          * forward pass does, cost more than it saved, measured) */
         /* lane L + 1's first row, as it was after the step before (s + 1) */
@@ -358,7 +491,7 @@ __global__ void __launch_bounds__(32 * kWfMaxWarps, 1) sdtw_wf_kernel(SgArgs<flo
             }
         }
         if (last_owner) {
-            /* no rows below: y of the last row from b itself */
+            /* no rows below (split: none in this stripe): y of the last row from b itself */
             const int j = s - (r0 + RB - 1);
 #pragma unroll
             for (int k = 0; k < DK; ++k) {
@@ -366,6 +499,15 @@ __global__ void __launch_bounds__(32 * kWfMaxWarps, 1) sdtw_wf_kernel(SgArgs<flo
                 dG[k] = 0.f;
             }
             dE = dPx = dPy = 0.f;
+            if (SPLIT && below && j >= 0 && j < m) {
+                const unsigned long long *w = wf_q + kWfChunk + 3 * ((m - 1 - j) % kWfChunk);
+                dE = wf_lo(w[0]);
+                dPx = wf_lo(w[1]);
+                dPy = wf_lo(w[2]);
+                dG[0] = wf_hi(w[0]);
+                if (DK > 1)
+                    dG[DK - 1] = wf_hi(w[1]);
+            }
         }
         float nE[RB], nY[RB][DK], nG[RB][DK];
 #define WF_SUB(a, b) ((a) - (b))
@@ -378,9 +520,9 @@ __global__ void __launch_bounds__(32 * kWfMaxWarps, 1) sdtw_wf_kernel(SgArgs<flo
             const float w_dn = r < RB - 1 ? pp[r + 1].y : dPy;
             const float w_rt = TSW_SDTW_PROB_REST(pp[r].x, pp[r].y, 1.f, WF_SUB);
             float e = TSW_SDTW_E_CELL(e_dn, w_dn, Ep[r], w_rt, Edg[r], pdg[r], WF_ADD, WF_MUL);
-            if (i == n - 1 && j == m - 1)
+            if (i0 + i == n - 1 && j == m - 1)
                 e = 1.f;
-            if (j < 0 || j >= m || i >= n || (BAND && !bd.admits(i, j)))
+            if (j < 0 || j >= m || i >= nl || (BAND && !bd.admits(i0 + i, j)))
                 e = 0.f;
             nE[r] = e;
 #pragma unroll
@@ -409,8 +551,15 @@ __global__ void __launch_bounds__(32 * kWfMaxWarps, 1) sdtw_wf_kernel(SgArgs<flo
                 gya[r][k] = nG[r][k];
             }
         }
+        if (SPLIT && above && L == 0 && s < m) /* this stripe's first row, for the one above */
+            {
+                unsigned long long *w = bout + 3 * s;
+                wf_st(w, wf_pack(Ep[0], gya[0][0]));
+                wf_st(w + 1, wf_pack(pp[0].x, DK > 1 ? gya[0][DK - 1] : 0.f));
+                wf_st(w + 2, wf_pack(pp[0].y, 0.f));
+            }
         /* row 0 of lane 0 closes column j = s: every row below has added to it */
-        if (L == 0 && gy_on && s < m) {
+        if (L == 0 && gy_on && s < m && !above) {
 #pragma unroll
             for (int k = 0; k < DK; ++k) {
                 float *q = gbo + (int64_t)s * DK + k;
@@ -437,17 +586,41 @@ __global__ void __launch_bounds__(32 * kWfMaxWarps, 1) sdtw_wf_kernel(SgArgs<flo
     /* the rows' gradients after the columns' (ga and gb may be the same rows for the
      * divergence's self terms: the barrier orders the two) */
     __syncthreads();
-    if (gx_on) {
-        float *o = g.ga + g.aoff[p] * DK;
+    if (SPLIT && above && g.wf_defer) {
+        /* the rows may be stripe 0's columns: left for wf_rows_after */
+        float *o = g.wf_gx + (p - g.first) * g.ymax * DK + (int64_t)i0 * DK;
 #pragma unroll
         for (int r = 0; r < RB; ++r)
-            if (r0 + r < n) {
+            if (r0 + r < nl) {
+#pragma unroll
+                for (int k = 0; k < DK; ++k)
+                    o[(int64_t)(r0 + r) * DK + k] = gx[r][k];
+            }
+    } else if (gx_on) {
+        float *o = g.ga + (g.aoff[p] + i0) * DK;
+#pragma unroll
+        for (int r = 0; r < RB; ++r)
+            if (r0 + r < nl) {
 #pragma unroll
                 for (int k = 0; k < DK; ++k) {
                     float *q = o + (int64_t)(r0 + r) * DK + k;
                     *q = (float)((g.accumulate ? (double)*q : 0.0) + g.ca * 2.0 * gx[r][k]);
                 }
             }
+    }
+}
+
+/* The rows of stripes 1.. that the split left in g.wf_gx (g.wf_defer), added to g.ga after
+ * the backward launch, with the kernel's arithmetic: the column gradient of stripe 0 is then
+ * in, as the one-block kernel has it when it adds its rows. */
+__global__ void wf_rows_after(SgArgs<float> g, int64_t count)
+{
+    for (int64_t pl = blockIdx.x; pl < count; pl += gridDim.x) {
+        const int64_t p = g.first + pl, n = g.alen[p];
+        const float *src = g.wf_gx + pl * g.ymax * g.dim;
+        float *o = g.ga + g.aoff[p] * g.dim;
+        for (int64_t k = g.wf_rows * g.dim + threadIdx.x; k < n * g.dim; k += blockDim.x)
+            o[k] = (float)((g.accumulate ? (double)o[k] : 0.0) + g.ca * 2.0 * src[k]);
     }
 }
 
@@ -460,11 +633,11 @@ __global__ void __launch_bounds__(32 * kWfMaxWarps, 1) sdtw_wf_kernel(SgArgs<flo
 constexpr double kWfMaxGamma = 10.0;
 
 /* The calls the wavefront kernel covers: float32 series (no cost matrices), dim 1 or 2,
- * at most kWfMaxRows rows, gamma <= kWfMaxGamma, no Itakura window (rejected for gradients
- * anyway). */
+ * at most kWfSplitMaxLen rows (one block per problem: kWfMaxRows, wf_rows_per_lane),
+ * gamma <= kWfMaxGamma, no Itakura window (rejected for gradients anyway). */
 inline bool wf_eligible(tsw_dtype dtype, int64_t dim, int64_t max_len, bool cost, double gamma)
 {
-    if (dtype != TSW_F32 || cost || dim < 1 || dim > 2 || max_len > kWfMaxRows ||
+    if (dtype != TSW_F32 || cost || dim < 1 || dim > 2 || max_len > kWfSplitMaxLen ||
         !(gamma <= kWfMaxGamma))
         return false;
     const char *env = getenv("TSWARP_SDTW_WF"); /* developer knob: 0 disables */
@@ -482,6 +655,8 @@ inline bool wf_eligible(tsw_dtype dtype, int64_t dim, int64_t max_len, bool cost
  */
 inline int wf_rows_per_lane(int64_t count, int64_t max_len, int device)
 {
+    if (max_len > kWfMaxRows)
+        return 0;
     int rb = max_len <= 64 * kWfMaxWarps ? 2 : max_len <= 128 * kWfMaxWarps ? 4 : 8;
     const char *env = getenv("TSWARP_SDTW_WF_RB");
     if (env && (env[0] == '1' || env[0] == '2' || env[0] == '4' || env[0] == '8') &&
@@ -496,11 +671,65 @@ inline int wf_rows_per_lane(int64_t count, int64_t max_len, int device)
     return warps >= 2 * (int64_t)sms ? rb : 0;
 }
 
-template <int DK, bool BAND, int RB, bool VAL>
+/*
+ * The split's rows per stripe for count problems of at most max_len rows (dim 1 or 2, with
+ * gradients), 0 for no split; *rb receives its rows per lane. Taken when the batch leaves
+ * SMs idle: K stripes a problem, K the largest power of two with count K <= SMs (at least
+ * 2), the stripe height rounded up to whole warps of rb = 2 rows per lane and at most a
+ * block (kWfMaxWarps warps); the stripes of the batch then fit the SMs at one block each.
+ * Problems of at most 256 rows stay one block (a stripe would be a warp or two). Developer
+ * knobs: TSWARP_SDTW_WF_SPLIT=<rows> forces a stripe height (rounded and clamped as above),
+ * 0 turns the split off; TSWARP_SDTW_WF_RB=1 one row per lane (4 or 8: no split).
+ */
+inline int wf_split_rows(int64_t count, int64_t max_len, int64_t dim, int device, int *rb)
+{
+    const char *env = getenv("TSWARP_SDTW_WF_SPLIT");
+    long forced = -1;
+    if (env && env[0]) {
+        char *end = nullptr;
+        const long v = strtol(env, &end, 10);
+        if (end && *end == 0 && v >= 0)
+            forced = v;
+    }
+    if (forced == 0 || count < 1 || max_len > kWfSplitMaxLen || (forced < 0 && max_len <= 256))
+        return 0;
+    const char *rbe = getenv("TSWARP_SDTW_WF_RB"); /* 4 or 8: one block (wf_rows_per_lane) */
+    if (rbe && rbe[0] && rbe[0] != '1' && rbe[0] != '2')
+        return 0;
+    const int r = rbe && rbe[0] == '1' && rbe[1] == 0 ? 1 : 2;
+    int sms = 0, optin = 0;
+    if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device) !=
+            cudaSuccess) {
+        (void)cudaGetLastError();
+        return 0;
+    }
+    int64_t K = 1;
+    while (count * K * 2 <= sms)
+        K *= 2;
+    if (forced < 0 && K < 2)
+        return 0;
+    const int64_t unit = 32 * r, most = kWfMaxWarps * unit;
+    int64_t rs = forced > 0 ? forced : (max_len + K - 1) / K;
+    /* at most SMs / count stripes a problem (when count <= SMs) */
+    const int64_t per = count <= sms ? sms / count : 1;
+    const int64_t least = (max_len + per - 1) / per;
+    rs = rs > least ? rs : least;
+    rs = (rs + unit - 1) / unit * unit;
+    rs = rs < most ? rs : most;
+    if (rs >= max_len || (max_len + rs - 1) / rs > per)
+        return 0;
+    if (wf_smem_bytes((int)(rs / unit), max_len, dim) > (size_t)optin)
+        return 0;
+    *rb = r;
+    return (int)rs;
+}
+
+template <int DK, bool BAND, int RB, bool VAL, bool SPLIT>
 cudaError_t wf_launch_one(const SgArgs<float> &g, int64_t blocks, int warps, size_t smem,
                           cudaStream_t stream)
 {
-    auto *k = sdtw_wf_kernel<DK, BAND, RB, VAL>;
+    auto *k = sdtw_wf_kernel<DK, BAND, RB, VAL, SPLIT>;
     if (smem > 48 * 1024) {
         cudaError_t e = cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                              (int)smem);
@@ -511,15 +740,15 @@ cudaError_t wf_launch_one(const SgArgs<float> &g, int64_t blocks, int warps, siz
     return cudaGetLastError();
 }
 
-template <int RB, bool VAL>
+template <int RB, bool VAL, bool SPLIT = false>
 cudaError_t wf_launch_rb(const SgArgs<float> &g, int64_t blocks, int warps, size_t smem,
                          bool band, cudaStream_t stream)
 {
     if (g.dim == 1)
-        return band ? wf_launch_one<1, true, RB, VAL>(g, blocks, warps, smem, stream)
-                    : wf_launch_one<1, false, RB, VAL>(g, blocks, warps, smem, stream);
-    return band ? wf_launch_one<2, true, RB, VAL>(g, blocks, warps, smem, stream)
-                : wf_launch_one<2, false, RB, VAL>(g, blocks, warps, smem, stream);
+        return band ? wf_launch_one<1, true, RB, VAL, SPLIT>(g, blocks, warps, smem, stream)
+                    : wf_launch_one<1, false, RB, VAL, SPLIT>(g, blocks, warps, smem, stream);
+    return band ? wf_launch_one<2, true, RB, VAL, SPLIT>(g, blocks, warps, smem, stream)
+                : wf_launch_one<2, false, RB, VAL, SPLIT>(g, blocks, warps, smem, stream);
 }
 
 /* The rows-per-lane ladder of one variant (VAL: values only). */
@@ -536,16 +765,21 @@ cudaError_t wf_launch_v(const SgArgs<float> &g, int64_t blocks, int warps, size_
     return wf_launch_rb<8, VAL>(g, blocks, warps, smem, band, stream);
 }
 
-/* Launches the problems [first, first + blocks) of one kind; max_n = its longest a, rb the
- * rows per lane its storage was sized for (wf_cells); val: values only, R in float32 and
- * nothing stored (wf_cell_val). */
+/* Launches the problems [first, first + blocks) of one kind (split: blocks = problems x
+ * stripes, g.phase 1 or 2); max_n = its longest a, rb the rows per lane its storage was
+ * sized for (wf_cells); val: values only, R in float32 and nothing stored (wf_cell_val). */
 inline cudaError_t wf_launch(const SgArgs<float> &g, int64_t blocks, int64_t max_n, int rb,
                              bool val, cudaStream_t stream)
 {
+    if (g.wf_rows && max_n > g.wf_rows)
+        max_n = g.wf_rows; /* split: a block a stripe */
     const int warps = (int)(((max_n + rb - 1) / rb + 31) / 32);
     const size_t smem = wf_smem_bytes(warps, g.ymax, g.dim);
     const bool band = g.window == TSW_WINDOW_SAKOE_CHIBA ||
                       g.window == TSW_WINDOW_SAKOE_CHIBA_FRACTION;
+    if (g.wf_rows) /* split (gradients only): 1 or 2 rows per lane */
+        return rb == 1 ? wf_launch_rb<1, false, true>(g, blocks, warps, smem, band, stream)
+                       : wf_launch_rb<2, false, true>(g, blocks, warps, smem, band, stream);
     return val ? wf_launch_v<true>(g, blocks, warps, smem, band, rb, stream)
                : wf_launch_v<false>(g, blocks, warps, smem, band, rb, stream);
 }

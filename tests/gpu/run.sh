@@ -26,7 +26,8 @@
 #               skip when those are missing)
 #   bench       bench/gpu_bench.py (the performance table)
 #   bench-align bench/gpu_align.py (exact alignment paths: 100k and 1M x 12 against targets)
-#   bench-sdtw  bench/gpu_sdtw_grad.py (soft-DTW forward + backward through tswarp.torch)
+#   bench-sdtw  bench/gpu_sdtw_grad.py (soft-DTW forward + backward through tswarp.torch;
+#               SDTW_SCAN=1: with --scan, the split's stripe heights)
 #   bench-shapelets bench/gpu_shapelets.py (exhaustive shapelet search: GunPoint, OSULeaf)
 # The summary comes last (and in $OUT/summary.txt). Exit status 1 if any stage failed.
 # shellcheck disable=SC2317  # the st_* functions run through `bash -c` (exported)
@@ -65,7 +66,8 @@ fi
 if [ -z "$SANITIZER" ]; then
     SANITIZER=$(find /usr/local /opt -maxdepth 6 -name compute-sanitizer -type f -perm -u+x 2>/dev/null | head -n 1)
 fi
-export SRC BUILD ARCHS PYTHON JOBS LOGS VENV PATH CUDACXX SANITIZER RACECHECK_SECTIONS TUNING
+SDTW_SCAN=${SDTW_SCAN:-}
+export SRC BUILD ARCHS PYTHON JOBS LOGS VENV PATH CUDACXX SANITIZER RACECHECK_SECTIONS TUNING SDTW_SCAN
 export PYTHONUNBUFFERED=1 PIP_NO_INDEX=1 PIP_DISABLE_PIP_VERSION_CHECK=1
 
 NAMES=()
@@ -290,7 +292,7 @@ st_bench_align() {
 
 st_bench_sdtw() {
     load_py || return 1
-    cd "$SRC" && "$PY" bench/gpu_sdtw_grad.py --markdown-out "$LOGS/bench_sdtw.md"
+    cd "$SRC" && "$PY" bench/gpu_sdtw_grad.py --markdown-out "$LOGS/bench_sdtw.md" ${SDTW_SCAN:+--scan}
 }
 
 st_bench_shapelets() {

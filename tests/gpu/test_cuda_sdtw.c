@@ -4,7 +4,8 @@
  *
  * Fresh random inputs on every run (seed printed; TSWARP_TEST_SEED=<seed> replays): batches
  * of pairs with equal and unequal lengths (1 to 3,000 points: small batches of pairs longer
- * than 256 points run on several blocks per pair, one stripe of rows each), dims 1, 2, 3 and 7,
+ * than 256 points run on several blocks per pair, one stripe of rows each, on both kernels:
+ * split_case), dims 1, 2, 3 and 7,
  * float32 and float64, the float32 wavefront kernel with 1, 2, 4 and 8 rows per lane (forced by
  * its developer knob TSWARP_SDTW_WF_RB) and in batches large enough for it to be chosen, gamma
  * from 1e-3 to 1e2, no
@@ -319,6 +320,141 @@ done:
     free(gy_cpu);
     free(gx_gpu);
     free(gy_gpu);
+    free_batch(&x);
+    free_batch(&y);
+}
+
+/*
+ * The float32 wavefront kernel split over several blocks a pair (sdtw_wf.cuh, SPLIT), in
+ * small batches of dim 1 or 2. exact: pairs of up to 512 points (256 with one row per
+ * lane), the stripe height forced (TSWARP_SDTW_WF_SPLIT) and the same call on one block
+ * (TSWARP_SDTW_WF_SPLIT=0, the same rows per lane forced): the same bits, values and
+ * gradients, whichever gradients are wanted. Else pairs of up to 4,000 points (1,500 quick)
+ * with the split's own choice or a forced height. Both against the CPU, and the device
+ * twin (synchronous or not) equal to the host-memory call bit for bit.
+ */
+static void split_case(tsw_t_rng *r, int exact)
+{
+    const tsw_dtype dt = TSW_F32;
+    const int64_t dim = tsw_t_int(r, 1, 2);
+    const int64_t count = exact ? tsw_t_int(r, 1, 8) : tsw_t_int(r, 1, 4);
+    const int rb = tsw_t_int(r, 1, 2);
+    const int64_t hi = exact ? 256 * rb : g_quick ? 1500 : 4000;
+    int64_t lx[8], ly[8];
+    random_lengths(r, count, hi, lx, ly);
+    int64_t L = 1;
+    for (int64_t k = 0; k < count; ++k)
+        L = lx[k] > L ? lx[k] : L;
+    /* a stripe height below the longest series (a split), or the choice (long pairs) */
+    char rows[32] = "";
+    if (exact || tsw_t_int(r, 0, 1)) {
+        const int unit = 32 * rb, most = (int)((L - 1) / unit);
+        snprintf(rows, sizeof rows, "%d", unit * (most > 0 ? tsw_t_int(r, 1, most) : 1));
+    }
+    batch x = make_batch(r, count, dim, lx, tsw_t_int(r, 0, 1));
+    batch y = make_batch(r, count, dim, ly, tsw_t_int(r, 0, 1));
+    tsw_params p;
+    random_params(r, 5, 0, &p); /* gamma <= 10: the wavefront kernel's */
+    const int want = tsw_t_int(r, 0, 3); /* 0 both gradients, 1 x, 2 y, 3 none */
+    char ctx[200];
+    snprintf(ctx, sizeof ctx,
+             "split dim %" PRId64 " count %" PRId64 " gamma %g norm %d window %d/%g rows %s "
+             "rows/lane %d want %d",
+             dim, count, p.gamma, p.normalize, (int)p.window, p.window_radius,
+             rows[0] ? rows : "auto", rb, want);
+    float *xv = as_dtype(x.v, x.rows * dim, dt), *yv = as_dtype(y.v, y.rows * dim, dt);
+    tsw_collection cx = view(&x, xv), cy = view(&y, yv);
+    const size_t es = esz(dt), bx = es * x.rows * dim, by = es * y.rows * dim;
+    void *v[3], *gx[3], *gy[3]; /* [0] CPU, [1] split, [2] one block */
+    for (int k = 0; k < 3; ++k) {
+        v[k] = malloc(es * count);
+        gx[k] = want == 0 || want == 1 ? as_dtype(x.v, x.rows * dim, dt) : NULL;
+        gy[k] = want == 0 || want == 2 ? as_dtype(y.v, y.rows * dim, dt) : NULL;
+    }
+    tsw_exec ec, eg;
+    tsw_exec_default(&ec);
+    ec.device = TSW_DEVICE_CPU;
+    tsw_exec_default(&eg);
+    eg.device = TSW_DEVICE_CUDA;
+    int ok = CHECK_RC(tsw_soft_dtw_grad(&p, dt, dim, &cx, &cy, v[0], gx[0], gy[0], &ec), TSW_OK);
+    char rbs[2] = {(char)('0' + rb), 0};
+    if (rows[0])
+        setenv("TSWARP_SDTW_WF_SPLIT", rows, 1);
+    if (exact || tsw_t_int(r, 0, 1))
+        setenv("TSWARP_SDTW_WF_RB", rbs, 1);
+    ok &= CHECK_RC(tsw_soft_dtw_grad(&p, dt, dim, &cx, &cy, v[1], gx[1], gy[1], &eg), TSW_OK);
+    if (exact) {
+        setenv("TSWARP_SDTW_WF_SPLIT", "0", 1);
+        ok &= CHECK_RC(tsw_soft_dtw_grad(&p, dt, dim, &cx, &cy, v[2], gx[2], gy[2], &eg),
+                       TSW_OK);
+    }
+    if (!ok) {
+        TSW_T_NOTE("  %s: %s\n", ctx, tsw_last_error_detail());
+        goto done;
+    }
+    for (int64_t k = 0; k < count; ++k) {
+        const double g = get(v[1], dt, k), e = get(v[0], dt, k);
+        const double err = fabs(g - e) / fmax(1, fabs(e));
+        record(dt, 0, isnan(err) ? INFINITY : err);
+        if (!CHECK(err <= tol_of(dt)))
+            TSW_T_NOTE("  %s: value %" PRId64 ": gpu %.12g cpu %.12g\n", ctx, k, g, e);
+    }
+    if (gx[1])
+        cmp_grad(&x, &y, dt, gx[1], gx[0], v[0], ctx);
+    if (gy[1])
+        cmp_grad(&y, &x, dt, gy[1], gy[0], v[0], ctx);
+    if (exact) {
+        int same = memcmp(v[1], v[2], es * count) == 0;
+        same &= !gx[1] || memcmp(gx[1], gx[2], bx) == 0;
+        same &= !gy[1] || memcmp(gy[1], gy[2], by) == 0;
+        if (!CHECK(same))
+            TSW_T_NOTE("  %s: split and one block differ\n", ctx);
+    }
+    if (rows[0])
+        setenv("TSWARP_SDTW_WF_SPLIT", rows, 1);
+    else
+        unsetenv("TSWARP_SDTW_WF_SPLIT");
+    { /* the device twin: the same bits */
+        void *dx = dev_copy(xv, bx), *dy = dev_copy(yv, by), *dvals = dev_copy(NULL, es * count);
+        void *dgx = gx[0] ? dev_copy(gx[0], bx) : NULL, *dgy = gy[0] ? dev_copy(gy[0], by) : NULL;
+        tsw_collection ddx = view(&x, dx), ddy = view(&y, dy);
+        tsw_exec ea = eg;
+        ea.cuda_async = tsw_t_int(r, 0, 1);
+        if (CHECK_RC(tsw_soft_dtw_grad_device(&p, dt, dim, &ddx, &ddy, dvals, dgx, dgy, &ea),
+                     TSW_OK)) {
+            void *hv = host_copy(dvals, es * count);
+            void *hgx = dgx ? host_copy(dgx, bx) : NULL, *hgy = dgy ? host_copy(dgy, by) : NULL;
+            int same = memcmp(hv, v[1], es * count) == 0;
+            for (int64_t k = 0; k < count; ++k) {
+                if (hgx)
+                    same &= memcmp((char *)hgx + es * x.off[k] * dim,
+                                   (char *)gx[1] + es * x.off[k] * dim, es * x.len[k] * dim) == 0;
+                if (hgy)
+                    same &= memcmp((char *)hgy + es * y.off[k] * dim,
+                                   (char *)gy[1] + es * y.off[k] * dim, es * y.len[k] * dim) == 0;
+            }
+            if (!CHECK(same))
+                TSW_T_NOTE("  %s: device twin differs\n", ctx);
+            free(hv);
+            free(hgx);
+            free(hgy);
+        }
+        cudaFree(dx);
+        cudaFree(dy);
+        cudaFree(dvals);
+        cudaFree(dgx);
+        cudaFree(dgy);
+    }
+done:
+    unsetenv("TSWARP_SDTW_WF_SPLIT");
+    unsetenv("TSWARP_SDTW_WF_RB");
+    for (int k = 0; k < 3; ++k) {
+        free(v[k]);
+        free(gx[k]);
+        free(gy[k]);
+    }
+    free(xv);
+    free(yv);
     free_batch(&x);
     free_batch(&y);
 }
@@ -648,6 +784,8 @@ int main(void)
     for (int i = 0; i < (g_quick ? 3 : 12); ++i)
         paired_case(&r, 1);
     unsetenv("TSWARP_SDTW_WF_RB");
+    for (int i = 0; i < (g_quick ? 40 : 120); ++i)
+        split_case(&r, i % 4 != 3);
     for (int i = 0; i < (g_quick ? 10 : 60); ++i)
         cost_case(&r);
     extreme_gamma(&r);
