@@ -82,11 +82,11 @@ class with_env:
 
 
 def scan(gen, reps, gamma):
-    """The split's stripe heights x rows per lane (TSWARP_SDTW_WF_SPLIT, TSWARP_SDTW_WF_RB) on
-    the small-batch cases, each against the split's own choice: time and whether the
-    gradients are the same bits (they must be, whatever the height)."""
+    """The split's stripe heights (TSWARP_SDTW_WF_SPLIT) on the small-batch cases, each
+    against the split's own choice: time and whether the gradients are the same bits (they
+    must be, whatever the height)."""
     out = ["", "Split scan (fwd+bwd; 'same' = gradients bit-equal to the default choice):", "",
-           "| case | rows/stripe | rows/lane | fwd+bwd | same |", "|---|---|---|---|---|"]
+           "| case | rows/stripe | fwd+bwd | same |", "|---|---|---|---|"]
     for B, N, d in [(64, 512, 1), (16, 1024, 1), (4, 8192, 1)]:
         x = walks(B, N, d, gen).requires_grad_()
         y = walks(B, N, d, gen).requires_grad_()
@@ -100,16 +100,15 @@ def scan(gen, reps, gamma):
         step()
         ref = (x.grad.clone(), y.grad.clone())
         r = reps if N <= 1024 else 2
-        out.append(f"| B={B} N=M={N} | auto | auto | {time_it(step, r) * 1e3:.3f} ms | ref |")
-        for rb in ("1", "2"):
-            for rows in (64, 128, 192, 256, 384, 512):
-                if rows < 32 * int(rb) or rows > 256 * int(rb) or rows >= N:
-                    continue
-                with with_env(TSWARP_SDTW_WF_SPLIT=str(rows), TSWARP_SDTW_WF_RB=rb):
-                    t = time_it(step, r)
-                    same = torch.equal(x.grad, ref[0]) and torch.equal(y.grad, ref[1])
-                out.append(f"| B={B} N=M={N} | {rows} | {rb} | {t * 1e3:.3f} ms | "
-                           f"{'yes' if same else 'NO'} |")
+        out.append(f"| B={B} N=M={N} | auto | {time_it(step, r) * 1e3:.3f} ms | ref |")
+        for rows in (32, 64, 96, 128, 192, 256):
+            if rows >= N:
+                continue
+            with with_env(TSWARP_SDTW_WF_SPLIT=str(rows)):
+                t = time_it(step, r)
+                same = torch.equal(x.grad, ref[0]) and torch.equal(y.grad, ref[1])
+            out.append(f"| B={B} N=M={N} | {rows} | {t * 1e3:.3f} ms | "
+                       f"{'yes' if same else 'NO'} |")
     return out
 
 

@@ -1043,11 +1043,13 @@ int sg_grad(const tsw_params *params, tsw_dtype dtype, int64_t dim, const tsw_co
 
     /* the wavefront kernel keeps two float32 probabilities per slot of its skewed layout, the
      * thread-per-row kernel one double per cell of its diagonal-major layout */
-    int rb = 0, wrs = 0; /* wrs: the split's rows per stripe (gradients only) */
+    /* wrs: the split's rows per stripe (gradients only; first when its knob forces it) */
+    int rb = 0, wrs = 0;
     if (wf_eligible(dtype, dim, L, false, params->gamma)) {
-        if (!val_only)
-            wrs = wf_split_rows(count, L, dim, exec->device_index, &rb);
-        if (!wrs)
+        rb = wf_split_knob() > 0 ? 0 : wf_rows_per_lane(count, L, exec->device_index);
+        if (!rb && !val_only && (wrs = wf_split_rows(count, L, dim, exec->device_index)))
+            rb = 1;
+        if (!rb && !wrs)
             rb = wf_rows_per_lane(count, L, exec->device_index);
     }
     const bool wf = rb > 0;

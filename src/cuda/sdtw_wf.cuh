@@ -37,7 +37,7 @@ constexpr int kWfMaxWarps = 8;              /* warps per block */
 constexpr int kWfMaxRows = 32 * kWfMaxWarps * 8; /* with 8 rows per lane */
 
 /*
- * Split (SPLIT instances, gradients only, 1 or 2 rows per lane): a batch too small to give
+ * Split (SPLIT instances, gradients only, 1 row per lane): a batch too small to give
  * every SM a block runs each pair as K stripes of g.wf_rows rows, one block per stripe, in
  * two launches, forward (g.phase 1) and backward (2). A stripe is the one-block kernel over
  * its rows, with local row and step numbers; what crosses a stripe's edge goes through
@@ -192,7 +192,7 @@ __host__ __device__ inline int64_t wf_cells(int64_t n, int64_t m, int rb)
 template <int DK, bool BAND, int RB, bool VAL, bool SPLIT>
 __global__ void __launch_bounds__(32 * kWfMaxWarps, 1) sdtw_wf_kernel(SgArgs<float> g)
 {
-    static_assert(!SPLIT || (!VAL && RB <= 2), "split instances: gradients, 1 or 2 rows");
+    static_assert(!SPLIT || (!VAL && RB == 1), "split instances: gradients, 1 row per lane");
     using RT = typename WfReal<VAL>::T;
     extern __shared__ __align__(16) unsigned char wf_smem[];
     /* device inputs found non-finite by the check kernels: write nothing */
@@ -671,32 +671,34 @@ inline int wf_rows_per_lane(int64_t count, int64_t max_len, int device)
     return warps >= 2 * (int64_t)sms ? rb : 0;
 }
 
-/*
- * The split's rows per stripe for count problems of at most max_len rows (dim 1 or 2, with
- * gradients), 0 for no split; *rb receives its rows per lane. Taken when the batch leaves
- * SMs idle: K stripes a problem, K the largest power of two with count K <= SMs (at least
- * 2), the stripe height rounded up to whole warps of rb = 2 rows per lane and at most a
- * block (kWfMaxWarps warps); the stripes of the batch then fit the SMs at one block each.
- * Problems of at most 256 rows stay one block (a stripe would be a warp or two). Developer
- * knobs: TSWARP_SDTW_WF_SPLIT=<rows> forces a stripe height (rounded and clamped as above),
- * 0 turns the split off; TSWARP_SDTW_WF_RB=1 one row per lane (4 or 8: no split).
- */
-inline int wf_split_rows(int64_t count, int64_t max_len, int64_t dim, int device, int *rb)
+/* The stripe height forced by the developer knob TSWARP_SDTW_WF_SPLIT (rows > 0), 0 turns
+ * the split off, -1 unset. */
+inline long wf_split_knob()
 {
     const char *env = getenv("TSWARP_SDTW_WF_SPLIT");
-    long forced = -1;
-    if (env && env[0]) {
-        char *end = nullptr;
-        const long v = strtol(env, &end, 10);
-        if (end && *end == 0 && v >= 0)
-            forced = v;
-    }
+    if (!env || !env[0])
+        return -1;
+    char *end = nullptr;
+    const long v = strtol(env, &end, 10);
+    return end && *end == 0 && v >= 0 ? v : -1;
+}
+
+/*
+ * The split's rows per stripe for count problems of at most max_len rows (dim 1 or 2, with
+ * gradients), 0 for no split. Used where one block a problem leaves SMs idle (sg_grad:
+ * after wf_rows_per_lane declined): K stripes a problem, K the largest power of two with
+ * count K <= SMs (at least 2), the stripe height rounded up to whole warps of one row per
+ * lane (2 rows per lane measured 1.5x slower: bench/RESULTS.md) and at most a block
+ * (kWfMaxWarps warps); the stripes of the batch then fit the SMs at one block each.
+ * Problems of at most 256 rows stay one block. TSWARP_SDTW_WF_SPLIT=<rows> forces a stripe
+ * height (rounded up to a warp, at most a block; any number of blocks: the ticket order
+ * never deadlocks), 0 turns the split off.
+ */
+inline int wf_split_rows(int64_t count, int64_t max_len, int64_t dim, int device)
+{
+    const long forced = wf_split_knob();
     if (forced == 0 || count < 1 || max_len > kWfSplitMaxLen || (forced < 0 && max_len <= 256))
         return 0;
-    const char *rbe = getenv("TSWARP_SDTW_WF_RB"); /* 4 or 8: one block (wf_rows_per_lane) */
-    if (rbe && rbe[0] && rbe[0] != '1' && rbe[0] != '2')
-        return 0;
-    const int r = rbe && rbe[0] == '1' && rbe[1] == 0 ? 1 : 2;
     int sms = 0, optin = 0;
     if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess ||
         cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device) !=
@@ -704,24 +706,24 @@ inline int wf_split_rows(int64_t count, int64_t max_len, int64_t dim, int device
         (void)cudaGetLastError();
         return 0;
     }
-    int64_t K = 1;
-    while (count * K * 2 <= sms)
-        K *= 2;
-    if (forced < 0 && K < 2)
-        return 0;
-    const int64_t unit = 32 * r, most = kWfMaxWarps * unit;
-    int64_t rs = forced > 0 ? forced : (max_len + K - 1) / K;
-    /* at most SMs / count stripes a problem (when count <= SMs) */
-    const int64_t per = count <= sms ? sms / count : 1;
-    const int64_t least = (max_len + per - 1) / per;
-    rs = rs > least ? rs : least;
+    const int64_t unit = 32, most = kWfMaxWarps * unit;
+    int64_t rs;
+    if (forced > 0) {
+        rs = forced;
+    } else {
+        int64_t K = 1;
+        while (count * K * 2 <= sms)
+            K *= 2;
+        if (K < 2)
+            return 0;
+        rs = (max_len + K - 1) / K;
+    }
     rs = (rs + unit - 1) / unit * unit;
     rs = rs < most ? rs : most;
-    if (rs >= max_len || (max_len + rs - 1) / rs > per)
+    if (rs >= max_len || (forced < 0 && count * ((max_len + rs - 1) / rs) > sms))
         return 0;
     if (wf_smem_bytes((int)(rs / unit), max_len, dim) > (size_t)optin)
         return 0;
-    *rb = r;
     return (int)rs;
 }
 
@@ -777,9 +779,8 @@ inline cudaError_t wf_launch(const SgArgs<float> &g, int64_t blocks, int64_t max
     const size_t smem = wf_smem_bytes(warps, g.ymax, g.dim);
     const bool band = g.window == TSW_WINDOW_SAKOE_CHIBA ||
                       g.window == TSW_WINDOW_SAKOE_CHIBA_FRACTION;
-    if (g.wf_rows) /* split (gradients only): 1 or 2 rows per lane */
-        return rb == 1 ? wf_launch_rb<1, false, true>(g, blocks, warps, smem, band, stream)
-                       : wf_launch_rb<2, false, true>(g, blocks, warps, smem, band, stream);
+    if (g.wf_rows) /* split (gradients only): 1 row per lane */
+        return wf_launch_rb<1, false, true>(g, blocks, warps, smem, band, stream);
     return val ? wf_launch_v<true>(g, blocks, warps, smem, band, rb, stream)
                : wf_launch_v<false>(g, blocks, warps, smem, band, rb, stream);
 }
