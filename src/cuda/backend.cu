@@ -7,7 +7,8 @@
  *   1. validates its arguments on the host (api.c for host memory; here for *_device),
  *   2. makes device_index current for the calling thread (and restores the previous one),
  *   3. plans its device memory as one block of aligned pieces (the same plan answers the
- *      workspace-size queries), taken from the caller's workspace or cudaMallocAsync,
+ *      workspace-size queries), taken from the caller's workspace or tswarp's memory pool
+ *      of the device (host.cuh: freed blocks stay mapped for the next call, up to a cap),
  *   4. enqueues everything on one stream and synchronises once at the end (and between
  *      chunks when a progress callback is set),
  *   5. turns every CUDA error into a status code with a detail message, frees what it
@@ -363,7 +364,7 @@ int host_batch(const tsw_params *p, tsw_dtype dtype, int64_t dim, const tsw_coll
         out_elems = (size_t)nx;
     if (cd && !paired) {
         size_t free_b = 0, total_b = 0;
-        if (cudaMemGetInfo(&free_b, &total_b) != cudaSuccess) {
+        if (mem_info(&free_b, &total_b) != cudaSuccess) {
             (void)cudaGetLastError();
             free_b = (size_t)-1;
         }
