@@ -777,11 +777,53 @@ int tsw_cuda_device_info(int index, tsw_cuda_device *info)
     info->minor = prop.minor;
     info->multiprocessors = prop.multiProcessorCount;
     info->total_memory = prop.totalGlobalMem;
+    /* The driver's figure, as nvidia-smi and torch.cuda.mem_get_info report it: what our
+     * pool keeps idle is not free to other processes; tsw_cuda_cached_bytes tells it apart. */
     size_t fr = 0, tot = 0;
     if (cudaMemGetInfo(&fr, &tot) == cudaSuccess)
         info->free_memory = fr;
     (void)cudaGetLastError();
     info->runnable = arch_runnable(prop.major, prop.minor);
+    return TSW_OK;
+}
+
+int tsw_cuda_cached_bytes(int device, size_t *bytes)
+{
+    if (!bytes)
+        return TSW_EINVAL;
+    *bytes = 0;
+    tsw__clear_detail();
+    int rc = check_device(device);
+    if (rc)
+        return rc;
+    *bytes = pool_idle(device); /* no pool yet: 0, and no context is created */
+    return TSW_OK;
+}
+
+int tsw_cuda_empty_cache(int device)
+{
+    tsw__clear_detail();
+    int first = device, last = device;
+    if (device == -1) {
+        first = 0;
+        last = device_count_cached() - 1;
+    } else {
+        int rc = check_device(device);
+        if (rc)
+            return rc;
+    }
+    for (int d = first; d <= last; ++d) {
+        cudaMemPool_t pool = pool_if_made(d);
+        if (!pool)
+            continue;
+        DeviceGuard guard(d);
+        if (guard.rc)
+            return guard.rc;
+        /* Blocks whose stream-ordered free (an asynchronous call's) has not been seen to
+         * complete still count as in use: wait for the device's work first. */
+        TSW_CU(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+        TSW_CU(cudaMemPoolTrimTo(pool, 0), "cudaMemPoolTrimTo");
+    }
     return TSW_OK;
 }
 
