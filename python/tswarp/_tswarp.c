@@ -1942,9 +1942,16 @@ static PyObject *py_empty_cache(PyObject *self, PyObject *const *args, Py_ssize_
                          o);
             return NULL;
         }
-        if (overflow > 0 || v >= cuda_count()) {
-            PyErr_Format(NoDeviceError, "empty_cache(): device=%R: %d CUDA device(s) found", o,
-                         cuda_count_cached);
+        if (cuda_count() == 0) {
+            PyErr_Format(NoDeviceError,
+                         "empty_cache(): device=%R: no CUDA GPU was found (is the driver "
+                         "loaded?)",
+                         o);
+            return NULL;
+        }
+        if (overflow > 0 || v >= cuda_count_cached) {
+            PyErr_Format(NoDeviceError, "empty_cache(): device=%R: only %d CUDA device(s) found",
+                         o, cuda_count_cached);
             return NULL;
         }
         device = (int)v;
