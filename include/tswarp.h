@@ -713,8 +713,8 @@ TSW_EXPORT const char *tsw_cuda_archs(void);
 /* CUDA runtime and driver versions (e.g. 13000); 0 when unknown. TSW_ENODEV without CUDA. */
 TSW_EXPORT int tsw_cuda_versions(int *runtime, int *driver);
 
-/* GPU memory cache. The device memory of host-input calls (those without
- * exec.cuda_workspace) comes from tswarp's own memory pool on each device, which keeps the
+/* GPU memory cache. The device memory of calls given no exec.cuda_workspace (every
+ * host-input call) comes from tswarp's own memory pool on each device, which keeps the
  * blocks that calls give back mapped, so the next call reuses them instead of asking the
  * driver again. It keeps at most a quarter of the device's memory, or the number of bytes
  * in the environment variable TSWARP_CUDA_CACHE_BYTES (read when the device's pool is made,
