@@ -713,6 +713,22 @@ TSW_EXPORT const char *tsw_cuda_archs(void);
 /* CUDA runtime and driver versions (e.g. 13000); 0 when unknown. TSW_ENODEV without CUDA. */
 TSW_EXPORT int tsw_cuda_versions(int *runtime, int *driver);
 
+/* GPU memory cache. The device memory of calls given no exec.cuda_workspace (every
+ * host-input call) comes from tswarp's own memory pool on each device, which keeps the
+ * blocks that calls give back mapped, so the next call reuses them instead of asking the
+ * driver again. It keeps at most a quarter of the device's memory, or the number of bytes
+ * in the environment variable TSWARP_CUDA_CACHE_BYTES (read when the device's pool is made,
+ * at its first call; 0 keeps nothing). tsw_cuda_device_info's free_memory does not count
+ * the cache; calls sizing themselves do. */
+
+/* Bytes tswarp's pool on `device` holds mapped but unused, in *bytes (0 before the
+ * device's first call). TSW_ENODEV when there is no such device or no backend. */
+TSW_EXPORT int tsw_cuda_cached_bytes(int device, size_t *bytes);
+/* Returns the unused memory of tswarp's pool on `device` (-1: every device) to the driver,
+ * after waiting for the device's work, as torch.cuda.empty_cache() does; memory in use by
+ * a running call stays. TSW_ENODEV when there is no such device or no backend. */
+TSW_EXPORT int tsw_cuda_empty_cache(int device);
+
 /* Details of the last failure on the calling thread, e.g. "cudaMalloc of 123456789 bytes
  * on device 0 failed: out of memory" ("" when there are none). Valid until the thread's
  * next tswarp call. */

@@ -112,6 +112,19 @@ int tsw_cuda_versions(int *runtime, int *driver)
         *driver = 0;
     return TSW_ENODEV;
 }
+int tsw_cuda_cached_bytes(int device, size_t *bytes)
+{
+    if (!bytes)
+        return TSW_EINVAL;
+    *bytes = 0;
+    tsw__set_detail("device %d: this tswarp was built without the CUDA backend", device);
+    return TSW_ENODEV;
+}
+int tsw_cuda_empty_cache(int device)
+{
+    tsw__set_detail("device %d: this tswarp was built without the CUDA backend", device);
+    return TSW_ENODEV;
+}
 int tsw_distance_device(const tsw_params *params, tsw_dtype dtype, int64_t dim,
                         const tsw_series *a, const tsw_series *b, void *out,
                         const tsw_exec *exec)

@@ -16,6 +16,8 @@ README's "GPU (CUDA)" section). Neither library is imported by ``import tswarp``
 Alignment paths: ``tswarp.dtw_path``, ``tswarp.subsequence_dtw``, ``tswarp.segmental_dtw``,
 ``tswarp.plot.alignment``.
 
+GPU memory that tswarp keeps cached between calls: ``tswarp.empty_cache()`` (see the README).
+
 See ``help(tswarp.dtw)``, ``help(tswarp.cdist)`` and ``tswarp.info()``.
 """
 
@@ -27,6 +29,7 @@ from ._tswarp import (
     cdist,
     distance,
     dtw,
+    empty_cache,
     info,
     paired,
     pdist,
@@ -46,6 +49,7 @@ __all__ = [
     "distance",
     "dtw",
     "dtw_path",
+    "empty_cache",
     "info",
     "paired",
     "pdist",
@@ -60,6 +64,6 @@ __all__ = [
 ]
 
 # Public under the package name (help(), repr, pickling by reference as tswarp.dtw).
-for _f in (cdist, distance, dtw, dtw_path, info, paired, pdist, soft_dtw, twed):
+for _f in (cdist, distance, dtw, dtw_path, empty_cache, info, paired, pdist, soft_dtw, twed):
     _f.__module__ = __name__
 del _f

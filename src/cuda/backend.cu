@@ -7,7 +7,8 @@
  *   1. validates its arguments on the host (api.c for host memory; here for *_device),
  *   2. makes device_index current for the calling thread (and restores the previous one),
  *   3. plans its device memory as one block of aligned pieces (the same plan answers the
- *      workspace-size queries), taken from the caller's workspace or cudaMallocAsync,
+ *      workspace-size queries), taken from the caller's workspace or tswarp's memory pool
+ *      of the device (host.cuh: freed blocks stay mapped for the next call, up to a cap),
  *   4. enqueues everything on one stream and synchronises once at the end (and between
  *      chunks when a progress callback is set),
  *   5. turns every CUDA error into a status code with a detail message, frees what it
@@ -363,7 +364,7 @@ int host_batch(const tsw_params *p, tsw_dtype dtype, int64_t dim, const tsw_coll
         out_elems = (size_t)nx;
     if (cd && !paired) {
         size_t free_b = 0, total_b = 0;
-        if (cudaMemGetInfo(&free_b, &total_b) != cudaSuccess) {
+        if (mem_info(&free_b, &total_b) != cudaSuccess) {
             (void)cudaGetLastError();
             free_b = (size_t)-1;
         }
@@ -776,11 +777,53 @@ int tsw_cuda_device_info(int index, tsw_cuda_device *info)
     info->minor = prop.minor;
     info->multiprocessors = prop.multiProcessorCount;
     info->total_memory = prop.totalGlobalMem;
+    /* The driver's figure, as nvidia-smi and torch.cuda.mem_get_info report it: what our
+     * pool keeps idle is not free to other processes; tsw_cuda_cached_bytes tells it apart. */
     size_t fr = 0, tot = 0;
     if (cudaMemGetInfo(&fr, &tot) == cudaSuccess)
         info->free_memory = fr;
     (void)cudaGetLastError();
     info->runnable = arch_runnable(prop.major, prop.minor);
+    return TSW_OK;
+}
+
+int tsw_cuda_cached_bytes(int device, size_t *bytes)
+{
+    if (!bytes)
+        return TSW_EINVAL;
+    *bytes = 0;
+    tsw__clear_detail();
+    int rc = check_device(device);
+    if (rc)
+        return rc;
+    *bytes = pool_idle(device); /* no pool yet: 0, and no context is created */
+    return TSW_OK;
+}
+
+int tsw_cuda_empty_cache(int device)
+{
+    tsw__clear_detail();
+    int first = device, last = device;
+    if (device == -1) {
+        first = 0;
+        last = device_count_cached() - 1;
+    } else {
+        int rc = check_device(device);
+        if (rc)
+            return rc;
+    }
+    for (int d = first; d <= last; ++d) {
+        cudaMemPool_t pool = pool_if_made(d);
+        if (!pool)
+            continue;
+        DeviceGuard guard(d);
+        if (guard.rc)
+            return guard.rc;
+        /* Blocks whose stream-ordered free (an asynchronous call's) has not been seen to
+         * complete still count as in use: wait for the device's work first. */
+        TSW_CU(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+        TSW_CU(cudaMemPoolTrimTo(pool, 0), "cudaMemPoolTrimTo");
+    }
     return TSW_OK;
 }
 

@@ -1,8 +1,9 @@
 /*
  * Host-side helpers of the CUDA backend shared by its translation units (backend.cu: the
  * distances; sdtw_grad.cu: soft-DTW gradients; path.cu: alignment paths): CUDA errors as
- * status codes, the device guard, the call's stream and its one block of device memory,
- * the device-side finiteness check, host views of collections and the progress contract.
+ * status codes, the device guard, tswarp's memory pool per device, the call's stream and
+ * its one block of device memory, the device-side finiteness check, host views of
+ * collections and the progress contract.
  * Internal; C++ (CUDA) only. Nothing here prints or exits.
  */
 #ifndef TSW_CUDA_HOST_CUH
@@ -12,6 +13,7 @@
 
 #include <math.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -76,21 +78,27 @@ inline int device_count_cached()
     return c;
 }
 
-/* Is there code in this build that runs on compute capability major.minor? */
+/* TSW_OK when `index` names a device, else TSW_ENODEV with the detail. */
+inline int check_device(int index)
+{
+    int n = device_count_cached();
+    if (index < 0 || index >= n) {
+        tsw__set_detail(n ? "device index %d out of range: %d CUDA device(s)"
+                          : "no CUDA device (index %d requested): no GPU or no driver",
+                        index, n);
+        return TSW_ENODEV;
+    }
+    return TSW_OK;
+}
+
 /* Makes exec->device_index current for this call; restores the previous device after. */
 struct DeviceGuard {
     int prev = -1;
     int rc = TSW_OK;
     explicit DeviceGuard(int index)
     {
-        int n = device_count_cached();
-        if (index < 0 || index >= n) {
-            tsw__set_detail(n ? "device index %d out of range: %d CUDA device(s)"
-                              : "no CUDA device (index %d requested): no GPU or no driver",
-                            index, n);
-            rc = TSW_ENODEV;
+        if ((rc = check_device(index)))
             return;
-        }
         if (cudaGetDevice(&prev) != cudaSuccess)
             prev = -1;
         cudaError_t e = cudaSetDevice(index);
@@ -105,6 +113,128 @@ struct DeviceGuard {
             (void)cudaSetDevice(prev);
     }
 };
+
+/* ---- memory pool: one per device, kept for the process ---------------------------------- */
+
+/* A call's block comes from tswarp's own pool on its device (like PyTorch's caching allocator
+ * and CuPy's memory pool): freed blocks stay mapped up to the pool's release threshold, so
+ * the next call of a similar size reuses them instead of mapping fresh memory (a 2.6 GB
+ * block costs about 10 ms to map on an H100). Our own pool rather than the device's default
+ * one so that the threshold is ours to set and the cache is ours to report and empty
+ * without touching what other libraries in the process keep there. */
+inline constexpr int kMaxPoolDevices = 64;
+
+/* The pools, nullptr until a call needs one. Zero-initialised storage, so no constructor
+ * and no guard variable (no C++ runtime); `inline` functions share it across the CUDA
+ * translation units. */
+inline cudaMemPool_t *pool_slots()
+{
+    static cudaMemPool_t slots[kMaxPoolDevices];
+    return slots;
+}
+
+/* The pool's release threshold, the bytes it may keep mapped after a synchronisation (the
+ * driver takes back the rest then): TSWARP_CUDA_CACHE_BYTES (a non-negative integer; 0 keeps
+ * nothing) or, when it is unset or not such a number, a quarter of the device's memory: room
+ * for the block of a large call, repeated, while other libraries and processes on the GPU
+ * keep the rest (PyTorch's caching allocator keeps everything instead, until
+ * torch.cuda.empty_cache). */
+inline unsigned long long cache_threshold(size_t total_memory)
+{
+    const char *s = getenv("TSWARP_CUDA_CACHE_BYTES");
+    if (s && *s) {
+        unsigned long long v = 0;
+        const char *c = s;
+        for (; *c >= '0' && *c <= '9'; ++c) {
+            unsigned long long d = (unsigned long long)(*c - '0');
+            if (v > (~0ULL - d) / 10)
+                break; /* overflow: not a byte count */
+            v = v * 10 + d;
+        }
+        if (!*c)
+            return v;
+    }
+    return (unsigned long long)total_memory / 4;
+}
+
+/* tswarp's pool on `device` in *pool, created on first use. Concurrent first callers may
+ * both create one: the first to publish wins and the others destroy theirs. */
+inline int pool_of(int device, cudaMemPool_t *pool)
+{
+    *pool = nullptr;
+    if (device < 0 || device >= kMaxPoolDevices) {
+        tsw__set_detail("device index %d: tswarp's memory pools cover devices 0 to %d", device,
+                        kMaxPoolDevices - 1);
+        return TSW_ENODEV;
+    }
+    cudaMemPool_t *slot = &pool_slots()[device];
+    cudaMemPool_t p = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+    if (p) {
+        *pool = p;
+        return TSW_OK;
+    }
+    cudaDeviceProp prop;
+    TSW_CU(cudaGetDeviceProperties(&prop, device), "cudaGetDeviceProperties");
+    cudaMemPoolProps props;
+    memset(&props, 0, sizeof(props));
+    props.allocType = cudaMemAllocationTypePinned;
+    props.handleTypes = cudaMemHandleTypeNone;
+    props.location.type = cudaMemLocationTypeDevice;
+    props.location.id = device;
+    TSW_CU(cudaMemPoolCreate(&p, &props), "cudaMemPoolCreate");
+    unsigned long long keep = cache_threshold(prop.totalGlobalMem);
+    cudaError_t e = cudaMemPoolSetAttribute(p, cudaMemPoolAttrReleaseThreshold, &keep);
+    if (e != cudaSuccess) {
+        (void)cudaMemPoolDestroy(p);
+        return fail(e, "cudaMemPoolSetAttribute (release threshold)");
+    }
+    cudaMemPool_t expected = nullptr;
+    if (!__atomic_compare_exchange_n(slot, &expected, p, false, __ATOMIC_ACQ_REL,
+                                     __ATOMIC_ACQUIRE)) {
+        (void)cudaMemPoolDestroy(p); /* unused: nothing was allocated from it */
+        p = expected;
+    }
+    *pool = p;
+    return TSW_OK;
+}
+
+/* The pool of `device` if one was made, else nullptr (never creates one). */
+inline cudaMemPool_t pool_if_made(int device)
+{
+    if (device < 0 || device >= kMaxPoolDevices)
+        return nullptr;
+    return __atomic_load_n(&pool_slots()[device], __ATOMIC_ACQUIRE);
+}
+
+/* Bytes the pool of `device` keeps mapped but not in use (0 without a pool). */
+inline size_t pool_idle(int device)
+{
+    cudaMemPool_t p = pool_if_made(device);
+    if (!p)
+        return 0;
+    unsigned long long reserved = 0, used = 0;
+    if (cudaMemPoolGetAttribute(p, cudaMemPoolAttrReservedMemCurrent, &reserved) !=
+            cudaSuccess ||
+        cudaMemPoolGetAttribute(p, cudaMemPoolAttrUsedMemCurrent, &used) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return 0;
+    }
+    return reserved > used ? (size_t)(reserved - used) : 0;
+}
+
+/* cudaMemGetInfo of the current device, with what our pool keeps idle counted as free: a
+ * call sizing itself may use that memory, the pool hands it out before mapping more. */
+inline cudaError_t mem_info(size_t *free_b, size_t *total_b)
+{
+    cudaError_t e = cudaMemGetInfo(free_b, total_b);
+    if (e != cudaSuccess)
+        return e;
+    int device = -1;
+    if (cudaGetDevice(&device) == cudaSuccess)
+        *free_b += pool_idle(device);
+    (void)cudaGetLastError();
+    return cudaSuccess;
+}
 
 /* ---- device memory: one block of aligned pieces ----------------------------------------- */
 
@@ -176,19 +306,31 @@ struct Call {
             return TSW_OK;
         }
         size_t free_b = 0, total_b = 0;
-        if (cudaMemGetInfo(&free_b, &total_b) != cudaSuccess)
+        if (mem_info(&free_b, &total_b) != cudaSuccess)
             (void)cudaGetLastError();
         else if (bytes > free_b) {
             tsw__set_detail("needs %zu bytes of GPU memory on device %d; %zu of %zu are free",
                             bytes, device, free_b, total_b);
             return TSW_ENOMEM;
         }
-        cudaError_t e = cudaMallocAsync((void **)&block, bytes, stream);
+        cudaMemPool_t pool;
+        int rc = pool_of(device, &pool);
+        if (rc)
+            return rc;
+        cudaError_t e = cudaMallocFromPoolAsync((void **)&block, bytes, pool, stream);
+        if (e == cudaErrorMemoryAllocation) {
+            /* The pool may keep idle blocks too small for this one but mapped all the same:
+             * give them back to the driver (once our stream's frees are done) and retry. */
+            (void)cudaGetLastError();
+            (void)cudaStreamSynchronize(stream);
+            (void)cudaMemPoolTrimTo(pool, 0);
+            e = cudaMallocFromPoolAsync((void **)&block, bytes, pool, stream);
+        }
         if (e != cudaSuccess) {
             (void)cudaGetLastError();
             block = nullptr;
-            tsw__set_detail("cudaMallocAsync of %zu bytes on device %d failed: %s", bytes,
-                            device, cudaGetErrorString(e));
+            tsw__set_detail("cudaMallocFromPoolAsync of %zu bytes on device %d failed: %s",
+                            bytes, device, cudaGetErrorString(e));
             return status_of(e) == TSW_ENODEV ? TSW_ENODEV : TSW_ENOMEM;
         }
         own_block = true;
@@ -208,7 +350,8 @@ struct Call {
 
     ~Call()
     {
-        /* asynchronous: the block is freed in stream order, after the queued work */
+        /* The block goes back to our pool, which keeps it mapped up to its threshold.
+         * Asynchronous: freed in stream order, after the queued work. */
         if (async) {
             if (own_block)
                 (void)cudaFreeAsync(block, stream);

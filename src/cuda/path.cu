@@ -989,7 +989,7 @@ int path_run(const tsw__path_job *job, const tsw_align_params *ap, const tsw_exe
     const size_t base_bytes = plan.total;
 
     size_t free_b = 0, total_b = 0;
-    if (cudaMemGetInfo(&free_b, &total_b) != cudaSuccess) {
+    if (mem_info(&free_b, &total_b) != cudaSuccess) {
         (void)cudaGetLastError();
         free_b = total_b = 0;
     }

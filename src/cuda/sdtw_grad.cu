@@ -743,7 +743,7 @@ size_t sg_smem_bytes(tsw_dtype dtype, int nt, int64_t max_len, int64_t dim, bool
 size_t sg_budget(size_t fixed)
 {
     size_t free_b = 0, total_b = 0;
-    if (cudaMemGetInfo(&free_b, &total_b) != cudaSuccess) {
+    if (mem_info(&free_b, &total_b) != cudaSuccess) {
         (void)cudaGetLastError();
         return (size_t)1 << 30;
     }

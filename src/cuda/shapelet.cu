@@ -383,7 +383,7 @@ int upload_data(Call &call, const DataPieces &p, const tsw__shp_gpu_data *d, DDa
 size_t free_memory()
 {
     size_t free_b = 0, total_b = 0;
-    if (cudaMemGetInfo(&free_b, &total_b) != cudaSuccess) {
+    if (mem_info(&free_b, &total_b) != cudaSuccess) {
         (void)cudaGetLastError();
         free_b = (size_t)1 << 30;
     }

@@ -153,6 +153,28 @@ static void test_information(void)
         }
     }
     CHECK_RC(tsw_cuda_device_info(0, NULL), TSW_EINVAL);
+
+    /* tswarp's GPU memory cache: NULL first, then no such device */
+    size_t cached = 7;
+    CHECK_RC(tsw_cuda_cached_bytes(0, NULL), TSW_EINVAL);
+    CHECK_RC(tsw_cuda_cached_bytes(-1, &cached), TSW_ENODEV);
+    CHECK_EQ(cached, 0);
+    CHECK(strlen(tsw_last_error_detail()) > 0);
+    if (has)
+        CHECK_RC(tsw_cuda_cached_bytes(count, &cached), TSW_ENODEV);
+    CHECK_RC(tsw_cuda_empty_cache(-2), TSW_ENODEV);
+    if (!has || count == 0) {
+        cached = 7;
+        CHECK_RC(tsw_cuda_cached_bytes(0, &cached), TSW_ENODEV);
+        CHECK_EQ(cached, 0);
+        CHECK_RC(tsw_cuda_empty_cache(0), TSW_ENODEV);
+        CHECK(strlen(tsw_last_error_detail()) > 0);
+    }
+    /* -1, every device: none without the backend; with it, every device that has a pool
+     * (none here before a call) */
+    CHECK_RC(tsw_cuda_empty_cache(-1), has ? TSW_OK : TSW_ENODEV);
+    if (has)
+        CHECK_STR(tsw_last_error_detail(), "");
     if (!has || count == 0) {
         /* no device: device=CUDA is ENODEV, AUTO falls back to the CPU */
         tsw_params p;

@@ -10,7 +10,8 @@
  * series hold NaN, which no series includes). Then the *_device entry points (device
  * pointers, user streams, caller workspaces), and the faults: NaN and bad timestamps
  * found on the device, out of memory, no leak over 200 failing calls, host threads
- * sharing the GPU, device information, progress and cancellation.
+ * sharing the GPU, device information, progress and cancellation, and tswarp's memory
+ * pool (what it caches, emptying it, TSWARP_CUDA_CACHE_BYTES in a child process).
  *
  * Agreement: GPU and CPU values differ by at most tol * max(1, |cpu|, scale), tol = 1e-12
  * for float64, 1e-5 for float32 DTW and TWED, 1e-4 for float32 soft-DTW; +inf exactly
@@ -25,7 +26,7 @@
  *   TSWARP_TEST_SEED=N        the random seed
  *   TSWARP_GPU_TEST_ONLY=a,b  run only these sections, TSWARP_GPU_TEST_SKIP=a,b all but
  *                             these: info pairs long batch device faults oom leak threads
- *                             progress
+ *                             progress cache
  *   TSWARP_GPU_DEVICE=k       the device ordinal (default 0)
  * Lines starting with "[gpu]" summarise the run (sections, times, largest differences).
  */
@@ -1425,8 +1426,19 @@ static int detail_mentions_bytes(const char *d)
     return 0;
 }
 
+/* Bytes tswarp's pool on the test's device keeps unused. */
+static size_t cached_bytes(void)
+{
+    size_t c = 0;
+    CHECK_RC(tsw_cuda_cached_bytes(g_dev, &c), TSW_OK);
+    return c;
+}
+
 static void test_oom(tsw_t_rng *r)
 {
+    /* What tswarp's pool keeps from the sections before is not memory the hog below can
+     * take; return it, so that "device full" means full for tswarp too. */
+    CHECK_RC(tsw_cuda_empty_cache(g_dev), TSW_OK);
     size_t free0 = dev_free_bytes();
     /* a: 1M points of dim 64 in float32 (256 MB); b: one point */
     const int64_t n = 1 << 20, dim = 64;
@@ -1486,8 +1498,8 @@ static void test_oom(tsw_t_rng *r)
     rc = tsw_cdist_workspace_size(&p, TSW_F64, 1, &qx, &qx, &e, &bytes);
     CHECK(rc == TSW_OK || rc == TSW_EOVERFLOW);
 
-    /* the device is usable after that */
-    CHECK(dev_free_bytes() + ((size_t)64 << 20) >= free0);
+    /* the device is usable after that, its memory free or in tswarp's pool */
+    CHECK(dev_free_bytes() + cached_bytes() + ((size_t)64 << 20) >= free0);
     free(a);
     tsw_params_default(&p, TSW_SOFT_DTW);
     tcoll x = tc_random(r, 6, 2, 10, 50, LAYOUT_RAGGED, KIND_WALK, 0, 0);
@@ -1599,6 +1611,9 @@ static void test_leak(tsw_t_rng *r)
     int bad_rc = 0;
     for (int pass = 0; pass < 2; ++pass) {
         int calls = pass == 0 ? 10 : 200;
+        /* emptied pool: a block that a failing call never gave back would still show */
+        if (pass == 1)
+            CHECK_RC(tsw_cuda_empty_cache(g_dev), TSW_OK);
         size_t before = pass == 1 ? dev_free_bytes() : 0;
         for (int i = 0; i < calls; ++i) {
             int kind = i % 5, rc;
@@ -1633,6 +1648,7 @@ static void test_leak(tsw_t_rng *r)
                 CHECK_RC(rc, expected[kind]);
         }
         if (pass == 1) {
+            CHECK_RC(tsw_cuda_empty_cache(g_dev), TSW_OK);
             size_t after = dev_free_bytes();
             const size_t slack = (size_t)16 << 20;
             long long diff = (long long)before - (long long)after;
@@ -1921,7 +1937,133 @@ static void test_progress(tsw_t_rng *r)
 
 /* ---- main -------------------------------------------------------------------------------- */
 
-int main(void)
+/* ---- section: tswarp's memory pool ----------------------------------------------------------- */
+
+/* The pool's threshold as TSWARP_CUDA_CACHE_BYTES sets it for this process: 0 when it says
+ * 0, -1 (the default, a quarter of the memory) otherwise. */
+static int cache_disabled(void)
+{
+    const char *s = getenv("TSWARP_CUDA_CACHE_BYTES");
+    return s && strcmp(s, "0") == 0;
+}
+
+/* Child mode (main: --cache-child): one call, then the pool's unused bytes, with the
+ * environment the parent set; prints "cached N" and exits 0, or 1 on failure. */
+static int cache_child(void)
+{
+    tsw_t_rng r = {11};
+    tcoll x = tc_random(&r, 64, 2, 500, 1000, LAYOUT_PACKED, KIND_WALK, 0, 0);
+    tsw_params p;
+    tsw_params_default(&p, TSW_DTW);
+    tsw_collection cx = tc_view(&x, TSW_F64);
+    double *out = malloc(sizeof(double) * 64 * 64);
+    tsw_exec e = exec_on(TSW_DEVICE_CUDA);
+    size_t cached = 0;
+    int rc = tsw_cdist(&p, TSW_F64, 2, &cx, &cx, out, &e);
+    if (rc == TSW_OK)
+        rc = tsw_cuda_cached_bytes(g_dev, &cached);
+    printf("cached %zu (%s)\n", cached, tsw_err_name(rc));
+    free(out);
+    tc_free(&x);
+    return rc == TSW_OK ? 0 : 1;
+}
+
+/* Runs this program (self) with --cache-child and TSWARP_CUDA_CACHE_BYTES=value; the
+ * bytes it reports cached, or -1. A fresh process: the pool reads the variable once. */
+static long long cached_in_child(const char *self, const char *value)
+{
+    char cmd[4096];
+    snprintf(cmd, sizeof(cmd),
+             "TSWARP_CUDA_CACHE_BYTES='%s' TSWARP_GPU_DEVICE=%d '%s' --cache-child", value,
+             g_dev, self);
+    fflush(stdout);
+    FILE *f = popen(cmd, "r");
+    if (!f)
+        return -1;
+    char line[256];
+    long long cached = -1;
+    while (fgets(line, sizeof(line), f))
+        if (sscanf(line, "cached %lld", &cached) == 1)
+            break;
+    if (pclose(f) != 0)
+        return -1;
+    return cached;
+}
+
+static const char *g_self; /* argv[0], for the child processes */
+
+static void test_cache(tsw_t_rng *r)
+{
+    int count = 0;
+    CHECK_RC(tsw_cuda_device_count(&count), TSW_OK);
+    size_t c = 7;
+    CHECK_RC(tsw_cuda_cached_bytes(g_dev, NULL), TSW_EINVAL);
+    CHECK_RC(tsw_cuda_cached_bytes(count, &c), TSW_ENODEV);
+    CHECK_EQ(c, 0);
+    CHECK(strlen(tsw_last_error_detail()) > 0);
+    CHECK_RC(tsw_cuda_cached_bytes(-1, &c), TSW_ENODEV);
+    CHECK_RC(tsw_cuda_empty_cache(count), TSW_ENODEV);
+    CHECK_RC(tsw_cuda_empty_cache(-2), TSW_ENODEV);
+
+    /* 64 x 64 float64 cdist of series up to 4,000 points of dim 8: a few MB of block */
+    tcoll x = tc_random(r, 64, 8, 1000, 4000, LAYOUT_RAGGED, KIND_WALK, 0, 0);
+    tsw_params p;
+    tsw_params_default(&p, TSW_DTW);
+    tsw_collection cx = tc_view(&x, TSW_F64);
+    const size_t out_bytes = sizeof(double) * 64 * 64;
+    double *first = malloc(out_bytes), *again = malloc(out_bytes);
+    tsw_exec e = exec_on(TSW_DEVICE_CUDA);
+
+    CHECK_RC(tsw_cuda_empty_cache(g_dev), TSW_OK);
+    CHECK_EQ(cached_bytes(), 0);
+    CHECK_RC(tsw_cdist(&p, TSW_F64, 8, &cx, &cx, first, &e), TSW_OK);
+    size_t kept = cached_bytes();
+    if (cache_disabled())
+        CHECK_EQ(kept, 0);
+    else
+        CHECK(kept > 0); /* the call's block stays mapped */
+    /* a second call of the same size reuses it: the pool does not grow */
+    CHECK_RC(tsw_cdist(&p, TSW_F64, 8, &cx, &cx, again, &e), TSW_OK);
+    CHECK_EQ(cached_bytes(), kept);
+    CHECK(memcmp(first, again, out_bytes) == 0);
+
+    /* emptying gives it back to the driver */
+    size_t free_kept = dev_free_bytes();
+    CHECK_RC(tsw_cuda_empty_cache(g_dev), TSW_OK);
+    CHECK_EQ(cached_bytes(), 0);
+    size_t free_emptied = dev_free_bytes();
+    CHECK(free_emptied + ((size_t)64 << 20) >= free_kept + kept);
+    printf("[gpu]   pool kept %zu bytes after a cdist; empty_cache: %zu -> %zu bytes free\n",
+           kept, free_kept, free_emptied);
+
+    /* the same results from a fresh block; -1 empties every device */
+    memset(again, SENTINEL, out_bytes);
+    CHECK_RC(tsw_cdist(&p, TSW_F64, 8, &cx, &cx, again, &e), TSW_OK);
+    CHECK(memcmp(first, again, out_bytes) == 0);
+    CHECK_RC(tsw_cuda_empty_cache(-1), TSW_OK);
+    CHECK_EQ(cached_bytes(), 0);
+    for (int d = 0; d < count; ++d) {
+        size_t cd = 7;
+        CHECK_RC(tsw_cuda_cached_bytes(d, &cd), TSW_OK);
+        CHECK_EQ(cd, 0);
+    }
+
+    /* TSWARP_CUDA_CACHE_BYTES, read once per process: in child processes */
+    if (g_self) {
+        long long none = cached_in_child(g_self, "0");
+        long long bad = cached_in_child(g_self, "12x"); /* not a number: the default */
+        CHECK_EQ(none, 0);
+        CHECK(bad > 0);
+        printf("[gpu]   child processes: TSWARP_CUDA_CACHE_BYTES=0 keeps %lld bytes, "
+               "=12x (default) %lld\n",
+               none, bad);
+    }
+    free(first);
+    free(again);
+    tc_free(&x);
+}
+
+int main(int argc, char **argv)
 {
     if (!tsw_has_cuda()) {
         printf("SKIP: tswarp was built without the CUDA backend\n");
@@ -1949,6 +2091,9 @@ int main(void)
         printf("cudaSetDevice(%d) failed\n", g_dev);
         return 1;
     }
+    if (argc == 2 && strcmp(argv[1], "--cache-child") == 0)
+        return cache_child();
+    g_self = argc > 0 ? argv[0] : NULL;
     g_quick = tsw_t_quick();
     const char *env_seed = getenv("TSWARP_TEST_SEED");
     uint64_t seed = env_seed && *env_seed ? strtoull(env_seed, NULL, 0)
@@ -1972,6 +2117,7 @@ int main(void)
         {"leak", test_leak},
         {"threads", test_threads},
         {"progress", test_progress},
+        {"cache", test_cache},
     };
     for (size_t k = 0; k < sizeof(sections) / sizeof(sections[0]); ++k) {
         if (!want(sections[k].name))

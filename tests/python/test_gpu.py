@@ -1,16 +1,18 @@
 """GPU (CUDA) tests of the Python package.
 
 Two groups:
-- tests that run everywhere, GPU or not: info() keys, device= parsing, device='cuda' without
-  a GPU (NoDeviceError), device='auto' falling back to the CPU, GPU-array detection that
-  leaves host objects on the numpy path, no import of CuPy/torch by `import tswarp`;
+- tests that run everywhere, GPU or not: info() keys, device= parsing, empty_cache()'s
+  arguments, device='cuda' without a GPU (NoDeviceError), device='auto' falling back to the
+  CPU, GPU-array detection that leaves host objects on the numpy path, no import of
+  CuPy/torch by `import tswarp`;
 - tests that need a GPU (skipped, with the reason, when tswarp.info() reports none), and for
   the array-library ones CuPy and/or PyTorch with CUDA: GPU against CPU on fresh random
   inputs of every measure, both precisions, uni- and multivariate, unequal lengths, windows,
   cdist/pdist in both layouts, lists of variable-length series; CuPy and torch inputs come
   back as the same kind of array on the same GPU; non-contiguous inputs; a non-default
   stream; dtype errors; out-of-memory requests; failing calls that must not leak device
-  memory; concurrent calls from several threads.
+  memory; concurrent calls from several threads; tswarp's memory pool (cached_memory,
+  empty_cache, TSWARP_CUDA_CACHE_BYTES).
 
 Tolerances against the CPU backend: float64 1e-12 relative, float32 1e-5 (DTW, TWED) and
 1e-4 (Soft-DTW). Soft-DTW values can cancel to near zero, so as in test_properties.py they are
@@ -19,6 +21,7 @@ relative to |value| + gamma * (cells of a path) + the accumulated DTW cost of th
 
 import gc
 import math
+import os
 import re
 import subprocess
 import sys
@@ -308,13 +311,37 @@ def test_info_keys():
         assert re.fullmatch(r"((sm|compute)_\d+a? ?)+", info["cuda_archs"]), info["cuda_archs"]
     for i, g in enumerate(info["gpus"]):
         assert set(g) == {"index", "name", "compute_capability", "multiprocessors",
-                          "total_memory", "free_memory", "runnable"}
+                          "total_memory", "free_memory", "cached_memory", "runnable"}
         assert g["index"] == i and isinstance(g["name"], str) and g["name"]
         major, minor = g["compute_capability"]
         assert major >= 3 and minor >= 0 and g["multiprocessors"] > 0
         assert 0 <= g["free_memory"] <= g["total_memory"] and isinstance(g["runnable"], bool)
+        assert 0 <= g["cached_memory"] <= g["total_memory"]
     assert issubclass(tswarp.CudaError, RuntimeError)
     assert issubclass(tswarp.NoDeviceError, ValueError)
+
+
+def test_empty_cache_arguments():
+    # None: every GPU, and nothing at all without the CUDA backend (torch.cuda.empty_cache())
+    assert tswarp.empty_cache() is None
+    assert tswarp.empty_cache(None) is None
+    assert tswarp.empty_cache(device=None) is None
+    for bad in ("cuda", "cuda:0", 0.0, b"0", [0], True):
+        with pytest.raises(TypeError, match="device must be an int or None"):
+            tswarp.empty_cache(bad)
+    for bad in (-1, -(2 ** 70)):
+        with pytest.raises(ValueError, match="device must be a GPU index") as e:
+            tswarp.empty_cache(bad)
+        assert not isinstance(e.value, tswarp.NoDeviceError)
+    n = INFO["cuda_devices"]
+    for bad in (n, n + 3, np.int64(n), 2 ** 70):
+        with pytest.raises(tswarp.NoDeviceError, match=re.escape(f"device={bad!r}")):
+            tswarp.empty_cache(bad)
+    with pytest.raises(TypeError):
+        tswarp.empty_cache(None, None)
+    with pytest.raises(TypeError, match="unexpected keyword"):
+        tswarp.empty_cache(index=0)
+    assert "empty_cache" in tswarp.__all__ and tswarp.empty_cache.__module__ == "tswarp"
 
 
 def _all_calls(a, b, X, Y, metric, **kw):
@@ -888,10 +915,12 @@ def test_failing_calls_do_not_leak_device_memory(rng, xp):
     run(2 * len(calls))  # pools and caches reach their steady state
     gc.collect()  # tracebacks of the caught errors hold the call's buffers until collected
     xp.sync()
+    tswarp.empty_cache()  # tswarp's own pool (host-input calls): a leaked block would stay
     free0, used0 = xp.mem()[0], xp.used()
     run(200)
     gc.collect()
     xp.sync()
+    tswarp.empty_cache()
     free1, used1 = xp.mem()[0], xp.used()
     assert used1 <= used0, f"{xp.name} allocator: {used1 - used0} bytes more in use after 200 failing calls"
     assert free0 - free1 <= (4 << 20), f"device free memory fell by {free0 - free1} bytes"
@@ -945,6 +974,45 @@ def test_info_lists_the_gpus():
     assert INFO["cuda_runtime"] > 0 and INFO["cuda_driver"] > 0
     assert len(INFO["gpus"]) == INFO["cuda_devices"] >= 1
     assert any(g["runnable"] for g in INFO["gpus"]), INFO["gpus"]
+
+
+def _cached(index=0):
+    return tswarp.info()["gpus"][index]["cached_memory"]
+
+
+@needs_gpu
+def test_empty_cache_returns_what_the_pool_keeps(rng):
+    """Host-input calls keep their GPU block in tswarp's pool (up to the cap); the next
+    call of the size reuses it, empty_cache gives it back, and the results stay the same."""
+    X = rng.normal(size=(64, 2000, 4))
+    tswarp.empty_cache()
+    assert all(g["cached_memory"] == 0 for g in tswarp.info()["gpus"])
+    exp = tswarp.cdist(X, X[:8], device="cuda:0")
+    kept = _cached()
+    if os.environ.get("TSWARP_CUDA_CACHE_BYTES") == "0":
+        assert kept == 0
+    else:
+        assert kept > 0
+    np.testing.assert_array_equal(tswarp.cdist(X, X[:8], device="cuda:0"), exp)
+    assert _cached() == kept  # reused: the pool did not grow
+    tswarp.empty_cache(0)
+    assert _cached() == 0
+    np.testing.assert_array_equal(tswarp.cdist(X, X[:8], device="cuda:0"), exp)
+    tswarp.empty_cache()
+    assert _cached() == 0
+
+
+@needs_gpu
+def test_cuda_cache_bytes_zero_keeps_nothing():
+    code = ("import numpy as np, tswarp; X = np.random.default_rng(0).normal(size=(64, 2000, 4));"
+            "tswarp.cdist(X, X[:8], device='cuda:0');"
+            "print(tswarp.info()['gpus'][0]['cached_memory'])")
+    for value, keeps in (("0", False), ("not a number", True)):
+        env = dict(os.environ, TSWARP_CUDA_CACHE_BYTES=value)
+        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                              timeout=120, env=env)
+        assert proc.returncode == 0, proc.stderr
+        assert (int(proc.stdout.split()[-1]) > 0) == keeps, (value, proc.stdout)
 
 
 # =======================================================================================
