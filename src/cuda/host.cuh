@@ -78,6 +78,28 @@ inline int device_count_cached()
     return c;
 }
 
+/* Streaming multiprocessors of a device (asked once per device, then cached; the H100's
+ * 132 if the driver cannot say, which only sizes grids and never decides correctness). */
+inline int sm_count(int device)
+{
+    constexpr int kCached = 64;
+    static int known[kCached]; /* 0 until asked */
+    if (device >= 0 && device < kCached) {
+        const int k = __atomic_load_n(&known[device], __ATOMIC_ACQUIRE);
+        if (k > 0)
+            return k;
+    }
+    int sms = 0;
+    if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess ||
+        sms < 1) {
+        (void)cudaGetLastError();
+        return 132;
+    }
+    if (device >= 0 && device < kCached)
+        __atomic_store_n(&known[device], sms, __ATOMIC_RELEASE);
+    return sms;
+}
+
 /* TSW_OK when `index` names a device, else TSW_ENODEV with the detail. */
 inline int check_device(int index)
 {

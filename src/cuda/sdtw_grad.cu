@@ -639,11 +639,7 @@ __global__ void sg_zero_rows(T *o, const int64_t *off, const int64_t *len, int64
 constexpr int kSplitRows = 256;
 int64_t sg_split(int64_t count, int64_t max_n, int device)
 {
-    int sms = 0;
-    if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) {
-        (void)cudaGetLastError();
-        sms = 132;
-    }
+    const int sms = sm_count(device);
     if (max_n <= kSplitRows || count * ((max_n + 511) / 512) >= 2 * (int64_t)sms)
         return 0;
     const char *env = getenv("TSWARP_SDTW_SPLIT"); /* developer knob: 0 disables */

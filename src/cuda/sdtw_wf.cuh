@@ -662,11 +662,7 @@ inline int wf_rows_per_lane(int64_t count, int64_t max_len, int device)
     if (env && (env[0] == '1' || env[0] == '2' || env[0] == '4' || env[0] == '8') &&
         env[1] == 0 && max_len <= (int64_t)32 * kWfMaxWarps * (env[0] - '0'))
         return env[0] - '0';
-    int sms = 0;
-    if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) {
-        (void)cudaGetLastError();
-        sms = 132;
-    }
+    const int sms = sm_count(device);
     const int64_t warps = count * (((max_len + rb - 1) / rb + 31) / 32);
     return warps >= 2 * (int64_t)sms ? rb : 0;
 }
@@ -699,10 +695,10 @@ inline int wf_split_rows(int64_t count, int64_t max_len, int64_t dim, int device
     const long forced = wf_split_knob();
     if (forced == 0 || count < 1 || max_len > kWfSplitMaxLen || (forced < 0 && max_len <= 256))
         return 0;
-    int sms = 0, optin = 0;
-    if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess ||
-        cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device) !=
-            cudaSuccess) {
+    const int sms = sm_count(device);
+    int optin = 0;
+    if (cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device) !=
+        cudaSuccess) {
         (void)cudaGetLastError();
         return 0;
     }

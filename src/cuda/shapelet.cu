@@ -303,17 +303,6 @@ int copy_out(Call &call, void *dst, const void *src, size_t bytes, const char *w
     return TSW_OK;
 }
 
-int sm_count(int device)
-{
-    int sms = 0;
-    if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess ||
-        sms < 1) {
-        (void)cudaGetLastError();
-        sms = 132;
-    }
-    return sms;
-}
-
 /* Resident blocks of a kernel per SM (at least 1). */
 template <typename K> int64_t resident(K kernel, int threads, size_t smem)
 {

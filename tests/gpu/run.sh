@@ -6,7 +6,9 @@
 # Environment (all optional): BUILD (build folder, default <repo>/build-gpu), ARCHS
 # (CMAKE_CUDA_ARCHITECTURES, default 90-real), PYTHON (default python3), JOBS (default nproc),
 # BUDGET (seconds for the whole run, default 530: each stage's time limit is cut to what is
-# left), RACECHECK_SECTIONS (test_cuda sections under racecheck, default pairs,long,batch),
+# left), RACECHECK_SECTIONS (test_cuda sections under racecheck, default pairs,long,batch;
+# "-": test_cuda not at all), RACECHECK_TESTS (the other GPU tests under racecheck, by name,
+# comma-separated, e.g. test_cuda_sdtw; default all),
 # OUT (where the logs go; default $BUILD/logs only), SKIP_STAGES (comma-separated stage names
 # not to run, e.g. SKIP_STAGES=memcheck,racecheck; reported as "skipped", not as failures).
 #
@@ -42,6 +44,7 @@ PYTHON=${PYTHON:-python3}
 JOBS=${JOBS:-$(nproc 2>/dev/null || echo 4)}
 BUDGET=${BUDGET:-530}
 RACECHECK_SECTIONS=${RACECHECK_SECTIONS:-pairs,long,batch}
+RACECHECK_TESTS=${RACECHECK_TESTS:-}
 SKIP_STAGES=${SKIP_STAGES:-}
 TUNING=${TUNING:-ON} # OFF: without the long-pair kernel's tuning shapes (a shorter build)
 LOGS=$BUILD/logs
@@ -67,7 +70,7 @@ if [ -z "$SANITIZER" ]; then
     SANITIZER=$(find /usr/local /opt -maxdepth 6 -name compute-sanitizer -type f -perm -u+x 2>/dev/null | head -n 1)
 fi
 SDTW_SCAN=${SDTW_SCAN:-}
-export SRC BUILD ARCHS PYTHON JOBS LOGS VENV PATH CUDACXX SANITIZER RACECHECK_SECTIONS TUNING SDTW_SCAN
+export SRC BUILD ARCHS PYTHON JOBS LOGS VENV PATH CUDACXX SANITIZER RACECHECK_SECTIONS RACECHECK_TESTS TUNING SDTW_SCAN
 export PYTHONUNBUFFERED=1 PIP_NO_INDEX=1 PIP_DISABLE_PIP_VERSION_CHECK=1
 
 NAMES=()
@@ -209,10 +212,14 @@ st_memcheck() {
 st_racecheck() {
     [ -n "${SANITIZER:-}" ] || { echo "compute-sanitizer not found"; return 2; }
     local rc=0 t
-    TSWARP_TEST_QUICK=1 TSWARP_GPU_TEST_ONLY="$RACECHECK_SECTIONS" \
-        "$SANITIZER" --tool racecheck --racecheck-report all --report-api-errors no \
-        --error-exitcode 99 --print-limit 30 "$BUILD/tests/gpu/test_cuda" || rc=1
+    if [ "$RACECHECK_SECTIONS" != "-" ]; then
+        TSWARP_TEST_QUICK=1 TSWARP_GPU_TEST_ONLY="$RACECHECK_SECTIONS" \
+            "$SANITIZER" --tool racecheck --racecheck-report all --report-api-errors no \
+            --error-exitcode 99 --print-limit 30 "$BUILD/tests/gpu/test_cuda" || rc=1
+    fi
     for t in $(other_gpu_tests); do
+        [ -z "$RACECHECK_TESTS" ] || [[ ",$RACECHECK_TESTS," == *",$(basename "$t"),"* ]] ||
+            continue
         echo "== racecheck $t"
         TSWARP_TEST_QUICK=1 "$SANITIZER" --tool racecheck --racecheck-report all \
             --report-api-errors no --error-exitcode 99 --print-limit 30 "$t" || rc=1
