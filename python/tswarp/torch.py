@@ -97,8 +97,11 @@ def _workspace(on_dev, device, raw, args):
 
 class _SoftDTWFunction(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, x, y, gamma, normalize, wk, wv, lx, ly, n_jobs):
-        want_x, want_y = ctx.needs_input_grad[0], ctx.needs_input_grad[1]
+    def forward(ctx, x, y, gamma, normalize, wk, wv, lx, ly, n_jobs, grad_on):
+        # grad_on: autograd records this call (grad mode, outside forward); under
+        # torch.no_grad only the values are computed, not gradients nobody will ask for
+        want_x = grad_on and ctx.needs_input_grad[0]
+        want_y = grad_on and ctx.needs_input_grad[1]
         x = x.detach().contiguous()
         y = y.detach().contiguous()
         count, n, d = x.shape
@@ -124,13 +127,13 @@ class _SoftDTWFunction(torch.autograd.Function):
         gx, gy = ctx.saved_tensors
         s = grad_out.reshape(-1, 1, 1)
         return (gx * s if gx is not None else None, gy * s if gy is not None else None,
-                None, None, None, None, None, None, None)
+                None, None, None, None, None, None, None, None)
 
 
 class _SoftDTWCostFunction(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, C, gamma, wk, wv, lx, ly, n_jobs):
-        want = ctx.needs_input_grad[0]
+    def forward(ctx, C, gamma, wk, wv, lx, ly, n_jobs, grad_on):
+        want = grad_on and ctx.needs_input_grad[0]  # (as in _SoftDTWFunction)
         C = C.detach().contiguous()
         count, n, m = C.shape
         on_dev, stream, idx = _where(C)
@@ -150,7 +153,7 @@ class _SoftDTWCostFunction(torch.autograd.Function):
     def backward(ctx, grad_out):
         (gc,) = ctx.saved_tensors
         return (gc * grad_out.reshape(-1, 1, 1) if gc is not None else None,
-                None, None, None, None, None, None)
+                None, None, None, None, None, None, None)
 
 
 def soft_dtw(x, y, gamma=1.0, normalize=False, bandwidth=None, x_lengths=None,
@@ -176,7 +179,8 @@ def soft_dtw(x, y, gamma=1.0, normalize=False, bandwidth=None, x_lengths=None,
                 raise ValueError(f"{name} contains NaN or infinity")
     lx = _lengths(x_lengths, x.shape[0], x.shape[1], "x_lengths")
     ly = _lengths(y_lengths, y.shape[0], y.shape[1], "y_lengths")
-    return _SoftDTWFunction.apply(x, y, g, bool(normalize), wk, wv, lx, ly, _n_jobs(n_jobs))
+    return _SoftDTWFunction.apply(x, y, g, bool(normalize), wk, wv, lx, ly, _n_jobs(n_jobs),
+                                  torch.is_grad_enabled())
 
 
 def soft_dtw_cost(C, gamma=1.0, bandwidth=None, x_lengths=None, y_lengths=None, n_jobs=None):
@@ -201,7 +205,8 @@ def soft_dtw_cost(C, gamma=1.0, bandwidth=None, x_lengths=None, y_lengths=None, 
     ly = _lengths(y_lengths, C.shape[0], C.shape[2], "y_lengths")
     if C.device.type == "cpu" and lx is None and ly is None and not torch.isfinite(C).all():
         raise ValueError("C contains NaN or infinity")
-    out = _SoftDTWCostFunction.apply(C, g, wk, wv, lx, ly, _n_jobs(n_jobs))
+    out = _SoftDTWCostFunction.apply(C, g, wk, wv, lx, ly, _n_jobs(n_jobs),
+                                     torch.is_grad_enabled())
     return out[0] if single else out
 
 

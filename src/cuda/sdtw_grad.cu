@@ -1072,8 +1072,8 @@ int sg_grad(const tsw_params *params, tsw_dtype dtype, int64_t dim, const tsw_co
     for (int64_t k = 0; k < count; ++k) {
         const double n = (double)hx.len[k], m = (double)hy.len[k];
         double r = wf ? wcells(hx.len[k], hy.len[k]) : (n + m - 1) * n;
-        if (val_only) {
-            r = 0; /* nothing stored */
+        if (val_only || (wf && !grad_x && !grad_y)) {
+            r = 0; /* nothing stored (the wavefront kernel stores only for a backward pass) */
         } else if (norm && wf) {
             r = fmax(r, wcells(hx.len[k], hx.len[k]));
             r = fmax(r, wcells(hy.len[k], hy.len[k]));

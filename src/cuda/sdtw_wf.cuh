@@ -350,7 +350,7 @@ __global__ void __launch_bounds__(32 * kWfMaxWarps, 1) sdtw_wf_kernel(SgArgs<flo
 #pragma unroll
                 for (int r = 0; r < RB; ++r) {
                     const int i = r0 + r, j = s - i;
-                    if (!VAL && j >= 0 && j < m && i < nl)
+                    if (!VAL && g.want_grad && j >= 0 && j < m && i < nl)
                         P[WF_AT(s, r)] = np[r];
                 }
                 if (SPLIT && below && L == Lp - 1) { /* the stripe's last row, for below */

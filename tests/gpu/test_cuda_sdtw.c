@@ -264,6 +264,15 @@ static void random_case(tsw_t_rng *r, int big)
         if (!CHECK(err <= tol_of(dt)))
             TSW_T_NOTE("  %s: value %" PRId64 ": gpu %.12g cpu %.12g\n", ctx, k, g, e);
     }
+    /* no gradient wanted: the same values, bit for bit (the wavefront kernel then stores no
+     * probabilities) */
+    {
+        void *v_nog = malloc(es * count);
+        if (CHECK_RC(tsw_soft_dtw_grad(&p, dt, dim, &cx, &cy, v_nog, NULL, NULL, &eg), TSW_OK) &&
+            !CHECK(memcmp(v_nog, v_gpu, es * count) == 0))
+            TSW_T_NOTE("  %s: values without gradients differ\n", ctx);
+        free(v_nog);
+    }
     /* the float64 tolerance follows |R(x, y)|: the divergence's value can be far smaller */
     void *v_raw = malloc(es * count);
     memcpy(v_raw, v_cpu, es * count);
@@ -349,7 +358,7 @@ static void split_case(tsw_t_rng *r, int exact)
     char rows[32] = "";
     if (exact || tsw_t_int(r, 0, 1)) {
         const int unit = 32 * rb, most = (int)((L - 1) / unit);
-        snprintf(rows, sizeof rows, "%d", unit * (most > 0 ? tsw_t_int(r, 1, most) : 1));
+        snprintf(rows, sizeof rows, "%d", unit * (most > 0 ? (int)tsw_t_int(r, 1, most) : 1));
     }
     batch x = make_batch(r, count, dim, lx, tsw_t_int(r, 0, 1));
     batch y = make_batch(r, count, dim, ly, tsw_t_int(r, 0, 1));

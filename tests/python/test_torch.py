@@ -94,6 +94,64 @@ def test_module_cpu_float32_and_no_grad(rng):
         fn(x, y, x_lengths=[31, 1, 1, 1, 1])
 
 
+def _spy_raw(monkeypatch, name):
+    """Records the arguments of each call of tswarp's raw soft-DTW binding `name`."""
+    import tswarp.torch as tt
+
+    calls, raw = [], getattr(tt._tswarp, name)
+
+    def spy(*a):
+        calls.append(a)
+        return raw(*a)
+
+    monkeypatch.setattr(tt._tswarp, name, spy)
+    return calls
+
+
+@pytest.mark.parametrize("normalize", [False, True])
+def test_no_grad_computes_values_only(rng, monkeypatch, normalize):
+    """Under torch.no_grad (or with no input requiring grad) no gradient is computed, and the
+    values are the same bits as with autograd on."""
+    x = torch.tensor(rng.standard_normal((3, 20, 2)), requires_grad=True)
+    y = torch.tensor(rng.standard_normal((3, 15, 2)), requires_grad=True)
+    fn = SoftDTW(gamma=0.5, normalize=normalize)
+    calls = _spy_raw(monkeypatch, "_soft_dtw_grad_raw")
+    loss = fn(x, y)
+    assert calls[-1][3] != 0 and calls[-1][4] != 0  # grad_x, grad_y pointers
+    with torch.no_grad():
+        v = fn(x, y)
+    assert calls[-1][3] == 0 and calls[-1][4] == 0 and not v.requires_grad
+    assert torch.equal(v, loss.detach())
+    w = fn(x.detach(), y.detach())
+    assert calls[-1][3] == 0 and calls[-1][4] == 0 and torch.equal(w, v)
+    # only the input that requires grad gets one
+    fn(x, y.detach()).sum().backward()
+    assert calls[-1][3] != 0 and calls[-1][4] == 0
+    C = torch.tensor(rng.random((2, 6, 5)), requires_grad=True)
+    calls = _spy_raw(monkeypatch, "_soft_dtw_cost_grad_raw")
+    c1 = soft_dtw_cost(C, gamma=0.5)
+    assert calls[-1][2] != 0  # grad_cost pointer
+    with torch.no_grad():
+        c2 = soft_dtw_cost(C, gamma=0.5)
+    assert calls[-1][2] == 0 and torch.equal(c2, c1.detach())
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA GPU in this machine")
+@pytest.mark.parametrize("normalize", [False, True])
+def test_cuda_no_grad_values_equal_autograd_values(normalize):
+    """The float32 wavefront kernel without a backward pass (no_grad) gives the values of the
+    call with gradients bit for bit; one block a pair and split into stripes (B=4)."""
+    g = torch.Generator(device="cuda").manual_seed(7)
+    for B, N in ((300, 200), (4, 700)):
+        x = torch.randn(B, N, 1, device="cuda", generator=g).cumsum(1).mul(0.1)
+        y = torch.randn(B, N - 30, 1, device="cuda", generator=g).cumsum(1).mul(0.1)
+        fn = SoftDTW(gamma=1.0, normalize=normalize)
+        with_grad = fn(x.clone().requires_grad_(), y.clone().requires_grad_())
+        with torch.no_grad():
+            v = fn(x.clone().requires_grad_(), y)
+        assert torch.equal(v, with_grad.detach()), (B, N)
+
+
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA GPU in this machine")
 def test_cuda_tensors_match_cpu(rng):
     x = torch.tensor(rng.standard_normal((4, 40, 2)), requires_grad=True)
