@@ -5,7 +5,8 @@
  * Fresh random inputs on every run (seed printed; TSWARP_TEST_SEED=<seed> replays): batches
  * of pairs with equal and unequal lengths (1 to 3,000 points: small batches of pairs longer
  * than 256 points run on several blocks per pair, one stripe of rows each, on both kernels:
- * split_case), dims 1, 2, 3 and 7,
+ * split_case, where the float32 wavefront kernel's stripes of a forced height must give the
+ * one-block kernel's bits), dims 1, 2, 3 and 7,
  * float32 and float64, the float32 wavefront kernel with 1, 2, 4 and 8 rows per lane (forced by
  * its developer knob TSWARP_SDTW_WF_RB) and in batches large enough for it to be chosen, gamma
  * from 1e-3 to 1e2, no
@@ -13,7 +14,9 @@
  * with gaps; the cost-matrix variant; paired soft-DTW values (tsw_paired: the wavefront
  * kernel's value-only variant against the CPU and the many-pairs engine); the *_device twins,
  * synchronous and asynchronous (exec.cuda_async) (equal to the host-memory GPU
- * results bit for bit); NaN found on the device with the outputs untouched.
+ * results bit for bit); values without gradients (NULL gradient pointers) equal to those
+ * with, bit for bit; NaN found on the device with the outputs untouched.
+ * TSWARP_GPU_TEST_ONLY=random,paired,split,cost,extreme,faults,long runs some parts only.
  *
  * Agreement with the CPU: values within tol * max(1, |cpu|), gradients within
  * tol * max(1, max |cpu gradient| of the pair), tol = 1e-9 (float64) and 1e-4 (float32,
@@ -771,6 +774,20 @@ static void test_long(tsw_t_rng *r)
     free_batch(&y);
 }
 
+/* TSWARP_GPU_TEST_ONLY (comma-separated: random, paired, split, cost, extreme, faults, long)
+ * runs those parts only, as test_cuda's sections (e.g. under racecheck); unset: all. */
+static int section_on(const char *name)
+{
+    const char *only = getenv("TSWARP_GPU_TEST_ONLY");
+    if (!only || !*only)
+        return 1;
+    const size_t n = strlen(name);
+    for (const char *p = only; (p = strstr(p, name)) != NULL; p += n)
+        if ((p == only || p[-1] == ',') && (p[n] == 0 || p[n] == ','))
+            return 1;
+    return 0;
+}
+
 int main(void)
 {
     int count = 0;
@@ -791,24 +808,33 @@ int main(void)
            seed, seed);
     tsw_t_rng r = {seed};
     const int cases = g_quick ? 30 : 300;
-    for (int i = 0; i < cases; ++i)
-        random_case(&r, 0);
-    for (int i = 0; i < (g_quick ? 2 : 8); ++i)
-        random_case(&r, 1);
-    for (int i = 0; i < (g_quick ? 3 : 12); ++i)
-        random_case(&r, 2);
-    for (int i = 0; i < (g_quick ? 20 : 150); ++i)
-        paired_case(&r, 0);
-    for (int i = 0; i < (g_quick ? 3 : 12); ++i)
-        paired_case(&r, 1);
+    if (section_on("random")) {
+        for (int i = 0; i < cases; ++i)
+            random_case(&r, 0);
+        for (int i = 0; i < (g_quick ? 2 : 8); ++i)
+            random_case(&r, 1);
+        for (int i = 0; i < (g_quick ? 3 : 12); ++i)
+            random_case(&r, 2);
+    }
+    if (section_on("paired")) {
+        for (int i = 0; i < (g_quick ? 20 : 150); ++i)
+            paired_case(&r, 0);
+        for (int i = 0; i < (g_quick ? 3 : 12); ++i)
+            paired_case(&r, 1);
+    }
     unsetenv("TSWARP_SDTW_WF_RB");
-    for (int i = 0; i < (g_quick ? 40 : 120); ++i)
-        split_case(&r, i % 4 != 3);
-    for (int i = 0; i < (g_quick ? 10 : 60); ++i)
-        cost_case(&r);
-    extreme_gamma(&r);
-    test_faults();
-    test_long(&r);
+    if (section_on("split"))
+        for (int i = 0; i < (g_quick ? 40 : 120); ++i)
+            split_case(&r, i % 4 != 3);
+    if (section_on("cost"))
+        for (int i = 0; i < (g_quick ? 10 : 60); ++i)
+            cost_case(&r);
+    if (section_on("extreme"))
+        extreme_gamma(&r);
+    if (section_on("faults"))
+        test_faults();
+    if (section_on("long"))
+        test_long(&r);
     printf("[gpu] soft-DTW grad: largest relative differences: f32 value %.3g gradient %.3g; "
            "f64 value %.3g gradient %.3g\n",
            g_maxerr[TSW_F32][0], g_maxerr[TSW_F32][1], g_maxerr[TSW_F64][0],
