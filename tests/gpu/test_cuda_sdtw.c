@@ -69,6 +69,19 @@ typedef struct {
     double *v; /* rows x dim */
 } batch;
 
+/* Whether two gradient buffers laid out like b hold the same bits in b's series (the rows
+ * between them are not compared); a NULL first buffer counts as the same. */
+static int series_same(const batch *b, const void *g, const void *h, size_t es)
+{
+    if (!g)
+        return 1;
+    int same = 1;
+    for (int64_t k = 0; k < b->count; ++k)
+        same &= memcmp((const char *)g + es * b->off[k] * b->dim,
+                       (const char *)h + es * b->off[k] * b->dim, es * b->len[k] * b->dim) == 0;
+    return same;
+}
+
 static batch make_batch(tsw_t_rng *r, int64_t count, int64_t dim, const int64_t *lens, int gaps)
 {
     batch b;
@@ -305,13 +318,7 @@ static void random_case(tsw_t_rng *r, int big)
             void *hv = host_copy(dvals, es * count), *hgx = host_copy(dgx, es * x.rows * dim);
             void *hgy = host_copy(dgy, es * y.rows * dim);
             CHECK(memcmp(hv, v_gpu, es * count) == 0);
-            int same = 1;
-            for (int64_t k = 0; k < count; ++k)
-                same &= memcmp((char *)hgx + es * x.off[k] * dim,
-                               (char *)gx_gpu + es * x.off[k] * dim, es * x.len[k] * dim) == 0 &&
-                        memcmp((char *)hgy + es * y.off[k] * dim,
-                               (char *)gy_gpu + es * y.off[k] * dim, es * y.len[k] * dim) == 0;
-            if (!CHECK(same))
+            if (!CHECK(series_same(&x, hgx, gx_gpu, es) && series_same(&y, hgy, gy_gpu, es)))
                 TSW_T_NOTE("  %s: device twin differs\n", ctx);
             free(hv);
             free(hgx);
@@ -445,15 +452,8 @@ static void split_case(tsw_t_rng *r, int exact)
                      TSW_OK)) {
             void *hv = host_copy(dvals, es * count);
             void *hgx = dgx ? host_copy(dgx, bx) : NULL, *hgy = dgy ? host_copy(dgy, by) : NULL;
-            int same = memcmp(hv, v[1], es * count) == 0;
-            for (int64_t k = 0; k < count; ++k) {
-                if (hgx)
-                    same &= memcmp((char *)hgx + es * x.off[k] * dim,
-                                   (char *)gx[1] + es * x.off[k] * dim, es * x.len[k] * dim) == 0;
-                if (hgy)
-                    same &= memcmp((char *)hgy + es * y.off[k] * dim,
-                                   (char *)gy[1] + es * y.off[k] * dim, es * y.len[k] * dim) == 0;
-            }
+            const int same = memcmp(hv, v[1], es * count) == 0 &&
+                             series_same(&x, hgx, gx[1], es) && series_same(&y, hgy, gy[1], es);
             if (!CHECK(same))
                 TSW_T_NOTE("  %s: device twin differs\n", ctx);
             free(hv);
