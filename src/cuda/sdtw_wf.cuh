@@ -300,28 +300,34 @@ __global__ void __launch_bounds__(32 * kWfMaxWarps, 1) sdtw_wf_kernel(SgArgs<flo
                     }
                     __syncwarp();
                 }
-                /* lane L - 1's last row, as it was after the step before */
+                /* lane L - 1's last row, as it was after the step before; lane 0 takes the
+                 * warp above's (or row -1's) instead. Every lane reads that value (one
+                 * broadcast load, a warp-uniform branch) and lane 0 selects it: no
+                 * divergent branch in the step */
                 RT uR = __shfl_up_sync(FULL, prev[RB - 1], 1);
                 RT uY[DK];
 #pragma unroll
                 for (int k = 0; k < DK; ++k)
                     uY[k] = __shfl_up_sync(FULL, yv[RB - 1][k], 1);
-                if (lane == 0) {
-                    if (warp == 0) {
-                        uR = INF; /* R(-1, j) */
-                        if (SPLIT && above && s < m)
-                            uR = (RT)__longlong_as_double((long long)wf_q[s % kWfChunk]);
+                RT hR, hY[DK];
+                if (warp == 0) {
+                    hR = INF; /* R(-1, j) */
+                    if (SPLIT && above && s < m)
+                        hR = (RT)__longlong_as_double((long long)wf_q[s % kWfChunk]);
 #pragma unroll
-                        for (int k = 0; k < DK; ++k)
-                            uY[k] = s < m ? (RT)ys[s * DK + k] : (RT)0;
-                    } else {
-                        const double *h = hf + (((s & 1) ^ 1) * NW + warp - 1) * (1 + DK);
-                        uR = (RT)h[0];
+                    for (int k = 0; k < DK; ++k)
+                        hY[k] = s < m ? (RT)ys[s * DK + k] : (RT)0;
+                } else {
+                    const double *h = hf + (((s & 1) ^ 1) * NW + warp - 1) * (1 + DK);
+                    hR = (RT)h[0];
 #pragma unroll
-                        for (int k = 0; k < DK; ++k)
-                            uY[k] = (RT)h[1 + k];
-                    }
+                    for (int k = 0; k < DK; ++k)
+                        hY[k] = (RT)h[1 + k];
                 }
+                uR = lane == 0 ? hR : uR;
+#pragma unroll
+                for (int k = 0; k < DK; ++k)
+                    uY[k] = lane == 0 ? hY[k] : uY[k];
                 RT nR[RB];
                 float2 np[RB];
 #pragma unroll
@@ -472,34 +478,50 @@ __global__ void __launch_bounds__(32 * kWfMaxWarps, 1) sdtw_wf_kernel(SgArgs<flo
             dY[k] = __shfl_down_sync(FULL, yb[0][k], 1);
             dG[k] = __shfl_down_sync(FULL, gya[0][k], 1);
         }
-        if (lane == 31) {
+        /* lane 31 takes the warp below's first row instead (zeros below the last warp), and
+         * the last owner has no rows below: y of its last row from b itself. As in the
+         * forward pass, the values are read by every lane of the warp concerned (warp-uniform
+         * branches, broadcast loads) and selected, so the step has no divergent branch */
+        {
+            float hE = 0.f, hPx = 0.f, hPy = 0.f, hY[DK], hG[DK];
+#pragma unroll
+            for (int k = 0; k < DK; ++k)
+                hY[k] = hG[k] = 0.f;
             if (warp + 1 < NW) {
                 const float *h = hb + (((s & 1) ^ 1) * NW + warp + 1) * (3 + 2 * DK);
-                dE = h[0];
-                dPx = h[1];
-                dPy = h[2];
+                hE = h[0];
+                hPx = h[1];
+                hPy = h[2];
 #pragma unroll
                 for (int k = 0; k < DK; ++k) {
-                    dY[k] = h[3 + k];
-                    dG[k] = h[3 + DK + k];
+                    hY[k] = h[3 + k];
+                    hG[k] = h[3 + DK + k];
                 }
-            } else {
-                dE = dPx = dPy = 0.f;
+            }
+            float lY[DK]; /* the last owner's: b at its last row's column */
+#pragma unroll
+            for (int k = 0; k < DK; ++k)
+                lY[k] = 0.f;
+            if (warp == (Lp - 1) >> 5) {
+                const int j = s - (r0 + RB - 1);
 #pragma unroll
                 for (int k = 0; k < DK; ++k)
-                    dY[k] = dG[k] = 0.f;
+                    lY[k] = j >= 0 && j < m ? ys[j * DK + k] : 0.f;
             }
-        }
-        if (last_owner) {
-            /* no rows below (split: none in this stripe): y of the last row from b itself */
-            const int j = s - (r0 + RB - 1);
+            const bool l31 = lane == 31;
+            dE = last_owner ? 0.f : l31 ? hE : dE;
+            dPx = last_owner ? 0.f : l31 ? hPx : dPx;
+            dPy = last_owner ? 0.f : l31 ? hPy : dPy;
 #pragma unroll
             for (int k = 0; k < DK; ++k) {
-                dY[k] = j >= 0 && j < m ? ys[j * DK + k] : 0.f;
-                dG[k] = 0.f;
+                dY[k] = last_owner ? lY[k] : l31 ? hY[k] : dY[k];
+                dG[k] = last_owner ? 0.f : l31 ? hG[k] : dG[k];
             }
-            dE = dPx = dPy = 0.f;
-            if (SPLIT && below && j >= 0 && j < m) {
+        }
+        if (SPLIT && below && last_owner) {
+            /* the stripe below's first row, fetched above */
+            const int j = s - (r0 + RB - 1);
+            if (j >= 0 && j < m) {
                 const unsigned long long *w = wf_q + kWfChunk + 3 * ((m - 1 - j) % kWfChunk);
                 dE = wf_lo(w[0]);
                 dPx = wf_lo(w[1]);
