@@ -419,16 +419,20 @@ __global__ void __launch_bounds__(32 * kWfMaxWarps, 1) sdtw_wf_kernel(SgArgs<flo
             yb[r][k] = gya[r][k] = gx[r][k] = 0.f;
     }
     float *gbo = gy_on ? g.gb + g.boff[p] * DK : nullptr;
-    /* own probabilities, loaded two steps ahead; invalid cells read as 0 */
+    /* own probabilities, loaded two steps ahead; invalid cells read as 0. o: WF_AT(s, 0),
+     * the loop's offset moves down by RB Lp a step (no 64-bit index products per load) */
     float2 pc[RB], pn[RB];
-#define WF_LOAD(dst, s)                                                                       \
+    const int64_t step_at = (int64_t)RB * Lp;
+#define WF_LOAD(dst, s, o)                                                                    \
     _Pragma("unroll") for (int r = 0; r < RB; ++r)                                            \
     {                                                                                         \
         const int i_ = r0 + r, j_ = (s)-i_;                                                   \
-        dst[r] = (j_ >= 0 && j_ < m && i_ < nl) ? P[WF_AT((s), r)] : make_float2(0.f, 0.f);   \
+        dst[r] = ((unsigned)j_ < (unsigned)m && i_ < nl) ? P[(o) + (int64_t)r * Lp]           \
+                                                         : make_float2(0.f, 0.f);             \
     }
-    WF_LOAD(pc, S - 1);
-    WF_LOAD(pn, S - 2);
+    WF_LOAD(pc, S - 1, WF_AT(S - 1, 0));
+    WF_LOAD(pn, S - 2, WF_AT(S - 2, 0));
+    int64_t o2 = WF_AT(S - 3, 0); /* step s - 2 of the loop's step s */
     const bool last_owner = L == Lp - 1;
     /* split: the stripe below's first row (read by the last lane, fetched by lanes 24-31,
      * column c - (31 - lane) of the chunk ahead, descending) and this stripe's first row
@@ -447,7 +451,8 @@ __global__ void __launch_bounds__(32 * kWfMaxWarps, 1) sdtw_wf_kernel(SgArgs<flo
 #pragma unroll 3
     for (int s = S - 1; s >= 0; --s) {
         float2 pl2[RB];
-        WF_LOAD(pl2, s - 2);
+        WF_LOAD(pl2, s - 2, o2);
+        o2 -= step_at;
         if (SPLIT && below && warp == NW - 1) { /* warp-uniform */
             const int jl = s - (nl - 1);        /* the last row's column */
             if (jl >= 0 && jl < m && (m - 1 - jl) % kWfChunk == 0) {
