@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# A/B timing of the soft-DTW gradient kernels on a GPU machine: the library of an older tree
+# against this one's, side by side in one run (bench/gpu_sdtw_ncu_driver.c on device arrays,
+# the cases alternated three times), after test_cuda_sdtw on this tree.
+#
+#   git archive <commit> | tar -x -C ab-old     # the older tree (untracked, so the device
+#   OUT=<logs> bash bench/gpu_sdtw_ab.sh ab-old  # tool's copy of the working tree has it)
+#
+# Builds both (TSWARP_CUDA_TUNING=OFF, sm_90) in parallel, 8 jobs each.
+set -u
+OLD=${1:-ab-old}
+OUT=${OUT:-build-ab}
+mkdir -p "$OUT"
+CF=(-G Ninja -DCMAKE_BUILD_TYPE=Release -DTSWARP_CUDA=ON -DTSWARP_CUDA_TUNING=OFF
+    -DCMAKE_CUDA_ARCHITECTURES=90-real)
+T0=$(date +%s)
+(cmake -S "$OLD" -B build-old "${CF[@]}" -DTSWARP_BUILD_TESTS=OFF >/dev/null &&
+    cmake --build build-old --target tswarp -j8 >"$OUT/build-old.log" 2>&1
+    echo "old build rc $?") &
+cmake -S . -B build-new "${CF[@]}" -DTSWARP_BUILD_TESTS=ON >/dev/null &&
+    cmake --build build-new --target tswarp test_cuda_sdtw -j8 >"$OUT/build-new.log" 2>&1
+echo "new build rc $?"
+wait
+echo "builds $(($(date +%s) - T0)) s"
+timeout 60 build-new/tests/gpu/test_cuda_sdtw >"$OUT/test_cuda_sdtw.log" 2>&1
+echo "test_cuda_sdtw rc $?"
+tail -2 "$OUT/test_cuda_sdtw.log"
+for v in old new; do
+    gcc -O2 bench/gpu_sdtw_ncu_driver.c -Iinclude -I/usr/local/cuda/include -Lbuild-$v -ltswarp \
+        -L/usr/local/cuda/lib64 -lcudart -Wl,-rpath,"$PWD/build-$v" -o build-$v/prof ||
+        echo "driver $v failed"
+done
+for round in 1 2 3; do
+    for c in "64 512 1 30" "64 512 0 30" "16 1024 1 20" "512 256 1 30" "4 8192 1 3"; do
+        for v in old new; do
+            # shellcheck disable=SC2086  # $c is the driver's arguments
+            echo "round $round $v $(timeout 20 build-$v/prof $c)"
+        done
+    done
+done | tee "$OUT/ab.txt"
