@@ -11,7 +11,8 @@ Needs PyTorch (an optional dependency: ``import tswarp`` does not import it)::
 
 The value and the gradient come from one C call in the forward pass (the gradient is kept
 for the backward pass, which only scales it by the incoming gradient); without any input
-requiring grad, the forward pass computes values only. CPU tensors run on tswarp's CPU
+requiring grad, or under ``torch.no_grad()`` / ``torch.inference_mode()``, the forward pass
+computes values only (about half the time; the same values). CPU tensors run on tswarp's CPU
 backend, CUDA tensors on its CUDA backend in place: same GPU, the current stream of
 PyTorch, no copy to the host.
 """
