@@ -133,6 +133,40 @@ static tsw_collection view(const batch *b, const void *vals)
     return c;
 }
 
+/* The device twin of a host-memory GPU call: tsw_soft_dtw_grad_device on device copies of
+ * the inputs, synchronous or asynchronous at random (the same bits either way: host_copy
+ * waits on the NULL stream), must give the host call's values v and gradients gx / gy
+ * (NULL: not asked) bit for bit. */
+static void check_twin(tsw_t_rng *r, const tsw_params *p, tsw_dtype dt, int64_t dim,
+                       const batch *x, const batch *y, const void *xv, const void *yv,
+                       const void *v, const void *gx, const void *gy, const tsw_exec *eg,
+                       const char *ctx)
+{
+    const size_t es = esz(dt), bx = es * x->rows * dim, by = es * y->rows * dim;
+    void *dx = dev_copy(xv, bx), *dy = dev_copy(yv, by), *dvals = dev_copy(NULL, es * x->count);
+    void *dgx = gx ? dev_copy(gx, bx) : NULL, *dgy = gy ? dev_copy(gy, by) : NULL;
+    tsw_collection ddx = view(x, dx), ddy = view(y, dy);
+    tsw_exec ea = *eg;
+    ea.cuda_async = tsw_t_int(r, 0, 1);
+    if (CHECK_RC(tsw_soft_dtw_grad_device(p, dt, dim, &ddx, &ddy, dvals, dgx, dgy, &ea),
+                 TSW_OK)) {
+        void *hv = host_copy(dvals, es * x->count);
+        void *hgx = dgx ? host_copy(dgx, bx) : NULL, *hgy = dgy ? host_copy(dgy, by) : NULL;
+        const int same = memcmp(hv, v, es * x->count) == 0 && series_same(x, hgx, gx, es) &&
+                         series_same(y, hgy, gy, es);
+        if (!CHECK(same))
+            TSW_T_NOTE("  %s: device twin differs\n", ctx);
+        free(hv);
+        free(hgx);
+        free(hgy);
+    }
+    cudaFree(dx);
+    cudaFree(dy);
+    cudaFree(dvals);
+    cudaFree(dgx);
+    cudaFree(dgy);
+}
+
 /* The gradient's conditioning degrades as 1/gamma (the weights are exp(difference / gamma):
  * a rounding difference d in R moves them by d / gamma), so the tolerances grow as
  * 0.01 / gamma below gamma = 0.01. The CPU computes float32 inputs in double; the GPU's
@@ -306,30 +340,8 @@ static void random_case(tsw_t_rng *r, int big)
             break;
 
     /* the device twin: the same numbers, bit for bit */
-    if (!big || tsw_t_int(r, 0, 1)) {
-        void *dx = dev_copy(xv, es * x.rows * dim), *dy = dev_copy(yv, es * y.rows * dim);
-        void *dvals = dev_copy(NULL, es * count);
-        void *dgx = dev_copy(gx_cpu, es * x.rows * dim), *dgy = dev_copy(gy_cpu, es * y.rows * dim);
-        tsw_collection ddx = view(&x, dx), ddy = view(&y, dy);
-        tsw_exec ea = eg; /* asynchronous or not: the same bits (host_copy waits: NULL stream) */
-        ea.cuda_async = tsw_t_int(r, 0, 1);
-        if (CHECK_RC(tsw_soft_dtw_grad_device(&p, dt, dim, &ddx, &ddy, dvals, dgx, dgy, &ea),
-                     TSW_OK)) {
-            void *hv = host_copy(dvals, es * count), *hgx = host_copy(dgx, es * x.rows * dim);
-            void *hgy = host_copy(dgy, es * y.rows * dim);
-            CHECK(memcmp(hv, v_gpu, es * count) == 0);
-            if (!CHECK(series_same(&x, hgx, gx_gpu, es) && series_same(&y, hgy, gy_gpu, es)))
-                TSW_T_NOTE("  %s: device twin differs\n", ctx);
-            free(hv);
-            free(hgx);
-            free(hgy);
-        }
-        cudaFree(dx);
-        cudaFree(dy);
-        cudaFree(dvals);
-        cudaFree(dgx);
-        cudaFree(dgy);
-    }
+    if (!big || tsw_t_int(r, 0, 1))
+        check_twin(r, &p, dt, dim, &x, &y, xv, yv, v_gpu, gx_gpu, gy_gpu, &eg, ctx);
 done:
     free(xv);
     free(yv);
@@ -442,30 +454,7 @@ static void split_case(tsw_t_rng *r, int exact)
         setenv("TSWARP_SDTW_WF_SPLIT", rows, 1);
     else
         unsetenv("TSWARP_SDTW_WF_SPLIT");
-    { /* the device twin: the same bits */
-        void *dx = dev_copy(xv, bx), *dy = dev_copy(yv, by), *dvals = dev_copy(NULL, es * count);
-        void *dgx = gx[0] ? dev_copy(gx[0], bx) : NULL, *dgy = gy[0] ? dev_copy(gy[0], by) : NULL;
-        tsw_collection ddx = view(&x, dx), ddy = view(&y, dy);
-        tsw_exec ea = eg;
-        ea.cuda_async = tsw_t_int(r, 0, 1);
-        if (CHECK_RC(tsw_soft_dtw_grad_device(&p, dt, dim, &ddx, &ddy, dvals, dgx, dgy, &ea),
-                     TSW_OK)) {
-            void *hv = host_copy(dvals, es * count);
-            void *hgx = dgx ? host_copy(dgx, bx) : NULL, *hgy = dgy ? host_copy(dgy, by) : NULL;
-            const int same = memcmp(hv, v[1], es * count) == 0 &&
-                             series_same(&x, hgx, gx[1], es) && series_same(&y, hgy, gy[1], es);
-            if (!CHECK(same))
-                TSW_T_NOTE("  %s: device twin differs\n", ctx);
-            free(hv);
-            free(hgx);
-            free(hgy);
-        }
-        cudaFree(dx);
-        cudaFree(dy);
-        cudaFree(dvals);
-        cudaFree(dgx);
-        cudaFree(dgy);
-    }
+    check_twin(r, &p, dt, dim, &x, &y, xv, yv, v[1], gx[1], gy[1], &eg, ctx); /* same bits */
 done:
     unsetenv("TSWARP_SDTW_WF_SPLIT");
     unsetenv("TSWARP_SDTW_WF_RB");
