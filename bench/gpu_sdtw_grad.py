@@ -83,8 +83,9 @@ class with_env:
 
 def scan(gen, reps, gamma):
     """The split's stripe heights (TSWARP_SDTW_WF_SPLIT) on the small-batch cases, each
-    against the split's own choice: time and whether the gradients are the same bits (they
-    must be, whatever the height)."""
+    against the default choice: time and whether the gradients are the same bits (they are
+    where the default is itself a split, one row a lane; against a one-block default with
+    two rows a lane, B=64, the column gradient's sums are added in another order)."""
     out = ["", "Split scan (fwd+bwd; 'same' = gradients bit-equal to the default choice):", "",
            "| case | rows/stripe | fwd+bwd | same |", "|---|---|---|---|"]
     for B, N, d in [(64, 512, 1), (16, 1024, 1), (4, 8192, 1)]:
