@@ -86,84 +86,7 @@ __device__ __forceinline__ float wf_hi(unsigned long long w)
     return __uint_as_float((unsigned)(w >> 32));
 }
 
-/* float32 MUFU exp2, log2 and reciprocal (about 2^-22 relative, of O(1) arguments here) */
-__device__ __forceinline__ float wf_ex2(float a)
-{
-    float r;
-    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(a));
-    return r;
-}
-__device__ __forceinline__ float wf_lg2(float a)
-{
-    float r;
-    asm("lg2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(a));
-    return r;
-}
-__device__ __forceinline__ float wf_rcp(float a)
-{
-    float r;
-    asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(a));
-    return r;
-}
-
-/*
- * One forward cell: R = c + softmin_gamma(d, u, l) (recurrence.h's stages, in base 2: k2 =
- * log2(e) / gamma, gl = gamma ln 2, both float32) and the probabilities of the diagonal and
- * up predecessors. All three predecessors +inf: R = +inf and probabilities 0. Per cell: two
- * exponentials, one logarithm and one reciprocal on the MUFU units, three float64 <-> float32
- * conversions (the differences of R, the log term), no float64 multiply.
- */
-__device__ __forceinline__ void wf_cell(double d, double u, double l, double c, float k2,
-                                        float gl, double &r, float &pd, float &pu)
-{
-    const double lo = TSW_MIN(TSW_MIN(d, u), l);
-    const bool dead = lo == TSW_INF_F64;
-    const double lz = dead ? 0.0 : lo;
-    /* the minimum's term is exp2(0) = 1 exactly (recurrence.h, TSW_SOFTMIN3_SORTED): only
-     * the other two predecessors, oa and ob, need an exponential */
-    const bool dmin = d == lo, umin = !dmin && u == lo;
-    const double oa = dmin ? u : d, ob = dmin || umin ? l : u;
-    /* the differences in double (R is large, its neighbours close), then float32 for the
-     * exponent: O(1) arguments */
-#define WF_SUB(a, b) ((a) - (b))
-#define WF_ADD(a, b) ((a) + (b))
-#define WF_MUL(a, b) ((a) * (b))
-#define WF_ARG(x) ((float)WF_SUB(lz, (x)) * k2)
-    const float ea = wf_ex2(WF_ARG(oa)), eb = wf_ex2(WF_ARG(ob));
-    const float sum = TSW_SOFTMIN3_SUM(ea, eb, 1.f, WF_ADD);
-    /* TSW_SOFTMIN3_OUT with gamma ln 2 times log2(sum) in float32 (at most gamma ln 3) */
-    r = dead ? TSW_INF_F64 : c + WF_SUB(lz, (double)(gl * wf_lg2(sum)));
-    const float inv = wf_rcp(sum);
-    const float ed = dmin ? 1.f : ea, eu = dmin ? ea : umin ? 1.f : eb;
-    pd = dead ? 0.f : TSW_SDTW_PROB(ed, inv, WF_MUL);
-    pu = dead ? 0.f : TSW_SDTW_PROB(eu, inv, WF_MUL);
-#undef WF_ARG
-#undef WF_SUB
-#undef WF_ADD
-#undef WF_MUL
-}
-
-/*
- * One forward cell of the value-only variant (VAL, soft-DTW values without gradients): R in
- * float32 as the many-pairs engine keeps it for float32 (batch_engine.cuh), the sorted
- * softmin of recurrence.h (TSW_SOFTMIN3_SORTED: two exponentials, the smallest term's
- * exp(0) = 1 being exact), in base 2. No probabilities are kept.
- */
-__device__ __forceinline__ float wf_cell_val(float d, float u, float l, float c, float k2,
-                                             float gl)
-{
-    const float pre = TSW_MIN(d, u), hi = TSW_MAX(d, u);
-    const float lo = TSW_MIN(pre, l), mid = TSW_MAX(pre, l);
-#define WF_SUB(a, b) __fsub_rn((a), (b))
-#define WF_ADD(a, b) __fadd_rn((a), (b))
-#define WF_MUL(a, b) __fmul_rn((a), (b))
-    const float sm = TSW_SOFTMIN3_SORTED(lo, mid, hi, gl, k2, 1.f, WF_ADD, WF_SUB, WF_MUL,
-                                         wf_ex2, wf_lg2);
-    return lo == TSW_INF_F32 ? TSW_INF_F32 : WF_ADD(c, sm);
-#undef WF_SUB
-#undef WF_ADD
-#undef WF_MUL
-}
+#include "cuda/sdtw_wf_cell.cuh"
 
 /* The type of R: double for the gradients, float for values only (VAL). */
 template <bool VAL> struct WfReal {
@@ -173,8 +96,9 @@ template <> struct WfReal<true> {
     using T = float;
 };
 
-/* Dynamic shared memory: the hand-over between warps, forward [2][W][1 + DK] doubles and
- * backward [2][W][3 + 2 DK] floats, then b ([ymax][dim] floats). */
+/* Dynamic shared memory: the hand-over between warps, forward [2][W][1 + DK] doubles (R as
+ * [2][W] doubles, then y as [2][W][DK] floats) and backward [2][W][3 + 2 DK] floats, then b
+ * ([ymax][dim] floats). */
 __host__ __device__ inline size_t wf_smem_bytes(int warps, int64_t ymax, int64_t dim)
 {
     return (size_t)2 * warps * ((1 + dim) * sizeof(double) + (3 + 2 * dim) * sizeof(float)) +
@@ -221,7 +145,7 @@ __global__ void __launch_bounds__(32 * kWfMaxWarps, 1) sdtw_wf_kernel(SgArgs<flo
     const int nl = SPLIT ? (n - i0 < g.wf_rows ? n - i0 : g.wf_rows) : n;
     const bool above = SPLIT && q > 0, below = SPLIT && i0 + nl < n;
     const int Lp = (nl + RB - 1) / RB; /* lanes that own rows (<= 32 NW: host) */
-    const int S = Lp * RB + m - 1;     /* steps: cell (i0 + i, j) at step i + j */
+    const int S = nl + m - 1;          /* steps: cell (i0 + i, j) at step i + j */
     const int L = tid, r0 = L * RB;
     const RT INF = (RT)TSW_INF_F64;
     const SgBand bd(g.window, g.radius, n, m);
@@ -238,8 +162,10 @@ __global__ void __launch_bounds__(32 * kWfMaxWarps, 1) sdtw_wf_kernel(SgArgs<flo
     for (int k = tid; k < m * DK; k += blockDim.x)
         ys[k] = Bg[k];
     /* the hand-over slots read before any warp wrote them hold cells off the grid */
-    for (int k = tid; k < 2 * NW * (1 + DK); k += blockDim.x)
+    for (int k = tid; k < 2 * NW; k += blockDim.x)
         hf[k] = INF;
+    for (int k = tid; k < 2 * NW * DK; k += blockDim.x)
+        ((float *)(hf + 2 * NW))[k] = 0.f;
     for (int k = tid; k < 2 * NW * (3 + 2 * DK); k += blockDim.x)
         hb[k] = 0.f;
     float xf[RB][DK];
@@ -265,138 +191,146 @@ __global__ void __launch_bounds__(32 * kWfMaxWarps, 1) sdtw_wf_kernel(SgArgs<flo
     const bool gx_on = g.ga != nullptr, gy_on = g.gb != nullptr;
     /* ---- forward: row r of the lane at step s is cell (i0 + r0 + r, s - r0 - r) ---- */
     if (!SPLIT || g.phase == 1) {
-        RT prev[RB];   /* R(i, j - 1): the row's cell of the step before */
-        RT dg[RB];     /* R(i - 1, j - 1): the up neighbour of the step before */
-        RT yv[RB][DK]; /* y_j of the row's cell, passed down the rows step by step */
+        RT prev[RB];      /* R(i, j - 1): the row's cell of the step before */
+        RT dg[RB];        /* R(i - 1, j - 1): the up neighbour of the step before */
+        float yv[RB][DK]; /* y_j of the row's cell, passed down the rows step by step */
 #pragma unroll
         for (int r = 0; r < RB; ++r) {
             prev[r] = INF;
             dg[r] = (L == 0 && r == 0 && !above) ? (RT)0 : INF; /* R(-1, -1) = 0 */
 #pragma unroll
             for (int k = 0; k < DK; ++k)
-                yv[r][k] = 0;
+                yv[r][k] = 0.f;
         }
-        RT value = 0;
-        bool has_value = false;
-        /* the steps where this warp has cells: its rows' j = s - i in [0, m) */
+        /* the hand-over between warps: R as doubles [2][NW], then y as floats [2][NW][DK] */
+        float *hfy = (float *)(hf + 2 * NW);
+        /* the steps where this warp has cells: its rows' j = s - i in [0, m). Before and
+         * after them it only meets the barriers (a warp off the wavefront hands over
+         * nothing: what the next warp's first row reads then is a cell off the grid, j < 0
+         * or j >= m, and so is the cell it computes from it) */
         const int wl = (warp + 1) * 32 < Lp ? (warp + 1) * 32 : Lp; /* its owner lanes' end */
         const int wa0 = warp * 32 * RB, wa1 = wl * RB - 1 + m - 1;
+        const int sa = wa0 < S ? wa0 : S;
+        const int sb = wa1 + 1 < sa ? sa : wa1 + 1 < S ? wa1 + 1 : S; /* sa <= sb <= S */
+        /* the rows whose probabilities are stored (rows of the grid; the columns are tested
+         * per step) */
+        bool keep[RB];
+#pragma unroll
+        for (int r = 0; r < RB; ++r)
+            keep[r] = !VAL && g.want_grad && r0 + r < nl;
         /* split: the stripe above's last row, column `lane` of the chunk ahead (lanes 0-7) */
         const unsigned long long *fin = above ? hw + (int64_t)(q - 1) * 4 * g.ymax : nullptr;
         unsigned long long *fout = below ? hw + (int64_t)q * 4 * g.ymax : nullptr;
         unsigned long long fpre = kWfEmpty;
         if (SPLIT && above && warp == 0 && lane < kWfChunk && lane < m)
             fpre = wf_ld(fin + lane);
-        for (int s = 0; s < S; ++s) {
-            if (s >= wa0 && s <= wa1) { /* warp-uniform: a warp off the wavefront only syncs */
-                if (SPLIT && above && warp == 0 && s < m && s % kWfChunk == 0) {
-                    __syncwarp(); /* lane 0 has read the chunk before */
-                    if (lane < kWfChunk && s + lane < m) {
-                        const int c = s + lane;
-                        while (fpre == kWfEmpty)
-                            fpre = wf_ld(fin + c);
-                        wf_q[lane] = fpre;
-                        fpre = c + kWfChunk < m ? wf_ld(fin + c + kWfChunk) : kWfEmpty;
-                    }
-                    __syncwarp();
+        for (int s = 0; s < sa; ++s)
+            if (NW > 1)
+                __syncthreads();
+        for (int s = sa; s < sb; ++s) {
+            if (SPLIT && above && warp == 0 && s < m && s % kWfChunk == 0) {
+                __syncwarp(); /* lane 0 has read the chunk before */
+                if (lane < kWfChunk && s + lane < m) {
+                    const int c = s + lane;
+                    while (fpre == kWfEmpty)
+                        fpre = wf_ld(fin + c);
+                    wf_q[lane] = fpre;
+                    fpre = c + kWfChunk < m ? wf_ld(fin + c + kWfChunk) : kWfEmpty;
                 }
-                /* lane L - 1's last row, as it was after the step before; lane 0 takes the
-                 * warp above's (or row -1's) instead. Every lane reads that value (one
-                 * broadcast load, a warp-uniform branch) and lane 0 selects it: no
-                 * divergent branch in the step */
-                RT uR = __shfl_up_sync(FULL, prev[RB - 1], 1);
-                RT uY[DK];
+                __syncwarp();
+            }
+            /* lane L - 1's last row, as it was after the step before; lane 0 takes the warp
+             * above's (or row -1's) instead. Every lane reads that value (one broadcast
+             * load, a warp-uniform branch) and lane 0 selects it: no divergent branch in
+             * the step */
+            RT uR = __shfl_up_sync(FULL, prev[RB - 1], 1);
+            float uY[DK];
+#pragma unroll
+            for (int k = 0; k < DK; ++k)
+                uY[k] = __shfl_up_sync(FULL, yv[RB - 1][k], 1);
+            RT hR;
+            float hY[DK];
+            if (warp == 0) {
+                hR = INF; /* R(-1, j) */
+                if (SPLIT && above && s < m)
+                    hR = (RT)__longlong_as_double((long long)wf_q[s % kWfChunk]);
 #pragma unroll
                 for (int k = 0; k < DK; ++k)
-                    uY[k] = __shfl_up_sync(FULL, yv[RB - 1][k], 1);
-                RT hR, hY[DK];
-                if (warp == 0) {
-                    hR = INF; /* R(-1, j) */
-                    if (SPLIT && above && s < m)
-                        hR = (RT)__longlong_as_double((long long)wf_q[s % kWfChunk]);
-#pragma unroll
-                    for (int k = 0; k < DK; ++k)
-                        hY[k] = s < m ? (RT)ys[s * DK + k] : (RT)0;
-                } else {
-                    const double *h = hf + (((s & 1) ^ 1) * NW + warp - 1) * (1 + DK);
-                    hR = (RT)h[0];
-#pragma unroll
-                    for (int k = 0; k < DK; ++k)
-                        hY[k] = (RT)h[1 + k];
-                }
-                uR = lane == 0 ? hR : uR;
+                    hY[k] = s < m ? ys[s * DK + k] : 0.f;
+            } else {
+                const int h = ((s & 1) ^ 1) * NW + warp - 1;
+                hR = (RT)hf[h];
 #pragma unroll
                 for (int k = 0; k < DK; ++k)
-                    uY[k] = lane == 0 ? hY[k] : uY[k];
-                RT nR[RB];
-                float2 np[RB];
+                    hY[k] = hfy[h * DK + k];
+            }
+            uR = lane == 0 ? hR : uR;
 #pragma unroll
-                for (int r = 0; r < RB; ++r) {
-                    const int i = r0 + r, j = s - i;
-                    const RT up = r > 0 ? prev[r - 1] : uR;
-                    RT cost = 0; /* cost.h's squared Euclidean cost (gradients: in double) */
+            for (int k = 0; k < DK; ++k)
+                uY[k] = lane == 0 ? hY[k] : uY[k];
+            RT nR[RB];
 #pragma unroll
-                    for (int k = 0; k < DK; ++k) {
-                        const RT df = xd[r][k] - (r > 0 ? yv[r - 1][k] : uY[k]);
-                        cost += df * df;
-                    }
-                    RT rr;
-                    float pd = 0.f, pu = 0.f;
-                    if constexpr (VAL)
-                        rr = wf_cell_val(dg[r], up, prev[r], cost, k2f, glf);
-                    else
-                        wf_cell(dg[r], up, prev[r], cost, k2f, glf, rr, pd, pu);
-                    if (j < 0 || (BAND && !bd.admits(i0 + i, j))) {
-                        rr = INF;
-                        pd = pu = 0.f;
-                    }
-                    nR[r] = rr;
-                    np[r] = make_float2(pd, pu);
+            for (int r = 0; r < RB; ++r) {
+                const int i = r0 + r, j = s - i;
+                const RT up = r > 0 ? prev[r - 1] : uR;
+                RT cost = 0; /* cost.h's squared Euclidean cost (gradients: in double) */
+#pragma unroll
+                for (int k = 0; k < DK; ++k) {
+                    const RT df = xd[r][k] - (RT)(r > 0 ? yv[r - 1][k] : uY[k]);
+                    cost += df * df;
                 }
-#pragma unroll
-                for (int r = 0; r < RB; ++r) {
-                    const int i = r0 + r, j = s - i;
-                    if (!VAL && g.want_grad && j >= 0 && j < m && i < nl)
-                        P[WF_AT(s, r)] = np[r];
+                /* a cell with j < 0 needs no test: its three predecessors lie at columns
+                 * < 0 too, all +inf (R(-1, -1) = 0 is row 0's diagonal at j = 0), so the
+                 * cell gives +inf and probabilities 0 */
+                RT rr;
+                float pd = 0.f, pu = 0.f;
+                if constexpr (VAL)
+                    rr = wf_cell_val(dg[r], up, prev[r], cost, k2f, glf);
+                else
+                    wf_cell(dg[r], up, prev[r], cost, k2f, glf, rr, pd, pu);
+                if (BAND && !bd.admits(i0 + i, j)) {
+                    rr = INF;
+                    pd = pu = 0.f;
                 }
-                if (SPLIT && below && L == Lp - 1) { /* the stripe's last row, for below */
-                    const int j = s - (r0 + RB - 1);
-                    if (j >= 0 && j < m)
-                        wf_st(fout + j, (unsigned long long)__double_as_longlong(
-                                            (double)nR[RB - 1]));
-                }
-                if (s == n - 1 - i0 + m - 1) { /* the last cell's step */
+                nR[r] = rr;
+                if (keep[r] && (unsigned)j < (unsigned)m)
+                    P[WF_AT(s, r)] = make_float2(pd, pu);
+            }
+            if (SPLIT && below && L == Lp - 1) { /* the stripe's last row, for below */
+                const int j = s - (r0 + RB - 1);
+                if (j >= 0 && j < m)
+                    wf_st(fout + j,
+                          (unsigned long long)__double_as_longlong((double)nR[RB - 1]));
+            }
 #pragma unroll
-                    for (int r = 0; r < RB; ++r)
-                        if (r0 + r == n - 1 - i0) {
-                            value = nR[r];
-                            has_value = true;
-                        }
-                }
+            for (int r = RB - 1; r >= 0; --r) {
+                dg[r] = r > 0 ? prev[r - 1] : uR;
+                prev[r] = nR[r];
 #pragma unroll
-                for (int r = RB - 1; r >= 0; --r) {
-                    dg[r] = r > 0 ? prev[r - 1] : uR;
-                    prev[r] = nR[r];
-#pragma unroll
-                    for (int k = 0; k < DK; ++k)
-                        yv[r][k] = r > 0 ? yv[r - 1][k] : uY[k];
-                }
+                for (int k = 0; k < DK; ++k)
+                    yv[r][k] = r > 0 ? yv[r - 1][k] : uY[k];
             }
             if (NW > 1) {
-                /* (a warp off the wavefront hands over cells off the grid: its last row's j is
-                 * outside [0, m), and so is the next warp's first row's) */
                 if (lane == 31 && warp + 1 < NW) {
-                    double *h = hf + ((s & 1) * NW + warp) * (1 + DK);
-                    h[0] = (double)prev[RB - 1];
+                    const int h = (s & 1) * NW + warp;
+                    hf[h] = (double)prev[RB - 1];
 #pragma unroll
                     for (int k = 0; k < DK; ++k)
-                        h[1 + k] = (double)yv[RB - 1][k];
+                        hfy[h * DK + k] = yv[RB - 1][k];
                 }
                 __syncthreads();
             }
         }
-        if (has_value)
-            sg_put_value(g, p, g.cv * (double)value);
+        for (int s = sb; s < S; ++s)
+            if (NW > 1)
+                __syncthreads();
+        /* the last cell (n - 1, m - 1) is computed at the last step, S - 1 */
+        if (i0 + nl == n) {
+#pragma unroll
+            for (int r = 0; r < RB; ++r)
+                if (r0 + r == nl - 1)
+                    sg_put_value(g, p, g.cv * (double)prev[r]);
+        }
     }
     if (!g.want_grad || (!gx_on && !gy_on) || (SPLIT && g.phase == 1))
         return; /* (always so for VAL: sg_grad, val_only) */
@@ -413,22 +347,39 @@ __global__ void __launch_bounds__(32 * kWfMaxWarps, 1) sdtw_wf_kernel(SgArgs<flo
 #pragma unroll
     for (int r = 0; r < RB; ++r) {
         Ep[r] = Edg[r] = pdg[r] = 0.f;
+        /* the last cell's successor is the virtual cell (n, m) with E = 1, as its diagonal
+         * with probability 1: E(n - 1, m - 1) = 1 x 1 + 0 exactly at the first step */
+        if (i0 + nl == n && r0 + r == nl - 1)
+            Edg[r] = pdg[r] = 1.f;
         pp[r] = make_float2(0.f, 0.f);
 #pragma unroll
         for (int k = 0; k < DK; ++k)
             yb[r][k] = gya[r][k] = gx[r][k] = 0.f;
+        /* y travels up the rows one row a step, from the last owner's last row (which
+         * reads b): the last owner's rows below the grid (RB > 1) start with the y that
+         * step S would have given them, so that row nl - 1 has y_(m - 1) at step S - 1 */
+        if (L == Lp - 1 && r0 + r >= nl) {
+            const int j = S - (r0 + r);
+#pragma unroll
+            for (int k = 0; k < DK; ++k)
+                yb[r][k] = (unsigned)j < (unsigned)m ? ys[j * DK + k] : 0.f;
+        }
     }
     float *gbo = gy_on ? g.gb + g.boff[p] * DK : nullptr;
     /* own probabilities, loaded two steps ahead; invalid cells read as 0. o: WF_AT(s, 0),
      * the loop's offset moves down by RB Lp a step (no 64-bit index products per load) */
     float2 pc[RB], pn[RB];
     const int64_t step_at = (int64_t)RB * Lp;
+    bool rowok[RB]; /* the lane's rows of the grid */
+#pragma unroll
+    for (int r = 0; r < RB; ++r)
+        rowok[r] = r0 + r < nl;
 #define WF_LOAD(dst, s, o)                                                                    \
     _Pragma("unroll") for (int r = 0; r < RB; ++r)                                            \
     {                                                                                         \
-        const int i_ = r0 + r, j_ = (s)-i_;                                                   \
-        dst[r] = ((unsigned)j_ < (unsigned)m && i_ < nl) ? P[(o) + (int64_t)r * Lp]           \
-                                                         : make_float2(0.f, 0.f);             \
+        const int j_ = (s)-r0 - r;                                                            \
+        dst[r] = ((unsigned)j_ < (unsigned)m && rowok[r]) ? P[(o) + (int64_t)r * Lp]          \
+                                                          : make_float2(0.f, 0.f);            \
     }
     WF_LOAD(pc, S - 1, WF_AT(S - 1, 0));
     WF_LOAD(pn, S - 2, WF_AT(S - 2, 0));
@@ -547,9 +498,7 @@ __global__ void __launch_bounds__(32 * kWfMaxWarps, 1) sdtw_wf_kernel(SgArgs<flo
             const float w_dn = r < RB - 1 ? pp[r + 1].y : dPy;
             const float w_rt = TSW_SDTW_PROB_REST(pp[r].x, pp[r].y, 1.f, WF_SUB);
             float e = TSW_SDTW_E_CELL(e_dn, w_dn, Ep[r], w_rt, Edg[r], pdg[r], WF_ADD, WF_MUL);
-            if (i0 + i == n - 1 && j == m - 1)
-                e = 1.f;
-            if (j < 0 || j >= m || i >= nl || (BAND && !bd.admits(i0 + i, j)))
+            if ((unsigned)j >= (unsigned)m || !rowok[r] || (BAND && !bd.admits(i0 + i, j)))
                 e = 0.f;
             nE[r] = e;
 #pragma unroll
