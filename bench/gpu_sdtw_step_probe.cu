@@ -213,7 +213,7 @@ int main(int argc, char **argv)
         h[k] = (float)rand() / (float)RAND_MAX - 0.5f;
     cudaMemcpy(x, h, sizeof(float) * blocks * nmax, cudaMemcpyHostToDevice);
     cudaMemcpy(y, h, sizeof(float) * blocks * nmax, cudaMemcpyHostToDevice);
-    for (int n : {512, 256}) {
+    for (int n : {512, 256, 128}) {
         run<C_DBL, 2, true>("dbl", blocks, n, x, y, P, sink, cyc, hcyc);
         run<C_DBL, 2, false>("dbl", blocks, n, x, y, P, sink, cyc, hcyc);
         run<C_DBL, 1, true>("dbl", blocks, n, x, y, P, sink, cyc, hcyc);

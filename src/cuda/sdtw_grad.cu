@@ -1042,11 +1042,11 @@ int sg_grad(const tsw_params *params, tsw_dtype dtype, int64_t dim, const tsw_co
     /* wrs: the split's rows per stripe (gradients only; first when its knob forces it) */
     int rb = 0, wrs = 0;
     if (wf_eligible(dtype, dim, L, false, params->gamma)) {
-        rb = wf_split_knob() > 0 ? 0 : wf_rows_per_lane(count, L, exec->device_index);
+        rb = wf_split_knob() > 0 ? 0 : wf_rows_per_lane(count, L, exec->device_index, val_only);
         if (!rb && !val_only && (wrs = wf_split_rows(count, L, dim, exec->device_index)))
             rb = 1;
         if (!rb && !wrs)
-            rb = wf_rows_per_lane(count, L, exec->device_index);
+            rb = wf_rows_per_lane(count, L, exec->device_index, val_only);
     }
     const bool wf = rb > 0;
     const int64_t wk = wrs ? (L + wrs - 1) / wrs : 0; /* stripes per problem */

@@ -33,8 +33,16 @@
  * E = 0; cells outside a Sakoe-Chiba band get R = +inf, probabilities 0 and E = 0.
  */
 
-constexpr int kWfMaxWarps = 8;              /* warps per block */
-constexpr int kWfMaxRows = 32 * kWfMaxWarps * 8; /* with 8 rows per lane */
+constexpr int kWfMaxWarps = 16;   /* warps per block with 1 row per lane */
+constexpr int kWfRbWarps = 8;     /* warps per block with 2, 4 or 8 rows per lane */
+constexpr int kWfMaxRows = 32 * kWfRbWarps * 8; /* with 8 rows per lane */
+constexpr int kWfStripeWarps = 8; /* split: warps per stripe */
+
+/* The most warps a block of rb rows per lane runs (the kernel's launch bounds). */
+__host__ __device__ constexpr int wf_max_warps(int rb)
+{
+    return rb == 1 ? kWfMaxWarps : kWfRbWarps;
+}
 
 /*
  * Split (SPLIT instances, gradients only, 1 row per lane): a batch too small to give
@@ -114,7 +122,10 @@ __host__ __device__ inline int64_t wf_cells(int64_t n, int64_t m, int rb)
 }
 
 template <int DK, bool BAND, int RB, bool VAL, bool SPLIT>
-__global__ void __launch_bounds__(32 * kWfMaxWarps, 1) sdtw_wf_kernel(SgArgs<float> g)
+/* (launch bounds: 16 warps of one row per lane for the one-block instances; 8 warps
+ * elsewhere, whose registers 512 threads would cap: measured slower, bench/RESULTS.md) */
+__global__ void __launch_bounds__(32 * (SPLIT ? kWfStripeWarps : wf_max_warps(RB)), 1)
+    sdtw_wf_kernel(SgArgs<float> g)
 {
     static_assert(!SPLIT || (!VAL && RB == 1), "split instances: gradients, 1 row per lane");
     using RT = typename WfReal<VAL>::T;
@@ -622,21 +633,25 @@ inline bool wf_eligible(tsw_dtype dtype, int64_t dim, int64_t max_len, bool cost
 
 /*
  * Rows per lane for count problems of at most max_len rows, 0 when the wavefront kernel
- * should not run: the fewest rows per lane that a block (kWfMaxWarps warps) covers (the
- * kernel is latency-bound: more warps hide more of it than more rows per lane; measured on
- * the H100, bench/RESULTS.md), and only when the batch gives at least two warps per SM: a
+ * should not run: the fewest rows per lane that a block (wf_max_warps) covers (the kernel
+ * is latency-bound: more warps hide more of it than more rows per lane; measured on the
+ * H100, bench/RESULTS.md; val: the value-only variant, 2 rows per lane up to 512 rows, as
+ * measured there), and only when the batch gives at least two warps per SM: a
  * small batch of long pairs runs faster on the thread-per-row kernel, whose split mode
  * spreads one pair over several SMs. Developer knob TSWARP_SDTW_WF_RB=1|2|4|8 forces a choice
  * the rows allow.
  */
-inline int wf_rows_per_lane(int64_t count, int64_t max_len, int device)
+inline int wf_rows_per_lane(int64_t count, int64_t max_len, int device, bool val = false)
 {
     if (max_len > kWfMaxRows)
         return 0;
-    int rb = max_len <= 64 * kWfMaxWarps ? 2 : max_len <= 128 * kWfMaxWarps ? 4 : 8;
+    /* one row per lane up to 16 warps (values only: 2 rows per lane up to 8 warps, not
+     * measured with one); longer series 4 or 8 rows per lane, 8 warps */
+    const int r1 = val ? 64 * kWfRbWarps : 32 * kWfMaxWarps;
+    int rb = max_len <= r1 ? (val ? 2 : 1) : max_len <= 128 * kWfRbWarps ? 4 : 8;
     const char *env = getenv("TSWARP_SDTW_WF_RB");
     if (env && (env[0] == '1' || env[0] == '2' || env[0] == '4' || env[0] == '8') &&
-        env[1] == 0 && max_len <= (int64_t)32 * kWfMaxWarps * (env[0] - '0'))
+        env[1] == 0 && max_len <= (int64_t)32 * wf_max_warps(env[0] - '0') * (env[0] - '0'))
         return env[0] - '0';
     const int sms = sm_count(device);
     const int64_t warps = count * (((max_len + rb - 1) / rb + 31) / 32);
@@ -661,7 +676,7 @@ inline long wf_split_knob()
  * after wf_rows_per_lane declined): K stripes a problem, K the largest power of two with
  * count K <= SMs (at least 2), the stripe height rounded up to whole warps of one row per
  * lane (2 rows per lane measured 1.5x slower: bench/RESULTS.md) and at most a block
- * (kWfMaxWarps warps); the stripes of the batch then fit the SMs at one block each.
+ * (kWfStripeWarps warps); the stripes of the batch then fit the SMs at one block each.
  * Problems of at most 256 rows stay one block. TSWARP_SDTW_WF_SPLIT=<rows> forces a stripe
  * height (rounded up to a warp, at most a block; any number of blocks: the ticket order
  * never deadlocks), 0 turns the split off.
@@ -678,7 +693,7 @@ inline int wf_split_rows(int64_t count, int64_t max_len, int64_t dim, int device
         (void)cudaGetLastError();
         return 0;
     }
-    const int64_t unit = 32, most = kWfMaxWarps * unit;
+    const int64_t unit = 32, most = kWfStripeWarps * unit;
     int64_t rs;
     if (forced > 0) {
         rs = forced;
