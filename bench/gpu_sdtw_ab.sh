@@ -5,6 +5,7 @@
 #
 #   git archive <commit> | tar -x -C ab-old     # the older tree (untracked, so the device
 #   OUT=<logs> bash bench/gpu_sdtw_ab.sh ab-old  # tool's copy of the working tree has it)
+#   (KNOBS, below: developer knobs timed on the new tree only)
 #
 # Builds both (TSWARP_CUDA_TUNING=OFF, sm_90) in parallel, 8 jobs each.
 set -u
@@ -31,10 +32,18 @@ for v in old new; do
         echo "driver $v failed"
 done
 for round in 1 2 3; do
-    for c in "64 512 1 30" "64 512 0 30" "16 1024 1 20" "512 256 1 30" "4 8192 1 3"; do
+    for c in "64 512 1 30" "64 512 0 30" "16 1024 1 20" "512 256 1 30" "128 256 1 30" \
+        "32 1024 1 20" "4 8192 1 3"; do
         for v in old new; do
             # shellcheck disable=SC2086  # $c is the driver's arguments
             echo "round $round $v $(timeout 20 build-$v/prof $c)"
         done
+    done
+    # KNOBS: "VAR=value:driver args" entries run on the new tree only, e.g.
+    # KNOBS="TSWARP_SDTW_WF_RB=2:64 512 1 30;TSWARP_SDTW_WF_SPLIT=256:64 512 1 30"
+    IFS=';' read -r -a knobs <<<"${KNOBS:-}"
+    for k in "${knobs[@]}"; do
+        # shellcheck disable=SC2086
+        echo "round $round new ${k%%:*} $(env ${k%%:*} timeout 20 build-new/prof ${k#*:})"
     done
 done | tee "$OUT/ab.txt"
