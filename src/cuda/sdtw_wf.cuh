@@ -645,8 +645,9 @@ inline int wf_rows_per_lane(int64_t count, int64_t max_len, int device, bool val
 {
     if (max_len > kWfMaxRows)
         return 0;
-    /* one row per lane up to 16 warps (values only: 2 rows per lane up to 8 warps, not
-     * measured with one); longer series 4 or 8 rows per lane, 8 warps */
+    /* one row per lane up to 16 warps (values only: 2 rows per lane up to 8 warps, as
+     * before: the step probe found one row no faster there); longer series 4 or 8 rows per
+     * lane, 8 warps */
     const int r1 = val ? 64 * kWfRbWarps : 32 * kWfMaxWarps;
     int rb = max_len <= r1 ? (val ? 2 : 1) : max_len <= 128 * kWfRbWarps ? 4 : 8;
     const char *env = getenv("TSWARP_SDTW_WF_RB");
