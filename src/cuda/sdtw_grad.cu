@@ -1039,13 +1039,13 @@ int sg_grad(const tsw_params *params, tsw_dtype dtype, int64_t dim, const tsw_co
 
     /* the wavefront kernel keeps two float32 probabilities per slot of its skewed layout, the
      * thread-per-row kernel one double per cell of its diagonal-major layout */
-    /* wrs: the split's rows per stripe (gradients only; first when its knob forces it) */
+    /* wrs: the split's rows per stripe (gradients only), first where it takes the batch:
+     * it spreads a batch that one block a problem leaves on part of the SMs over all */
     int rb = 0, wrs = 0;
     if (wf_eligible(dtype, dim, L, false, params->gamma)) {
-        rb = wf_split_knob() > 0 ? 0 : wf_rows_per_lane(count, L, exec->device_index, val_only);
-        if (!rb && !val_only && (wrs = wf_split_rows(count, L, dim, exec->device_index)))
+        if (!val_only && (wrs = wf_split_rows(count, L, dim, exec->device_index)))
             rb = 1;
-        if (!rb && !wrs)
+        else
             rb = wf_rows_per_lane(count, L, exec->device_index, val_only);
     }
     const bool wf = rb > 0;

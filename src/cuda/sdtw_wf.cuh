@@ -36,7 +36,7 @@
 constexpr int kWfMaxWarps = 16;   /* warps per block with 1 row per lane */
 constexpr int kWfRbWarps = 8;     /* warps per block with 2, 4 or 8 rows per lane */
 constexpr int kWfMaxRows = 32 * kWfRbWarps * 8; /* with 8 rows per lane */
-constexpr int kWfStripeWarps = 8; /* split: warps per stripe */
+constexpr int kWfStripeWarps = 8; /* split: warps per stripe (and a transfer warp) */
 
 /* The most warps a block of rb rows per lane runs (the kernel's launch bounds). */
 __host__ __device__ constexpr int wf_max_warps(int rb)
@@ -52,14 +52,24 @@ __host__ __device__ constexpr int wf_max_warps(int rb)
  * global memory, one 8-byte word per value and column, set to all ones (kWfEmpty, a pattern
  * no value takes) before the launch, so that a word is its own flag:
  *   forward: R of the stripe above's last row (a double), read by lane 0 of warp 0 where
- *            the one-block kernel reads the shared-memory hand-over of the warp above;
+ *            the one-block kernel takes R(-1, j) = +inf;
  *   backward: E, pd and pu of the stripe below's first row, each with a float of the
- *            column gradient's partial sum (dim 1 or 2), read by the stripe's last lane.
+ *            column gradient's partial sum (dim 1 or 2), read by the stripe's last lane
+ *            where the one-block kernel takes zeros.
+ * A stripe's block has one warp more than its rows need, the transfer warp (warp NW, after
+ * the NW compute warps), which does all of the global traffic: between two barriers it
+ * reads the words the next step needs (kWfAhead columns ahead, a ring of registers) into
+ * a hand-over slot of shared memory of its own, which warp 0 (forward) or the last warp
+ * (backward) reads as the one-block kernel reads a neighbour warp's, and it copies the
+ * stripe's own edge row (the last warp's or warp 0's slot of the step before) out for the
+ * stripe below or above. The compute warps so run the one-block kernel's step as it is,
+ * with no global load, store or test of its own (the step ran 1.7x slower with them:
+ * bench/RESULTS.md), and every block meets one barrier more than the steps (the
+ * transfer warp's first slot).
  * Blocks take a ticket when they start (atomicAdd) and work on the stripe it names: top
  * down in the forward launch, bottom up in the backward one, so a block only ever waits on
  * a block that already runs, whatever the residency (no deadlock next to other work).
- * The consumer fetches 8 columns a chunk (lanes 0-7 or 24-31, each its own column), one
- * chunk ahead, with relaxed gpu-scope loads, and passes them on through shared memory.
+ * The words cross with relaxed gpu-scope loads and stores.
  * Every value crosses bit for bit, so the results equal the one-block kernel's exactly:
  * the column gradient is written by stripe 0 only (it has the whole column's sum), and
  * where the row gradient may be the same memory (both wanted, g.wf_defer) the stripes
@@ -67,7 +77,7 @@ __host__ __device__ constexpr int wf_max_warps(int rb)
  * launch, in the one-block kernel's order (columns first).
  */
 constexpr unsigned long long kWfEmpty = ~0ull;
-constexpr int kWfChunk = 8;               /* columns a consumer fetches at a time */
+constexpr int kWfAhead = 4;               /* columns the transfer warp loads ahead */
 constexpr int kWfSplitMaxLen = 16384;     /* longest series the split takes */
 
 __device__ __forceinline__ unsigned long long wf_ld(const unsigned long long *p)
@@ -104,9 +114,9 @@ template <> struct WfReal<true> {
     using T = float;
 };
 
-/* Dynamic shared memory: the hand-over between warps, forward [2][W][1 + DK] doubles (R as
- * [2][W] doubles, then y as [2][W][DK] floats) and backward [2][W][3 + 2 DK] floats, then b
- * ([ymax][dim] floats). */
+/* Dynamic shared memory of a block of W warps: the hand-over between warps, a slot a warp,
+ * forward [2][W][1 + DK] doubles (R as [2][W] doubles, then y as [2][W][DK] floats) and
+ * backward [2][W][3 + 2 DK] floats, then b ([ymax][dim] floats). */
 __host__ __device__ inline size_t wf_smem_bytes(int warps, int64_t ymax, int64_t dim)
 {
     return (size_t)2 * warps * ((1 + dim) * sizeof(double) + (3 + 2 * dim) * sizeof(float)) +
@@ -124,7 +134,7 @@ __host__ __device__ inline int64_t wf_cells(int64_t n, int64_t m, int rb)
 template <int DK, bool BAND, int RB, bool VAL, bool SPLIT>
 /* (launch bounds: 16 warps of one row per lane for the one-block instances; 8 warps
  * elsewhere, whose registers 512 threads would cap: measured slower, bench/RESULTS.md) */
-__global__ void __launch_bounds__(32 * (SPLIT ? kWfStripeWarps : wf_max_warps(RB)), 1)
+__global__ void __launch_bounds__(32 * (SPLIT ? kWfStripeWarps + 1 : wf_max_warps(RB)), 1)
     sdtw_wf_kernel(SgArgs<float> g)
 {
     static_assert(!SPLIT || (!VAL && RB == 1), "split instances: gradients, 1 row per lane");
@@ -134,10 +144,12 @@ __global__ void __launch_bounds__(32 * (SPLIT ? kWfStripeWarps : wf_max_warps(RB
     if (g.flag && *(volatile const int *)g.flag)
         return;
     const unsigned FULL = 0xffffffffu;
-    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, NW = blockDim.x >> 5;
+    /* NS hand-over slots, one a warp; NW compute warps (split: warp NW transfers) */
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, NS = blockDim.x >> 5;
+    const int NW = SPLIT ? NS - 1 : NS;
+    const bool sync = SPLIT || NW > 1; /* a barrier a step */
     int64_t p = g.first + blockIdx.x;
     int q = 0; /* split: the stripe */
-    __shared__ unsigned long long wf_q[4 * kWfChunk]; /* split: the fetched columns */
     if constexpr (SPLIT) {
         __shared__ unsigned wf_ticket;
         if (tid == 0)
@@ -166,18 +178,18 @@ __global__ void __launch_bounds__(32 * (SPLIT ? kWfStripeWarps : wf_max_warps(RB
     if constexpr (SPLIT)
         hw = g.wf_hand + (p - g.first) * (int64_t)(g.wf_k - 1) * 4 * g.ymax;
 
-    double *hf = (double *)wf_smem;                   /* [2][NW][1 + DK] */
-    float *hb = (float *)(hf + 2 * NW * (1 + DK));    /* [2][NW][3 + 2 DK] */
-    float *ys = hb + 2 * NW * (3 + 2 * DK);           /* b: [m][DK] */
+    double *hf = (double *)wf_smem;                   /* [2][NS][1 + DK] */
+    float *hb = (float *)(hf + 2 * NS * (1 + DK));    /* [2][NS][3 + 2 DK] */
+    float *ys = hb + 2 * NS * (3 + 2 * DK);           /* b: [m][DK] */
     const float *Bg = g.b + g.boff[p] * DK;
     for (int k = tid; k < m * DK; k += blockDim.x)
         ys[k] = Bg[k];
     /* the hand-over slots read before any warp wrote them hold cells off the grid */
-    for (int k = tid; k < 2 * NW; k += blockDim.x)
+    for (int k = tid; k < 2 * NS; k += blockDim.x)
         hf[k] = INF;
-    for (int k = tid; k < 2 * NW * DK; k += blockDim.x)
-        ((float *)(hf + 2 * NW))[k] = 0.f;
-    for (int k = tid; k < 2 * NW * (3 + 2 * DK); k += blockDim.x)
+    for (int k = tid; k < 2 * NS * DK; k += blockDim.x)
+        ((float *)(hf + 2 * NS))[k] = 0.f;
+    for (int k = tid; k < 2 * NS * (3 + 2 * DK); k += blockDim.x)
         hb[k] = 0.f;
     float xf[RB][DK];
     RT xd[RB][DK];
@@ -202,145 +214,171 @@ __global__ void __launch_bounds__(32 * (SPLIT ? kWfStripeWarps : wf_max_warps(RB
     const bool gx_on = g.ga != nullptr, gy_on = g.gb != nullptr;
     /* ---- forward: row r of the lane at step s is cell (i0 + r0 + r, s - r0 - r) ---- */
     if (!SPLIT || g.phase == 1) {
-        RT prev[RB];      /* R(i, j - 1): the row's cell of the step before */
-        RT dg[RB];        /* R(i - 1, j - 1): the up neighbour of the step before */
-        float yv[RB][DK]; /* y_j of the row's cell, passed down the rows step by step */
+        /* the hand-over between warps: R as doubles [2][NS], then y as floats [2][NS][DK] */
+        float *hfy = (float *)(hf + 2 * NS);
+        if (SPLIT && warp == NW) {
+            /* the transfer warp: R(i0 - 1, c) of the stripe above's last row for warp 0's
+             * step c, into its slot (NW) of step c - 1 (+inf off the grid or with no stripe
+             * above; c = 0 before the barrier ahead of the steps), and column c - 1 - nl of
+             * the last row, which the last warp's slot of step c - 2 holds, out for the
+             * stripe below. Loads run kWfAhead columns ahead: w[u] has column c of c % D = u
+             * (the loop unrolled by D, so the ring is registers), and a word not yet written
+             * is read again until it is */
+            const unsigned long long *fin = above ? hw + (int64_t)(q - 1) * 4 * g.ymax : nullptr;
+            unsigned long long *fout = below ? hw + (int64_t)q * 4 * g.ymax : nullptr;
+            unsigned long long w[kWfAhead];
 #pragma unroll
-        for (int r = 0; r < RB; ++r) {
-            prev[r] = INF;
-            dg[r] = (L == 0 && r == 0 && !above) ? (RT)0 : INF; /* R(-1, -1) = 0 */
+            for (int u = 0; u < kWfAhead; ++u)
+                w[u] = above && u < m ? wf_ld(fin + u) : kWfEmpty;
+            for (int c0 = 0; c0 <= S; c0 += kWfAhead) {
 #pragma unroll
-            for (int k = 0; k < DK; ++k)
-                yv[r][k] = 0.f;
-        }
-        /* the hand-over between warps: R as doubles [2][NW], then y as floats [2][NW][DK] */
-        float *hfy = (float *)(hf + 2 * NW);
-        /* the steps where this warp has cells: its rows' j = s - i in [0, m). Before and
-         * after them it only meets the barriers (a warp off the wavefront hands over
-         * nothing: what the next warp's first row reads then is a cell off the grid, j < 0
-         * or j >= m, and so is the cell it computes from it) */
-        const int wl = (warp + 1) * 32 < Lp ? (warp + 1) * 32 : Lp; /* its owner lanes' end */
-        const int wa0 = warp * 32 * RB, wa1 = wl * RB - 1 + m - 1;
-        const int sa = wa0 < S ? wa0 : S;
-        const int sb = wa1 + 1 < sa ? sa : wa1 + 1 < S ? wa1 + 1 : S; /* sa <= sb <= S */
-        /* the rows whose probabilities are stored (rows of the grid; the columns are tested
-         * per step) */
-        bool keep[RB];
-#pragma unroll
-        for (int r = 0; r < RB; ++r)
-            keep[r] = !VAL && g.want_grad && r0 + r < nl;
-        /* split: the stripe above's last row, column `lane` of the chunk ahead (lanes 0-7) */
-        const unsigned long long *fin = above ? hw + (int64_t)(q - 1) * 4 * g.ymax : nullptr;
-        unsigned long long *fout = below ? hw + (int64_t)q * 4 * g.ymax : nullptr;
-        unsigned long long fpre = kWfEmpty;
-        if (SPLIT && above && warp == 0 && lane < kWfChunk && lane < m)
-            fpre = wf_ld(fin + lane);
-        for (int s = 0; s < sa; ++s)
-            if (NW > 1)
-                __syncthreads();
-        for (int s = sa; s < sb; ++s) {
-            if (SPLIT && above && warp == 0 && s < m && s % kWfChunk == 0) {
-                __syncwarp(); /* lane 0 has read the chunk before */
-                if (lane < kWfChunk && s + lane < m) {
-                    const int c = s + lane;
-                    while (fpre == kWfEmpty)
-                        fpre = wf_ld(fin + c);
-                    wf_q[lane] = fpre;
-                    fpre = c + kWfChunk < m ? wf_ld(fin + c + kWfChunk) : kWfEmpty;
+                for (int u = 0; u < kWfAhead; ++u) {
+                    const int c = c0 + u;
+                    if (c > S)
+                        break;
+                    double v = TSW_INF_F64;
+                    if (above && c < m) {
+                        unsigned long long x = w[u];
+                        while (x == kWfEmpty)
+                            x = wf_ld(fin + c);
+                        v = __longlong_as_double((long long)x);
+                        w[u] = c + kWfAhead < m ? wf_ld(fin + c + kWfAhead) : kWfEmpty;
+                    }
+                    const int j = c - 1 - nl;
+                    if (lane == 0) {
+                        hf[((c - 1) & 1) * NS + NW] = v;
+                        if (below && j >= 0 && j < m)
+                            wf_st(fout + j, (unsigned long long)__double_as_longlong(
+                                                hf[(c & 1) * NS + NW - 1]));
+                    }
+                    __syncthreads();
                 }
-                __syncwarp();
             }
-            /* lane L - 1's last row, as it was after the step before; lane 0 takes the warp
-             * above's (or row -1's) instead. Every lane reads that value (one broadcast
-             * load, a warp-uniform branch) and lane 0 selects it: no divergent branch in
-             * the step */
-            RT uR = __shfl_up_sync(FULL, prev[RB - 1], 1);
-            float uY[DK];
-#pragma unroll
-            for (int k = 0; k < DK; ++k)
-                uY[k] = __shfl_up_sync(FULL, yv[RB - 1][k], 1);
-            RT hR;
-            float hY[DK];
-            if (warp == 0) {
-                hR = INF; /* R(-1, j) */
-                if (SPLIT && above && s < m)
-                    hR = (RT)__longlong_as_double((long long)wf_q[s % kWfChunk]);
-#pragma unroll
-                for (int k = 0; k < DK; ++k)
-                    hY[k] = s < m ? ys[s * DK + k] : 0.f;
-            } else {
-                const int h = ((s & 1) ^ 1) * NW + warp - 1;
-                hR = (RT)hf[h];
-#pragma unroll
-                for (int k = 0; k < DK; ++k)
-                    hY[k] = hfy[h * DK + k];
-            }
-            uR = lane == 0 ? hR : uR;
-#pragma unroll
-            for (int k = 0; k < DK; ++k)
-                uY[k] = lane == 0 ? hY[k] : uY[k];
-            RT nR[RB];
+            /* the last row's last column, m - 1, computed at the last step */
+            if (below && lane == 0)
+                wf_st(fout + m - 1,
+                      (unsigned long long)__double_as_longlong(hf[((S + 1) & 1) * NS + NW - 1]));
+        } else {
+            RT prev[RB];      /* R(i, j - 1): the row's cell of the step before */
+            RT dg[RB];        /* R(i - 1, j - 1): the up neighbour of the step before */
+            float yv[RB][DK]; /* y_j of the row's cell, passed down the rows step by step */
 #pragma unroll
             for (int r = 0; r < RB; ++r) {
-                const int i = r0 + r, j = s - i;
-                const RT up = r > 0 ? prev[r - 1] : uR;
-                RT cost = 0; /* cost.h's squared Euclidean cost (gradients: in double) */
-#pragma unroll
-                for (int k = 0; k < DK; ++k) {
-                    const RT df = xd[r][k] - (RT)(r > 0 ? yv[r - 1][k] : uY[k]);
-                    cost += df * df;
-                }
-                /* a cell with j < 0 needs no test: its three predecessors lie at columns
-                 * < 0 too, all +inf (R(-1, -1) = 0 is row 0's diagonal at j = 0), so the
-                 * cell gives +inf and probabilities 0 */
-                RT rr;
-                float pd = 0.f, pu = 0.f;
-                if constexpr (VAL)
-                    rr = wf_cell_val(dg[r], up, prev[r], cost, k2f, glf);
-                else
-                    wf_cell(dg[r], up, prev[r], cost, k2f, glf, rr, pd, pu);
-                if (BAND && !bd.admits(i0 + i, j)) {
-                    rr = INF;
-                    pd = pu = 0.f;
-                }
-                nR[r] = rr;
-                if (keep[r] && (unsigned)j < (unsigned)m)
-                    P[WF_AT(s, r)] = make_float2(pd, pu);
-            }
-            if (SPLIT && below && L == Lp - 1) { /* the stripe's last row, for below */
-                const int j = s - (r0 + RB - 1);
-                if (j >= 0 && j < m)
-                    wf_st(fout + j,
-                          (unsigned long long)__double_as_longlong((double)nR[RB - 1]));
-            }
-#pragma unroll
-            for (int r = RB - 1; r >= 0; --r) {
-                dg[r] = r > 0 ? prev[r - 1] : uR;
-                prev[r] = nR[r];
+                prev[r] = INF;
+                dg[r] = (L == 0 && r == 0 && !above) ? (RT)0 : INF; /* R(-1, -1) = 0 */
 #pragma unroll
                 for (int k = 0; k < DK; ++k)
-                    yv[r][k] = r > 0 ? yv[r - 1][k] : uY[k];
+                    yv[r][k] = 0.f;
             }
-            if (NW > 1) {
-                if (lane == 31 && warp + 1 < NW) {
-                    const int h = (s & 1) * NW + warp;
-                    hf[h] = (double)prev[RB - 1];
-#pragma unroll
-                    for (int k = 0; k < DK; ++k)
-                        hfy[h * DK + k] = yv[RB - 1][k];
-                }
-                __syncthreads();
-            }
-        }
-        for (int s = sb; s < S; ++s)
-            if (NW > 1)
-                __syncthreads();
-        /* the last cell (n - 1, m - 1) is computed at the last step, S - 1 */
-        if (i0 + nl == n) {
+            /* the steps where this warp has cells: its rows' j = s - i in [0, m). Before and
+             * after them it only meets the barriers (a warp off the wavefront hands over
+             * nothing: what the next warp's first row reads then is a cell off the grid, j < 0
+             * or j >= m, and so is the cell it computes from it) */
+            const int wl = (warp + 1) * 32 < Lp ? (warp + 1) * 32 : Lp; /* its owner lanes' end */
+            const int wa0 = warp * 32 * RB, wa1 = wl * RB - 1 + m - 1;
+            const int sa = wa0 < S ? wa0 : S;
+            const int sb = wa1 + 1 < sa ? sa : wa1 + 1 < S ? wa1 + 1 : S; /* sa <= sb <= S */
+            /* the rows whose probabilities are stored (rows of the grid; the columns are tested
+             * per step) */
+            bool keep[RB];
 #pragma unroll
             for (int r = 0; r < RB; ++r)
-                if (r0 + r == nl - 1)
-                    sg_put_value(g, p, g.cv * (double)prev[r]);
+                keep[r] = !VAL && g.want_grad && r0 + r < nl;
+            if constexpr (SPLIT)
+                __syncthreads(); /* the transfer warp's first slot */
+            for (int s = 0; s < sa; ++s)
+                if (sync)
+                    __syncthreads();
+            for (int s = sa; s < sb; ++s) {
+                /* lane L - 1's last row, as it was after the step before; lane 0 takes the warp
+                 * above's (or row -1's) instead. Every lane reads that value (one broadcast
+                 * load, a warp-uniform branch) and lane 0 selects it: no divergent branch in
+                 * the step */
+                RT uR = __shfl_up_sync(FULL, prev[RB - 1], 1);
+                float uY[DK];
+#pragma unroll
+                for (int k = 0; k < DK; ++k)
+                    uY[k] = __shfl_up_sync(FULL, yv[RB - 1][k], 1);
+                RT hR;
+                float hY[DK];
+                if (warp == 0) {
+                    /* R(-1, j), or split the stripe above's last row (the transfer warp's) */
+                    if constexpr (SPLIT)
+                        hR = (RT)hf[((s & 1) ^ 1) * NS + NW];
+                    else
+                        hR = INF;
+#pragma unroll
+                    for (int k = 0; k < DK; ++k)
+                        hY[k] = s < m ? ys[s * DK + k] : 0.f;
+                } else {
+                    const int h = ((s & 1) ^ 1) * NS + warp - 1;
+                    hR = (RT)hf[h];
+#pragma unroll
+                    for (int k = 0; k < DK; ++k)
+                        hY[k] = hfy[h * DK + k];
+                }
+                uR = lane == 0 ? hR : uR;
+#pragma unroll
+                for (int k = 0; k < DK; ++k)
+                    uY[k] = lane == 0 ? hY[k] : uY[k];
+                RT nR[RB];
+#pragma unroll
+                for (int r = 0; r < RB; ++r) {
+                    const int i = r0 + r, j = s - i;
+                    const RT up = r > 0 ? prev[r - 1] : uR;
+                    RT cost = 0; /* cost.h's squared Euclidean cost (gradients: in double) */
+#pragma unroll
+                    for (int k = 0; k < DK; ++k) {
+                        const RT df = xd[r][k] - (RT)(r > 0 ? yv[r - 1][k] : uY[k]);
+                        cost += df * df;
+                    }
+                    /* a cell with j < 0 needs no test: its three predecessors lie at columns
+                     * < 0 too, all +inf (R(-1, -1) = 0 is row 0's diagonal at j = 0), so the
+                     * cell gives +inf and probabilities 0 */
+                    RT rr;
+                    float pd = 0.f, pu = 0.f;
+                    if constexpr (VAL)
+                        rr = wf_cell_val(dg[r], up, prev[r], cost, k2f, glf);
+                    else
+                        wf_cell(dg[r], up, prev[r], cost, k2f, glf, rr, pd, pu);
+                    if (BAND && !bd.admits(i0 + i, j)) {
+                        rr = INF;
+                        pd = pu = 0.f;
+                    }
+                    nR[r] = rr;
+                    if (keep[r] && (unsigned)j < (unsigned)m)
+                        P[WF_AT(s, r)] = make_float2(pd, pu);
+                }
+#pragma unroll
+                for (int r = RB - 1; r >= 0; --r) {
+                    dg[r] = r > 0 ? prev[r - 1] : uR;
+                    prev[r] = nR[r];
+#pragma unroll
+                    for (int k = 0; k < DK; ++k)
+                        yv[r][k] = r > 0 ? yv[r - 1][k] : uY[k];
+                }
+                if (sync) {
+                    /* (split: the last warp's slot is the transfer warp's to send below) */
+                    if (lane == 31 && (SPLIT || warp + 1 < NW)) {
+                        const int h = (s & 1) * NS + warp;
+                        hf[h] = (double)prev[RB - 1];
+#pragma unroll
+                        for (int k = 0; k < DK; ++k)
+                            hfy[h * DK + k] = yv[RB - 1][k];
+                    }
+                    __syncthreads();
+                }
+            }
+            for (int s = sb; s < S; ++s)
+                if (sync)
+                    __syncthreads();
+            /* the last cell (n - 1, m - 1) is computed at the last step, S - 1 */
+            if (i0 + nl == n) {
+#pragma unroll
+                for (int r = 0; r < RB; ++r)
+                    if (r0 + r == nl - 1)
+                        sg_put_value(g, p, g.cv * (double)prev[r]);
+            }
         }
     }
     if (!g.want_grad || (!gx_on && !gy_on) || (SPLIT && g.phase == 1))
@@ -377,9 +415,16 @@ __global__ void __launch_bounds__(32 * (SPLIT ? kWfStripeWarps : wf_max_warps(RB
         }
     }
     float *gbo = gy_on ? g.gb + g.boff[p] * DK : nullptr;
-    /* own probabilities, loaded two steps ahead; invalid cells read as 0. o: WF_AT(s, 0),
-     * the loop's offset moves down by RB Lp a step (no 64-bit index products per load) */
-    float2 pc[RB], pn[RB];
+    /* own probabilities, loaded PF steps ahead (pf[k]: step s - k at the loop's step s);
+     * invalid cells read as 0. o: WF_AT(s, 0), the loop's offset moves down by RB Lp a step
+     * (no 64-bit index products per load). A step's own probabilities go to the hand-over
+     * slot at its end, so a load has PF steps to arrive. The split's stripes waited on
+     * them with 2 (Nsight Compute: a fifth of the backward's stall samples at that store)
+     * and run 8-10% faster with 6; the one-block instances keep 2: with 6, B=512 256x256
+     * ran 7% slower (more registers, fewer resident blocks) and the others no faster
+     * (H100, bench/RESULTS.md) */
+    constexpr int PF = SPLIT ? 6 : 2;
+    float2 pf[PF][RB];
     const int64_t step_at = (int64_t)RB * Lp;
     bool rowok[RB]; /* the lane's rows of the grid */
 #pragma unroll
@@ -392,180 +437,198 @@ __global__ void __launch_bounds__(32 * (SPLIT ? kWfStripeWarps : wf_max_warps(RB
         dst[r] = ((unsigned)j_ < (unsigned)m && rowok[r]) ? P[(o) + (int64_t)r * Lp]          \
                                                           : make_float2(0.f, 0.f);            \
     }
-    WF_LOAD(pc, S - 1, WF_AT(S - 1, 0));
-    WF_LOAD(pn, S - 2, WF_AT(S - 2, 0));
-    int64_t o2 = WF_AT(S - 3, 0); /* step s - 2 of the loop's step s */
-    const bool last_owner = L == Lp - 1;
-    /* split: the stripe below's first row (read by the last lane, fetched by lanes 24-31,
-     * column c - (31 - lane) of the chunk ahead, descending) and this stripe's first row
-     * for the stripe above */
-    const unsigned long long *bin = below ? hw + (int64_t)q * 4 * g.ymax + g.ymax : nullptr;
-    unsigned long long *bout = above ? hw + (int64_t)(q - 1) * 4 * g.ymax + g.ymax : nullptr;
-    const bool fetcher = SPLIT && below && warp == NW - 1 && lane >= 32 - kWfChunk;
-    unsigned long long bpre[3] = {kWfEmpty, kWfEmpty, kWfEmpty};
-    if (fetcher && m - 1 - (31 - lane) >= 0) {
 #pragma unroll
-        for (int k = 0; k < 3; ++k)
-            bpre[k] = wf_ld(bin + 3 * (m - 1 - (31 - lane)) + k);
-    }
-    /* unrolled by the depth of the load pipeline: the registers rotate by renaming, where a
-     * copy would wait for each load to arrive */
-#pragma unroll 3
-    for (int s = S - 1; s >= 0; --s) {
-        float2 pl2[RB];
-        WF_LOAD(pl2, s - 2, o2);
-        o2 -= step_at;
-        if (SPLIT && below && warp == NW - 1) { /* warp-uniform */
-            const int jl = s - (nl - 1);        /* the last row's column */
-            if (jl >= 0 && jl < m && (m - 1 - jl) % kWfChunk == 0) {
-                __syncwarp(); /* the last lane has read the chunk before */
-                const int c = jl - (31 - lane);
-                if (fetcher && c >= 0) {
+    for (int k = 0; k < PF; ++k)
+        WF_LOAD(pf[k], S - 1 - k, WF_AT(S - 1 - k, 0));
+    int64_t o2 = WF_AT(S - 1 - PF, 0); /* step s - PF of the loop's step s */
+    const bool last_owner = L == Lp - 1;
+    if (SPLIT && warp == NW) {
+        /* the transfer warp: E, pd and pu of the stripe below's first row at column
+         * c = s + 1 - nl (with the column gradient's partial sum) for the last warp's step
+         * s, into its slot (NW) of step s + 1 (zeros off the grid or with no stripe below;
+         * c = m - 1 before the barrier ahead of the steps), and this stripe's first row,
+         * column s + 1, which warp 0's slot of step s + 1 holds, out for the stripe above.
+         * Columns descend; loads run kWfAhead columns ahead as in the forward pass */
+        const unsigned long long *bin = below ? hw + (int64_t)q * 4 * g.ymax + g.ymax : nullptr;
+        unsigned long long *bout = above ? hw + (int64_t)(q - 1) * 4 * g.ymax + g.ymax : nullptr;
+        unsigned long long w[kWfAhead][3];
+#pragma unroll
+        for (int u = 0; u < kWfAhead; ++u)
+#pragma unroll
+            for (int k = 0; k < 3; ++k)
+                w[u][k] = below && m - 1 - u >= 0 ? wf_ld(bin + 3 * (m - 1 - u) + k) : kWfEmpty;
+        /* t: the columns taken; the slot of step S - t (t = 0: before the steps) */
+        for (int t0 = 0; t0 <= S; t0 += kWfAhead) {
+#pragma unroll
+            for (int u = 0; u < kWfAhead; ++u) {
+                const int t = t0 + u, st = S - t, c = m - 1 - t;
+                if (t > S)
+                    break;
+                unsigned long long x[3] = {0ull, 0ull, 0ull};
+                if (below && c >= 0) {
 #pragma unroll
                     for (int k = 0; k < 3; ++k) {
-                        while (bpre[k] == kWfEmpty)
-                            bpre[k] = wf_ld(bin + 3 * c + k);
-                        wf_q[kWfChunk + 3 * (31 - lane) + k] = bpre[k];
-                        bpre[k] = c - kWfChunk >= 0 ? wf_ld(bin + 3 * (c - kWfChunk) + k)
+                        x[k] = w[u][k];
+                        while (x[k] == kWfEmpty)
+                            x[k] = wf_ld(bin + 3 * c + k);
+                        w[u][k] = c - kWfAhead >= 0 ? wf_ld(bin + 3 * (c - kWfAhead) + k)
                                                     : kWfEmpty;
                     }
                 }
-                __syncwarp();
-            }
-        }
-        /* (every warp runs every step here: skipping the steps off the wavefront, as the
-         * forward pass does, cost more than it saved, measured) */
-        /* lane L + 1's first row, as it was after the step before (s + 1) */
-        float dE = __shfl_down_sync(FULL, Ep[0], 1);
-        float dPx = __shfl_down_sync(FULL, pp[0].x, 1);
-        float dPy = __shfl_down_sync(FULL, pp[0].y, 1);
-        float dY[DK], dG[DK];
-#pragma unroll
-        for (int k = 0; k < DK; ++k) {
-            dY[k] = __shfl_down_sync(FULL, yb[0][k], 1);
-            dG[k] = __shfl_down_sync(FULL, gya[0][k], 1);
-        }
-        /* lane 31 takes the warp below's first row instead (zeros below the last warp), and
-         * the last owner has no rows below: y of its last row from b itself. As in the
-         * forward pass, the values are read by every lane of the warp concerned (warp-uniform
-         * branches, broadcast loads) and selected, so the step has no divergent branch */
-        {
-            float hE = 0.f, hPx = 0.f, hPy = 0.f, hY[DK], hG[DK];
-#pragma unroll
-            for (int k = 0; k < DK; ++k)
-                hY[k] = hG[k] = 0.f;
-            if (warp + 1 < NW) {
-                const float *h = hb + (((s & 1) ^ 1) * NW + warp + 1) * (3 + 2 * DK);
-                hE = h[0];
-                hPx = h[1];
-                hPy = h[2];
-#pragma unroll
-                for (int k = 0; k < DK; ++k) {
-                    hY[k] = h[3 + k];
-                    hG[k] = h[3 + DK + k];
+                if (lane == 0) {
+                    float *h = hb + ((st & 1) * NS + NW) * (3 + 2 * DK);
+                    h[0] = wf_lo(x[0]);
+                    h[1] = wf_lo(x[1]);
+                    h[2] = wf_lo(x[2]);
+                    h[3 + DK] = wf_hi(x[0]);
+                    if (DK > 1)
+                        h[3 + 2 * DK - 1] = wf_hi(x[1]);
+                    if (above && st + 1 < m) {
+                        const float *h0 = hb + ((st + 1) & 1) * NS * (3 + 2 * DK);
+                        unsigned long long *o = bout + 3 * (st + 1);
+                        wf_st(o, wf_pack(h0[0], h0[3 + DK]));
+                        wf_st(o + 1, wf_pack(h0[1], DK > 1 ? h0[3 + 2 * DK - 1] : 0.f));
+                        wf_st(o + 2, wf_pack(h0[2], 0.f));
+                    }
                 }
+                __syncthreads();
             }
-            float lY[DK]; /* the last owner's: b at its last row's column */
-#pragma unroll
-            for (int k = 0; k < DK; ++k)
-                lY[k] = 0.f;
-            if (warp == (Lp - 1) >> 5) {
-                const int j = s - (r0 + RB - 1);
-#pragma unroll
-                for (int k = 0; k < DK; ++k)
-                    lY[k] = j >= 0 && j < m ? ys[j * DK + k] : 0.f;
-            }
-            const bool l31 = lane == 31;
-            dE = last_owner ? 0.f : l31 ? hE : dE;
-            dPx = last_owner ? 0.f : l31 ? hPx : dPx;
-            dPy = last_owner ? 0.f : l31 ? hPy : dPy;
+        }
+        /* the first row's column 0, computed at step 0 */
+        if (above && lane == 0) {
+            const float *h0 = hb;
+            wf_st(bout, wf_pack(h0[0], h0[3 + DK]));
+            wf_st(bout + 1, wf_pack(h0[1], DK > 1 ? h0[3 + 2 * DK - 1] : 0.f));
+            wf_st(bout + 2, wf_pack(h0[2], 0.f));
+        }
+    } else {
+        if constexpr (SPLIT)
+            __syncthreads(); /* the transfer warp's first slot */
+        /* unrolled by the depth of the load pipeline: the registers rotate by renaming, where a
+         * copy would wait for each load to arrive */
+#pragma unroll(PF + 1)
+        for (int s = S - 1; s >= 0; --s) {
+            float2 pl2[RB];
+            WF_LOAD(pl2, s - PF, o2);
+            o2 -= step_at;
+            /* (every warp runs every step here: skipping the steps off the wavefront, as the
+             * forward pass does, cost more than it saved, measured) */
+            /* lane L + 1's first row, as it was after the step before (s + 1) */
+            float dE = __shfl_down_sync(FULL, Ep[0], 1);
+            float dPx = __shfl_down_sync(FULL, pp[0].x, 1);
+            float dPy = __shfl_down_sync(FULL, pp[0].y, 1);
+            float dY[DK], dG[DK];
 #pragma unroll
             for (int k = 0; k < DK; ++k) {
-                dY[k] = last_owner ? lY[k] : l31 ? hY[k] : dY[k];
-                dG[k] = last_owner ? 0.f : l31 ? hG[k] : dG[k];
+                dY[k] = __shfl_down_sync(FULL, yb[0][k], 1);
+                dG[k] = __shfl_down_sync(FULL, gya[0][k], 1);
             }
-        }
-        if (SPLIT && below && last_owner) {
-            /* the stripe below's first row, fetched above */
-            const int j = s - (r0 + RB - 1);
-            if (j >= 0 && j < m) {
-                const unsigned long long *w = wf_q + kWfChunk + 3 * ((m - 1 - j) % kWfChunk);
-                dE = wf_lo(w[0]);
-                dPx = wf_lo(w[1]);
-                dPy = wf_lo(w[2]);
-                dG[0] = wf_hi(w[0]);
-                if (DK > 1)
-                    dG[DK - 1] = wf_hi(w[1]);
+            /* lane 31 takes the warp below's first row instead (zeros below the last warp; split:
+             * the stripe below's first row, the transfer warp's slot), and the last owner has no
+             * rows below (but for that stripe's): y of its last row from b itself. As in the
+             * forward pass, the values are read by every lane of the warp concerned (warp-uniform
+             * branches, broadcast loads) and selected, so the step has no divergent branch */
+            {
+                float hE = 0.f, hPx = 0.f, hPy = 0.f, hY[DK], hG[DK];
+#pragma unroll
+                for (int k = 0; k < DK; ++k)
+                    hY[k] = hG[k] = 0.f;
+                if (SPLIT || warp + 1 < NW) {
+                    const float *h = hb + (((s & 1) ^ 1) * NS + warp + 1) * (3 + 2 * DK);
+                    hE = h[0];
+                    hPx = h[1];
+                    hPy = h[2];
+#pragma unroll
+                    for (int k = 0; k < DK; ++k) {
+                        hY[k] = h[3 + k];
+                        hG[k] = h[3 + DK + k];
+                    }
+                }
+                float lY[DK]; /* the last owner's: b at its last row's column */
+#pragma unroll
+                for (int k = 0; k < DK; ++k)
+                    lY[k] = 0.f;
+                if (warp == (Lp - 1) >> 5) {
+                    const int j = s - (r0 + RB - 1);
+#pragma unroll
+                    for (int k = 0; k < DK; ++k)
+                        lY[k] = j >= 0 && j < m ? ys[j * DK + k] : 0.f;
+                }
+                const bool l31 = lane == 31, none = last_owner && !below;
+                dE = none ? 0.f : l31 ? hE : dE;
+                dPx = none ? 0.f : l31 ? hPx : dPx;
+                dPy = none ? 0.f : l31 ? hPy : dPy;
+#pragma unroll
+                for (int k = 0; k < DK; ++k) {
+                    dY[k] = last_owner ? lY[k] : l31 ? hY[k] : dY[k];
+                    dG[k] = none ? 0.f : l31 ? hG[k] : dG[k];
+                }
             }
-        }
-        float nE[RB], nY[RB][DK], nG[RB][DK];
+            float nE[RB], nY[RB][DK], nG[RB][DK];
 #define WF_SUB(a, b) ((a) - (b))
 #define WF_ADD(a, b) ((a) + (b))
 #define WF_MUL(a, b) ((a) * (b))
 #pragma unroll
-        for (int r = 0; r < RB; ++r) {
-            const int i = r0 + r, j = s - i;
-            const float e_dn = r < RB - 1 ? Ep[r + 1] : dE;
-            const float w_dn = r < RB - 1 ? pp[r + 1].y : dPy;
-            const float w_rt = TSW_SDTW_PROB_REST(pp[r].x, pp[r].y, 1.f, WF_SUB);
-            float e = TSW_SDTW_E_CELL(e_dn, w_dn, Ep[r], w_rt, Edg[r], pdg[r], WF_ADD, WF_MUL);
-            if ((unsigned)j >= (unsigned)m || !rowok[r] || (BAND && !bd.admits(i0 + i, j)))
-                e = 0.f;
-            nE[r] = e;
+            for (int r = 0; r < RB; ++r) {
+                const int i = r0 + r, j = s - i;
+                const float e_dn = r < RB - 1 ? Ep[r + 1] : dE;
+                const float w_dn = r < RB - 1 ? pp[r + 1].y : dPy;
+                const float w_rt = TSW_SDTW_PROB_REST(pp[r].x, pp[r].y, 1.f, WF_SUB);
+                float e = TSW_SDTW_E_CELL(e_dn, w_dn, Ep[r], w_rt, Edg[r], pdg[r], WF_ADD, WF_MUL);
+                if ((unsigned)j >= (unsigned)m || !rowok[r] || (BAND && !bd.admits(i0 + i, j)))
+                    e = 0.f;
+                nE[r] = e;
 #pragma unroll
-            for (int k = 0; k < DK; ++k) {
-                const float y = r < RB - 1 ? yb[r + 1][k] : dY[k];
-                const float te = e * (xf[r][k] - y);
-                gx[r][k] += te;
-                nY[r][k] = y;
-                nG[r][k] = (r < RB - 1 ? gya[r + 1][k] : dG[k]) - te;
+                for (int k = 0; k < DK; ++k) {
+                    const float y = r < RB - 1 ? yb[r + 1][k] : dY[k];
+                    const float te = e * (xf[r][k] - y);
+                    gx[r][k] += te;
+                    nY[r][k] = y;
+                    nG[r][k] = (r < RB - 1 ? gya[r + 1][k] : dG[k]) - te;
+                }
             }
-        }
 #undef WF_SUB
 #undef WF_ADD
 #undef WF_MUL
 #pragma unroll
-        for (int r = 0; r < RB; ++r) {
-            Edg[r] = r < RB - 1 ? Ep[r + 1] : dE;
-            pdg[r] = r < RB - 1 ? pp[r + 1].x : dPx;
-            Ep[r] = nE[r];
-            pp[r] = pc[r];
-            pc[r] = pn[r];
-            pn[r] = pl2[r];
+            for (int r = 0; r < RB; ++r) {
+                Edg[r] = r < RB - 1 ? Ep[r + 1] : dE;
+                pdg[r] = r < RB - 1 ? pp[r + 1].x : dPx;
+                Ep[r] = nE[r];
+                pp[r] = pf[0][r];
 #pragma unroll
-            for (int k = 0; k < DK; ++k) {
-                yb[r][k] = nY[r][k];
-                gya[r][k] = nG[r][k];
-            }
-        }
-        if (SPLIT && above && L == 0 && s < m) /* this stripe's first row, for the one above */
-            {
-                unsigned long long *w = bout + 3 * s;
-                wf_st(w, wf_pack(Ep[0], gya[0][0]));
-                wf_st(w + 1, wf_pack(pp[0].x, DK > 1 ? gya[0][DK - 1] : 0.f));
-                wf_st(w + 2, wf_pack(pp[0].y, 0.f));
-            }
-        /* row 0 of lane 0 closes column j = s: every row below has added to it */
-        if (L == 0 && gy_on && s < m && !above) {
-#pragma unroll
-            for (int k = 0; k < DK; ++k) {
-                float *q = gbo + (int64_t)s * DK + k;
-                *q = (float)((g.accumulate ? (double)*q : 0.0) + g.cb * 2.0 * gya[0][k]);
-            }
-        }
-        if (NW > 1) {
-            if (lane == 0 && warp > 0) {
-                float *h = hb + ((s & 1) * NW + warp) * (3 + 2 * DK);
-                h[0] = Ep[0];
-                h[1] = pp[0].x;
-                h[2] = pp[0].y;
+                for (int k = 0; k + 1 < PF; ++k)
+                    pf[k][r] = pf[k + 1][r];
+                pf[PF - 1][r] = pl2[r];
 #pragma unroll
                 for (int k = 0; k < DK; ++k) {
-                    h[3 + k] = yb[0][k];
-                    h[3 + DK + k] = gya[0][k];
+                    yb[r][k] = nY[r][k];
+                    gya[r][k] = nG[r][k];
                 }
             }
-            __syncthreads();
+            /* row 0 of lane 0 closes column j = s: every row below has added to it */
+            if (L == 0 && gy_on && s < m && !above) {
+#pragma unroll
+                for (int k = 0; k < DK; ++k) {
+                    float *q = gbo + (int64_t)s * DK + k;
+                    *q = (float)((g.accumulate ? (double)*q : 0.0) + g.cb * 2.0 * gya[0][k]);
+                }
+            }
+            if (sync) {
+                /* (split: warp 0's slot is the transfer warp's to send above) */
+                if (lane == 0 && (SPLIT || warp > 0)) {
+                    float *h = hb + ((s & 1) * NS + warp) * (3 + 2 * DK);
+                    h[0] = Ep[0];
+                    h[1] = pp[0].x;
+                    h[2] = pp[0].y;
+#pragma unroll
+                    for (int k = 0; k < DK; ++k) {
+                        h[3 + k] = yb[0][k];
+                        h[3 + DK + k] = gya[0][k];
+                    }
+                }
+                __syncthreads();
+            }
         }
     }
 #undef WF_LOAD
@@ -710,7 +773,7 @@ inline int wf_split_rows(int64_t count, int64_t max_len, int64_t dim, int device
     rs = rs < most ? rs : most;
     if (rs >= max_len || (forced < 0 && count * ((max_len + rs - 1) / rs) > sms))
         return 0;
-    if (wf_smem_bytes((int)(rs / unit), max_len, dim) > (size_t)optin)
+    if (wf_smem_bytes((int)(rs / unit) + 1, max_len, dim) > (size_t)optin) /* + transfer */
         return 0;
     return (int)rs;
 }
@@ -767,8 +830,11 @@ inline cudaError_t wf_launch(const SgArgs<float> &g, int64_t blocks, int64_t max
     const size_t smem = wf_smem_bytes(warps, g.ymax, g.dim);
     const bool band = g.window == TSW_WINDOW_SAKOE_CHIBA ||
                       g.window == TSW_WINDOW_SAKOE_CHIBA_FRACTION;
-    if (g.wf_rows) /* split (gradients only): 1 row per lane */
-        return wf_launch_rb<1, false, true>(g, blocks, warps, smem, band, stream);
+    if (g.wf_rows) { /* split (gradients only): 1 row per lane, and the transfer warp */
+        const size_t smem1 = wf_smem_bytes(warps + 1, g.ymax, g.dim);
+        return wf_launch_rb<1, false, true>(g, blocks, warps + 1, smem1, band, stream);
+    }
     return val ? wf_launch_v<true>(g, blocks, warps, smem, band, rb, stream)
                : wf_launch_v<false>(g, blocks, warps, smem, band, rb, stream);
 }
+
