@@ -80,6 +80,17 @@ TSW_HD float tsw_twed_cell_f32(float del_a, float del_b, float match)
         (gamma), SUB, MUL)
 
 /*
+ * The same sum in two stages, for a wavefront whose cells know two predecessors a step
+ * before the third (w, the one a neighbour hands over): first m = min(a, b) and
+ * s_ab = 1 + exp((m - max(a, b)) / gamma), then with t = exp(-|w - m| / gamma) the sum of
+ * the three terms relative to the smallest, lo = w if w < m, else m:
+ *   1 + t s_ab (w < m)   or   s_ab + t (w >= m).
+ * After w arrives: one exponential and one fused multiply-add or add (the first stage and
+ * the minimum's tests are off that chain).
+ */
+#define TSW_SOFTMIN3_SUM2(t, s_ab, w_lo, ONE, ADD, FMA) ((w_lo) ? FMA((t), (s_ab), (ONE)) : ADD((s_ab), (t)))
+
+/*
  * Soft-DTW in the linear domain: with P = exp(-R / gamma),
  *   P(i,j) = exp(-c(i,j) / gamma) (P(i-1,j-1) + P(i-1,j) + P(i,j-1)),
  * the same recurrence as R(i,j) = c + softmin_gamma(...) (take -gamma log of both sides),

@@ -29,37 +29,41 @@ __device__ __forceinline__ float wf_rcp(float a)
 /*
  * One forward cell: R = c + softmin_gamma(d, u, l) (recurrence.h's stages, in base 2: k2 =
  * log2(e) / gamma, gl = gamma ln 2, both float32) and the probabilities of the diagonal and
- * up predecessors. All three predecessors +inf: R = +inf and probabilities 0. Per cell: two
- * exponentials, one logarithm and one reciprocal on the MUFU units, three float64 <-> float32
- * conversions (the differences of R, the log term), no float64 multiply.
+ * up predecessors. All three predecessors +inf: R = +inf and probabilities 0.
+ * In two stages (TSW_SOFTMIN3_SUM2): d and l are known a step ahead (the diagonal is the up
+ * neighbour of the step before, l the row's own cell), u arrives from the row above in the
+ * step itself, so only u - min(d, l), one exponential, the sum, the logarithm and two
+ * additions follow it; the minimum's tests and the probabilities are off that chain.
+ * Per cell: two exponentials, one logarithm and one reciprocal on the MUFU units, three
+ * float64 -> float32 conversions (differences of R: O(1) arguments), one back.
  */
 __device__ __forceinline__ void wf_cell(double d, double u, double l, double c, float k2,
                                         float gl, double &r, float &pd, float &pu)
 {
-    const double lo = TSW_MIN(TSW_MIN(d, u), l);
-    const bool dead = lo == TSW_INF_F64;
-    const double lz = dead ? 0.0 : lo;
-    /* the minimum's term is exp2(0) = 1 exactly (recurrence.h, TSW_SOFTMIN3_SORTED): only
-     * the other two predecessors, oa and ob, need an exponential */
-    const bool dmin = d == lo, umin = !dmin && u == lo;
-    const double oa = dmin ? u : d, ob = dmin || umin ? l : u;
-    /* the differences in double (R is large, its neighbours close), then float32 for the
-     * exponent: O(1) arguments */
-#define WF_SUB(a, b) ((a) - (b))
+    /* stage 1, d and l: m = min(d, l), e_ab = exp2((m - max(d, l)) k2) in [0, 1] (0 when
+     * the larger is +inf, so also when both are) */
+    const double m = TSW_MIN(d, l), mx = TSW_MAX(d, l);
+    const bool dm = d <= l; /* d is the minimum of the two */
+    const float eab = mx == TSW_INF_F64 ? 0.f : wf_ex2((float)(m - mx) * k2);
+    const float sab = 1.f + eab;
+    /* stage 2, u: t = exp2(-|u - m| k2) (0 when one of them is +inf) */
+    const bool ulo = u < m;
+    const double lo = ulo ? u : m, clo = c + lo;
+    const bool dead = m == TSW_INF_F64 && u == TSW_INF_F64;
+    const float t = wf_ex2(-fabsf((float)(u - m)) * k2);
 #define WF_ADD(a, b) ((a) + (b))
+#define WF_FMA(a, b, c) fmaf((a), (b), (c))
 #define WF_MUL(a, b) ((a) * (b))
-#define WF_ARG(x) ((float)WF_SUB(lz, (x)) * k2)
-    const float ea = wf_ex2(WF_ARG(oa)), eb = wf_ex2(WF_ARG(ob));
-    const float sum = TSW_SOFTMIN3_SUM(ea, eb, 1.f, WF_ADD);
+    const float sum = TSW_SOFTMIN3_SUM2(t, sab, ulo, 1.f, WF_ADD, WF_FMA);
     /* TSW_SOFTMIN3_OUT with gamma ln 2 times log2(sum) in float32 (at most gamma ln 3) */
-    r = dead ? TSW_INF_F64 : c + WF_SUB(lz, (double)(gl * wf_lg2(sum)));
+    r = dead ? TSW_INF_F64 : clo - (double)(gl * wf_lg2(sum));
     const float inv = wf_rcp(sum);
-    const float ed = dmin ? 1.f : ea, eu = dmin ? ea : umin ? 1.f : eb;
+    /* the terms of u and d relative to lo */
+    const float ed_m = dm ? 1.f : eab, ed = ulo ? t * ed_m : ed_m, eu = ulo ? 1.f : t;
     pd = dead ? 0.f : TSW_SDTW_PROB(ed, inv, WF_MUL);
     pu = dead ? 0.f : TSW_SDTW_PROB(eu, inv, WF_MUL);
-#undef WF_ARG
-#undef WF_SUB
 #undef WF_ADD
+#undef WF_FMA
 #undef WF_MUL
 }
 
