@@ -327,14 +327,8 @@ struct Call {
             block = (char *)ex->cuda_workspace;
             return TSW_OK;
         }
-        size_t free_b = 0, total_b = 0;
-        if (mem_info(&free_b, &total_b) != cudaSuccess)
-            (void)cudaGetLastError();
-        else if (bytes > free_b) {
-            tsw__set_detail("needs %zu bytes of GPU memory on device %d; %zu of %zu are free",
-                            bytes, device, free_b, total_b);
-            return TSW_ENOMEM;
-        }
+        /* (the free memory is asked only when the pool cannot give the block: the question
+         * takes about 6 us, a tenth of a small call; H100, bench/RESULTS.md) */
         cudaMemPool_t pool;
         int rc = pool_of(device, &pool);
         if (rc)
@@ -351,8 +345,14 @@ struct Call {
         if (e != cudaSuccess) {
             (void)cudaGetLastError();
             block = nullptr;
-            tsw__set_detail("cudaMallocFromPoolAsync of %zu bytes on device %d failed: %s",
-                            bytes, device, cudaGetErrorString(e));
+            size_t free_b = 0, total_b = 0;
+            if (e == cudaErrorMemoryAllocation && mem_info(&free_b, &total_b) == cudaSuccess)
+                tsw__set_detail("needs %zu bytes of GPU memory on device %d; %zu of %zu are free",
+                                bytes, device, free_b, total_b);
+            else
+                tsw__set_detail("cudaMallocFromPoolAsync of %zu bytes on device %d failed: %s",
+                                bytes, device, cudaGetErrorString(e));
+            (void)cudaGetLastError();
             return status_of(e) == TSW_ENODEV ? TSW_ENODEV : TSW_ENOMEM;
         }
         own_block = true;
@@ -391,23 +391,46 @@ struct Call {
 
 /* ---- validation of device inputs ---------------------------------------------------------- */
 
+/* Series s of a collection, by one block: bit 1 of *flag for a non-finite value, bit 2 for
+ * timestamps (times, when given) that are not finite and strictly increasing. */
+template <typename T>
+__device__ void check_series(const T *values, const T *times, const int64_t *off,
+                             const int64_t *len, int64_t s, int64_t dim, int *flag)
+{
+    const int64_t o = off[s], n = len[s];
+    const T *v = values + o * dim;
+    int bad = 0;
+    for (int64_t k = threadIdx.x; k < n * dim; k += blockDim.x)
+        bad |= !isfinite(v[k]);
+    if (times) {
+        const T *t = times + o;
+        for (int64_t k = threadIdx.x; k < n; k += blockDim.x)
+            bad |= (!isfinite(t[k]) || (k > 0 && !(t[k] > t[k - 1]))) ? 2 : 0;
+    }
+    if (bad)
+        atomicOr(flag, bad);
+}
+
 template <typename T>
 __global__ void check_kernel(const T *values, const T *times, const int64_t *off,
                              const int64_t *len, int64_t count, int64_t dim, int *flag)
 {
-    for (int64_t s = blockIdx.x; s < count; s += gridDim.x) {
-        const int64_t o = off[s], n = len[s];
-        const T *v = values + o * dim;
-        int bad = 0;
-        for (int64_t k = threadIdx.x; k < n * dim; k += blockDim.x)
-            bad |= !isfinite(v[k]);
-        if (times) {
-            const T *t = times + o;
-            for (int64_t k = threadIdx.x; k < n; k += blockDim.x)
-                bad |= (!isfinite(t[k]) || (k > 0 && !(t[k] > t[k - 1]))) ? 2 : 0;
-        }
-        if (bad)
-            atomicOr(flag, bad);
+    for (int64_t s = blockIdx.x; s < count; s += gridDim.x)
+        check_series(values, times, off, len, s, dim, flag);
+}
+
+/* Two collections of count series each (no timestamps) in one launch: a launch costs about
+ * 5 us of a small call on the GPU (H100, bench/RESULTS.md). */
+template <typename T>
+__global__ void check2_kernel(const T *a, const int64_t *aoff, const int64_t *alen, const T *b,
+                              const int64_t *boff, const int64_t *blen, int64_t count,
+                              int64_t dim, int *flag)
+{
+    for (int64_t s = blockIdx.x; s < 2 * count; s += gridDim.x) {
+        if (s < count)
+            check_series(a, (const T *)nullptr, aoff, alen, s, dim, flag);
+        else
+            check_series(b, (const T *)nullptr, boff, blen, s - count, dim, flag);
     }
 }
 

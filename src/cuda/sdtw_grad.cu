@@ -834,21 +834,21 @@ int wf_split_launch(Call &call, const SgJob &job, const SgKind &kd, SgArgs<T> &g
         g.wf_hand = (unsigned long long *)scratch;
         g.wf_defer = g.want_grad && kd.ga && kd.gb;
         g.wf_gx = (float *)(g.wf_hand + count * (K - 1) * 4 * job.max_len);
-        g.ticket = (unsigned *)job.sync;
         (void)per_block;
         TSW_CU(cudaMemsetAsync(g.wf_hand, 0xff,
                                (size_t)(count * (K - 1) * 4 * job.max_len) * sizeof(double),
                                call.stream),
                "cudaMemsetAsync (split hand-over)");
-        TSW_CU(cudaMemsetAsync(job.sync, 0, sizeof(unsigned), call.stream),
-               "cudaMemsetAsync (ticket)");
+        /* the two launches' tickets (job.sync has at least two ints), set at once */
+        TSW_CU(cudaMemsetAsync(job.sync, 0, 2 * sizeof(unsigned), call.stream),
+               "cudaMemsetAsync (tickets)");
+        g.ticket = (unsigned *)job.sync;
         g.phase = 1;
         TSW_CU(wf_dispatch(g, count * K, kd.max_n, job.wf_rb, false, call.stream),
                "soft-DTW gradient kernel launch");
         if (!g.want_grad)
             return TSW_OK;
-        TSW_CU(cudaMemsetAsync(job.sync, 0, sizeof(unsigned), call.stream),
-               "cudaMemsetAsync (ticket)");
+        g.ticket = (unsigned *)job.sync + 1;
         g.phase = 2;
         TSW_CU(wf_dispatch(g, count * K, kd.max_n, job.wf_rb, false, call.stream),
                "soft-DTW gradient kernel launch");
@@ -1172,20 +1172,15 @@ int sg_grad(const tsw_params *params, tsw_dtype dtype, int64_t dim, const tsw_co
     } else {
         /* device inputs: checked on the device before anything is written */
         TSW_CU(cudaMemsetAsync(dflag, 0, sizeof(int), call.stream), "cudaMemsetAsync");
-        const int bx = (int)(count < 4096 ? count : 4096);
-        if (dtype == TSW_F32) {
-            check_kernel<float><<<bx, 256, 0, call.stream>>>(
-                (const float *)xv, nullptr, d_idx, d_idx + count, count, dim, dflag);
-            check_kernel<float><<<bx, 256, 0, call.stream>>>(
-                (const float *)yv, nullptr, d_idx + 2 * count, d_idx + 3 * count, count, dim,
-                dflag);
-        } else {
-            check_kernel<double><<<bx, 256, 0, call.stream>>>(
-                (const double *)xv, nullptr, d_idx, d_idx + count, count, dim, dflag);
-            check_kernel<double><<<bx, 256, 0, call.stream>>>(
-                (const double *)yv, nullptr, d_idx + 2 * count, d_idx + 3 * count, count, dim,
-                dflag);
-        }
+        const int bx = (int)(2 * count < 4096 ? 2 * count : 4096);
+        if (dtype == TSW_F32)
+            check2_kernel<float><<<bx, 256, 0, call.stream>>>(
+                (const float *)xv, d_idx, d_idx + count, (const float *)yv, d_idx + 2 * count,
+                d_idx + 3 * count, count, dim, dflag);
+        else
+            check2_kernel<double><<<bx, 256, 0, call.stream>>>(
+                (const double *)xv, d_idx, d_idx + count, (const double *)yv,
+                d_idx + 2 * count, d_idx + 3 * count, count, dim, dflag);
         TSW_CU(cudaGetLastError(), "check kernel launch");
         /* asynchronous calls: the check's answer now (one wait), nothing to read at the end */
         if (call.async && (rc = sg_read_flag(call, dflag)))
