@@ -421,8 +421,8 @@ __global__ void __launch_bounds__(32 * (SPLIT ? kWfStripeWarps + 1 : wf_max_warp
      * slot at its end, so a load has PF steps to arrive. The split's stripes waited on
      * them with 2 (Nsight Compute: a fifth of the backward's stall samples at that store)
      * and run 8-10% faster with 6; the one-block instances keep 2: with 6, B=512 256x256
-     * ran 7% slower (more registers, fewer resident blocks) and the others no faster
-     * (H100, bench/RESULTS.md) */
+     * ran 7% slower (why was not found) and the others no faster (H100,
+     * bench/RESULTS.md) */
     constexpr int PF = SPLIT ? 6 : 2;
     float2 pf[PF][RB];
     const int64_t step_at = (int64_t)RB * Lp;
@@ -736,14 +736,16 @@ inline long wf_split_knob()
 
 /*
  * The split's rows per stripe for count problems of at most max_len rows (dim 1 or 2, with
- * gradients), 0 for no split. Used where one block a problem leaves SMs idle (sg_grad:
- * after wf_rows_per_lane declined): K stripes a problem, K the largest power of two with
- * count K <= SMs (at least 2), the stripe height rounded up to whole warps of one row per
- * lane (2 rows per lane measured 1.5x slower: bench/RESULTS.md) and at most a block
- * (kWfStripeWarps warps); the stripes of the batch then fit the SMs at one block each.
- * Problems of at most 256 rows stay one block. TSWARP_SDTW_WF_SPLIT=<rows> forces a stripe
- * height (rounded up to a warp, at most a block; any number of blocks: the ticket order
- * never deadlocks), 0 turns the split off.
+ * gradients), 0 for no split. sg_grad asks it before wf_rows_per_lane: it takes only the
+ * batches that one block a problem leaves on part of the SMs (B=64 N=512 ran 0.63 ms on 64
+ * SMs, 0.56 ms split on 128: bench/RESULTS.md). K stripes a problem, K the largest power of
+ * two with count K <= SMs (at least 2), the stripe height rounded up to whole warps of one
+ * row per lane (2 rows per lane measured 1.5x slower: bench/RESULTS.md) and at most a block
+ * (kWfStripeWarps warps); the stripes of the batch then fit the SMs at one block each
+ * (shorter stripes, two or more blocks a SM, measured slower). Problems of at most 256 rows
+ * stay one block. TSWARP_SDTW_WF_SPLIT=<rows> forces a stripe height (rounded up to a warp,
+ * at most a block; any number of blocks: the ticket order never deadlocks), 0 turns the
+ * split off.
  */
 inline int wf_split_rows(int64_t count, int64_t max_len, int64_t dim, int device)
 {
