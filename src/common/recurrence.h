@@ -88,7 +88,8 @@ TSW_HD float tsw_twed_cell_f32(float del_a, float del_b, float match)
  * After w arrives: one exponential and one fused multiply-add or add (the first stage and
  * the minimum's tests are off that chain).
  */
-#define TSW_SOFTMIN3_SUM2(t, s_ab, w_lo, ONE, ADD, FMA) ((w_lo) ? FMA((t), (s_ab), (ONE)) : ADD((s_ab), (t)))
+#define TSW_SOFTMIN3_SUM2(t, s_ab, w_lo, ONE, ADD, FMA)                                        \
+    ((w_lo) ? FMA((t), (s_ab), (ONE)) : ADD((s_ab), (t)))
 
 /*
  * Soft-DTW in the linear domain: with P = exp(-R / gamma),

@@ -504,8 +504,10 @@ __global__ void __launch_bounds__(32 * (SPLIT ? kWfStripeWarps + 1 : wf_max_warp
     } else {
         if constexpr (SPLIT)
             __syncthreads(); /* the transfer warp's first slot */
-        /* unrolled by the depth of the load pipeline: the registers rotate by renaming, where a
-         * copy would wait for each load to arrive */
+        /* unrolled by the depth of the load pipeline, for the registers to rotate by renaming
+         * (where a copy waits for each load to arrive). The compiler still rotates them by
+         * copies, the predicated load's register being preset to zero: Nsight Compute found
+         * the split backward waiting at such a copy (bench/RESULTS.md) */
 #pragma unroll(PF + 1)
         for (int s = S - 1; s >= 0; --s) {
             float2 pl2[RB];
