@@ -830,14 +830,13 @@ inline cudaError_t wf_launch(const SgArgs<float> &g, int64_t blocks, int64_t max
 {
     if (g.wf_rows && max_n > g.wf_rows)
         max_n = g.wf_rows; /* split: a block a stripe */
-    const int warps = (int)(((max_n + rb - 1) / rb + 31) / 32);
+    /* (split: and the transfer warp) */
+    const int warps = (int)(((max_n + rb - 1) / rb + 31) / 32) + (g.wf_rows ? 1 : 0);
     const size_t smem = wf_smem_bytes(warps, g.ymax, g.dim);
     const bool band = g.window == TSW_WINDOW_SAKOE_CHIBA ||
                       g.window == TSW_WINDOW_SAKOE_CHIBA_FRACTION;
-    if (g.wf_rows) { /* split (gradients only): 1 row per lane, and the transfer warp */
-        const size_t smem1 = wf_smem_bytes(warps + 1, g.ymax, g.dim);
-        return wf_launch_rb<1, false, true>(g, blocks, warps + 1, smem1, band, stream);
-    }
+    if (g.wf_rows) /* split (gradients only): 1 row per lane */
+        return wf_launch_rb<1, false, true>(g, blocks, warps, smem, band, stream);
     return val ? wf_launch_v<true>(g, blocks, warps, smem, band, rb, stream)
                : wf_launch_v<false>(g, blocks, warps, smem, band, rb, stream);
 }
