@@ -94,6 +94,8 @@ constexpr unsigned kFull = 0xffffffffu;
 constexpr int64_t kP05MaxBlock = 8192; /* LINEAR, p05: rows per recomputed block at most */
 constexpr int kChunk = 32; /* columns whose local costs a tile computes at once */
 constexpr int kRing = 64;  /* columns of local costs a tile keeps: two chunks */
+constexpr int kSChunk = 16;          /* split mode: steps of costs a tile's warp copies at once */
+constexpr int kSRing = 2 * kSChunk;  /* ... and keeps: two chunks */
 constexpr int64_t kSplitMax = 1024; /* split mode: at most this many tiles per diagonal */
 
 template <typename T> __host__ __device__ inline T inf_of();
@@ -191,7 +193,20 @@ template <typename T, int DB, int R> struct TileSmem {
     static constexpr size_t o_bs = (size_t)kRing * P * sizeof(T);
     static constexpr size_t o_nbs = o_bs + (size_t)S * kTW * sizeof(T);
     static constexpr size_t o_tops = o_nbs + (size_t)kTW * sizeof(T);
-    static constexpr size_t bytes = o_tops + 2 * (size_t)(kTW + 2) * sizeof(T);
+    /* the tile's two bottom rows, written by lane 31 during the sweep and copied out to H
+     * (and a checkpoint) after it in whole lines: [2][kTW] */
+    static constexpr size_t o_brow = o_tops + 2 * (size_t)(kTW + 2) * sizeof(T);
+    static constexpr size_t bytes = o_brow + 2 * (size_t)kTW * sizeof(T);
+    /* Split mode needs less, each role its part (so more blocks fit an SM: a launch of
+     * split tiles and cost blocks is then one wave where the fused layout made it 1.5 on
+     * the H100): a tile's warp the ring of kSRing steps in step order, the top frame and
+     * the bottom rows; a cost block b's columns and their norms, from offset 0. */
+    static constexpr size_t o_stops = (size_t)kSRing * 32 * R * sizeof(T);
+    static constexpr size_t o_cnbs = (size_t)S * kTW * sizeof(T);
+    static constexpr size_t o_sbrow = o_stops + 2 * (size_t)(kTW + 2) * sizeof(T);
+    static constexpr size_t split_tile = o_sbrow + 2 * (size_t)kTW * sizeof(T);
+    static constexpr size_t split_cost = o_cnbs + (size_t)kTW * sizeof(T);
+    static constexpr size_t split_bytes = split_tile > split_cost ? split_tile : split_cost;
     /* a cost block's output (split mode): kTW + 31 steps of 32 lanes' R values */
     static constexpr int64_t costs = (int64_t)(kTW + 31) * 32 * R;
 };
@@ -217,7 +232,8 @@ template <typename T, int DB, int R, bool P05, bool COS> struct TileSweep {
     bool top0, has_r1;
     uint32_t *cw;  /* the lane's first code word in the tile, or NULL */
     T *vp;         /* V at the lane's rows */
-    T *hp, *ckp;   /* H and the checkpoint (or NULL) at column j = c0t + s - 31 + 2: lane 31's */
+    T *brow;       /* the tile's bottom rows in shared memory, [2][kTW]: lane 31's cells */
+    T *hp, *ckp;   /* H and the checkpoint (or NULL) at the tile's first column (at j + 2) */
 
     __device__ TileSweep(const FwdArgs<T> &args) : g(args) {}
 
@@ -308,33 +324,38 @@ template <typename T, int DB, int R, bool P05, bool COS> struct TileSweep {
     }
 
     /* A cost block: the tile's costs in step order, step s's at out[(32 s + lane) R ..],
-     * lane l's column q = s - l (clamped to the tile: the steps where a lane has no column
-     * get a copy nobody reads), so a step's stores and a sweep's loads are contiguous. */
+     * lane l's column q = s - l, so a sweep's loads are contiguous. The steps where a lane
+     * has no column (s < l, s >= wlim + l) are left as they are: the sweep computes cells
+     * from them that it neither keeps nor stores. Each lane's columns are computed once:
+     * at round k, lane l takes column (k - l) mod wlim, so every lane has a column in every
+     * round (where a round a step had the lanes of the skew's two corners idle, a fifth of
+     * the cost block's work with 128 columns); with wlim >= 32 a round's stores fall in two
+     * steps. */
     template <bool EXACT> __device__ __forceinline__ bool costs_out(T *out)
     {
         bool ok = true;
-        const int ns = wlim + 31;
+        int q = (wlim - lane % wlim) % wlim; /* (0 - lane) mod wlim, then one up a round */
 #pragma unroll 4
-        for (int s = 0; s < ns; ++s) {
-            int q = s - lane;
-            q = q < 0 ? 0 : q >= wlim ? wlim - 1 : q;
-            *(CostVec<T, R> *)(out + ((int64_t)s * 32 + lane) * R) = col_cost<EXACT>(q, ok);
+        for (int k = 0; k < wlim; ++k) {
+            *(CostVec<T, R> *)(out + ((int64_t)(q + lane) * 32 + lane) * R) =
+                col_cost<EXACT>(q, ok);
+            q = q + 1 == wlim ? 0 : q + 1;
         }
         return ok;
     }
 
-    /* Split: copy the costs of steps [32 c, 32 c + 32) into the ring (slot c mod 2, step
-     * order) without waiting; a lane copies only its own values, so no lane waits on
+    /* Split: copy the costs of steps [kSChunk c, kSChunk (c + 1)) into the ring (slot c mod
+     * 2, step order) without waiting; a lane copies only its own values, so no lane waits on
      * another. */
     __device__ __forceinline__ void fetch(const T *cin, int c)
     {
         constexpr int VB = (int)sizeof(T) * R; /* bytes a lane copies per step */
         constexpr int PB = VB < 16 ? VB : 16;
-        const int ns = wlim + 31, s0 = c * kChunk;
-        const int s1 = s0 + kChunk < ns ? s0 + kChunk : ns;
+        const int ns = wlim + 31, s0 = c * kSChunk;
+        const int s1 = s0 + kSChunk < ns ? s0 + kSChunk : ns;
         for (int st = s0; st < s1; ++st) {
             const char *src = (const char *)(cin + ((int64_t)st * 32 + lane) * R);
-            char *dst = (char *)(ring + ((st & (kRing - 1)) * 32 + lane) * R);
+            char *dst = (char *)(ring + ((st & (kSRing - 1)) * 32 + lane) * R);
 #pragma unroll
             for (int o = 0; o < VB; o += PB)
                 __pipeline_memcpy_async(dst + o, src + o, PB);
@@ -374,7 +395,7 @@ template <typename T, int DB, int R, bool P05, bool COS> struct TileSweep {
             /* a lane's state stops at its last column: V is then its prev1, prev2 */
             const bool act = q >= 0 && q < wlim, adv = act;
             const CostVec<T, R> cv =
-                SPLIT ? *(const CostVec<T, R> *)(ring + ((s & (kRing - 1)) * 32 + lane) * R)
+                SPLIT ? *(const CostVec<T, R> *)(ring + ((s & (kSRing - 1)) * 32 + lane) * R)
                       : *(const CostVec<T, R> *)(ring + (q & (kRing - 1)) * P + lane * R);
             const int64_t j = c0t + q;
 
@@ -442,15 +463,10 @@ template <typename T, int DB, int R, bool P05, bool COS> struct TileSweep {
                     }
                 }
             }
-            const bool last = lane == 31 && act;
-            if (last)
-                hp[s] = nw[R - 2];
-            if (last)
-                hp[hs + s] = nw[R - 1];
-            if (last && ckp)
-                ckp[s] = nw[R - 2];
-            if (last && ckp)
-                ckp[g.m + 2 + s] = nw[R - 1];
+            if (lane == 31 && act) {
+                brow[q] = nw[R - 2];
+                brow[kTW + q] = nw[R - 1];
+            }
             b3 = adv ? prev2[R - 1] : b3;
 #pragma unroll
             for (int r = 0; r < R; ++r) {
@@ -466,6 +482,16 @@ template <typename T, int DB, int R, bool P05, bool COS> struct TileSweep {
     template <bool SIMPLE> __device__ __forceinline__ void sweep(const T *cin)
     {
         sweep_steps<SIMPLE>(cin);
+        __syncwarp(); /* lane 31's bottom rows: out to H and the checkpoint */
+        for (int x = lane; x < wlim; x += 32) {
+            const T r0 = brow[x], r1 = brow[kTW + x];
+            hp[x] = r0;
+            hp[hs + x] = r1;
+            if (ckp) {
+                ckp[x] = r0;
+                ckp[g.m + 2 + x] = r1;
+            }
+        }
         if (wlim == kTW) {
             /* the tile's right columns for the next tile of the row */
 #pragma unroll
@@ -480,7 +506,7 @@ template <typename T, int DB, int R, bool P05, bool COS> struct TileSweep {
     {
         if (cin) {
             /* split: the costs were computed by the previous launch's cost blocks */
-            const int ns = wlim + 31, nch = (ns + kChunk - 1) / kChunk;
+            const int ns = wlim + 31, nch = (ns + kSChunk - 1) / kSChunk;
             __syncwarp(); /* the top frame */
             fetch(cin, 0);
             for (int c = 0; c < nch; ++c) {
@@ -489,8 +515,8 @@ template <typename T, int DB, int R, bool P05, bool COS> struct TileSweep {
                 else
                     __pipeline_commit(); /* an empty group: chunk c is then the older one */
                 __pipeline_wait_prior(1);
-                const int s0 = c * kChunk;
-                steps<SIMPLE, true>(s0, s0 + kChunk < ns ? s0 + kChunk : ns);
+                const int s0 = c * kSChunk;
+                steps<SIMPLE, true>(s0, s0 + kSChunk < ns ? s0 + kSChunk : ns);
             }
             return;
         }
@@ -519,9 +545,6 @@ __global__ void __launch_bounds__(32) fwd_tile(FwdArgs<T> g)
     using L = TileSmem<T, DB, R>;
     constexpr int TH = 32 * R, BS = L::BS;
     extern __shared__ __align__(16) unsigned char smem[];
-    T *bs = (T *)(smem + L::o_bs);
-    T *nbs = (T *)(smem + L::o_nbs);
-    T(*tops)[kTW + 2] = (T(*)[kTW + 2])(smem + L::o_tops);
     const T INF = inf_of<T>();
     const int lane = threadIdx.x;
     /* blocks [0, nd): the tiles of diagonal diag; then the cost blocks of diagonal diag + 1 */
@@ -532,6 +555,10 @@ __global__ void __launch_bounds__(32) fwd_tile(FwdArgs<T> g)
     const int64_t wl = g.c1 + 1 - c0t;
     const int64_t dim = g.dim;
     const T *cin = dp && g.cin ? g.cin + kb * L::costs : nullptr;
+    /* shared memory by role (TileSmem): fused tile, split tile, cost block */
+    T *bs = (T *)(smem + (dp ? L::o_bs : 0));
+    T *nbs = (T *)(smem + (dp ? L::o_nbs : L::o_cnbs));
+    T(*tops)[kTW + 2] = (T(*)[kTW + 2])(smem + (cin ? L::o_stops : L::o_tops));
 
     TileSweep<T, DB, R, P05, COS> t(g);
     t.ring = (T *)smem;
@@ -625,11 +652,12 @@ __global__ void __launch_bounds__(32) fwd_tile(FwdArgs<T> g)
                          (int64_t)lane * R * kWords
                    : nullptr;
     t.vp = g.V + t.vrow;
-    /* lane 31 writes column q = s - 31 of H (at tc + q + 2) and of a checkpoint (at j + 2) */
-    t.hp = g.H + (ti % 3) * 2 * t.hs + t.tc + 2 - 31;
+    /* the tile's bottom rows go to H (column q at tc + q + 2) and a checkpoint (at j + 2) */
+    t.brow = (T *)(smem + (cin ? L::o_sbrow : L::o_brow));
+    t.hp = g.H + (ti % 3) * 2 * t.hs + t.tc + 2;
     t.ckp = nullptr;
     if (g.ckpt && (ti + 1) % g.ck_every == 0 && (ti + 1) / g.ck_every - 1 < g.ck_count)
-        t.ckp = g.ckpt + ((ti + 1) / g.ck_every - 1) * 2 * (g.m + 2) + c0t + 2 - 31;
+        t.ckp = g.ckpt + ((ti + 1) / g.ck_every - 1) * 2 * (g.m + 2) + c0t + 2;
 
     if (inside && !t.top0 && !t.has_r1)
         t.template sweep<true>(cin);
@@ -665,6 +693,16 @@ __global__ void __launch_bounds__(32)
         const uint4 *src = (const uint4 *)(codes + (ti * ntj + tj) * (int64_t)NW);
         for (int x = lane; x < NW / 4; x += 32)
             ((uint4 *)tile)[x] = src[x];
+        /* the path leaves the tile up, left or up-left: those tiles' codes on their way to
+         * L2 (from device memory) while lane 0 walks this one (lines of 128 bytes) */
+        constexpr int NL = NW * 4 / 128;
+        for (int x = lane; x < 3 * NL; x += 32) {
+            const int64_t di = x < 2 * NL ? 1 : 0, dj = x >= NL ? 1 : 0;
+            if (ti - di >= 0 && tj - dj >= 0)
+                asm volatile("prefetch.global.L2 [%0];" ::"l"(
+                    (const char *)(codes + ((ti - di) * ntj + tj - dj) * (int64_t)NW) +
+                    (x % NL) * 128));
+        }
         __syncwarp();
         if (lane == 0) {
             /* the walk in the tile's own 32-bit coordinates: it leaves the tile only up or
@@ -880,8 +918,10 @@ template <typename T, int DB, int R> struct PathRun {
         void (*const kern)(FwdArgs<T>) =
             g.p != 0 ? (cos_ ? fwd_tile<T, DB, R, true, true> : fwd_tile<T, DB, R, true, false>)
                      : (cos_ ? fwd_tile<T, DB, R, false, true> : fwd_tile<T, DB, R, false, false>);
-        /* dynamic shared memory: above the default 48 KB for some double instantiations */
+        /* dynamic shared memory: above the default 48 KB for some double instantiations;
+         * launches of split tiles and cost blocks take less (TileSmem::split_bytes) */
         const size_t smem = TileSmem<T, DB, R>::bytes;
+        const size_t smem_split = TileSmem<T, DB, R>::split_bytes;
         TSW_CU(cudaFuncSetAttribute((const void *)kern,
                                     cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem),
                "cudaFuncSetAttribute (path forward)");
@@ -904,7 +944,7 @@ template <typename T, int DB, int R> struct PathRun {
             g.nd = 0;
             g.ti_lo1 = 0;
             g.cout = cost_buf;
-            kern<<<(unsigned)count(0), 32, smem, call->stream>>>(g);
+            kern<<<(unsigned)count(0), 32, smem_split, call->stream>>>(g);
             TSW_CU(cudaGetLastError(), "kernel launch (path forward)");
         }
         for (int64_t d = 0; d < nd_all; ++d) {
@@ -917,7 +957,7 @@ template <typename T, int DB, int R> struct PathRun {
             g.ti_lo1 = first(d + 1);
             g.cout = nt1 ? cost_buf + ((d + 1) & 1) * split_max * TileSmem<T, DB, R>::costs
                          : nullptr;
-            kern<<<(unsigned)(nt + nt1), 32, smem, call->stream>>>(g);
+            kern<<<(unsigned)(nt + nt1), 32, split(d) ? smem_split : smem, call->stream>>>(g);
             TSW_CU(cudaGetLastError(), "kernel launch (path forward)");
             if ((rc = prog->poll(*call, (int64_t)(cells_per_tile * (double)nt))))
                 return rc;

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# A/B timing of the CUDA alignment path (src/cuda/path.cu) on a GPU machine: the library of
+# an older tree against this one's, side by side in one run (bench/gpu_path_driver.c, the
+# cases alternated), after test_cuda_path (quick) on this tree with each split mode; then
+# test_cuda_path in full and, quick, under compute-sanitizer memcheck (FULL_S, MEMCHECK_S:
+# their time limits; SKIP_MEMCHECK=1: not at all). BIG=1 adds one 1M x 12 call a tree.
+#
+#   git archive <commit> | tar -x -C ab-old     # the older tree (untracked, so the device
+#   OUT=<logs> bash bench/gpu_path_ab.sh ab-old  # tool's copy of the working tree has it)
+#   KNOBS="VAR=value:driver args;..."            # timed on the new tree only
+#
+# Builds both (TSWARP_CUDA_TUNING=OFF, sm_90) in parallel, 8 jobs each.
+set -u
+export PATH=$PATH:/usr/local/cuda/bin
+OLD=${1:-ab-old}
+OUT=${OUT:-build-ab}
+ROUNDS=${ROUNDS:-2}
+mkdir -p "$OUT"
+CF=(-G Ninja -DCMAKE_BUILD_TYPE=Release -DTSWARP_CUDA=ON -DTSWARP_CUDA_TUNING=OFF
+    -DCMAKE_CUDA_ARCHITECTURES=90-real)
+T0=$(date +%s)
+(cmake -S "$OLD" -B build-old "${CF[@]}" -DTSWARP_BUILD_TESTS=OFF >/dev/null &&
+    cmake --build build-old --target tswarp -j8 >"$OUT/build-old.log" 2>&1
+    echo "old build rc $?") &
+cmake -S . -B build-new "${CF[@]}" -DTSWARP_BUILD_TESTS=ON >/dev/null &&
+    cmake --build build-new --target tswarp test_cuda_path -j8 >"$OUT/build-new.log" 2>&1
+echo "new build rc $?"
+wait
+echo "builds $(($(date +%s) - T0)) s"
+for v in old new; do
+    gcc -O2 bench/gpu_path_driver.c -Iinclude -Lbuild-$v -ltswarp \
+        -Wl,-rpath,"$PWD/build-$v" -o build-$v/pd || echo "driver $v failed"
+done
+for k in "TSWARP_CUDA_PATH_SPLIT=1024" "TSWARP_CUDA_PATH_SPLIT=0" "TSWARP_CUDA_PATH_SPLIT=3"; do
+    env "$k" TSWARP_TEST_QUICK=1 timeout 60 build-new/tests/gpu/test_cuda_path \
+        >"$OUT/test_cuda_path_split${k#*=}.log" 2>&1
+    echo "test_cuda_path quick $k rc $? $(tail -1 "$OUT/test_cuda_path_split${k#*=}.log")"
+done
+CASES=${CASES:-"100000 12 p05 cosine auto 5;100000 12 p05 cosine linear 3;100000 12 symmetric1 sqeuclidean auto 5;20000 12 p05 cosine auto 9"}
+IFS=';' read -r -a cases <<<"$CASES"
+IFS=';' read -r -a knobs <<<"${KNOBS:-}"
+for round in $(seq "$ROUNDS"); do
+    for c in "${cases[@]}"; do
+        for v in old new; do
+            # shellcheck disable=SC2086  # $c is the driver's arguments
+            echo "round $round $v $(timeout 60 build-$v/pd $c 2>&1)"
+        done
+    done
+    for k in "${knobs[@]}"; do
+        # shellcheck disable=SC2086
+        echo "round $round new ${k%%:*} $(env ${k%%:*} timeout 60 build-new/pd ${k#*:} 2>&1)"
+    done
+done | tee "$OUT/ab.txt"
+if [ -n "${BIG:-}" ]; then
+    for v in old new; do
+        echo "1M $v $(timeout 100 build-$v/pd 1000000 12 p05 cosine auto 1 2>&1)"
+    done | tee -a "$OUT/ab.txt"
+fi
+echo "timings done $(($(date +%s) - T0)) s"
+timeout "${FULL_S:-100}" build-new/tests/gpu/test_cuda_path >"$OUT/test_cuda_path.log" 2>&1
+echo "test_cuda_path (full) rc $? $(tail -1 "$OUT/test_cuda_path.log")"
+SAN=$(command -v compute-sanitizer || find /usr/local/cuda*/bin -name compute-sanitizer 2>/dev/null | head -1)
+if [ -n "$SAN" ] && [ -z "${SKIP_MEMCHECK:-}" ]; then
+    TSWARP_TEST_QUICK=1 timeout "${MEMCHECK_S:-150}" "$SAN" --tool memcheck --leak-check full \
+        build-new/tests/gpu/test_cuda_path >"$OUT/memcheck_path.log" 2>&1
+    echo "memcheck test_cuda_path (quick) rc $? $(grep 'ERROR SUMMARY' "$OUT/memcheck_path.log")"
+fi
+echo "total $(($(date +%s) - T0)) s"
