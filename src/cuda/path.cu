@@ -26,17 +26,22 @@
  *           columns, then runs the steps that reach those columns;
  *   split   (narrower diagonals: most of a grid's launches, and all of one of 100k x 100k):
  *           launch d also runs one cost block per tile of diagonal d + 1, which writes the
- *           tile's costs in step order to a slot in global memory (d + 1 mod 2); the tile's
- *           warp in launch d + 1 copies them into shared memory 32 steps ahead (cp.async),
- *           so it only runs the chain. Twice the warps per launch, and the costs (most of a
- *           cell's instructions) are off the chain.
+ *           tile's costs in step order to a slot in global memory (d + 1 mod 2), each of
+ *           its lanes' columns once; the tile's warp in launch d + 1 copies them into
+ *           shared memory 16 to 32 steps ahead (cp.async), so it only runs the chain. Twice
+ *           the warps per launch, and the costs (most of a cell's instructions) are off the
+ *           chain. Each role takes only its part of the shared memory (TileSmem::
+ *           split_bytes), so that a launch is one wave: 782 tiles and 782 cost blocks of
+ *           100k x 100k fit the H100's SMs at 12 blocks an SM.
  *   Cosine quotients use nvcc's fast division path without its rarely taken branch
  *   (div_fast); a chunk where it cannot vouch for a quotient is redone with x / y, so the
  *   costs are bit for bit those of x / y and of the CPU.
  *   Registers per lane: its R rows of a (dim values each, DB > 0; fused and cost blocks), D
  *   at columns j-1 and j-2 of its rows, one word of step codes per row. Shared memory
  *   (dynamic, TileSmem): the cost ring, the tile's columns of b (column q at bs[q S], read
- *   as 16-byte vectors), their cosine norms, and the top frame (2 x (TW + 2)).
+ *   as 16-byte vectors), their cosine norms, the top frame (2 x (TW + 2)) and the tile's
+ *   two bottom rows, which lane 31 writes during the sweep and the warp copies to H (and a
+ *   checkpoint) after it.
  *   Borders between tiles (global memory): H, the two bottom rows of each tile row, in 3
  *   slots by ti mod 3 (a launch's tiles read slot ti-1 at their columns and the two left
  *   of them while the tiles of the same launch write slots ti, never the same entries);
@@ -367,8 +372,10 @@ template <typename T, int DB, int R, bool P05, bool COS> struct TileSweep {
      * tile whose rows' windows cover its columns and that holds neither row 0 nor the
      * region's last row, so its cells need none of those tests. A lane before its first
      * column keeps its state; past its last one it computes cells nobody reads and
-     * writes nothing. */
-    template <bool SIMPLE, bool SPLIT> __device__ __forceinline__ void steps(int s0, int s1)
+     * writes nothing. ALL: steps where every lane has a column (31 <= s < wlim), which
+     * need none of those selects. */
+    template <bool SIMPLE, bool SPLIT, bool ALL = false>
+    __device__ __forceinline__ void steps(int s0, int s1)
     {
         const T INF = inf_of<T>();
 #pragma unroll 2
@@ -393,7 +400,7 @@ template <typename T, int DB, int R, bool P05, bool COS> struct TileSweep {
             }
             const int q = s - lane;
             /* a lane's state stops at its last column: V is then its prev1, prev2 */
-            const bool act = q >= 0 && q < wlim, adv = act;
+            const bool act = ALL || (q >= 0 && q < wlim), adv = act;
             const CostVec<T, R> cv =
                 SPLIT ? *(const CostVec<T, R> *)(ring + ((s & (kSRing - 1)) * 32 + lane) * R)
                       : *(const CostVec<T, R> *)(ring + (q & (kRing - 1)) * P + lane * R);
@@ -515,8 +522,13 @@ template <typename T, int DB, int R, bool P05, bool COS> struct TileSweep {
                 else
                     __pipeline_commit(); /* an empty group: chunk c is then the older one */
                 __pipeline_wait_prior(1);
-                const int s0 = c * kSChunk;
-                steps<SIMPLE, true>(s0, s0 + kSChunk < ns ? s0 + kSChunk : ns);
+                /* steps [31, wlim) have a column in every lane: no lane keeps its state */
+                const int s0 = c * kSChunk, s1 = s0 + kSChunk < ns ? s0 + kSChunk : ns;
+                const int a = s0 > 31 ? s0 : (s1 < 31 ? s1 : 31);
+                const int b = a > (s1 < wlim ? s1 : wlim) ? a : (s1 < wlim ? s1 : wlim);
+                steps<SIMPLE, true>(s0, a);
+                steps<SIMPLE, true, true>(a, b);
+                steps<SIMPLE, true>(b, s1);
             }
             return;
         }
