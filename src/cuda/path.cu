@@ -201,7 +201,11 @@ template <typename T, int DB, int R> struct TileSmem {
     /* the tile's two bottom rows, written by lane 31 during the sweep and copied out to H
      * (and a checkpoint) after it in whole lines: [2][kTW] */
     static constexpr size_t o_brow = o_tops + 2 * (size_t)(kTW + 2) * sizeof(T);
-    static constexpr size_t bytes = o_brow + 2 * (size_t)kTW * sizeof(T);
+    /* the tile's step codes, a lane's R rows of kWords words at [lane][r][word], lanes
+     * kCw words apart (odd: a step's stores of 32 lanes fall in distinct banks) */
+    static constexpr int kCw = R * kWords + 1;
+    static constexpr size_t o_csm = o_brow + 2 * (size_t)kTW * sizeof(T);
+    static constexpr size_t bytes = o_csm + (size_t)32 * kCw * sizeof(uint32_t);
     /* Split mode needs less, each role its part (so more blocks fit an SM: a launch of
      * split tiles and cost blocks is then one wave where the fused layout made it 1.5 on
      * the H100): a tile's warp the ring of kSRing steps in step order, the top frame and
@@ -209,7 +213,8 @@ template <typename T, int DB, int R> struct TileSmem {
     static constexpr size_t o_stops = (size_t)kSRing * 32 * R * sizeof(T);
     static constexpr size_t o_cnbs = (size_t)S * kTW * sizeof(T);
     static constexpr size_t o_sbrow = o_stops + 2 * (size_t)(kTW + 2) * sizeof(T);
-    static constexpr size_t split_tile = o_sbrow + 2 * (size_t)kTW * sizeof(T);
+    static constexpr size_t o_scsm = o_sbrow + 2 * (size_t)kTW * sizeof(T);
+    static constexpr size_t split_tile = o_scsm + (size_t)32 * kCw * sizeof(uint32_t);
     static constexpr size_t split_cost = o_cnbs + (size_t)kTW * sizeof(T);
     static constexpr size_t split_bytes = split_tile > split_cost ? split_tile : split_cost;
     /* a cost block's output (split mode): kTW + 31 steps of 32 lanes' R values */
@@ -235,7 +240,8 @@ template <typename T, int DB, int R, bool P05, bool COS> struct TileSweep {
     uint32_t word[R];
     T w0, w1, w2; /* the step pattern's weights */
     bool top0, has_r1;
-    uint32_t *cw;  /* the lane's first code word in the tile, or NULL */
+    uint32_t *cw;  /* the tile's first code word in device memory, or NULL */
+    uint32_t *csm; /* the lane's code words in shared memory (TileSmem::o_csm) */
     T *vp;         /* V at the lane's rows */
     T *brow;       /* the tile's bottom rows in shared memory, [2][kTW]: lane 31's cells */
     T *hp, *ckp;   /* H and the checkpoint (or NULL) at the tile's first column (at j + 2) */
@@ -449,15 +455,16 @@ template <typename T, int DB, int R, bool P05, bool COS> struct TileSweep {
                 code[r] = cd;
             }
 
-            /* outputs: codes, borders, checkpoints, the region's last cell */
-            const int sh = 2 * (q & 15);
-            const bool flush = act && ((q & 15) == 15 || q == wlim - 1) && cw;
+            /* outputs: codes, borders, checkpoints, the region's last cell. A row's word
+             * takes each step's code in at the top (one funnel shift): at q = 16 k + 15 it
+             * holds columns 16 k .. q, column 16 k in bits 0-1; it goes to its slot in
+             * shared memory every step, and the last one written is the whole word (the
+             * row's last, partial word is shifted into place when copied out) */
 #pragma unroll
             for (int r = 0; r < R; ++r) {
-                const uint32_t w = word[r] | (act ? (uint32_t)code[r] << sh : 0u);
-                if (flush && (SIMPLE || i0 + r <= g.r1))
-                    cw[r * kWords + (q >> 4)] = w;
-                word[r] = flush ? 0u : w;
+                word[r] = __funnelshift_r(word[r], (uint32_t)code[r], 2);
+                if (act)
+                    csm[r * kWords + (q >> 4)] = word[r];
             }
             if (!SIMPLE && has_r1 && act) {
 #pragma unroll
@@ -489,7 +496,21 @@ template <typename T, int DB, int R, bool P05, bool COS> struct TileSweep {
     template <bool SIMPLE> __device__ __forceinline__ void sweep(const T *cin)
     {
         sweep_steps<SIMPLE>(cin);
-        __syncwarp(); /* lane 31's bottom rows: out to H and the checkpoint */
+        __syncwarp(); /* the codes, and lane 31's bottom rows: out to H and the checkpoint */
+        if (cw) {
+            /* word x of the tile (row-major) from its lane's slots; the rows past the
+             * region's last are not stored */
+            constexpr int TH = 32 * R, CW = TileSmem<T, DB, R>::kCw;
+            const int nwd = (wlim + 15) >> 4, sh_last = 2 * (15 - ((wlim - 1) & 15));
+            const uint32_t *cs = csm - lane * CW; /* lane 0's */
+            for (int x = lane; x < TH * kWords; x += 32) {
+                const int row = x / kWords, wd = x - row * kWords;
+                if (wd < nwd && i0 - lane * R + row <= g.r1) {
+                    const uint32_t w = cs[(row / R) * CW + (row % R) * kWords + wd];
+                    cw[x] = wd == nwd - 1 ? w >> sh_last : w;
+                }
+            }
+        }
         for (int x = lane; x < wlim; x += 32) {
             const T r0 = brow[x], r1 = brow[kTW + x];
             hp[x] = r0;
@@ -660,9 +681,8 @@ __global__ void __launch_bounds__(32) fwd_tile(FwdArgs<T> g)
     t.top0 = r0t == 0;
     t.has_r1 = r0t <= g.r1 && g.r1 < r0t + TH;
 
-    t.cw = g.codes ? g.codes + (ti * g.ntj + tj) * (int64_t)(TH * kWords) +
-                         (int64_t)lane * R * kWords
-                   : nullptr;
+    t.cw = g.codes ? g.codes + (ti * g.ntj + tj) * (int64_t)(TH * kWords) : nullptr;
+    t.csm = (uint32_t *)(smem + (cin ? L::o_scsm : L::o_csm)) + lane * L::kCw;
     t.vp = g.V + t.vrow;
     /* the tile's bottom rows go to H (column q at tc + q + 2) and a checkpoint (at j + 2) */
     t.brow = (T *)(smem + (cin ? L::o_sbrow : L::o_brow));
