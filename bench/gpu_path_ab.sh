@@ -9,24 +9,17 @@
 #   OUT=<logs> bash bench/gpu_path_ab.sh ab-old  # tool's copy of the working tree has it)
 #   KNOBS="VAR=value:driver args;..."            # timed on the new tree only
 #
-# Builds both (TSWARP_CUDA_TUNING=OFF, sm_90) in parallel, 8 jobs each.
+# Builds both (TSWARP_CUDA_TUNING=OFF, sm_90) in parallel, 8 jobs each (bench/ab_build.sh).
 set -u
 export PATH=$PATH:/usr/local/cuda/bin
 OLD=${1:-ab-old}
 OUT=${OUT:-build-ab}
 ROUNDS=${ROUNDS:-2}
 mkdir -p "$OUT"
-CF=(-G Ninja -DCMAKE_BUILD_TYPE=Release -DTSWARP_CUDA=ON -DTSWARP_CUDA_TUNING=OFF
-    -DCMAKE_CUDA_ARCHITECTURES=90-real)
 T0=$(date +%s)
-(cmake -S "$OLD" -B build-old "${CF[@]}" -DTSWARP_BUILD_TESTS=OFF >/dev/null &&
-    cmake --build build-old --target tswarp -j8 >"$OUT/build-old.log" 2>&1
-    echo "old build rc $?") &
-cmake -S . -B build-new "${CF[@]}" -DTSWARP_BUILD_TESTS=ON >/dev/null &&
-    cmake --build build-new --target tswarp test_cuda_path -j8 >"$OUT/build-new.log" 2>&1
-echo "new build rc $?"
-wait
-echo "builds $(($(date +%s) - T0)) s"
+# shellcheck source=bench/ab_build.sh
+. "$(dirname "${BASH_SOURCE[0]}")/ab_build.sh"
+ab_build "$OLD" "$OUT" test_cuda_path
 for v in old new; do
     gcc -O2 bench/gpu_path_driver.c -Iinclude -Lbuild-$v -ltswarp \
         -Wl,-rpath,"$PWD/build-$v" -o build-$v/pd || echo "driver $v failed"

@@ -7,22 +7,14 @@
 #   OUT=<logs> bash bench/gpu_sdtw_ab.sh ab-old  # tool's copy of the working tree has it)
 #   (KNOBS, below: developer knobs timed on the new tree only)
 #
-# Builds both (TSWARP_CUDA_TUNING=OFF, sm_90) in parallel, 8 jobs each.
+# Builds both (TSWARP_CUDA_TUNING=OFF, sm_90) in parallel, 8 jobs each (bench/ab_build.sh).
 set -u
 OLD=${1:-ab-old}
 OUT=${OUT:-build-ab}
 mkdir -p "$OUT"
-CF=(-G Ninja -DCMAKE_BUILD_TYPE=Release -DTSWARP_CUDA=ON -DTSWARP_CUDA_TUNING=OFF
-    -DCMAKE_CUDA_ARCHITECTURES=90-real)
-T0=$(date +%s)
-(cmake -S "$OLD" -B build-old "${CF[@]}" -DTSWARP_BUILD_TESTS=OFF >/dev/null &&
-    cmake --build build-old --target tswarp -j8 >"$OUT/build-old.log" 2>&1
-    echo "old build rc $?") &
-cmake -S . -B build-new "${CF[@]}" -DTSWARP_BUILD_TESTS=ON >/dev/null &&
-    cmake --build build-new --target tswarp test_cuda_sdtw -j8 >"$OUT/build-new.log" 2>&1
-echo "new build rc $?"
-wait
-echo "builds $(($(date +%s) - T0)) s"
+# shellcheck source=bench/ab_build.sh
+. "$(dirname "${BASH_SOURCE[0]}")/ab_build.sh"
+ab_build "$OLD" "$OUT" test_cuda_sdtw
 timeout 60 build-new/tests/gpu/test_cuda_sdtw >"$OUT/test_cuda_sdtw.log" 2>&1
 echo "test_cuda_sdtw rc $?"
 tail -2 "$OUT/test_cuda_sdtw.log"

@@ -39,9 +39,10 @@
  *   Registers per lane: its R rows of a (dim values each, DB > 0; fused and cost blocks), D
  *   at columns j-1 and j-2 of its rows, one word of step codes per row. Shared memory
  *   (dynamic, TileSmem): the cost ring, the tile's columns of b (column q at bs[q S], read
- *   as 16-byte vectors), their cosine norms, the top frame (2 x (TW + 2)) and the tile's
- *   two bottom rows, which lane 31 writes during the sweep and the warp copies to H (and a
- *   checkpoint) after it.
+ *   as 16-byte vectors), their cosine norms, the top frame (2 x (TW + 2)), the tile's two
+ *   bottom rows, which lane 31 writes during the sweep and the warp copies to H (and a
+ *   checkpoint) after it, and the tile's step codes, which each lane writes into its
+ *   rows' words every step and the warp copies out whole after the sweep.
  *   Borders between tiles (global memory): H, the two bottom rows of each tile row, in 3
  *   slots by ti mod 3 (a launch's tiles read slot ti-1 at their columns and the two left
  *   of them while the tiles of the same launch write slots ti, never the same entries);
@@ -208,8 +209,9 @@ template <typename T, int DB, int R> struct TileSmem {
     static constexpr size_t bytes = o_csm + (size_t)32 * kCw * sizeof(uint32_t);
     /* Split mode needs less, each role its part (so more blocks fit an SM: a launch of
      * split tiles and cost blocks is then one wave where the fused layout made it 1.5 on
-     * the H100): a tile's warp the ring of kSRing steps in step order, the top frame and
-     * the bottom rows; a cost block b's columns and their norms, from offset 0. */
+     * the H100): a tile's warp the ring of kSRing steps in step order, the top frame, the
+     * bottom rows and the step codes; a cost block b's columns and their norms, from
+     * offset 0. */
     static constexpr size_t o_stops = (size_t)kSRing * 32 * R * sizeof(T);
     static constexpr size_t o_cnbs = (size_t)S * kTW * sizeof(T);
     static constexpr size_t o_sbrow = o_stops + 2 * (size_t)(kTW + 2) * sizeof(T);
