@@ -71,8 +71,10 @@ def gpu_case(case, n, step, cost, method="auto", target=None, dtype=np.float32, 
     """reps > 1: the first call (it grows tswarp's memory pool to the call's size) and then
     the median of reps more, which is the time reported."""
     a, b = data(n, 12, dtype)
-    call = lambda: tswarp.dtw_path(a, b, step=step, cost=cost, method=method,  # noqa: E731
-                                   device="cuda")
+
+    def call():
+        return tswarp.dtw_path(a, b, step=step, cost=cost, method=method, device="cuda")
+
     t, (path, c) = timed(call)
     note = f"path {len(path)} cells, cost {c:.6g}"
     if reps > 1:
