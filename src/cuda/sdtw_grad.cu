@@ -583,6 +583,7 @@ __global__ void __launch_bounds__(sg_max_threads(sizeof(T), COST, DK == 0),
 }
 
 #include "cuda/sdtw_wf.cuh"
+#include "cuda/sdtw_bi.cuh"
 
 /* The wavefront kernel is float32 only (wf_eligible). */
 inline cudaError_t wf_dispatch(const SgArgs<float> &g, int64_t blocks, int64_t max_n, int rb,
@@ -718,6 +719,7 @@ struct SgJob {
     int wf_rows;   /* its split's rows per stripe (0: one block per problem) */
     int64_t wf_k;  /* stripes per problem */
     bool wf_val;   /* values only on its float32 variant (tsw__cuda_soft_dtw_paired_wf) */
+    bool bi;       /* gradients in two waves (sdtw_bi.cuh): wf_rows rows a stripe, wf_k stripes */
     int *sync;     /* split: ticket, then forward and backward flags of 2 (blocks) + 2 ints */
     int64_t sync_ints;
 };
@@ -861,6 +863,36 @@ int wf_split_launch(Call &call, const SgJob &job, const SgKind &kd, SgArgs<T> &g
     }
 }
 
+/* The two-wave kernel (sdtw_bi.cuh) on problems [g.first, g.first + count) of one kind: the
+ * scratch laid out (hand-over words set to kWfEmpty), the tickets, the two phases and the
+ * gradients. Float32 only, as wf_split_launch. */
+template <typename T>
+int bi_split_launch(Call &call, const SgJob &job, const SgKind &kd, SgArgs<T> &g,
+                    int64_t count, double *scratch)
+{
+    if constexpr (sizeof(T) != sizeof(float)) {
+        return TSW_ENOTSUP;
+    } else {
+        const int64_t K = job.wf_k, L = job.max_len;
+        BiArgs b;
+        b.K = (int)K;
+        b.H = job.wf_rows;
+        b.hand = (unsigned long long *)scratch;
+        b.rows = (BiPart *)(b.hand + count * 2 * (K - 1) * L);
+        b.cols = b.rows + count * 2 * L;
+        b.z = (double *)(b.cols + count * 2 * K * L);
+        b.ticket = (unsigned *)job.sync;
+        if (K > 1)
+            TSW_CU(cudaMemsetAsync(b.hand, 0xff, (size_t)(count * 2 * (K - 1) * L) * 8,
+                                   call.stream),
+                   "cudaMemsetAsync (split hand-over)");
+        TSW_CU(cudaMemsetAsync(job.sync, 0, 2 * sizeof(unsigned), call.stream),
+               "cudaMemsetAsync (tickets)");
+        TSW_CU(bi_launch(g, b, count, kd.max_n, call.stream), "soft-DTW gradient kernel launch");
+        return TSW_OK;
+    }
+}
+
 template <typename T>
 int sg_launch_chunks(Call &call, const SgJob &job, const SgKind *kinds, int nkinds, double *R,
                      double *scratch, int64_t per_block, const int64_t *start, int64_t nch,
@@ -917,6 +949,12 @@ int sg_launch_chunks(Call &call, const SgJob &job, const SgKind *kinds, int nkin
             g.window = (int)job.params->window;
             g.radius = job.params->window_radius;
             g.slope = job.params->itakura_max_slope;
+            if (job.bi) {
+                int rc = bi_split_launch(call, job, kd, g, k1 - k0, scratch);
+                if (rc)
+                    return rc;
+                continue;
+            }
             if (job.wf && !job.wf_rows) {
                 TSW_CU(wf_dispatch(g, k1 - k0, kd.max_n, job.wf_rb, job.wf_val, call.stream),
                        "soft-DTW gradient kernel launch");
@@ -1041,9 +1079,14 @@ int sg_grad(const tsw_params *params, tsw_dtype dtype, int64_t dim, const tsw_co
      * thread-per-row kernel one double per cell of its diagonal-major layout */
     /* wrs: the split's rows per stripe (gradients only), first where it takes the batch:
      * it spreads a batch that one block a problem leaves on part of the SMs over all */
+    /* bi: small batches in two waves at once (sdtw_bi.cuh), wrs rows a stripe; also without
+     * gradients, so that their values keep the same bits */
     int rb = 0, wrs = 0;
+    bool bi = false;
     if (wf_eligible(dtype, dim, L, false, params->gamma)) {
-        if (!val_only && (wrs = wf_split_rows(count, L, dim, exec->device_index)))
+        if (!val_only && (wrs = bi_rows(count, L, dim, exec->device_index)))
+            rb = 1, bi = true;
+        else if (!val_only && (wrs = wf_split_rows(count, L, dim, exec->device_index)))
             rb = 1;
         else
             rb = wf_rows_per_lane(count, L, exec->device_index, val_only);
@@ -1066,13 +1109,15 @@ int sg_grad(const tsw_params *params, tsw_dtype dtype, int64_t dim, const tsw_co
     int64_t *roff = up + 4 * count;
     /* the wavefront kernel's slots (split: a region per stripe) */
     auto wcells = [&](int64_t n, int64_t m) {
+        if (bi)
+            return (double)bi_cells(n, m);
         return wrs ? (double)((n + wrs - 1) / wrs) * (double)wf_cells(wrs, m, rb)
                    : (double)wf_cells(n, m, rb);
     };
     for (int64_t k = 0; k < count; ++k) {
         const double n = (double)hx.len[k], m = (double)hy.len[k];
         double r = wf ? wcells(hx.len[k], hy.len[k]) : (n + m - 1) * n;
-        if (val_only || (wf && !grad_x && !grad_y)) {
+        if (val_only || (wf && !bi && !grad_x && !grad_y)) {
             r = 0; /* nothing stored (the wavefront kernel stores only for a backward pass) */
         } else if (norm && wf) {
             r = fmax(r, wcells(hx.len[k], hx.len[k]));
@@ -1113,7 +1158,8 @@ int sg_grad(const tsw_params *params, tsw_dtype dtype, int64_t dim, const tsw_co
      * bytes each and, for kinds that want both gradients, its rows' gradients in L dim
      * floats: wf_split_launch) */
     const bool defer = wrs && (grad_x || grad_y);
-    const int64_t per_block = wrs  ? (wk - 1) * 4 * L + (defer ? (L * dim + 1) / 2 : 0)
+    const int64_t per_block = bi   ? bi_scratch(wk, L)
+                              : wrs ? (wk - 1) * 4 * L + (defer ? (L * dim + 1) / 2 : 0)
                               : wf ? 0
                                    : 4 * (L + 1) + 2 * L * dim;
     const int64_t K = wf ? 0 : sg_split(count, L, exec->device_index);
@@ -1216,6 +1262,7 @@ int sg_grad(const tsw_params *params, tsw_dtype dtype, int64_t dim, const tsw_co
     job.wf_rows = wrs;
     job.wf_k = wk;
     job.wf_val = val_only;
+    job.bi = bi;
     job.sync = (int *)call.at(pc.sync);
     job.sync_ints = 2 + 2 * slots;
     if ((rc = sg_launch(call, job, kinds, nk, call.at(pc.R), call.at(pc.scratch), per_block,

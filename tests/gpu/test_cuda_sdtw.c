@@ -16,7 +16,7 @@
  * synchronous and asynchronous (exec.cuda_async) (equal to the host-memory GPU
  * results bit for bit); values without gradients (NULL gradient pointers) equal to those
  * with, bit for bit; NaN found on the device with the outputs untouched.
- * TSWARP_GPU_TEST_ONLY=random,paired,split,cost,extreme,faults,long runs some parts only.
+ * TSWARP_GPU_TEST_ONLY=random,paired,split,bi,cost,extreme,faults,long runs some parts only.
  *
  * Agreement with the CPU: values within tol * max(1, |cpu|), gradients within
  * tol * max(1, max |cpu gradient| of the pair), tol = 1e-9 (float64) and 1e-4 (float32,
@@ -409,6 +409,7 @@ static void split_case(tsw_t_rng *r, int exact)
     eg.device = TSW_DEVICE_CUDA;
     int ok = CHECK_RC(tsw_soft_dtw_grad(&p, dt, dim, &cx, &cy, v[0], gx[0], gy[0], &ec), TSW_OK);
     char rbs[2] = {(char)('0' + rb), 0};
+    setenv("TSWARP_SDTW_WF_BI", "0", 1); /* the one-wave split (bi_case: the two waves) */
     if (rows[0])
         setenv("TSWARP_SDTW_WF_SPLIT", rows, 1);
     if (exact || tsw_t_int(r, 0, 1))
@@ -458,6 +459,101 @@ static void split_case(tsw_t_rng *r, int exact)
 done:
     unsetenv("TSWARP_SDTW_WF_SPLIT");
     unsetenv("TSWARP_SDTW_WF_RB");
+    unsetenv("TSWARP_SDTW_WF_BI");
+    for (int k = 0; k < 3; ++k) {
+        free(v[k]);
+        free(gx[k]);
+        free(gy[k]);
+    }
+    free(xv);
+    free(yv);
+    free_batch(&x);
+    free_batch(&y);
+}
+
+/*
+ * The two-wave kernel (sdtw_bi.cuh: the forward recursions from both corners at once and
+ * E = exp(-(A + B - c - Z) / gamma)), float32 small batches of dim 1 or 2 with gradients:
+ * on by its own choice (TSWARP_SDTW_WF_BI unset: batches that fit the SMs), on for any
+ * batch ("1") or with a forced stripe height (32 .. 512 rows: several stripes a pair, the
+ * transfer warp's hand-over), pairs of 1 to 300, 1,500 or 4,000 points (1,500 quick; equal
+ * lengths one time in three; tall and wide grids, where the crossing lies below or right of
+ * whole stripes), gamma up to 10, bands, the divergence, either or both gradients.
+ * Against the CPU to tol_of (values and gradients), the device twin (synchronous or not)
+ * equal bit for bit, and the same call twice equal bit for bit (no atomics: the sums have a
+ * fixed order).
+ */
+static void bi_case(tsw_t_rng *r)
+{
+    const tsw_dtype dt = TSW_F32;
+    const int64_t dim = tsw_t_int(r, 1, 2);
+    const int64_t count = tsw_t_int(r, 1, 4);
+    const int pick = (int)tsw_t_int(r, 0, 3);
+    const int64_t hi = pick < 2 ? 300 : pick == 2 || g_quick ? 1500 : 4000;
+    int64_t lx[8], ly[8];
+    random_lengths(r, count, hi, lx, ly);
+    char knob[16];
+    const int how = tsw_t_int(r, 0, 2);
+    if (how == 0)
+        unsetenv("TSWARP_SDTW_WF_BI");
+    else if (how == 1)
+        setenv("TSWARP_SDTW_WF_BI", "1", 1);
+    else {
+        snprintf(knob, sizeof knob, "%d", 32 * (int)tsw_t_int(r, 1, 16));
+        setenv("TSWARP_SDTW_WF_BI", knob, 1);
+    }
+    batch x = make_batch(r, count, dim, lx, tsw_t_int(r, 0, 1));
+    batch y = make_batch(r, count, dim, ly, tsw_t_int(r, 0, 1));
+    tsw_params p;
+    random_params(r, 5, 0, &p); /* gamma <= 10: the wavefront kernels' */
+    const int want = tsw_t_int(r, 0, 2); /* 0 both gradients, 1 x, 2 y */
+    char ctx[200];
+    snprintf(ctx, sizeof ctx,
+             "bi dim %" PRId64 " count %" PRId64 " gamma %g norm %d window %d/%g knob %s want %d",
+             dim, count, p.gamma, p.normalize, (int)p.window, p.window_radius,
+             how == 0 ? "unset" : how == 1 ? "1" : knob, want);
+    float *xv = as_dtype(x.v, x.rows * dim, dt), *yv = as_dtype(y.v, y.rows * dim, dt);
+    tsw_collection cx = view(&x, xv), cy = view(&y, yv);
+    const size_t es = esz(dt), bx = es * x.rows * dim, by = es * y.rows * dim;
+    void *v[3], *gx[3], *gy[3]; /* [0] CPU, [1] and [2] GPU twice */
+    for (int k = 0; k < 3; ++k) {
+        v[k] = malloc(es * count);
+        gx[k] = want != 2 ? as_dtype(x.v, x.rows * dim, dt) : NULL;
+        gy[k] = want != 1 ? as_dtype(y.v, y.rows * dim, dt) : NULL;
+    }
+    tsw_exec ec, eg;
+    tsw_exec_default(&ec);
+    ec.device = TSW_DEVICE_CPU;
+    tsw_exec_default(&eg);
+    eg.device = TSW_DEVICE_CUDA;
+    int ok = CHECK_RC(tsw_soft_dtw_grad(&p, dt, dim, &cx, &cy, v[0], gx[0], gy[0], &ec), TSW_OK);
+    ok &= CHECK_RC(tsw_soft_dtw_grad(&p, dt, dim, &cx, &cy, v[1], gx[1], gy[1], &eg), TSW_OK);
+    ok &= CHECK_RC(tsw_soft_dtw_grad(&p, dt, dim, &cx, &cy, v[2], gx[2], gy[2], &eg), TSW_OK);
+    if (!ok) {
+        TSW_T_NOTE("  %s: %s\n", ctx, tsw_last_error_detail());
+        goto done;
+    }
+    for (int64_t k = 0; k < count; ++k) {
+        const double g = get(v[1], dt, k), e = get(v[0], dt, k);
+        const double err = fabs(g - e) / fmax(1, fabs(e));
+        record(dt, 0, isnan(err) ? INFINITY : err);
+        if (!CHECK(err <= tol_of(dt)))
+            TSW_T_NOTE("  %s: value %" PRId64 ": gpu %.12g cpu %.12g\n", ctx, k, g, e);
+    }
+    if (gx[1])
+        cmp_grad(&x, &y, dt, gx[1], gx[0], v[0], ctx);
+    if (gy[1])
+        cmp_grad(&y, &x, dt, gy[1], gy[0], v[0], ctx);
+    {
+        int same = memcmp(v[1], v[2], es * count) == 0;
+        same &= !gx[1] || memcmp(gx[1], gx[2], bx) == 0;
+        same &= !gy[1] || memcmp(gy[1], gy[2], by) == 0;
+        if (!CHECK(same))
+            TSW_T_NOTE("  %s: two calls differ\n", ctx);
+    }
+    check_twin(r, &p, dt, dim, &x, &y, xv, yv, v[1], gx[1], gy[1], &eg, ctx); /* same bits */
+done:
+    unsetenv("TSWARP_SDTW_WF_BI");
     for (int k = 0; k < 3; ++k) {
         free(v[k]);
         free(gx[k]);
@@ -763,7 +859,7 @@ static void test_long(tsw_t_rng *r)
     free_batch(&y);
 }
 
-/* TSWARP_GPU_TEST_ONLY (comma-separated: random, paired, split, cost, extreme, faults, long)
+/* TSWARP_GPU_TEST_ONLY (comma-separated: random, paired, split, bi, cost, extreme, faults, long)
  * runs those parts only, as test_cuda's sections (e.g. under racecheck); unset: all. */
 static int section_on(const char *name)
 {
@@ -815,6 +911,9 @@ int main(void)
     if (section_on("split"))
         for (int i = 0; i < (g_quick ? 40 : 120); ++i)
             split_case(&r, i % 4 != 3);
+    if (section_on("bi"))
+        for (int i = 0; i < (g_quick ? 20 : 80); ++i)
+            bi_case(&r);
     if (section_on("cost"))
         for (int i = 0; i < (g_quick ? 10 : 60); ++i)
             cost_case(&r);
