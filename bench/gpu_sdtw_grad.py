@@ -14,6 +14,9 @@ Cells (for GCUPS): B * N * M per forward + backward.
 The column "thread-per-row" times the same call with TSWARP_SDTW_WF=0 (the developer knob that
 turns off the float32 wavefront kernel, src/cuda/sdtw_wf.cuh), in the same run; both columns
 are the same kernel where the wavefront kernel does not apply (N > 2048).
+The column "one wave" times it with TSWARP_SDTW_WF_BI=0: the wavefront kernel's forward sweep
+and then its backward sweep, where small batches otherwise run both recursions at once
+(src/cuda/sdtw_bi.cuh).
 """
 
 import argparse
@@ -157,7 +160,7 @@ def main():
         t = time_it(step, reps)
         with with_env(TSWARP_SDTW_WF="0"):
             t_old = time_it(step, reps)
-        with with_env(TSWARP_SDTW_WF_SPLIT="0"):
+        with with_env(TSWARP_SDTW_WF_BI="0"):
             t_one = time_it(step, reps)
         with torch.no_grad():
             tv = time_it(lambda: fn_mod(x, y), reps)
@@ -183,7 +186,7 @@ def main():
            "x 5 rounds, median.", "",
            "| case | fwd+bwd | fwd only | GCUPS (fwd+bwd) | target | vs target | peer | "
            "vs peer | grad rel. err vs CPU f64 | fwd+bwd, thread-per-row kernel | "
-           "fwd+bwd, not split |",
+           "fwd+bwd, one wave |",
            "|---|---|---|---|---|---|---|---|---|---|---|"]
     for label, t, tv, g, target, peer, plabel, err, t_old, t_one in rows:
         tgt = f"<= {target * 1e3:.2f} ms" if target else "report"

@@ -255,9 +255,12 @@ __global__ void __launch_bounds__(32 * (kBiMaxWarps + (SPLIT ? 1 : 0)), 1)
     constexpr int PF = 4;
     double pfb[PF];
     int64_t oi = (int64_t)(n + m - 2 - (i0 + sa)) * n + (n - 1 - gi);
+    /* whether step s has a cell of the grid here; its load reads index 0 where not (an
+     * unconditional load: a predicated one keeps a preset register, which the compiler then
+     * rotates through the ring by copies that wait for each load) */
+    auto has = [&](int s) { return rowok && (unsigned)(s - L) < (unsigned)m && s < sb; };
     auto ldo = [&](int s, int64_t o) -> double {
-        const int j = s - L;
-        return PH == 1 && rowok && (unsigned)j < (unsigned)m && s < sb ? oth[o] : INF;
+        return PH == 1 ? oth[has(s) ? o : 0] : INF;
     };
 #pragma unroll
     for (int k = 0; k < PF; ++k)
@@ -280,10 +283,58 @@ __global__ void __launch_bounds__(32 * (kBiMaxWarps + (SPLIT ? 1 : 0)), 1)
 
     if constexpr (SPLIT)
         __syncthreads(); /* the transfer warp's first slot */
+    /* phase 1 adds a cell to its row and column one step after it computed it (the lane
+     * below still takes the column a step after this lane, through the ring), so that the
+     * exponentials and the ring's store wait on nothing of the step's own chain */
+    double p_sv = INF; /* the cell of the step before: S, whether it counts, x_i - y_j, j */
+    bool p_use = false;
+    float p_v[DK];
+#pragma unroll
+    for (int k = 0; k < DK; ++k)
+        p_v[k] = 0.f;
+    int p_j = sa - 1 - L; /* (that cell is off the grid or in phase 0: p_use is false) */
+    auto consume = [&]() {
+        /* the row's part */
+        {
+            const float e = wf_ex2(-fabsf((float)((mr - p_sv) * k2)));
+            const bool lo = p_sv <= mr;
+#pragma unroll
+            for (int k = 0; k < DK; ++k)
+                ar[k] = !p_use ? ar[k] : lo ? fmaf(ar[k], e, p_v[k]) : fmaf(e, p_v[k], ar[k]);
+            mr = p_use && lo ? p_sv : mr;
+        }
+        /* the column's part, from the row above (none above the stripe's first row) */
+        const int ri = p_j & (RING - 1);
+        double cm = L == 0 ? INF : rm[ri];
+        float ca[DK];
+#pragma unroll
+        for (int k = 0; k < DK; ++k)
+            ca[k] = L == 0 ? 0.f : ra[ri * DK + k];
+        const float e = wf_ex2(-fabsf((float)((cm - p_sv) * k2)));
+        const bool lo = p_sv <= cm;
+#pragma unroll
+        for (int k = 0; k < DK; ++k)
+            ca[k] = !p_use ? ca[k] : lo ? fmaf(ca[k], e, p_v[k]) : fmaf(e, p_v[k], ca[k]);
+        cm = p_use && lo ? p_sv : cm;
+        rm[ri] = cm;
+#pragma unroll
+        for (int k = 0; k < DK; ++k)
+            ra[ri * DK + k] = ca[k];
+        if (last_row && (unsigned)p_j < (unsigned)m) {
+            colo[p_j].m = cm;
+#pragma unroll
+            for (int k = 0; k < DK; ++k)
+                colo[p_j].a[k] = ca[k];
+        }
+    };
+
     for (int s = s0; s < sa; ++s)
         if (sync)
             __syncthreads();
+#pragma unroll PF
     for (int s = sa; s < sb; ++s) {
+        if constexpr (PH == 1)
+            consume();
         double uR = __shfl_up_sync(FULL, prev, 1);
         float uY[DK];
 #pragma unroll
@@ -329,52 +380,18 @@ __global__ void __launch_bounds__(32 * (kBiMaxWarps + (SPLIT ? 1 : 0)), 1)
             if (cell)
                 own[(int64_t)(i0 + s) * n + gi] = rr;
         } else {
-            const double bo = pfb[0];
+            const double bo = has(s) ? pfb[0] : INF;
 #pragma unroll
             for (int k = 0; k + 1 < PF; ++k)
                 pfb[k] = pfb[k + 1];
             pfb[PF - 1] = ldo(s + PF, oi);
             oi -= n;
-            const double sv = rr + bo - cost;
-            const bool use = cell && sv < INF;
-            float v[DK];
+            p_sv = rr + bo - cost;
+            p_use = cell && p_sv < INF;
 #pragma unroll
             for (int k = 0; k < DK; ++k)
-                v[k] = xf[k] - uY[k];
-            /* the row's part */
-            {
-                const float e = wf_ex2(-fabsf((float)((mr - sv) * k2)));
-                const bool lo = sv <= mr;
-#pragma unroll
-                for (int k = 0; k < DK; ++k)
-                    ar[k] = !use ? ar[k] : lo ? fmaf(ar[k], e, v[k]) : fmaf(e, v[k], ar[k]);
-                mr = use && lo ? sv : mr;
-            }
-            /* the column's part, from the row above (none above the stripe's first row) */
-            {
-                const int ri = j & (RING - 1);
-                double cm = L == 0 ? INF : rm[ri];
-                float ca[DK];
-#pragma unroll
-                for (int k = 0; k < DK; ++k)
-                    ca[k] = L == 0 ? 0.f : ra[ri * DK + k];
-                const float e = wf_ex2(-fabsf((float)((cm - sv) * k2)));
-                const bool lo = sv <= cm;
-#pragma unroll
-                for (int k = 0; k < DK; ++k)
-                    ca[k] = !use ? ca[k] : lo ? fmaf(ca[k], e, v[k]) : fmaf(e, v[k], ca[k]);
-                cm = use && lo ? sv : cm;
-                rm[ri] = cm;
-#pragma unroll
-                for (int k = 0; k < DK; ++k)
-                    ra[ri * DK + k] = ca[k];
-                if (last_row && (unsigned)j < (unsigned)m) {
-                    colo[j].m = cm;
-#pragma unroll
-                    for (int k = 0; k < DK; ++k)
-                        colo[j].a[k] = ca[k];
-                }
-            }
+                p_v[k] = xf[k] - uY[k];
+            p_j = j;
         }
         dg = uR;
         prev = rr;
@@ -394,6 +411,8 @@ __global__ void __launch_bounds__(32 * (kBiMaxWarps + (SPLIT ? 1 : 0)), 1)
             __syncwarp();
         }
     }
+    if (PH == 1 && sb > sa)
+        consume(); /* the warp's last cell, before the barrier of step sb */
     for (int s = sb; s < s1; ++s)
         if (sync)
             __syncthreads();
@@ -423,13 +442,14 @@ __global__ void sdtw_bi_finish(SgArgs<float> g, BiArgs b, int64_t count)
     if (g.flag && *(volatile const int *)g.flag)
         return;
     const double k2 = g.inv_gamma * 1.4426950408889634;
-    for (int64_t pl = blockIdx.x; pl < count; pl += gridDim.x) {
+    for (int64_t pl = blockIdx.y; pl < count; pl += gridDim.y) {
         const int64_t p = g.first + pl;
         const int n = (int)g.alen[p], m = (int)g.blen[p];
         const double Z = b.z[pl];
         const int kq = (n + b.H - 1) / b.H; /* stripes with rows */
         const int top = n > m ? n : m;
-        for (int x = threadIdx.x; x < top; x += blockDim.x) {
+        for (int x = blockIdx.x * blockDim.x + threadIdx.x; x < top;
+             x += gridDim.x * blockDim.x) {
             if (g.gb && x < m) {
                 double acc[DK];
 #pragma unroll
@@ -439,7 +459,8 @@ __global__ void sdtw_bi_finish(SgArgs<float> g, BiArgs b, int64_t count)
                     for (int q = 0; q < kq; ++q) {
                         const BiPart pt =
                             b.cols[((pl * 2 + w) * b.K + q) * g.ymax + (w ? m - 1 - x : x)];
-                        const double f = pt.m < TSW_INF_F64 ? exp2((Z - pt.m) * k2) : 0.0;
+                        const double f =
+                            pt.m < TSW_INF_F64 ? (double)exp2f((float)((Z - pt.m) * k2)) : 0.0;
 #pragma unroll
                         for (int k = 0; k < DK; ++k)
                             acc[k] += f * (double)pt.a[k];
@@ -456,7 +477,8 @@ __global__ void sdtw_bi_finish(SgArgs<float> g, BiArgs b, int64_t count)
                     acc[k] = 0;
                 for (int w = 0; w < 2; ++w) {
                     const BiPart pt = b.rows[(pl * 2 + w) * g.ymax + (w ? n - 1 - x : x)];
-                    const double f = pt.m < TSW_INF_F64 ? exp2((Z - pt.m) * k2) : 0.0;
+                    const double f =
+                        pt.m < TSW_INF_F64 ? (double)exp2f((float)((Z - pt.m) * k2)) : 0.0;
 #pragma unroll
                     for (int k = 0; k < DK; ++k)
                         acc[k] += f * (double)pt.a[k];
@@ -472,11 +494,14 @@ __global__ void sdtw_bi_finish(SgArgs<float> g, BiArgs b, int64_t count)
 
 /*
  * Rows per stripe of the two-wave kernel for count problems of at most max_len rows (dim 1
- * or 2; also for calls without gradients, whose values then keep the same bits), 0 when it
- * should not run. K stripes per wave, the fewest that
- * keep a stripe within a block (kBiMaxWarps warps of one row per lane), doubled while the
- * stripes stay >= 128 rows and the 2 K count blocks fit the SMs at one each; it runs only
- * when they do (larger batches fill the GPU with the wavefront kernel's one block a pair).
+ * or 2), 0 when it should not run; sg_grad takes it for calls with gradients (the same
+ * batch without them runs the one-wave forward sweep, whose cells are the same, so the
+ * values keep their bits). K stripes per wave, the fewest that keep a
+ * stripe within a block (kBiMaxWarps warps of one row per lane), doubled while the stripes
+ * stay >= 128 rows and the 2 K count blocks fit the SMs at one each; it runs only when the
+ * blocks' warps fit the SMs at 16 each (B=128 N=256: 256 blocks of 8 warps, 0.25 -> 0.22 ms
+ * on the H100; larger batches fill the GPU with the wavefront kernel's one block a pair:
+ * bench/RESULTS.md).
  * Developer knob TSWARP_SDTW_WF_BI: 0 off, 1 on for every batch it can take, a number
  * >= 32 forces that stripe height (rounded up to a warp, at most 512 rows).
  */
@@ -502,11 +527,11 @@ inline int bi_rows(int64_t count, int64_t max_len, int64_t dim, int device)
     } else {
         while (count * 2 * (2 * K) <= sms && (max_len + 2 * K - 1) / (2 * K) >= 128)
             K *= 2;
-        if (forced < 0 && count * 2 * K > sms)
-            return 0;
         H = (max_len + K - 1) / K;
         H = (H + 31) / 32 * 32;
         K = (max_len + H - 1) / H;
+        if (forced < 0 && count * 2 * K * (H / 32) > (int64_t)kBiMaxWarps * sms)
+            return 0;
     }
     if (K == 1)
         H = (max_len + 31) / 32 * 32;
@@ -566,7 +591,8 @@ cudaError_t bi_launch_dk(const SgArgs<float> &g, const BiArgs &b, int64_t count,
     }
     if (!g.want_grad || (!g.ga && !g.gb))
         return cudaSuccess;
-    sdtw_bi_finish<DK><<<(unsigned)(count < 4096 ? count : 4096), 256, 0, stream>>>(g, b, count);
+    const dim3 grid((unsigned)((g.ymax + 255) / 256), (unsigned)(count < 4096 ? count : 4096));
+    sdtw_bi_finish<DK><<<grid, 256, 0, stream>>>(g, b, count);
     return cudaGetLastError();
 }
 

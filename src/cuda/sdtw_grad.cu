@@ -1079,14 +1079,23 @@ int sg_grad(const tsw_params *params, tsw_dtype dtype, int64_t dim, const tsw_co
      * thread-per-row kernel one double per cell of its diagonal-major layout */
     /* wrs: the split's rows per stripe (gradients only), first where it takes the batch:
      * it spreads a batch that one block a problem leaves on part of the SMs over all */
-    /* bi: small batches in two waves at once (sdtw_bi.cuh), wrs rows a stripe; also without
-     * gradients, so that their values keep the same bits */
+    /* bi: small batches with gradients in two waves at once (sdtw_bi.cuh), wrs rows a
+     * stripe. Such a batch without gradients runs the forward sweep of the wavefront kernel
+     * (split or one block), whose cells are the same: its values keep the bits they have
+     * with gradients */
     int rb = 0, wrs = 0;
     bool bi = false;
     if (wf_eligible(dtype, dim, L, false, params->gamma)) {
-        if (!val_only && (wrs = bi_rows(count, L, dim, exec->device_index)))
+        if (!val_only && (wrs = bi_rows(count, L, dim, exec->device_index))) {
             rb = 1, bi = true;
-        else if (!val_only && (wrs = wf_split_rows(count, L, dim, exec->device_index)))
+            if (!grad_x && !grad_y) {
+                if (int s = wf_split_rows(count, L, dim, exec->device_index))
+                    wrs = s, bi = false;
+                else if (L <= kWfMaxRows)
+                    wrs = 0, bi = false, rb = wf_rows_per_lane(count, L, exec->device_index,
+                                                               false, true);
+            }
+        } else if (!val_only && (wrs = wf_split_rows(count, L, dim, exec->device_index)))
             rb = 1;
         else
             rb = wf_rows_per_lane(count, L, exec->device_index, val_only);
@@ -1117,7 +1126,7 @@ int sg_grad(const tsw_params *params, tsw_dtype dtype, int64_t dim, const tsw_co
     for (int64_t k = 0; k < count; ++k) {
         const double n = (double)hx.len[k], m = (double)hy.len[k];
         double r = wf ? wcells(hx.len[k], hy.len[k]) : (n + m - 1) * n;
-        if (val_only || (wf && !bi && !grad_x && !grad_y)) {
+        if (val_only || (wf && !grad_x && !grad_y && !bi)) {
             r = 0; /* nothing stored (the wavefront kernel stores only for a backward pass) */
         } else if (norm && wf) {
             r = fmax(r, wcells(hx.len[k], hx.len[k]));

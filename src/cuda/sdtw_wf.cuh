@@ -703,10 +703,11 @@ inline bool wf_eligible(tsw_dtype dtype, int64_t dim, int64_t max_len, bool cost
  * H100, bench/RESULTS.md; val: the value-only variant, 2 rows per lane up to 512 rows, as
  * measured there), and only when the batch gives at least two warps per SM: a
  * small batch of long pairs runs faster on the thread-per-row kernel, whose split mode
- * spreads one pair over several SMs. Developer knob TSWARP_SDTW_WF_RB=1|2|4|8 forces a choice
- * the rows allow.
+ * spreads one pair over several SMs (any: whatever the batch). Developer knob
+ * TSWARP_SDTW_WF_RB=1|2|4|8 forces a choice the rows allow.
  */
-inline int wf_rows_per_lane(int64_t count, int64_t max_len, int device, bool val = false)
+inline int wf_rows_per_lane(int64_t count, int64_t max_len, int device, bool val = false,
+                            bool any = false)
 {
     if (max_len > kWfMaxRows)
         return 0;
@@ -719,6 +720,8 @@ inline int wf_rows_per_lane(int64_t count, int64_t max_len, int device, bool val
     if (env && (env[0] == '1' || env[0] == '2' || env[0] == '4' || env[0] == '8') &&
         env[1] == 0 && max_len <= (int64_t)32 * wf_max_warps(env[0] - '0') * (env[0] - '0'))
         return env[0] - '0';
+    if (any)
+        return rb;
     const int sms = sm_count(device);
     const int64_t warps = count * (((max_len + rb - 1) / rb + 31) / 32);
     return warps >= 2 * (int64_t)sms ? rb : 0;
