@@ -195,10 +195,12 @@ typedef struct tsw_exec {
                                     library allocates and frees its own */
     size_t cuda_workspace_bytes; /* its size; too small gives TSW_EINVAL */
     int cuda_async; /* *_device calls only (0 or 1). 0 (default): return when the outputs
-                       hold the results. 1: check the inputs first (one wait for the
-                       stream), queue the work on cuda_stream and return: the outputs hold
-                       the results when the stream reaches that point, as CuPy and PyTorch
-                       operations do (the Python package sets it for GPU arrays). A
+                       hold the results. 1: check the inputs (one wait, for the check's
+                       answer: soft-DTW gradients queue their kernels before it, and they
+                       write nothing on bad input), queue the work on cuda_stream and
+                       return: the outputs hold the results when the stream reaches that
+                       point, as CuPy and PyTorch operations do (the Python package sets it
+                       for GPU arrays). A
                        caller-owned workspace must then not be used by another stream
                        before that point. A progress callback makes the call wait at each
                        report. */

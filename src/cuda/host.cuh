@@ -78,6 +78,84 @@ inline int device_count_cached()
     return c;
 }
 
+/*
+ * Pinned host words for asynchronous calls' check answers (sdtw_grad.cu, sg_async_flag): a
+ * device-to-host copy into a pageable word waits at once, into a pinned one it is queued,
+ * so the call can queue its kernels before it waits for the answer. One array of kSlots
+ * words per process, allocated on first use (concurrent first callers may both allocate:
+ * one keeps its array, the other frees its own) and freed at exit (or when the library is
+ * unloaded: atexit from a shared object); slots are handed out in turn (one is busy for one
+ * call: kSlots calls in flight at once do not happen). NULL when pinned memory cannot be
+ * had, or after the exit handler.
+ */
+inline int *&pinned_flag_words()
+{
+    static int *words;
+    return words;
+}
+inline int &pinned_flag_off()
+{
+    static int off; /* 1: no pinned memory (failed, or freed at exit) */
+    return off;
+}
+inline void pinned_flag_free()
+{
+    __atomic_store_n(&pinned_flag_off(), 1, __ATOMIC_RELEASE);
+    int *w = __atomic_exchange_n(&pinned_flag_words(), (int *)nullptr, __ATOMIC_ACQ_REL);
+    if (w)
+        (void)cudaFreeHost(w);
+}
+inline int *pinned_flag_slot()
+{
+    constexpr unsigned kSlots = 4096;
+    static unsigned next;
+    int *s = __atomic_load_n(&pinned_flag_words(), __ATOMIC_ACQUIRE);
+    if (!s) {
+        if (__atomic_load_n(&pinned_flag_off(), __ATOMIC_ACQUIRE))
+            return nullptr;
+        void *p = nullptr;
+        if (cudaHostAlloc(&p, kSlots * sizeof(int), cudaHostAllocPortable) != cudaSuccess) {
+            (void)cudaGetLastError();
+            __atomic_store_n(&pinned_flag_off(), 1, __ATOMIC_RELEASE);
+            return nullptr;
+        }
+        int *expect = nullptr;
+        if (__atomic_compare_exchange_n(&pinned_flag_words(), &expect, (int *)p, false,
+                                        __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+            s = (int *)p;
+            (void)atexit(pinned_flag_free); /* (compute-sanitizer's leak check) */
+        } else {
+            (void)cudaFreeHost(p);
+            s = expect;
+        }
+    }
+    return s + __atomic_fetch_add(&next, 1u, __ATOMIC_RELAXED) % kSlots;
+}
+
+/* Waits until a pinned word set to -1 before its copy was queued holds the copy (the
+ * stream's work up to the copy is done); a stream that fails meanwhile ends the wait with
+ * its error, so a fault never leaves the host spinning. */
+inline int pinned_flag_wait(const int *slot, cudaStream_t stream, int *value)
+{
+    for (unsigned k = 1;; ++k) {
+        const int v = *(const volatile int *)slot;
+        if (v != -1) {
+            *value = v;
+            return TSW_OK;
+        }
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+#endif
+        if ((k & 4095) == 0) {
+            const cudaError_t e = cudaStreamQuery(stream);
+            if (e != cudaSuccess && e != cudaErrorNotReady)
+                return fail(e, "cudaStreamQuery");
+            if (e == cudaSuccess && *(const volatile int *)slot == -1)
+                return fail(cudaErrorUnknown, "check answer lost");
+        }
+    }
+}
+
 /* Streaming multiprocessors of a device (asked once per device, then cached; the H100's
  * 132 if the driver cannot say, which only sizes grids and never decides correctness). */
 inline int sm_count(int device)

@@ -625,8 +625,10 @@ int64_t round32(int64_t v) { return (v + 31) / 32 * 32; }
  * (series rows only: rows between series stay untouched). */
 template <typename T>
 __global__ void sg_zero_rows(T *o, const int64_t *off, const int64_t *len, int64_t first,
-                             int64_t count, int64_t dim)
+                             int64_t count, int64_t dim, const int *flag)
 {
+    if (flag && *(volatile const int *)flag)
+        return; /* non-finite device inputs: the outputs stay untouched */
     for (int64_t q = blockIdx.x; q < count; q += gridDim.x) {
         T *r = o + off[first + q] * dim;
         for (int64_t k = threadIdx.x; k < len[first + q] * dim; k += blockDim.x)
@@ -987,10 +989,10 @@ int sg_launch_chunks(Call &call, const SgJob &job, const SgKind *kinds, int nkin
                 const int zb = (int)(k1 - k0 < 4096 ? k1 - k0 : 4096);
                 if (kd.ga)
                     sg_zero_rows<T><<<zb, 256, 0, call.stream>>>((T *)kd.ga, kd.aoff, kd.alen,
-                                                                 k0, k1 - k0, job.dim);
+                                                                 k0, k1 - k0, job.dim, job.flag);
                 if (kd.gb)
                     sg_zero_rows<T><<<zb, 256, 0, call.stream>>>((T *)kd.gb, kd.boff, kd.blen,
-                                                                 k0, k1 - k0, job.dim);
+                                                                 k0, k1 - k0, job.dim, job.flag);
             }
             TSW_CU(cudaMemsetAsync(job.sync, 0, sizeof(int), call.stream),
                    "cudaMemsetAsync (ticket)");
@@ -1046,6 +1048,33 @@ int sg_read_flag(Call &call, const int *dflag)
     return flag ? TSW_ENONFINITE : TSW_OK;
 }
 
+/* An asynchronous call's check answer: copied to a pinned host word (*slot) in stream order,
+ * and read by sg_slot_flag once the call's kernels are queued behind the check (they read
+ * the device flag first and write nothing on non-finite input), so that the GPU does not
+ * idle while the host launches them after the answer. Without pinned memory (*slot = NULL)
+ * the answer is waited for at once, as before. */
+int sg_async_flag(Call &call, int *dflag, int **slot)
+{
+    *slot = nullptr;
+    if (!call.async)
+        return TSW_OK;
+    int *s = pinned_flag_slot();
+    if (!s)
+        return sg_read_flag(call, dflag);
+    *(volatile int *)s = -1;
+    TSW_CU(cudaMemcpyAsync(s, dflag, sizeof(int), cudaMemcpyDeviceToHost, call.stream),
+           "cudaMemcpyAsync (flag)");
+    *slot = s;
+    return TSW_OK;
+}
+
+int sg_slot_flag(Call &call, int *slot)
+{
+    int flag = 0;
+    const int rc = pinned_flag_wait(slot, call.stream, &flag);
+    return rc ? rc : flag ? TSW_ENONFINITE : TSW_OK;
+}
+
 /* Host scratch of a call: rsize, roff, chunk starts and the index upload. */
 struct SgHost {
     int64_t *buf = nullptr;
@@ -1056,7 +1085,8 @@ struct SgHost {
  * The call, or with query != NULL only the bytes of device memory it needs when given a
  * workspace (every problem in one chunk; grad_x/grad_y then only say whether wanted).
  * Device inputs are checked by kernels whose flag the compute kernels read first, so a
- * call synchronises once, at the end (an asynchronous call once, right after the check).
+ * call synchronises once, at the end (an asynchronous call once, for the check's answer,
+ * after its kernels are queued: sg_async_flag).
  * val_only: values without gradients on the wavefront kernel's float32 variant, or
  * TSW_ENOTSUP before any device work when that kernel does not cover the call.
  */
@@ -1208,6 +1238,7 @@ int sg_grad(const tsw_params *params, tsw_dtype dtype, int64_t dim, const tsw_co
     const void *xv = x->values, *yv = y->values;
     void *vals = values, *gx = grad_x, *gy = grad_y;
     int *dflag = (int *)call.at(pc.flag);
+    int *slot = nullptr; /* asynchronous calls: the check's answer, read after the launches */
     if (!on_device) {
         xv = call.at(pc.x);
         yv = call.at(pc.y);
@@ -1237,8 +1268,7 @@ int sg_grad(const tsw_params *params, tsw_dtype dtype, int64_t dim, const tsw_co
                 (const double *)xv, d_idx, d_idx + count, (const double *)yv,
                 d_idx + 2 * count, d_idx + 3 * count, count, dim, dflag);
         TSW_CU(cudaGetLastError(), "check kernel launch");
-        /* asynchronous calls: the check's answer now (one wait), nothing to read at the end */
-        if (call.async && (rc = sg_read_flag(call, dflag)))
+        if ((rc = sg_async_flag(call, dflag, &slot)))
             return rc;
     }
 
@@ -1264,7 +1294,7 @@ int sg_grad(const tsw_params *params, tsw_dtype dtype, int64_t dim, const tsw_co
     job.values = vals;
     job.vacc = vacc ? (double *)call.at(pc.vacc) : nullptr;
     job.want_grad = grad_x || grad_y;
-    job.flag = on_device && !call.async ? dflag : nullptr;
+    job.flag = on_device && (!call.async || slot) ? dflag : nullptr;
     job.split = K;
     job.wf = wf;
     job.wf_rb = rb;
@@ -1284,7 +1314,8 @@ int sg_grad(const tsw_params *params, tsw_dtype dtype, int64_t dim, const tsw_co
             return rc;
         if ((rc = call.sync()))
             return rc;
-    } else if (!call.async && (rc = sg_read_flag(call, dflag))) {
+    } else if ((!call.async && (rc = sg_read_flag(call, dflag))) ||
+               (slot && (rc = sg_slot_flag(call, slot)))) {
         return rc;
     }
     if (ex.progress && ex.progress(ex.progress_user, count, count))
@@ -1367,6 +1398,7 @@ int sg_cost_grad(const tsw_params *params, tsw_dtype dtype, int64_t count, int64
     const void *cm = cost;
     void *vals = values, *gc = grad_cost;
     int *dflag = (int *)call.at(pc.flag);
+    int *slot = nullptr; /* asynchronous calls: the check's answer, read after the launches */
     if (!on_device) {
         cm = call.at(pc.cmat);
         vals = call.at(pc.values);
@@ -1383,7 +1415,7 @@ int sg_cost_grad(const tsw_params *params, tsw_dtype dtype, int64_t count, int64
             cost_check_kernel<double><<<bx, 256, 0, call.stream>>>(
                 (const double *)cm, count, n, m, d_idx + count, d_idx + 3 * count, dflag);
         TSW_CU(cudaGetLastError(), "check kernel launch");
-        if (call.async && (rc = sg_read_flag(call, dflag))) /* as sg_grad */
+        if ((rc = sg_async_flag(call, dflag, &slot))) /* as sg_grad */
             return rc;
     }
     SgKind kind = SgKind{nullptr, nullptr, d_idx, d_idx + count, d_idx + 2 * count,
@@ -1404,7 +1436,7 @@ int sg_cost_grad(const tsw_params *params, tsw_dtype dtype, int64_t count, int64
     job.values = vals;
     job.gcost = gc;
     job.want_grad = gc != nullptr;
-    job.flag = on_device && !call.async ? dflag : nullptr;
+    job.flag = on_device && (!call.async || slot) ? dflag : nullptr;
     job.split = K;
     job.sync = (int *)call.at(pc.sync);
     job.sync_ints = 2 + 2 * slots;
@@ -1418,7 +1450,8 @@ int sg_cost_grad(const tsw_params *params, tsw_dtype dtype, int64_t count, int64
             return rc;
         if ((rc = call.sync()))
             return rc;
-    } else if (!call.async && (rc = sg_read_flag(call, dflag))) {
+    } else if ((!call.async && (rc = sg_read_flag(call, dflag))) ||
+               (slot && (rc = sg_slot_flag(call, slot)))) {
         return rc;
     }
     if (ex.progress && ex.progress(ex.progress_user, count, count))

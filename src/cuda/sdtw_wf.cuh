@@ -667,6 +667,8 @@ __global__ void __launch_bounds__(32 * (SPLIT ? kWfStripeWarps + 1 : wf_max_warp
  * in, as the one-block kernel has it when it adds its rows. */
 __global__ void wf_rows_after(SgArgs<float> g, int64_t count)
 {
+    if (g.flag && *(volatile const int *)g.flag)
+        return; /* non-finite device inputs: the outputs stay untouched */
     for (int64_t pl = blockIdx.x; pl < count; pl += gridDim.x) {
         const int64_t p = g.first + pl, n = g.alen[p];
         const float *src = g.wf_gx + pl * g.ymax * g.dim;

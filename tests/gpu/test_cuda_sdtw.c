@@ -798,7 +798,9 @@ static void test_faults(void)
     tsw_params_default(&p, TSW_SOFT_DTW);
     tsw_exec e;
     tsw_exec_default(&e);
-    for (int async = 0; async <= 1; ++async) { /* asynchronous calls check before queuing */
+    /* asynchronous calls: the gradient kernels are queued before the check's answer is
+     * read, and write nothing */
+    for (int async = 0; async <= 1; ++async) {
         e.cuda_async = async;
         CHECK_RC(tsw_soft_dtw_grad_device(&p, TSW_F32, dim, &c, &cy, dv, dg, NULL, &e),
                  TSW_ENONFINITE);
