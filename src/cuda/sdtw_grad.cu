@@ -7,7 +7,9 @@
  *
  * float32 series of dim 1 or 2 up to 2,048 points in batches of at least two warps per SM run
  * on the register-blocked wavefront kernel of sdtw_wf.cuh (sg_grad: wf_eligible,
- * wf_rows_per_lane); everything else on the kernel below. The same wavefront kernel's
+ * wf_rows_per_lane); smaller batches with gradients (up to 16,384 points) on its two-wave
+ * form, sdtw_bi.cuh (the recursions from both corners at once, E from their sum: bi_rows),
+ * or its split; everything else on the kernel below. The same wavefront kernel's
  * value-only variant serves the paired soft-DTW values of cuda/backend.cu
  * (tsw__cuda_soft_dtw_paired_wf: sg_grad with val_only).
  *
