@@ -198,44 +198,14 @@ __global__ void __launch_bounds__(32 * (kBiMaxWarps + (SPLIT ? 1 : 0)), 1)
     const double k2 = g.inv_gamma * 1.4426950408889634, gl = g.gamma * 0.6931471805599453;
     const float k2f = (float)k2, glf = (float)gl;
     if (SPLIT && warp == NW) {
-        /* the transfer warp, as sdtw_wf.cuh's forward one, over the steps [s0, s1): R(i0 - 1,
-         * c) of the stripe above's last row for warp 0's step c into its slot of step c - 1,
-         * and column c - 1 - nl of the last row (the last warp's slot of step c - 2) out for
-         * the stripe below; phase 0 reads no column >= s1 (the stripe above writes those in
+        /* the transfer warp (wf_fwd_transfer, as in sdtw_wf.cuh's forward pass) over the
+         * steps [s0, s1); phase 0 reads no column >= s1 (the stripe above writes those in
          * phase 1) */
         const int K1 = K - 1;
         const unsigned long long *fin =
             above ? b.hand + ((pl * 2 + w) * K1 + q - 1) * g.ymax : nullptr;
         unsigned long long *fout = below ? b.hand + ((pl * 2 + w) * K1 + q) * g.ymax : nullptr;
-        const int cend = m < s1 ? m : s1; /* columns read: [s0, cend) */
-        unsigned long long wr[kWfAhead];
-#pragma unroll
-        for (int u = 0; u < kWfAhead; ++u)
-            wr[u] = above && s0 + u < cend ? wf_ld(fin + s0 + u) : kWfEmpty;
-        for (int c0 = s0; c0 <= s1; c0 += kWfAhead) {
-#pragma unroll
-            for (int u = 0; u < kWfAhead; ++u) {
-                const int c = c0 + u;
-                if (c > s1)
-                    break;
-                double v = INF;
-                if (above && c < cend) {
-                    unsigned long long x = wr[u];
-                    while (x == kWfEmpty)
-                        x = wf_ld(fin + c);
-                    v = __longlong_as_double((long long)x);
-                    wr[u] = c + kWfAhead < cend ? wf_ld(fin + c + kWfAhead) : kWfEmpty;
-                }
-                const int j = c - 1 - nl;
-                if (lane == 0) {
-                    hf[((c - 1) & 1) * NS + NW] = v;
-                    if (below && j >= 0 && j < m)
-                        wf_st(fout + j, (unsigned long long)__double_as_longlong(
-                                            hf[(c & 1) * NS + NW - 1]));
-                }
-                __syncthreads();
-            }
-        }
+        wf_fwd_transfer(fin, fout, hf, NS, NW, nl, m, s0, s1, m < s1 ? m : s1);
         /* the last row's last column (step S - 1), by the phase that has that step (phase 1
          * again when phase 0 had every step: the stripe below may need it in its phase 0) */
         if (s1 == S && below && lane == 0)
@@ -448,6 +418,13 @@ __global__ void sdtw_bi_finish(SgArgs<float> g, BiArgs b, int64_t count)
         const double Z = b.z[pl];
         const int kq = (n + b.H - 1) / b.H; /* stripes with rows */
         const int top = n > m ? n : m;
+        /* a part's sum scaled to Z: exp2((Z - m) k2) a (none: m = +inf) */
+        auto add = [&](const BiPart &pt, double *acc) {
+            const double f = pt.m < TSW_INF_F64 ? (double)exp2f((float)((Z - pt.m) * k2)) : 0.0;
+#pragma unroll
+            for (int k = 0; k < DK; ++k)
+                acc[k] += f * (double)pt.a[k];
+        };
         for (int x = blockIdx.x * blockDim.x + threadIdx.x; x < top;
              x += gridDim.x * blockDim.x) {
             if (g.gb && x < m) {
@@ -456,15 +433,8 @@ __global__ void sdtw_bi_finish(SgArgs<float> g, BiArgs b, int64_t count)
                 for (int k = 0; k < DK; ++k)
                     acc[k] = 0;
                 for (int w = 0; w < 2; ++w)
-                    for (int q = 0; q < kq; ++q) {
-                        const BiPart pt =
-                            b.cols[((pl * 2 + w) * b.K + q) * g.ymax + (w ? m - 1 - x : x)];
-                        const double f =
-                            pt.m < TSW_INF_F64 ? (double)exp2f((float)((Z - pt.m) * k2)) : 0.0;
-#pragma unroll
-                        for (int k = 0; k < DK; ++k)
-                            acc[k] += f * (double)pt.a[k];
-                    }
+                    for (int q = 0; q < kq; ++q)
+                        add(b.cols[((pl * 2 + w) * b.K + q) * g.ymax + (w ? m - 1 - x : x)], acc);
                 float *o = g.gb + (g.boff[p] + x) * DK;
 #pragma unroll
                 for (int k = 0; k < DK; ++k)
@@ -475,14 +445,8 @@ __global__ void sdtw_bi_finish(SgArgs<float> g, BiArgs b, int64_t count)
 #pragma unroll
                 for (int k = 0; k < DK; ++k)
                     acc[k] = 0;
-                for (int w = 0; w < 2; ++w) {
-                    const BiPart pt = b.rows[(pl * 2 + w) * g.ymax + (w ? n - 1 - x : x)];
-                    const double f =
-                        pt.m < TSW_INF_F64 ? (double)exp2f((float)((Z - pt.m) * k2)) : 0.0;
-#pragma unroll
-                    for (int k = 0; k < DK; ++k)
-                        acc[k] += f * (double)pt.a[k];
-                }
+                for (int w = 0; w < 2; ++w)
+                    add(b.rows[(pl * 2 + w) * g.ymax + (w ? n - 1 - x : x)], acc);
                 float *o = g.ga + (g.aoff[p] + x) * DK;
 #pragma unroll
                 for (int k = 0; k < DK; ++k)

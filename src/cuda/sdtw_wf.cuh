@@ -106,6 +106,51 @@ __device__ __forceinline__ float wf_hi(unsigned long long w)
 
 #include "cuda/sdtw_wf_cell.cuh"
 
+/*
+ * The forward transfer warp of a stripe (sdtw_wf_kernel's split, sdtw_bi_kernel), steps
+ * c = c0 .. c1 with a barrier each: R(i0 - 1, c) of the stripe above's last row (fin; NULL:
+ * no stripe above) for warp 0's step c, into the warp's slot (NW) of step c - 1 in hf
+ * ([2][NS] doubles; +inf where not read: c >= cr or no stripe above), and column c - 1 - nl
+ * of the stripe's last row, which the last warp's slot of step c - 2 holds, out to fout
+ * (NULL: no stripe below). Loads run kWfAhead columns ahead: w[u] has column c of
+ * (c - c0) % D = u (the loop unrolled by D, so the ring is registers), and a word not yet
+ * written is read again until it is.
+ */
+__device__ __forceinline__ void wf_fwd_transfer(const unsigned long long *fin,
+                                                unsigned long long *fout, double *hf, int NS,
+                                                int NW, int nl, int m, int c0, int c1, int cr)
+{
+    const int lane = threadIdx.x & 31;
+    unsigned long long w[kWfAhead];
+#pragma unroll
+    for (int u = 0; u < kWfAhead; ++u)
+        w[u] = fin && c0 + u < cr ? wf_ld(fin + c0 + u) : kWfEmpty;
+    for (int cb = c0; cb <= c1; cb += kWfAhead) {
+#pragma unroll
+        for (int u = 0; u < kWfAhead; ++u) {
+            const int c = cb + u;
+            if (c > c1)
+                break;
+            double v = TSW_INF_F64;
+            if (fin && c < cr) {
+                unsigned long long x = w[u];
+                while (x == kWfEmpty)
+                    x = wf_ld(fin + c);
+                v = __longlong_as_double((long long)x);
+                w[u] = c + kWfAhead < cr ? wf_ld(fin + c + kWfAhead) : kWfEmpty;
+            }
+            const int j = c - 1 - nl;
+            if (lane == 0) {
+                hf[((c - 1) & 1) * NS + NW] = v;
+                if (fout && j >= 0 && j < m)
+                    wf_st(fout + j,
+                          (unsigned long long)__double_as_longlong(hf[(c & 1) * NS + NW - 1]));
+            }
+            __syncthreads();
+        }
+    }
+}
+
 /* The type of R: double for the gradients, float for values only (VAL). */
 template <bool VAL> struct WfReal {
     using T = double;
@@ -217,43 +262,11 @@ __global__ void __launch_bounds__(32 * (SPLIT ? kWfStripeWarps + 1 : wf_max_warp
         /* the hand-over between warps: R as doubles [2][NS], then y as floats [2][NS][DK] */
         float *hfy = (float *)(hf + 2 * NS);
         if (SPLIT && warp == NW) {
-            /* the transfer warp: R(i0 - 1, c) of the stripe above's last row for warp 0's
-             * step c, into its slot (NW) of step c - 1 (+inf off the grid or with no stripe
-             * above; c = 0 before the barrier ahead of the steps), and column c - 1 - nl of
-             * the last row, which the last warp's slot of step c - 2 holds, out for the
-             * stripe below. Loads run kWfAhead columns ahead: w[u] has column c of c % D = u
-             * (the loop unrolled by D, so the ring is registers), and a word not yet written
-             * is read again until it is */
+            /* the transfer warp (wf_fwd_transfer) over the steps, c = 0 before the barrier ahead
+             * of them */
             const unsigned long long *fin = above ? hw + (int64_t)(q - 1) * 4 * g.ymax : nullptr;
             unsigned long long *fout = below ? hw + (int64_t)q * 4 * g.ymax : nullptr;
-            unsigned long long w[kWfAhead];
-#pragma unroll
-            for (int u = 0; u < kWfAhead; ++u)
-                w[u] = above && u < m ? wf_ld(fin + u) : kWfEmpty;
-            for (int c0 = 0; c0 <= S; c0 += kWfAhead) {
-#pragma unroll
-                for (int u = 0; u < kWfAhead; ++u) {
-                    const int c = c0 + u;
-                    if (c > S)
-                        break;
-                    double v = TSW_INF_F64;
-                    if (above && c < m) {
-                        unsigned long long x = w[u];
-                        while (x == kWfEmpty)
-                            x = wf_ld(fin + c);
-                        v = __longlong_as_double((long long)x);
-                        w[u] = c + kWfAhead < m ? wf_ld(fin + c + kWfAhead) : kWfEmpty;
-                    }
-                    const int j = c - 1 - nl;
-                    if (lane == 0) {
-                        hf[((c - 1) & 1) * NS + NW] = v;
-                        if (below && j >= 0 && j < m)
-                            wf_st(fout + j, (unsigned long long)__double_as_longlong(
-                                                hf[(c & 1) * NS + NW - 1]));
-                    }
-                    __syncthreads();
-                }
-            }
+            wf_fwd_transfer(fin, fout, hf, NS, NW, nl, m, 0, S, m);
             /* the last row's last column, m - 1, computed at the last step */
             if (below && lane == 0)
                 wf_st(fout + m - 1,

@@ -220,6 +220,37 @@ static void cmp_grad(const batch *b, const batch *other, tsw_dtype dt, const voi
     }
 }
 
+/* A GPU call's values (to tol_of) and the gradients it was given (cmp_grad) against the
+ * CPU's (suffix _ref), pair by pair. */
+static void cmp_call(const batch *x, const batch *y, tsw_dtype dt, const void *v,
+                     const void *v_ref, const void *gx, const void *gx_ref, const void *gy,
+                     const void *gy_ref, const char *ctx)
+{
+    for (int64_t k = 0; k < x->count; ++k) {
+        const double g = get(v, dt, k), e = get(v_ref, dt, k);
+        const double err = fabs(g - e) / fmax(1, fabs(e));
+        record(dt, 0, isnan(err) ? INFINITY : err);
+        if (!CHECK(err <= tol_of(dt)))
+            TSW_T_NOTE("  %s: value %" PRId64 ": gpu %.12g cpu %.12g\n", ctx, k, g, e);
+    }
+    if (gx)
+        cmp_grad(x, y, dt, gx, gx_ref, v_ref, ctx);
+    if (gy)
+        cmp_grad(y, x, dt, gy, gy_ref, v_ref, ctx);
+}
+
+/* Whether two calls' values and gradients (NULL: not wanted) have the same bits. */
+static int same_bits(const batch *x, const batch *y, tsw_dtype dt, int64_t dim, const void *v1,
+                     const void *v2, const void *gx1, const void *gx2, const void *gy1,
+                     const void *gy2)
+{
+    const size_t es = esz(dt);
+    int same = memcmp(v1, v2, es * x->count) == 0;
+    same &= !gx1 || memcmp(gx1, gx2, es * x->rows * dim) == 0;
+    same &= !gy1 || memcmp(gy1, gy2, es * y->rows * dim) == 0;
+    return same;
+}
+
 /* Forces the float32 wavefront kernel's rows per lane (TSWARP_SDTW_WF_RB: 1, 2, 4 or 8) or
  * leaves the choice (NULL), at random; always the choice when !force. */
 static const char *random_rb(tsw_t_rng *r, int force)
@@ -395,7 +426,7 @@ static void split_case(tsw_t_rng *r, int exact)
              rows[0] ? rows : "auto", rb, want);
     float *xv = as_dtype(x.v, x.rows * dim, dt), *yv = as_dtype(y.v, y.rows * dim, dt);
     tsw_collection cx = view(&x, xv), cy = view(&y, yv);
-    const size_t es = esz(dt), bx = es * x.rows * dim, by = es * y.rows * dim;
+    const size_t es = esz(dt);
     void *v[3], *gx[3], *gy[3]; /* [0] CPU, [1] split, [2] one block */
     for (int k = 0; k < 3; ++k) {
         v[k] = malloc(es * count);
@@ -424,22 +455,9 @@ static void split_case(tsw_t_rng *r, int exact)
         TSW_T_NOTE("  %s: %s\n", ctx, tsw_last_error_detail());
         goto done;
     }
-    for (int64_t k = 0; k < count; ++k) {
-        const double g = get(v[1], dt, k), e = get(v[0], dt, k);
-        const double err = fabs(g - e) / fmax(1, fabs(e));
-        record(dt, 0, isnan(err) ? INFINITY : err);
-        if (!CHECK(err <= tol_of(dt)))
-            TSW_T_NOTE("  %s: value %" PRId64 ": gpu %.12g cpu %.12g\n", ctx, k, g, e);
-    }
-    if (gx[1])
-        cmp_grad(&x, &y, dt, gx[1], gx[0], v[0], ctx);
-    if (gy[1])
-        cmp_grad(&y, &x, dt, gy[1], gy[0], v[0], ctx);
+    cmp_call(&x, &y, dt, v[1], v[0], gx[1], gx[0], gy[1], gy[0], ctx);
     if (exact) {
-        int same = memcmp(v[1], v[2], es * count) == 0;
-        same &= !gx[1] || memcmp(gx[1], gx[2], bx) == 0;
-        same &= !gy[1] || memcmp(gy[1], gy[2], by) == 0;
-        if (!CHECK(same)) {
+        if (!CHECK(same_bits(&x, &y, dt, dim, v[1], v[2], gx[1], gx[2], gy[1], gy[2]))) {
             double dv = 0, dg = 0;
             for (int64_t k = 0; k < count; ++k)
                 dv = fmax(dv, fabs(get(v[1], dt, k) - get(v[2], dt, k)));
@@ -514,7 +532,7 @@ static void bi_case(tsw_t_rng *r)
              how == 0 ? "unset" : how == 1 ? "1" : knob, want);
     float *xv = as_dtype(x.v, x.rows * dim, dt), *yv = as_dtype(y.v, y.rows * dim, dt);
     tsw_collection cx = view(&x, xv), cy = view(&y, yv);
-    const size_t es = esz(dt), bx = es * x.rows * dim, by = es * y.rows * dim;
+    const size_t es = esz(dt);
     void *v[3], *gx[3], *gy[3]; /* [0] CPU, [1] and [2] GPU twice */
     for (int k = 0; k < 3; ++k) {
         v[k] = malloc(es * count);
@@ -533,24 +551,9 @@ static void bi_case(tsw_t_rng *r)
         TSW_T_NOTE("  %s: %s\n", ctx, tsw_last_error_detail());
         goto done;
     }
-    for (int64_t k = 0; k < count; ++k) {
-        const double g = get(v[1], dt, k), e = get(v[0], dt, k);
-        const double err = fabs(g - e) / fmax(1, fabs(e));
-        record(dt, 0, isnan(err) ? INFINITY : err);
-        if (!CHECK(err <= tol_of(dt)))
-            TSW_T_NOTE("  %s: value %" PRId64 ": gpu %.12g cpu %.12g\n", ctx, k, g, e);
-    }
-    if (gx[1])
-        cmp_grad(&x, &y, dt, gx[1], gx[0], v[0], ctx);
-    if (gy[1])
-        cmp_grad(&y, &x, dt, gy[1], gy[0], v[0], ctx);
-    {
-        int same = memcmp(v[1], v[2], es * count) == 0;
-        same &= !gx[1] || memcmp(gx[1], gx[2], bx) == 0;
-        same &= !gy[1] || memcmp(gy[1], gy[2], by) == 0;
-        if (!CHECK(same))
-            TSW_T_NOTE("  %s: two calls differ\n", ctx);
-    }
+    cmp_call(&x, &y, dt, v[1], v[0], gx[1], gx[0], gy[1], gy[0], ctx);
+    if (!CHECK(same_bits(&x, &y, dt, dim, v[1], v[2], gx[1], gx[2], gy[1], gy[2])))
+        TSW_T_NOTE("  %s: two calls differ\n", ctx);
     check_twin(r, &p, dt, dim, &x, &y, xv, yv, v[1], gx[1], gy[1], &eg, ctx); /* same bits */
 done:
     unsetenv("TSWARP_SDTW_WF_BI");
