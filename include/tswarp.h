@@ -200,10 +200,9 @@ typedef struct tsw_exec {
                        write nothing on bad input), queue the work on cuda_stream and
                        return: the outputs hold the results when the stream reaches that
                        point, as CuPy and PyTorch operations do (the Python package sets it
-                       for GPU arrays). A
-                       caller-owned workspace must then not be used by another stream
-                       before that point. A progress callback makes the call wait at each
-                       report. */
+                       for GPU arrays). A caller-owned workspace must then not be used by
+                       another stream before that point. A progress callback makes the call
+                       wait at each report. */
 } tsw_exec;
 
 TSW_EXPORT void tsw_exec_default(tsw_exec *exec);

@@ -10,8 +10,9 @@
  *     E(i, j) = exp(-(A(i, j) + B(i, j) - c(i, j) - Z) / gamma),
  * with A = R the forward recursion from (0, 0), B the same recursion from (n - 1, m - 1)
  * backwards (soft-DTW of the two reversed series, read at (n - 1 - i, m - 1 - j)), c the
- * cell's cost and Z = R(n - 1, m - 1) the value (Blondel, Mensch and Vert 2021, sec. 2.3;
- * the forward-backward algorithm of hidden Markov models). A and B are independent, so two
+ * cell's cost and Z = R(n - 1, m - 1) the value (the gradient of soft-DTW is this expected
+ * alignment, Cuturi and Blondel 2017; computed from both ends as the forward-backward
+ * algorithm of hidden Markov models does). A and B are independent, so two
  * waves, 0 (A) and 1 (B), run at once on their own blocks, and the span is one sweep.
  * A and B are kept in double (as R in sdtw_wf.cuh), so their sum minus Z cancels no more
  * than the wavefront kernel's differences of R do.
@@ -33,12 +34,12 @@
  * seen so far (online rescaling, as a streaming softmax does): a part (m, a) holds
  * a = sum exp2((m - S) k2) (x_i - y_j) over its cells, k2 = log2(e) / gamma, m <= every S
  * in it; a new S < m rescales a by exp2((S - m) k2). One exponential per cell and part, of
- * an argument <= 0. A row's part lives in its lane's
- * registers; a column's part travels down the rows with the column through a ring of
- * shared memory indexed by column (the lane below reads it one step later); the stripe's
- * last row writes it out. sdtw_bi_finish then adds the parts of both waves (and of every
- * stripe) as exp2((Z - m) k2) a (<= a: m >= Z, as E <= 1) for each row and column: the
- * gradients 2 sum E (x_i - y_j) and 2 sum E (y_j - x_i).
+ * an argument <= 0. A row's part lives in its lane's registers; a column's part travels
+ * down the rows with the column through a ring of shared memory indexed by column (the lane
+ * below reads it one step later); the stripe's last row writes it out. A cell is added one
+ * step after it is computed, off the step's chain. sdtw_bi_finish then adds the parts of
+ * both waves (and of every stripe) as exp2((Z - m) k2) a (<= a: m >= Z, as E <= 1) for
+ * each row and column: the gradients 2 sum E (x_i - y_j) and 2 sum E (y_j - x_i).
  *
  * Blocks: (pair, wave, stripe), 2 K per pair; split launches take tickets so that a stripe
  * only waits on the stripe above it of the same wave, which started before it (no deadlock
