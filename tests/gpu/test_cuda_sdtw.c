@@ -251,6 +251,22 @@ static int same_bits(const batch *x, const batch *y, tsw_dtype dt, int64_t dim, 
     return same;
 }
 
+/* Frees a case's three calls' outputs (v, gx, gy: [3], NULL entries allowed), its inputs
+ * and its batches. */
+static void free_case(void *v[3], void *gx[3], void *gy[3], void *xv, void *yv, batch *x,
+                      batch *y)
+{
+    for (int k = 0; k < 3; ++k) {
+        free(v[k]);
+        free(gx[k]);
+        free(gy[k]);
+    }
+    free(xv);
+    free(yv);
+    free_batch(x);
+    free_batch(y);
+}
+
 /* Forces the float32 wavefront kernel's rows per lane (TSWARP_SDTW_WF_RB: 1, 2, 4 or 8) or
  * leaves the choice (NULL), at random; always the choice when !force. */
 static const char *random_rb(tsw_t_rng *r, int force)
@@ -478,15 +494,7 @@ done:
     unsetenv("TSWARP_SDTW_WF_SPLIT");
     unsetenv("TSWARP_SDTW_WF_RB");
     unsetenv("TSWARP_SDTW_WF_BI");
-    for (int k = 0; k < 3; ++k) {
-        free(v[k]);
-        free(gx[k]);
-        free(gy[k]);
-    }
-    free(xv);
-    free(yv);
-    free_batch(&x);
-    free_batch(&y);
+    free_case(v, gx, gy, xv, yv, &x, &y);
 }
 
 /*
@@ -557,15 +565,7 @@ static void bi_case(tsw_t_rng *r)
     check_twin(r, &p, dt, dim, &x, &y, xv, yv, v[1], gx[1], gy[1], &eg, ctx); /* same bits */
 done:
     unsetenv("TSWARP_SDTW_WF_BI");
-    for (int k = 0; k < 3; ++k) {
-        free(v[k]);
-        free(gx[k]);
-        free(gy[k]);
-    }
-    free(xv);
-    free(yv);
-    free_batch(&x);
-    free_batch(&y);
+    free_case(v, gx, gy, xv, yv, &x, &y);
 }
 
 /*
@@ -801,8 +801,8 @@ static void test_faults(void)
     tsw_params_default(&p, TSW_SOFT_DTW);
     tsw_exec e;
     tsw_exec_default(&e);
-    /* asynchronous calls: the gradient kernels are queued before the check's answer is
-     * read, and write nothing */
+    /* asynchronous calls: the kernels are queued before the check's answer is read, and
+     * write nothing */
     for (int async = 0; async <= 1; ++async) {
         e.cuda_async = async;
         CHECK_RC(tsw_soft_dtw_grad_device(&p, TSW_F32, dim, &c, &cy, dv, dg, NULL, &e),
