@@ -1,0 +1,168 @@
+"""How much the transform + linear classifier's accuracy depends on the candidate lengths,
+the selection and the ridge's regularisation (issue 6: ACSF1's gap to aeon's STC).
+
+For each dataset and each length grid, ShapeletTransform(features=("distance",
+"occurrence")) is fitted once on the training set and once on each fold of a stratified
+5-fold split of it (shuffled, --cv-seeds), and the features are kept; then every
+classifier below runs on the same features:
+
+    ridge       StandardScaler + RidgeClassifierCV(alphas=logspace(-3, 3, 10)): the study's
+                (its alpha chosen by the leave-one-out squared error)
+    ridge-aN    StandardScaler + RidgeClassifier(alpha=N), N from --alphas
+    +split      the study's ridge with each shapelet's split outcome (d <= threshold, 0/1)
+                added as a third block of features
+
+Each row prints the test accuracy and, in brackets, the mean accuracy over the folds (the
+figure that may choose a configuration without looking at a test set); the mean over the
+datasets closes the row. --combos adds rows whose features are the grids' features side by
+side (e.g. G0+G1). --per-series-cap N adds rows where each training series gives at most N
+of the kept shapelets (the transform's 'auto' k of the best, a cap applied to its ranked
+list of every non-overlapping candidate).
+
+Grids (L: the shortest series; as bench/shapelets_cpu.py, G0 is the study's):
+    G0  L/20 .. L step L/12     G1  L/40 .. L step L/24
+    G3  L/20 .. L/2 step L/24   G4  L/40 .. L/4 step L/48     ALL  3 .. L step 1
+
+    PYTHONPATH=<site> python bench/shapelets_grid_study.py --from-sets bench/out/sets.npz \
+        --device cuda --grids G0,G1,G3,G4 --combos G0+G1,G0+G1+G3+G4 --cv-seeds 0,1
+
+(the sets file from `bench/shapelets_cpu.py --save-sets FILE --datasets ...` where aeon and
+tslearn are installed). Not part of CI: ACSF1 alone takes a minute per grid on an H100.
+"""
+import argparse
+import os
+import sys
+import time
+import warnings
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import shapelets_cpu as sc  # noqa: E402  (load(), --from-sets)
+
+GRIDS = {
+    "G0": lambda L: (max(3, L // 20), None, max(1, L // 12)),
+    "G1": lambda L: (max(3, L // 40), None, max(1, L // 24)),
+    "G3": lambda L: (max(3, L // 20), L // 2, max(1, L // 24)),
+    "G4": lambda L: (max(3, L // 40), max(4, L // 4), max(1, L // 48)),
+    "ALL": lambda L: (3, None, 1),
+}
+
+
+def _shortest(X):
+    return X.shape[-1] if isinstance(X, np.ndarray) else min(len(x) for x in X)
+
+
+def _take(X, idx):
+    return X[idx] if isinstance(X, np.ndarray) else [X[i] for i in idx]
+
+
+def features(X, y, Xe, grid, device, cap):
+    """(train features, eval features, thresholds) of one fit; cap: per-series cap or None."""
+    from tswarp.shapelets import ShapeletTransform
+    minl, maxl, step = GRIDS[grid](_shortest(X))
+    k = min(10 * len(y), 1000)
+    st = ShapeletTransform(n_shapelets=k if cap is None else 10**6, min_length=minl,
+                           max_length=maxl, length_step=step, device=device,
+                           features=("distance", "occurrence")).fit(X, y)
+    if cap is not None:  # the ranked list of every non-overlapping candidate, capped
+        seen, keep = {}, []
+        for s in st.shapelets_:
+            key = (s.series, s.channel)
+            if seen.get(key, 0) < cap and len(keep) < k:
+                seen[key] = seen.get(key, 0) + 1
+                keep.append(s)
+        st.shapelets_, st.n_shapelets_ = keep, len(keep)
+    thr = np.array([s.threshold for s in st.shapelets_])
+    return st.transform(X), st.transform(Xe), thr
+
+
+def classifiers(alphas):
+    from sklearn.linear_model import RidgeClassifier, RidgeClassifierCV
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+    out = {"ridge": (lambda: make_pipeline(StandardScaler(), RidgeClassifierCV(
+        alphas=np.logspace(-3, 3, 10))), False)}
+    for a in alphas:
+        out[f"ridge-a{a:g}"] = (lambda a=a: make_pipeline(StandardScaler(),
+                                                          RidgeClassifier(alpha=a)), False)
+    out["+split"] = (out["ridge"][0], True)
+    return out
+
+
+def score(parts, make, split):
+    """parts: [(Ftr, Fev, thr, ytr, yev)] of one fit per grid, side by side."""
+    def block(F, thr):
+        k = len(thr)
+        return np.hstack([F, (F[:, :k] <= thr).astype(float)]) if split else F
+    A = np.hstack([block(p[0], p[2]) for p in parts])
+    B = np.hstack([block(p[1], p[2]) for p in parts])
+    m = make().fit(A, parts[0][3])
+    return float(np.mean(m.predict(B) == np.asarray(parts[0][4])))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--from-sets", metavar="FILE")
+    ap.add_argument("--datasets",
+                    default="ACSF1,ArrowHead,ItalyPowerDemand,GunPoint,Trace,OSULeaf,BasicMotions")
+    ap.add_argument("--grids", default="G0,G1,G3,G4")
+    ap.add_argument("--combos", default="", help="e.g. G0+G1,G0+G1+G3+G4")
+    ap.add_argument("--cv-seeds", default="0")
+    ap.add_argument("--alphas", default="1,10,100")
+    ap.add_argument("--per-series-cap", default="", help="e.g. 10")
+    ap.add_argument("--device", default="auto")
+    a = ap.parse_args()
+    from sklearn.model_selection import StratifiedKFold
+    warnings.filterwarnings("ignore", category=UserWarning)
+    if a.from_sets:
+        sc._SETS = np.load(a.from_sets, allow_pickle=False)
+    names = [d for d in a.datasets.split(",") if d]
+    grids = [g for g in a.grids.split(",") if g]
+    combos = [tuple(c.split("+")) for c in a.combos.split(",") if c]
+    seeds = [int(s) for s in a.cv_seeds.split(",") if s]
+    caps = [int(c) for c in a.per_series_cap.split(",") if c]
+    clfs = classifiers([float(x) for x in a.alphas.split(",") if x])
+    need = sorted(set(grids) | {g for c in combos for g in c})
+    fits = {}  # (dataset, grid, cap, split) -> (Ftr, Fev, thr, ytr, yev)
+    for name in names:
+        Xtr, ytr, Xte, yte = sc.load(name)
+        ytr, yte = np.asarray(ytr), np.asarray(yte)
+        splits = [("test", np.arange(len(ytr)), None)]
+        for s in seeds:
+            folds = StratifiedKFold(5, shuffle=True, random_state=s)
+            splits += [(f"s{s}f{f}", tr, te) for f, (tr, te) in
+                       enumerate(folds.split(np.zeros(len(ytr)), ytr))]
+        for g in need:
+            for cap in [None] + [c for c in caps if g in grids]:
+                t = time.perf_counter()
+                for tag, tr, te in splits:
+                    Xe, ye = (Xte, yte) if te is None else (_take(Xtr, te), ytr[te])
+                    Ftr, Fev, thr = features(_take(Xtr, tr), ytr[tr], Xe, g, a.device, cap)
+                    fits[(name, g, cap, tag)] = (Ftr, Fev, thr, ytr[tr], ye)
+                print(f"# {name} {g}{'' if cap is None else f' cap {cap}'}: {len(splits)} fits "
+                      f"in {time.perf_counter() - t:.1f} s", flush=True)
+    cv_tags = [f"s{s}f{f}" for s in seeds for f in range(5)]
+    rows = [((g,), None, c) for g in grids for c in clfs]
+    rows += [((g,), cap, "ridge") for g in grids for cap in caps]
+    rows += [(c, None, "ridge") for c in combos]
+    print(f"\ntest accuracy (mean over the {len(cv_tags)} CV folds of the training set)")
+    print(f"{'features':<14} {'classifier':<11} " + " ".join(f"{n[:16]:>17}" for n in names)
+          + "   mean test (CV)")
+    for gs, cap, c in rows:
+        make, split = clfs[c]
+        cells, tests, cvs = [], [], []
+        for name in names:
+            test = score([fits[(name, g, cap, "test")] for g in gs], make, split)
+            cv = np.mean([score([fits[(name, g, cap, t)] for g in gs], make, split)
+                          for t in cv_tags]) if cv_tags else float("nan")
+            tests.append(test)
+            cvs.append(cv)
+            cells.append(f"{test:.3f} ({cv:.3f})")
+        label = "+".join(gs) + ("" if cap is None else f" cap{cap}")
+        print(f"{label:<14} {c:<11} " + " ".join(f"{x:>17}" for x in cells)
+              + f"   {np.mean(tests):.4f} ({np.mean(cvs):.4f})", flush=True)
+
+
+if __name__ == "__main__":
+    main()
