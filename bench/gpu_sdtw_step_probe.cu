@@ -38,7 +38,7 @@ __device__ __forceinline__ void lin_cell(float md, int kd, float mu, int ku, flo
 #define LIN_TERM(mx, kx) __int_as_float(__float_as_int(mx) + (max((kx)-kmax, -126) << 23))
     const float td = LIN_TERM(md, kd), tu = LIN_TERM(mu, ku), tl = LIN_TERM(ml, kl);
 #undef LIN_TERM
-    const float sum = td + tu + tl, inv = wf_rcp(sum);
+    const float sum = td + tu + tl, inv = mufu_rcp(sum);
     const int b = __float_as_int(em * sum);
     const bool dead = kmax < kZeroK / 2;
     M = dead ? 1.f : __int_as_float((b & 0x7fffff) | 0x3f800000);
@@ -100,7 +100,7 @@ __global__ void __launch_bounds__(512, 1)
         uK = lane == 0 ? hK : uK;
         uY = lane == 0 ? hY : uY;
         double nR[RB];
-        int nK[RB];
+        int nK[RB] = {}; /* set by the C_LIN cell only */
         float2 np[RB];
 #pragma unroll
         for (int r = 0; r < RB; ++r) {
@@ -116,7 +116,7 @@ __global__ void __launch_bounds__(512, 1)
             } else if constexpr (C == C_LIN) {
                 const double t = -cost * 1.4426950408889634;
                 const double tn = rint(t);
-                const float em = wf_ex2((float)(t - tn));
+                const float em = mufu_ex2((float)(t - tn));
                 float M;
                 lin_cell((float)dg[r], kg[r], (float)up, upk, (float)prev[r], kp[r], em,
                          (int)tn, M, nK[r], pd, pu);

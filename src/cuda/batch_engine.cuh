@@ -57,6 +57,7 @@
 #include "common/band.h"
 #include "common/cost.h"
 #include "common/recurrence.h"
+#include "cuda/mufu.cuh"
 
 namespace tsw_batch {
 
@@ -125,11 +126,7 @@ template <> struct Ops<float> {
     static __device__ __forceinline__ float sexp(float a)
     {
 #if defined(__CUDA_ARCH__)
-        float r;
-        asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(a));
-        return r;
-#elif defined(TSW_BATCH_HOST_EX2)
-        return TSW_BATCH_HOST_EX2(a); /* host emulation */
+        return mufu_ex2(a);
 #else
         return exp2f(a);
 #endif
@@ -137,11 +134,7 @@ template <> struct Ops<float> {
     static __device__ __forceinline__ float slog(float a)
     {
 #if defined(__CUDA_ARCH__)
-        float r;
-        asm("lg2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(a));
-        return r;
-#elif defined(TSW_BATCH_HOST_LG2)
-        return TSW_BATCH_HOST_LG2(a);
+        return mufu_lg2(a);
 #else
         return log2f(a);
 #endif

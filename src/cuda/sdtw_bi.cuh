@@ -267,7 +267,7 @@ __global__ void __launch_bounds__(32 * (kBiMaxWarps + (SPLIT ? 1 : 0)), 1)
     auto consume = [&]() {
         /* the row's part */
         {
-            const float e = wf_ex2(-fabsf((float)((mr - p_sv) * k2)));
+            const float e = mufu_ex2(-fabsf((float)((mr - p_sv) * k2)));
             const bool lo = p_sv <= mr;
 #pragma unroll
             for (int k = 0; k < DK; ++k)
@@ -281,7 +281,7 @@ __global__ void __launch_bounds__(32 * (kBiMaxWarps + (SPLIT ? 1 : 0)), 1)
 #pragma unroll
         for (int k = 0; k < DK; ++k)
             ca[k] = L == 0 ? 0.f : ra[ri * DK + k];
-        const float e = wf_ex2(-fabsf((float)((cm - p_sv) * k2)));
+        const float e = mufu_ex2(-fabsf((float)((cm - p_sv) * k2)));
         const bool lo = p_sv <= cm;
 #pragma unroll
         for (int k = 0; k < DK; ++k)

@@ -829,7 +829,7 @@ int sg_size(const int64_t *rsize, int64_t count, int64_t per_block, size_t es, s
  * float32 wavefront kernel only: the double instance never gets here (wf_eligible). */
 template <typename T>
 int wf_split_launch(Call &call, const SgJob &job, const SgKind &kd, SgArgs<T> &g,
-                    int64_t count, double *scratch, int64_t per_block)
+                    int64_t count, double *scratch)
 {
     if constexpr (sizeof(T) != sizeof(float)) {
         return TSW_ENOTSUP;
@@ -840,7 +840,6 @@ int wf_split_launch(Call &call, const SgJob &job, const SgKind &kd, SgArgs<T> &g
         g.wf_hand = (unsigned long long *)scratch;
         g.wf_defer = g.want_grad && kd.ga && kd.gb;
         g.wf_gx = (float *)(g.wf_hand + count * (K - 1) * 4 * job.max_len);
-        (void)per_block;
         TSW_CU(cudaMemsetAsync(g.wf_hand, 0xff,
                                (size_t)(count * (K - 1) * 4 * job.max_len) * sizeof(double),
                                call.stream),
@@ -965,7 +964,7 @@ int sg_launch_chunks(Call &call, const SgJob &job, const SgKind *kinds, int nkin
                 continue;
             }
             if (job.wf) {
-                int rc = wf_split_launch(call, job, kd, g, k1 - k0, scratch, per_block);
+                int rc = wf_split_launch(call, job, kd, g, k1 - k0, scratch);
                 if (rc)
                     return rc;
                 continue;

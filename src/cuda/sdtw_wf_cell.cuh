@@ -1,30 +1,12 @@
 /*
  * The soft-DTW wavefront kernel's cells (sdtw_wf.cuh), in a header of their own so that
- * bench/gpu_sdtw_step_probe.cu times the same code: the float32 MUFU helpers, the forward
- * cell with probabilities (R in double) and the value-only cell (R in float32). Needs
+ * bench/gpu_sdtw_step_probe.cu times the same code: the forward cell with probabilities (R in
+ * double) and the value-only cell (R in float32), on mufu.cuh's float32 MUFU helpers. Needs
  * common/recurrence.h and common/sdtw_grad.h first; CUDA only.
  */
 #pragma once
 
-/* float32 MUFU exp2, log2 and reciprocal (about 2^-22 relative, of O(1) arguments here) */
-__device__ __forceinline__ float wf_ex2(float a)
-{
-    float r;
-    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(a));
-    return r;
-}
-__device__ __forceinline__ float wf_lg2(float a)
-{
-    float r;
-    asm("lg2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(a));
-    return r;
-}
-__device__ __forceinline__ float wf_rcp(float a)
-{
-    float r;
-    asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(a));
-    return r;
-}
+#include "cuda/mufu.cuh"
 
 /*
  * One forward cell: R = c + softmin_gamma(d, u, l) (recurrence.h's stages, in base 2: k2 =
@@ -44,20 +26,20 @@ __device__ __forceinline__ void wf_cell(double d, double u, double l, double c, 
      * the larger is +inf, so also when both are) */
     const double m = TSW_MIN(d, l), mx = TSW_MAX(d, l);
     const bool dm = d <= l; /* d is the minimum of the two */
-    const float eab = mx == TSW_INF_F64 ? 0.f : wf_ex2((float)(m - mx) * k2);
+    const float eab = mx == TSW_INF_F64 ? 0.f : mufu_ex2((float)(m - mx) * k2);
     const float sab = 1.f + eab;
     /* stage 2, u: t = exp2(-|u - m| k2) (0 when one of them is +inf) */
     const bool ulo = u < m;
     const double lo = ulo ? u : m, clo = c + lo;
     const bool dead = m == TSW_INF_F64 && u == TSW_INF_F64;
-    const float t = wf_ex2(-fabsf((float)(u - m)) * k2);
+    const float t = mufu_ex2(-fabsf((float)(u - m)) * k2);
 #define WF_ADD(a, b) ((a) + (b))
 #define WF_FMA(a, b, c) fmaf((a), (b), (c))
 #define WF_MUL(a, b) ((a) * (b))
     const float sum = TSW_SOFTMIN3_SUM2(t, sab, ulo, 1.f, WF_ADD, WF_FMA);
     /* TSW_SOFTMIN3_OUT with gamma ln 2 times log2(sum) in float32 (at most gamma ln 3) */
-    r = dead ? TSW_INF_F64 : clo - (double)(gl * wf_lg2(sum));
-    const float inv = wf_rcp(sum);
+    r = dead ? TSW_INF_F64 : clo - (double)(gl * mufu_lg2(sum));
+    const float inv = mufu_rcp(sum);
     /* the terms of u and d relative to lo */
     const float ed_m = dm ? 1.f : eab, ed = ulo ? t * ed_m : ed_m, eu = ulo ? 1.f : t;
     pd = dead ? 0.f : TSW_SDTW_PROB(ed, inv, WF_MUL);
@@ -82,7 +64,7 @@ __device__ __forceinline__ float wf_cell_val(float d, float u, float l, float c,
 #define WF_ADD(a, b) __fadd_rn((a), (b))
 #define WF_MUL(a, b) __fmul_rn((a), (b))
     const float sm = TSW_SOFTMIN3_SORTED(lo, mid, hi, gl, k2, 1.f, WF_ADD, WF_SUB, WF_MUL,
-                                         wf_ex2, wf_lg2);
+                                         mufu_ex2, mufu_lg2);
     return lo == TSW_INF_F32 ? TSW_INF_F32 : WF_ADD(c, sm);
 #undef WF_SUB
 #undef WF_ADD
