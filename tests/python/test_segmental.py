@@ -241,7 +241,16 @@ def test_properties(rng, variant):
         b += 0.3 * rng.normal(size=b.shape)
         N = int(rng.integers(2, 33))
         step = ("p05_query", "p05")[trial % 2]
-        path, segs = tswarp.segmental_dtw(a, b, N, variant, step=step, return_segments=True)
+        try:
+            path, segs = tswarp.segmental_dtw(a, b, N, variant, step=step, return_segments=True)
+        except ValueError as e:
+            # SSDTW lets each end column keep only its optimal start; with short noisy
+            # fragments (about 0.15% of these draws) no ordered placement may remain: then
+            # the definitions must find none either
+            if variant != "strict" or "TSW_ENOPATH" not in str(e):
+                raise
+            assert reference(a, b, N, variant, step, "sqeuclidean") is None, rng.seed
+            continue
         C = local_costs(a, b, "sqeuclidean")
         rows = [f * n // N for f in range(N + 1)]
         assert len(segs) == N
