@@ -473,6 +473,13 @@ typedef struct tsw_shapelet_params {
      * partner shapelet's, partner[k] being its distance to series subset[k] (or k). */
     tsw_shapelet_logic logic;
     const double *partner; /* (n_subset,) finite, >= 0; required unless TSW_LOGIC_NONE */
+    /* Dilation d >= 1 (default 1): candidate (i, s, l) is x_i[s], x_i[s + d], ..,
+     * x_i[s + (l - 1) d] and is compared with the windows of every series spaced alike (the
+     * dilated shapelets of RDST, Guillaume et al. 2022). A dilated window is a contiguous one
+     * of a phase x_j[p], x_j[p + d], .. (p < d), so the search runs on the phases, each
+     * standardised on its own, and a series' distance is the least over its phases. Lengths
+     * go up to floor(len / d) of the shortest searched series (the default max_length). */
+    int64_t dilation;
 } tsw_shapelet_params;
 
 TSW_EXPORT void tsw_shapelet_params_default(tsw_shapelet_params *params);
@@ -484,6 +491,7 @@ typedef struct tsw_shapelet {
     double threshold;              /* d <= threshold goes left                           */
     double gain;                   /* information gain of the split (nats)               */
     double gap;                    /* separation gap of the split                        */
+    int64_t dilation;              /* the search's dilation: it spans (length - 1) d + 1   */
 } tsw_shapelet;
 
 /*
@@ -491,9 +499,10 @@ typedef struct tsw_shapelet {
  * x: count >= 2 univariate series of dtype (ragged allowed); labels: (x->count,) in
  * 0 .. n_classes-1 (only the searched entries are read). subset: NULL (all series) or
  * n_subset >= 2 distinct indices into x, so a decision tree can search a node's series
- * without copying. Errors: TSW_EPARAM (lengths, n_classes, logic), TSW_ESHAPE (a length
- * above the shortest searched series, fewer than two series), TSW_EINVAL (labels or subset
- * out of range, missing partner), TSW_ENONFINITE.
+ * without copying. Errors: TSW_EPARAM (lengths, n_classes, logic, dilation), TSW_ESHAPE (a
+ * length above the shortest searched series, or above floor(its length / dilation); fewer
+ * than two series), TSW_EINVAL (labels or subset out of range, missing partner),
+ * TSW_ENONFINITE.
  */
 TSW_EXPORT int tsw_shapelet_search(const tsw_shapelet_params *params, tsw_dtype dtype,
                                    const tsw_collection *x, const int32_t *labels,
@@ -501,7 +510,7 @@ TSW_EXPORT int tsw_shapelet_search(const tsw_shapelet_params *params, tsw_dtype 
                                    const tsw_exec *exec);
 
 /*
- * The k best candidates with no two overlapping in the same series (the shapelet
+ * The k best candidates with no two overlapping spans in the same series (the shapelet
  * transform's diverse set), best first, in the same single pass: the candidates in order of
  * quality, each kept unless it overlaps one kept before from its series, until k are kept.
  * out: (k,) caller-owned; *count receives how many were kept (< k when fewer exist).
@@ -536,6 +545,21 @@ TSW_EXPORT int tsw_shapelet_features(tsw_dtype dtype, const tsw_collection *shap
                                      const double *thresholds, const tsw_collection *x,
                                      double *dist, int64_t *pos, int64_t *count,
                                      const tsw_exec *exec);
+
+/*
+ * tsw_shapelet_features of dilated shapelets: shapelet k (its l values, as
+ * tsw_shapelet_search reports x_i[s], x_i[s + d], ..) is compared with the windows x_j[u],
+ * x_j[u + d_k], .., x_j[u + (l - 1) d_k] of every series, d_k = dilations[k] >= 1
+ * (TSW_EPARAM otherwise); pos receives u, the first on ties; count the windows within the
+ * threshold. Every series must hold l d_k points (TSW_ESHAPE). dilations NULL: all 1, which
+ * is tsw_shapelet_features.
+ */
+TSW_EXPORT int tsw_shapelet_features_dilated(tsw_dtype dtype, const tsw_collection *shapelets,
+                                             const int64_t *dilations,
+                                             const double *thresholds,
+                                             const tsw_collection *x, double *dist,
+                                             int64_t *pos, int64_t *count,
+                                             const tsw_exec *exec);
 
 /* ---------------------------------------------------------------------------------------
  * Soft-DTW gradients

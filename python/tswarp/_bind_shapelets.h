@@ -70,8 +70,9 @@ static int shp_exec(PyObject *device, PyObject *impl, PyObject *n_jobs, tsw_exec
 
 static PyObject *shp_tuple(const tsw_shapelet *s)
 {
-    return Py_BuildValue("(LLLddd)", (long long)s->series, (long long)s->start,
-                         (long long)s->length, s->threshold, s->gain, s->gap);
+    return Py_BuildValue("(LLLdddL)", (long long)s->series, (long long)s->start,
+                         (long long)s->length, s->threshold, s->gain, s->gap,
+                         (long long)s->dilation);
 }
 
 /* Shared by search and top: the collection, labels, params, subset and exec. */
@@ -94,7 +95,8 @@ static void shp_args_free(shp_args *a)
 static int shp_args_parse(shp_args *a, PyObject *values, PyObject *offsets, PyObject *lengths,
                           PyObject *labels, int n_classes, long long min_length,
                           long long max_length, long long step, PyObject *subset, int logic,
-                          PyObject *partner, PyObject *device, PyObject *impl, PyObject *n_jobs)
+                          PyObject *partner, PyObject *device, PyObject *impl, PyObject *n_jobs,
+                          long long dilation)
 {
     memset(a, 0, sizeof(*a));
     if (shp_coll(values, offsets, lengths, "X", a->keep, &a->x) < 0 ||
@@ -119,28 +121,30 @@ static int shp_args_parse(shp_args *a, PyObject *values, PyObject *offsets, PyOb
     a->sp.max_length = max_length;
     a->sp.length_step = step;
     a->sp.logic = (tsw_shapelet_logic)logic;
+    a->sp.dilation = dilation;
     a->sp.partner = a->partner ? PyArray_DATA(a->partner) : NULL;
     return shp_exec(device, impl, n_jobs, &a->ex);
 }
 
 static const char *shp_kw[] = {"values", "offsets", "lengths", "labels", "n_classes",
                                "min_length", "max_length", "length_step", "subset", "logic",
-                               "partner", "device", "_impl", "n_jobs", "k", NULL};
+                               "partner", "device", "_impl", "n_jobs", "k", "dilation",
+                               NULL};
 
 static PyObject *py_shapelet_search(PyObject *self, PyObject *args, PyObject *kw)
 {
     PyObject *v, *o, *l, *lab, *sub = Py_None, *part = Py_None, *dev = Py_None,
                                 *impl = NULL, *nj = Py_None;
     int nc, logic = 0;
-    long long minl, maxl, step, k = 1;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOOiLLL|OiOOOOL:_shapelet_search",
+    long long minl, maxl, step, k = 1, dil = 1;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOOiLLL|OiOOOOLL:_shapelet_search",
                                      (char **)shp_kw, &v, &o, &l, &lab, &nc, &minl, &maxl,
-                                     &step, &sub, &logic, &part, &dev, &impl, &nj, &k))
+                                     &step, &sub, &logic, &part, &dev, &impl, &nj, &k, &dil))
         return NULL;
     shp_args a;
     PyObject *result = NULL;
     if (shp_args_parse(&a, v, o, l, lab, nc, minl, maxl, step, sub, logic, part, dev, impl,
-                       nj) == 0) {
+                       nj, dil) == 0) {
         tsw_shapelet best;
         int rc;
         SHP_CALL(rc, a.ex,
@@ -161,10 +165,10 @@ static PyObject *py_shapelet_top(PyObject *self, PyObject *args, PyObject *kw)
     PyObject *v, *o, *l, *lab, *sub = Py_None, *part = Py_None, *dev = Py_None,
                                 *impl = NULL, *nj = Py_None;
     int nc, logic = 0;
-    long long minl, maxl, step, k = 1;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOOiLLL|OiOOOOL:_shapelet_top",
+    long long minl, maxl, step, k = 1, dil = 1;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOOiLLL|OiOOOOLL:_shapelet_top",
                                      (char **)shp_kw, &v, &o, &l, &lab, &nc, &minl, &maxl,
-                                     &step, &sub, &logic, &part, &dev, &impl, &nj, &k))
+                                     &step, &sub, &logic, &part, &dev, &impl, &nj, &k, &dil))
         return NULL;
     if (k < 1 || k > (long long)(PY_SSIZE_T_MAX / (Py_ssize_t)sizeof(tsw_shapelet))) {
         PyErr_Format(PyExc_ValueError, "n_shapelets must be a positive int, got %lld", k);
@@ -174,7 +178,7 @@ static PyObject *py_shapelet_top(PyObject *self, PyObject *args, PyObject *kw)
     PyObject *result = NULL;
     tsw_shapelet *out = NULL;
     if (shp_args_parse(&a, v, o, l, lab, nc, minl, maxl, step, sub, logic, part, dev, impl,
-                       nj) == 0) {
+                       nj, dil) == 0) {
         out = PyMem_Malloc((size_t)k * sizeof(tsw_shapelet));
         if (!out) {
             PyErr_NoMemory();
@@ -210,14 +214,15 @@ static PyObject *py_shapelet_distances(PyObject *self, PyObject *args, PyObject 
 {
     static const char *kwl[] = {"shapelets", "shapelet_offsets", "shapelet_lengths", "values",
                                 "offsets", "lengths", "device", "_impl", "n_jobs",
-                                "thresholds", NULL};
+                                "thresholds", "dilations", NULL};
     PyObject *sv, *so, *sl, *v, *o, *l, *dev = Py_None, *impl = NULL, *nj = Py_None,
-                                                  *th = Py_None;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOOOO|OOOO:_shapelet_distances", (char **)kwl,
-                                     &sv, &so, &sl, &v, &o, &l, &dev, &impl, &nj, &th))
+                                                  *th = Py_None, *di = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOOOO|OOOOO:_shapelet_distances",
+                                     (char **)kwl, &sv, &so, &sl, &v, &o, &l, &dev, &impl, &nj,
+                                     &th, &di))
         return NULL;
     PyArrayObject *ks[3] = {0}, *kx[3] = {0}, *dist = NULL, *pos = NULL, *thr = NULL,
-                  *cnt = NULL;
+                  *cnt = NULL, *dil = NULL;
     PyObject *result = NULL;
     tsw_collection s, x;
     tsw_exec ex;
@@ -225,6 +230,15 @@ static PyObject *py_shapelet_distances(PyObject *self, PyObject *args, PyObject 
         shp_exec(dev, impl, nj, &ex) < 0)
         goto done;
     npy_intp dims[2] = {(npy_intp)x.count, (npy_intp)s.count};
+    if (di != Py_None) { /* one dilation per shapelet (Python checks them) */
+        dil = shp_array(di, NPY_INT64, "dilations", 0);
+        if (!dil)
+            goto done;
+        if (PyArray_SIZE(dil) != (npy_intp)s.count) {
+            PyErr_SetString(PyExc_ValueError, "dilations must hold one value per shapelet");
+            goto done;
+        }
+    }
     if (th != Py_None) { /* occurrences within these thresholds, one per shapelet */
         thr = (PyArrayObject *)PyArray_FROMANY(th, NPY_FLOAT64, 1, 1, NPY_ARRAY_CARRAY_RO);
         if (!thr)
@@ -244,12 +258,15 @@ static PyObject *py_shapelet_distances(PyObject *self, PyObject *args, PyObject 
         goto done;
     int rc;
     SHP_CALL(rc, ex,
-             tsw_shapelet_features(TSW_F64, &s, thr ? PyArray_DATA(thr) : NULL, &x,
-                                   PyArray_DATA(dist), PyArray_DATA(pos),
-                                   cnt ? PyArray_DATA(cnt) : NULL, &ex));
+             tsw_shapelet_features_dilated(TSW_F64, &s, dil ? PyArray_DATA(dil) : NULL,
+                                           thr ? PyArray_DATA(thr) : NULL, &x,
+                                           PyArray_DATA(dist), PyArray_DATA(pos),
+                                           cnt ? PyArray_DATA(cnt) : NULL, &ex));
     if (rc) {
         if (rc == TSW_EPARAM)
-            PyErr_SetString(PyExc_ValueError, "thresholds must be finite and >= 0");
+            PyErr_SetString(PyExc_ValueError, dil ? "thresholds must be finite and >= 0, "
+                                                    "dilations >= 1"
+                                                  : "thresholds must be finite and >= 0");
         else
             raise_status(rc, "shapelet distances");
         goto done;
@@ -264,6 +281,7 @@ done:
     Py_XDECREF(pos);
     Py_XDECREF(thr);
     Py_XDECREF(cnt);
+    Py_XDECREF(dil);
     return result;
 }
 
@@ -272,13 +290,15 @@ done:
      METH_VARARGS | METH_KEYWORDS,                                                             \
      "_shapelet_search(values, offsets, lengths, labels, n_classes, min_length, max_length, "  \
      "length_step, subset=None, logic=0, partner=None, device=None, _impl='auto', "            \
-     "n_jobs=None) -> (series, start, length, threshold, gain, gap)"},                         \
+     "n_jobs=None, k=1, dilation=1) -> (series, start, length, threshold, gain, gap, "         \
+     "dilation)"},                                                                             \
         {"_shapelet_top", (PyCFunction)(void (*)(void))py_shapelet_top,                        \
          METH_VARARGS | METH_KEYWORDS,                                                         \
-         "_shapelet_top(..., k) -> [(series, start, length, threshold, gain, gap)], best "     \
-         "first, no two overlapping in a series"},                                             \
+         "_shapelet_top(..., k) -> [(series, start, length, threshold, gain, gap, dilation)], " \
+         "best first, no two overlapping spans in a series"},                                  \
         {"_shapelet_distances", (PyCFunction)(void (*)(void))py_shapelet_distances,            \
          METH_VARARGS | METH_KEYWORDS,                                                         \
          "_shapelet_distances(shapelets, shapelet_offsets, shapelet_lengths, values, "         \
-         "offsets, lengths, device=None, _impl='auto', n_jobs=None, thresholds=None) -> "    \
+         "offsets, lengths, device=None, _impl='auto', n_jobs=None, thresholds=None, "        \
+         "dilations=None) -> "                                                                 \
          "(dist (n, k), pos (n, k)[, count (n, k) of windows within thresholds])"},

@@ -134,17 +134,21 @@ def shapelet(model, X, *, index=0, max_shapelets=8, title=None):
     if not 0 <= index < len(series):
         raise ValueError(f"index {index} is out of range: X holds {len(series)} series")
     x = series.series(index)
-    D, P = shapelet_distances([s.values for s in shapes], [x], return_positions=True)
+    dil = [getattr(s, "dilation", 1) for s in shapes]
+    D, P = shapelet_distances([s.values for s in shapes], [x], return_positions=True,
+                              dilations=dil)
     fig, ax = plt.subplots(figsize=(9, 3.5))
     ax.plot(np.arange(len(x)), x, color="0.3", lw=1.0, label=f"X[{index}]")
     for k, s in enumerate(shapes):
-        u, n = int(P[0, k]), len(s.values)
-        w = x[u:u + n]
+        u, n, d = int(P[0, k]), len(s.values), dil[k]
+        span = (n - 1) * d + 1
+        w = x[u:u + span:d]
         v = np.asarray(s.values, dtype=np.float64)
         sd = v.std()
         shape = (v - v.mean()) / sd * w.std() + w.mean() if sd > 0 else np.full(n, w.mean())
-        ax.plot(np.arange(u, u + n), shape, lw=2.0,
-                label=f"X[{s.series}][{s.start}:{s.start + n}]  d={D[0, k]:.3f}")
+        step = f":{d}" if d > 1 else ""
+        ax.plot(np.arange(u, u + span, d), shape, lw=2.0, marker="." if d > 1 else None,
+                label=f"X[{s.series}][{s.start}:{s.start + span}{step}]  d={D[0, k]:.3f}")
     ax.set_xlabel("time")
     ax.legend(fontsize="small", loc="best")
     ax.set_title(title or f"shapelets on series {index}")

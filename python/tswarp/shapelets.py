@@ -53,13 +53,16 @@ _LOGIC = {None: 0, "and": 1, "or": 2}
 class Shapelet:
     """A shapelet found in the training data and its best split.
 
-    values : ndarray (length,)   the subsequence X[series][start:start + length]
+    values : ndarray (length,)   the subsequence X[series][start:start + span:dilation],
+                                 span = (length - 1) * dilation + 1
     series, start, length : int  where it comes from (series indexes the training X)
     threshold : float            series with distance <= threshold go left
     gain : float                 information gain of the split (nats)
     gap : float                  separation gap mean(d right) - mean(d left)
     channel : int                the channel it comes from and is compared with (0 for
                                  univariate series; ShapeletTransform on multivariate X)
+    dilation : int               spacing of its points in the series, and of the windows it
+                                 is compared with (1: contiguous; RDST's dilated shapelets)
     """
 
     values: np.ndarray
@@ -70,6 +73,7 @@ class Shapelet:
     gain: float
     gap: float
     channel: int = 0
+    dilation: int = 1
 
 
 # ---- input handling --------------------------------------------------------------------
@@ -231,21 +235,44 @@ def _device(device):
 
 
 def _search(X: _Series, codes, n_classes, lengths, subset=None, logic=None, partner=None,
-            device="auto", n_jobs=None, _impl="auto"):
+            device="auto", n_jobs=None, _impl="auto", dilation=1):
     minl, maxl, step = lengths
     r = _tswarp._shapelet_search(X.values, X.offsets, X.lengths, codes, n_classes, minl, maxl,
                                  step, subset=subset, logic=_LOGIC[logic], partner=partner,
-                                 device=device, _impl=_impl, n_jobs=n_jobs)
-    return r  # (series, start, length, threshold, gain, gap)
+                                 device=device, _impl=_impl, n_jobs=n_jobs, dilation=dilation)
+    return r  # (series, start, length, threshold, gain, gap, dilation)
 
 
 def _to_shapelet(X: _Series, r, channel=0) -> Optional[Shapelet]:
-    series, start, length, thr, gain, gap = r
+    series, start, length, thr, gain, gap, dil = r
     if series < 0:
         return None
-    values = X.series(series)[start:start + length].copy()
+    values = X.series(series)[start:start + (length - 1) * dil + 1:dil].copy()
     return Shapelet(values, int(series), int(start), int(length), float(thr), float(gain),
-                    float(gap), int(channel))
+                    float(gap), int(channel), int(dil))
+
+
+def _dilations_arg(dilation, shortest, min_length):
+    """dilation: an int >= 1 or a sequence of them -> sorted distinct tuple; each must leave
+    min_length points in every phase of the shortest series (floor(shortest / d))."""
+    ds = [dilation] if isinstance(dilation, numbers.Integral) and not isinstance(
+        dilation, bool) else dilation
+    try:
+        ds = list(ds)
+    except TypeError:
+        raise TypeError(f"dilation must be an int or a sequence of ints, got "
+                        f"{type(dilation).__name__}") from None
+    if not ds:
+        raise ValueError("dilation is empty")
+    for d in ds:
+        if isinstance(d, bool) or not isinstance(d, numbers.Integral):
+            raise TypeError(f"dilation must hold ints, got {d!r}")
+        if d < 1:
+            raise ValueError(f"dilation must be >= 1, got {d}")
+        if shortest // d < min_length:
+            raise ValueError(f"dilation={d} leaves {shortest // d} points (floor({shortest} / "
+                             f"{d})) of the shortest series for min_length={min_length}")
+    return tuple(sorted(set(int(d) for d in ds)))
 
 
 def _channels(X):
@@ -269,32 +296,39 @@ def _rank_key(r):
     """The C library's order of candidates (series, start, length, threshold, gain, gap):
     gain, then gap on its 1e-9 grid (include/tswarp.h), then the smaller (series, start,
     length). sorted() with this key puts the best first."""
-    series, start, length, _, gain, gap = r
-    return (-gain, -math.floor(gap * 1e9 + 0.5), series, start, length)
+    series, start, length, _, gain, gap, dil = r
+    return (-gain, -math.floor(gap * 1e9 + 0.5), series, start, length, dil)
 
 
 def _distances(shapelets: List[np.ndarray], X: _Series, device="auto", n_jobs=None,
-               _impl="auto", thresholds=None):
+               _impl="auto", thresholds=None, dilations=None):
     """(n_series, n_shapelets) distances and best-match starts, and with thresholds (one per
-    shapelet) the counts of windows within them."""
+    shapelet) the counts of windows within them; dilations: one per shapelet, or None (1)."""
     sl = np.array([len(s) for s in shapelets], dtype=np.int64)
     so = np.zeros(len(shapelets), dtype=np.int64)
     np.cumsum(sl[:-1], out=so[1:])
     sv = np.ascontiguousarray(np.concatenate(shapelets), dtype=np.float64)
     shortest = int(X.lengths.min())
-    if sl.max() > shortest:
+    dl = np.ones(len(sl), dtype=np.int64) if dilations is None else np.asarray(dilations,
+                                                                               np.int64)
+    need = sl * dl  # every phase of a series holds the shapelet
+    if need.max() > shortest:
+        k = int(np.argmax(need))
+        what = f"{int(sl[k])} points" if dl[k] == 1 else \
+            f"{int(sl[k])} points, dilation {int(dl[k])}: {int(need[k])} needed"
         raise ValueError(f"X holds a series of {shortest} time points, shorter than a "
-                         f"shapelet ({int(sl.max())} points)")
+                         f"shapelet ({what})")
     return _tswarp._shapelet_distances(sv, so, sl, X.values, X.offsets, X.lengths,
                                        device=device, _impl=_impl, n_jobs=n_jobs,
-                                       thresholds=thresholds)
+                                       thresholds=thresholds,
+                                       dilations=None if dilations is None else dl)
 
 
 # ---- functions -----------------------------------------------------------------------------
 
 
-def find_shapelet(X, y, *, min_length=3, max_length=None, length_step=1, device="auto",
-                  n_jobs=None) -> Shapelet:
+def find_shapelet(X, y, *, min_length=3, max_length=None, length_step=1, dilation=1,
+                  device="auto", n_jobs=None) -> Shapelet:
     """The best shapelet of (X, y) over every candidate, with its split.
 
     Parameters
@@ -303,7 +337,10 @@ def find_shapelet(X, y, *, min_length=3, max_length=None, length_step=1, device=
     y : (n,) labels of any type (at least two classes)
     min_length, max_length, length_step : int
         Candidate lengths min_length, min_length + step, ... <= max_length (default: the
-        shortest series).
+        shortest series, over the dilation).
+    dilation : int, default 1
+        Candidates X[i][s], X[i][s + d], .., compared with windows spaced alike (RDST's
+        dilated shapelets, Guillaume et al. 2022); lengths up to floor(shortest / d).
     device : 'auto', 'cpu', 'cuda' or 'cuda:N'
         'cuda' gives the same result as 'cpu', bit for bit; 'auto' takes a GPU for large
         searches when one is present.
@@ -317,8 +354,16 @@ def find_shapelet(X, y, *, min_length=3, max_length=None, length_step=1, device=
     Xs = _as_series(X)
     classes, codes = _encode(y, len(Xs))
     _check_two(Xs, codes, classes)
-    lengths = _lengths_arg(min_length, max_length, length_step, int(Xs.lengths.min()))
-    r = _search(Xs, codes, len(classes), lengths, device=_device(device), n_jobs=n_jobs)
+    shortest = int(Xs.lengths.min())
+    lengths = _lengths_arg(min_length, max_length, length_step, shortest)
+    if isinstance(dilation, bool) or not isinstance(dilation, numbers.Integral):
+        raise TypeError(f"dilation must be an int, got {type(dilation).__name__}")
+    (dil,) = _dilations_arg(dilation, shortest, min_length)
+    if max_length is not None and max_length > shortest // dil:
+        raise ValueError(f"max_length={max_length} is longer than floor({shortest} / "
+                         f"dilation={dil}) = {shortest // dil}")
+    r = _search(Xs, codes, len(classes), lengths, device=_device(device), n_jobs=n_jobs,
+                dilation=dil)
     s = _to_shapelet(Xs, r)
     if s is None:
         raise ValueError("no candidate splits X: every candidate is at the same distance from "
@@ -327,9 +372,11 @@ def find_shapelet(X, y, *, min_length=3, max_length=None, length_step=1, device=
 
 
 def shapelet_distances(shapelets, X, *, return_positions=False, thresholds=None,
-                       device="auto", n_jobs=None):
+                       dilations=None, device="auto", n_jobs=None):
     """Distances (n_series, n_shapelets) of shapelets (1-D arrays) to every series of X.
 
+    dilations: one int >= 1 per shapelet (``Shapelet.dilation``), or None (all 1): shapelet
+    k is compared with the windows X[j][u], X[j][u + d_k], .. (the positions are u).
     With return_positions, also the start of each best match (the first on ties). With
     thresholds (one per shapelet, finite and >= 0, e.g. each Shapelet's ``threshold``),
     also the occurrences: how many windows of each series lie within the threshold (``d <=
@@ -353,8 +400,17 @@ def shapelet_distances(shapelets, X, *, return_positions=False, thresholds=None,
                              f"shapelets")
         if not np.all(np.isfinite(thresholds)) or np.any(thresholds < 0):
             raise ValueError("thresholds must be finite and >= 0")
+    if dilations is not None:
+        dl = np.asarray(dilations).ravel() if not np.isscalar(dilations) else None
+        if dl is None or len(dl) != len(sh):
+            raise ValueError(f"dilations must hold one int per shapelet ({len(sh)})")
+        if dl.dtype.kind not in "iu":
+            raise TypeError(f"dilations must hold ints, got dtype {dl.dtype}")
+        if np.any(dl < 1):
+            raise ValueError("dilations must be >= 1")
+        dilations = dl
     r = _distances(sh, _as_series(X), device=_device(device), n_jobs=n_jobs,
-                   thresholds=thresholds)
+                   thresholds=thresholds, dilations=dilations)
     D, P = r[0], r[1]
     if thresholds is None:
         return (D, P) if return_positions else D
@@ -577,6 +633,12 @@ class ShapeletTransform(TransformerMixin, BaseEstimator):
         ArrowHead 7 points of test accuracy against 'auto' and helped no dataset
         (bench/RESULTS.md, "Shapelets, CPU").
     min_length, max_length, length_step : int
+    dilation : int or sequence of int, default 1
+        The candidates' dilations (RDST's dilated shapelets, Guillaume et al. 2022): with
+        dilation d a candidate is X[i][s], X[i][s + d], .. and is compared with windows
+        spaced alike, a pattern at a coarser time scale. Each dilation is searched over the
+        lengths of the grid that fit (at most floor(shortest / d)); the k best of all of
+        them are kept (no two overlapping spans of the same dilation in a series).
     features : str or sequence of str, default 'distance'
         What transform() gives for each shapelet, one block of n_shapelets_ columns per
         name, in the order given:
@@ -616,11 +678,12 @@ class ShapeletTransform(TransformerMixin, BaseEstimator):
     _FEATURES = ("distance", "occurrence", "position")
 
     def __init__(self, n_shapelets="auto", min_length=3, max_length=None, length_step=1,
-                 features="distance", device="auto", n_jobs=None):
+                 dilation=1, features="distance", device="auto", n_jobs=None):
         self.n_shapelets = n_shapelets
         self.min_length = min_length
         self.max_length = max_length
         self.length_step = length_step
+        self.dilation = dilation
         self.features = features
         self.device = device
         self.n_jobs = n_jobs
@@ -646,21 +709,26 @@ class ShapeletTransform(TransformerMixin, BaseEstimator):
         Xs = Xcs[0]
         classes, codes = _encode(y, len(Xs))
         _check_two(Xs, codes, classes)
-        lengths = _lengths_arg(self.min_length, self.max_length, self.length_step,
-                               int(Xs.lengths.min()))
+        shortest = int(Xs.lengths.min())
+        lengths = _lengths_arg(self.min_length, self.max_length, self.length_step, shortest)
+        dils = _dilations_arg(self.dilation, shortest, self.min_length)
         k = self.n_shapelets
         if isinstance(k, str) and k == "auto":
             k = min(10 * len(Xs), 1000)
         elif isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 1:
             raise ValueError(f"n_shapelets must be a positive int or 'auto', got {k!r}")
         minl, maxl, step = lengths
-        found = []  # (rank key, channel, result): each channel's k best, then the k best
-        for c, Xc in enumerate(Xcs):
-            for r in _tswarp._shapelet_top(Xc.values, Xc.offsets, Xc.lengths, codes,
-                                           len(classes), minl, maxl, step,
-                                           device=_device(self.device), n_jobs=self.n_jobs,
-                                           k=int(k)):
-                found.append((_rank_key(r), c, r))
+        found = []  # (rank key, channel, result): the k best of each channel and dilation,
+        for d in dils:  # then the k best of all (the non-overlap rule is per dilation)
+            # the grid's lengths that fit this dilation
+            top = min(maxl or shortest, shortest // d)
+            top = minl + (top - minl) // step * step
+            for c, Xc in enumerate(Xcs):
+                for r in _tswarp._shapelet_top(Xc.values, Xc.offsets, Xc.lengths, codes,
+                                               len(classes), minl, top, step,
+                                               device=_device(self.device),
+                                               n_jobs=self.n_jobs, k=int(k), dilation=d):
+                    found.append((_rank_key(r), c, r))
         if not found:
             raise ValueError("no candidate splits X: every candidate is at the same distance "
                              "from every series")
@@ -692,13 +760,16 @@ class ShapeletTransform(TransformerMixin, BaseEstimator):
             if not cols:
                 continue
             thr = np.array([shp[j].threshold for j in cols]) if occ else None
+            dil = [shp[j].dilation for j in cols]
             r = _distances([shp[j].values for j in cols], Xc, _device(self.device),
-                           self.n_jobs, thresholds=thr)
+                           self.n_jobs, thresholds=thr,
+                           dilations=None if max(dil) == 1 else dil)
             D[:, cols], P[:, cols] = r[0], r[1]
             if occ:
                 Cnt[:, cols] = r[2]
         # windows (and last starts) of each series for each shapelet
-        room = Xcs[0].lengths[:, None] - np.array([s.length for s in shp])[None, :]
+        room = Xcs[0].lengths[:, None] - np.array([(s.length - 1) * s.dilation + 1
+                                                   for s in shp])[None, :]
         blocks = {"distance": lambda: D,
                   "occurrence": lambda: Cnt / (room + 1.0),
                   "position": lambda: P / np.maximum(room, 1.0)}

@@ -68,6 +68,7 @@ void tsw_shapelet_params_default(tsw_shapelet_params *p)
     p->n_classes = 0;
     p->logic = TSW_LOGIC_NONE;
     p->partner = NULL;
+    p->dilation = 1;
 }
 
 /* ---- standardised data ------------------------------------------------------------------ */
@@ -218,9 +219,15 @@ static double shp_d2_direct(const double *a, const double *b, int64_t l)
 typedef struct {
     const tsw_shapelet_params *p;
     const shp_data *d;
-    const int32_t *labels; /* indexed by collection index */
-    int64_t *sub;          /* (ns,) the searched series (collection indices) */
+    int64_t *sub; /* (ns,) the searched series (indices into d) */
     int64_t ns;
+    /* Dilation gd: d holds the gd phases of each searched series (x_k[p], x_k[p + gd], ..),
+     * sub[g gd + p] being phase p of the g-th; with gd = 1, d is the caller's collection.
+     * The order lines have ng = ns / gd entries: group g's distance is the least of its
+     * phases', its label glab[g], its index in the caller's collection orig[g]. */
+    int64_t gd, ng;
+    int64_t *orig;
+    int32_t *glab;
     int64_t minl, maxl, step, nlen; /* the length set */
     int C;
     int64_t *total; /* (C,) class counts of the searched series */
@@ -230,7 +237,7 @@ typedef struct {
     int64_t *isd_off;
     unsigned char *has_flat;
     double nent;
-    double *xlogx; /* (ns + 1,) c log c */
+    double *xlogx; /* (ng + 1,) c log c */
     int reference;
     int avx2; /* the fast path's loops in shapelet_avx2.c */
     int64_t block; /* candidate starts per work item (shp_fill) */
@@ -507,12 +514,15 @@ static void shp_count_below(const double *raw, int64_t n, int64_t *below)
 static int shp_split(const shp_job *J, const double *mind2, int64_t li, shp_ws *w,
                      double *gain, double *gap, double *thr)
 {
-    const int64_t ns = J->ns;
-    const double *m2 = mind2 + li * ns;
+    const int64_t ns = J->ng, gd = J->gd;
+    const double *m2 = mind2 + li * J->ns;
     double *line = w->dist; /* sorted distances go to dist after the permutation */
     double *raw = w->acc;   /* free after the fill: (max len) >= ns is ensured */
     for (int64_t jj = 0; jj < ns; ++jj) {
-        double v = sqrt(m2[jj]);
+        double m = m2[jj * gd];
+        for (int64_t p = 1; p < gd; ++p)
+            m = TSW_MIN(m, m2[jj * gd + p]);
+        double v = sqrt(m);
         if (J->p->logic == TSW_LOGIC_AND)
             v = TSW_MAX(v, J->p->partner[jj]);
         else if (J->p->logic == TSW_LOGIC_OR)
@@ -536,13 +546,13 @@ static int shp_split(const shp_job *J, const double *mind2, int64_t li, shp_ws *
             while (w->lab[r] >= 0)
                 ++r;
             line[r] = raw[k];
-            w->lab[r] = J->labels[J->sub[k]];
+            w->lab[r] = J->glab[k];
         }
     } else {
         shp_sort(w->idx, raw, ns);
         for (int64_t k = 0; k < ns; ++k) {
             line[k] = raw[w->idx[k]];
-            w->lab[k] = J->labels[J->sub[w->idx[k]]];
+            w->lab[k] = J->glab[w->idx[k]];
         }
     }
     return tsw_shp_best_split(line, w->lab, ns, J->C, J->total, J->nent, J->xlogx, w->left,
@@ -652,27 +662,75 @@ static int64_t shp_block_lengths(const shp_job *J, int64_t i, int64_t s0, int64_
 
 /* ---- validation shared by search and top --------------------------------------------------- */
 
+/* The gd phases of each series orig[g] (g < ng) of x, in double, back to back: phase p of
+ * series g is row g gd + p of the collection pc, whose buffers *vals and *offs (offsets, then
+ * lengths) the caller frees. */
+static int shp_phases(tsw_dtype dt, const tsw_collection *x, const int64_t *orig, int64_t ng,
+                      int64_t gd, tsw_collection *pc, double **vals, int64_t **offs)
+{
+    int64_t rows = 0;
+    for (int64_t g = 0; g < ng; ++g)
+        rows += tsw__coll_len(x, orig[g]); /* checked against overflow by the caller */
+    size_t ob;
+    if (tsw__mul_size((size_t)ng, 2 * (size_t)gd * sizeof(int64_t), &ob))
+        return TSW_EOVERFLOW;
+    *vals = tsw__malloc((size_t)rows * sizeof(double));
+    *offs = tsw__malloc(ob);
+    if (!*vals || !*offs) {
+        tsw__free(*vals);
+        tsw__free(*offs);
+        *vals = NULL;
+        *offs = NULL;
+        return TSW_ENOMEM;
+    }
+    int64_t *off = *offs, *len = off + ng * gd, row = 0;
+    for (int64_t g = 0; g < ng; ++g) {
+        const int64_t n = tsw__coll_len(x, orig[g]);
+        const char *src = (const char *)x->values +
+                          (size_t)tsw__coll_off(x, orig[g]) * tsw__dtype_size(dt);
+        for (int64_t ph = 0; ph < gd; ++ph) {
+            off[g * gd + ph] = row;
+            len[g * gd + ph] = (n - ph + gd - 1) / gd; /* >= 1: n >= gd */
+            for (int64_t t = ph; t < n; t += gd)
+                (*vals)[row++] = shp_value(dt, src, t);
+        }
+    }
+    memset(pc, 0, sizeof(*pc));
+    pc->values = *vals;
+    pc->offsets = off;
+    pc->lengths = len;
+    pc->count = ng * gd;
+    return TSW_OK;
+}
+
+static void shp_job_free(shp_job *J, shp_data *d);
+
 static int shp_job_make(const tsw_shapelet_params *p, tsw_dtype dt, const tsw_collection *x,
                         const int32_t *labels, const int64_t *subset, int64_t n_subset,
                         const tsw_exec *exec, shp_job *J, shp_data *d)
 {
     int rc;
     memset(J, 0, sizeof(*J));
+    memset(d, 0, sizeof(*d));
     if (!p || !x || !labels)
         return TSW_EINVAL;
     if ((rc = tsw__check_exec(exec)))
         return rc;
     if (p->n_classes < 2 || p->min_length < 2 || p->length_step < 1 || p->max_length < 0 ||
-        (p->max_length && p->max_length < p->min_length) ||
+        (p->max_length && p->max_length < p->min_length) || p->dilation < 1 ||
         (p->logic != TSW_LOGIC_NONE && p->logic != TSW_LOGIC_AND && p->logic != TSW_LOGIC_OR))
         return TSW_EPARAM;
     if (p->logic != TSW_LOGIC_NONE && !p->partner)
         return TSW_EINVAL;
+    if (!x->values)
+        return TSW_EINVAL;
     if (x->count < 2 || (subset && n_subset < 2))
         return TSW_ESHAPE;
-    int64_t ns = subset ? n_subset : x->count;
+    if (dt != TSW_F32 && dt != TSW_F64)
+        return TSW_EDTYPE;
+    const int64_t ng = subset ? n_subset : x->count, gd = p->dilation;
     int64_t shortest = INT64_MAX;
-    for (int64_t k = 0; k < ns; ++k) {
+    for (int64_t k = 0; k < ng; ++k) {
         int64_t j = subset ? subset[k] : k;
         if (j < 0 || j >= x->count)
             return TSW_EINVAL;
@@ -681,53 +739,77 @@ static int shp_job_make(const tsw_shapelet_params *p, tsw_dtype dt, const tsw_co
         if (p->logic != TSW_LOGIC_NONE && !(p->partner[k] >= 0.0 && p->partner[k] < TSW_INF_F64))
             return TSW_EINVAL;
         int64_t n = tsw__coll_len(x, j);
+        if (n < 1 || tsw__coll_off(x, j) < 0)
+            return TSW_ESHAPE;
         shortest = n < shortest ? n : shortest;
     }
-    int64_t maxl = p->max_length ? p->max_length : shortest;
-    if (p->min_length > shortest || maxl > shortest)
+    const int64_t room = shortest / gd; /* the shortest phase of the shortest series */
+    int64_t maxl = p->max_length ? p->max_length : room;
+    if (p->min_length > room || maxl > room)
         return TSW_ESHAPE;
+    const int64_t ns = ng * gd;
     size_t bytes;
-    if (tsw__mul_size((size_t)ns, sizeof(int64_t), &bytes) ||
+    if (ns / gd != ng || tsw__mul_size((size_t)ns, sizeof(int64_t), &bytes) ||
+        tsw__mul_size((size_t)ng, 2 * sizeof(int64_t) + sizeof(int32_t), &bytes) ||
         tsw__mul_size((size_t)p->n_classes, sizeof(int64_t), &bytes))
         return TSW_EOVERFLOW;
-    if ((rc = shp_data_make(dt, x, d)))
-        return rc;
-    J->sub = tsw__malloc(((size_t)ns + (size_t)p->n_classes) * sizeof(int64_t));
-    J->xlogx = tsw__malloc(((size_t)ns + 1) * sizeof(double));
-    if (!J->sub || !J->xlogx) {
-        tsw__free(J->sub);
-        tsw__free(J->xlogx);
-        shp_data_free(d);
+    J->sub = tsw__malloc(((size_t)ns + (size_t)p->n_classes + (size_t)ng) * sizeof(int64_t));
+    J->glab = tsw__malloc((size_t)ng * sizeof(int32_t));
+    J->xlogx = tsw__malloc(((size_t)ng + 1) * sizeof(double));
+    if (!J->sub || !J->glab || !J->xlogx) {
+        shp_job_free(J, d);
         return TSW_ENOMEM;
     }
-    for (int64_t c = 0; c <= ns; ++c)
-        J->xlogx[c] = tsw_shp_xlogx(c);
     J->total = J->sub + ns;
+    J->orig = J->total + p->n_classes;
+    for (int64_t c = 0; c <= ng; ++c)
+        J->xlogx[c] = tsw_shp_xlogx(c);
     for (int c = 0; c < p->n_classes; ++c)
         J->total[c] = 0;
-    for (int64_t k = 0; k < ns; ++k) {
-        J->sub[k] = subset ? subset[k] : k;
-        J->total[labels[J->sub[k]]] += 1;
+    for (int64_t k = 0; k < ng; ++k) {
+        J->orig[k] = subset ? subset[k] : k;
+        J->glab[k] = labels[J->orig[k]];
+        J->total[J->glab[k]] += 1;
     }
     /* distinct indices: a repeated series would be counted twice */
-    for (int64_t k = 1; subset && k < ns; ++k)
+    for (int64_t k = 1; subset && k < ng; ++k)
         for (int64_t m = 0; m < k; ++m)
-            if (J->sub[m] == J->sub[k]) {
-                tsw__free(J->sub);
-                tsw__free(J->xlogx);
-                shp_data_free(d);
+            if (J->orig[m] == J->orig[k]) {
+                shp_job_free(J, d);
                 return TSW_EINVAL;
             }
+    if (gd == 1) {
+        memcpy(J->sub, J->orig, (size_t)ng * sizeof(int64_t));
+        rc = shp_data_make(dt, x, d);
+    } else {
+        /* only the searched series are split: sub is every row of the phase collection */
+        tsw_collection pc;
+        double *vals = NULL;
+        int64_t *offs = NULL;
+        for (int64_t k = 0; k < ns; ++k)
+            J->sub[k] = k;
+        rc = shp_phases(dt, x, J->orig, ng, gd, &pc, &vals, &offs);
+        if (rc == TSW_OK) {
+            rc = shp_data_make(TSW_F64, &pc, d); /* which keeps its own copy */
+            tsw__free(vals);
+            tsw__free(offs);
+        }
+    }
+    if (rc) {
+        shp_job_free(J, d);
+        return rc;
+    }
     J->p = p;
     J->d = d;
-    J->labels = labels;
     J->ns = ns;
+    J->ng = ng;
+    J->gd = gd;
     J->minl = p->min_length;
     J->maxl = maxl;
     J->step = p->length_step;
     J->nlen = (maxl - J->minl) / J->step + 1;
     J->C = p->n_classes;
-    J->nent = tsw_shp_nentropy(J->total, J->C, ns);
+    J->nent = tsw_shp_nentropy(J->total, J->C, ng);
     /* starts per work item: SHP_BLOCK, fewer when their distances would pass 16 MiB */
     J->block = SHP_BLOCK;
     while (J->block > 1 && (double)J->block * (double)J->nlen * (double)ns * 8.0 > 16777216.0)
@@ -742,6 +824,19 @@ static int shp_job_make(const tsw_shapelet_params *p, tsw_dtype dt, const tsw_co
         for (int64_t s = 0; s < d->len[J->sub[k]]; ++s)
             J->work += shp_nlen_at(J, J->sub[k], s);
     return TSW_OK;
+}
+
+/* Candidate (sub[k], start s, length index li) in the caller's terms: its series, and its
+ * start in that series (phase k % gd, s steps of gd on). */
+static tsw_shapelet shp_cand(const shp_job *J, int64_t k, int64_t s, int64_t li)
+{
+    tsw_shapelet c;
+    c.series = J->orig[k / J->gd];
+    c.start = k % J->gd + s * J->gd;
+    c.length = J->minl + li * J->step;
+    c.threshold = c.gain = c.gap = 0.0;
+    c.dilation = J->gd;
+    return c;
 }
 
 /* The 1/std table of the CPU fast path, when it takes at most tsw__shapelet_table_bytes (else
@@ -789,7 +884,14 @@ static void shp_job_free(shp_job *J, shp_data *d)
     tsw__free(J->isd_off);
     tsw__free(J->has_flat);
     tsw__free(J->xlogx);
+    tsw__free(J->glab);
     tsw__free(J->sub);
+    J->isd = NULL;
+    J->isd_off = NULL;
+    J->has_flat = NULL;
+    J->xlogx = NULL;
+    J->glab = NULL;
+    J->sub = NULL;
     shp_data_free(d);
 }
 
@@ -797,9 +899,12 @@ static void shp_job_free(shp_job *J, shp_data *d)
 
 static int shp_cmp_cand(const void *x, const void *y);
 
-/* One series' candidates (any order) -> its greedy list of at most per non-overlapping ones,
- * best first, in mine; returns how many. The total order makes the list independent of the
- * candidates' order, so the CPU and GPU drivers give the same lists. */
+/* Points of a series a candidate spans, first to last. */
+static int64_t shp_span(const tsw_shapelet *c) { return (c->length - 1) * c->dilation + 1; }
+
+/* One series' candidates (any order) -> its greedy list of at most per ones whose spans do
+ * not overlap, best first, in mine; returns how many. The total order makes the list
+ * independent of the candidates' order, so the CPU and GPU drivers give the same lists. */
 static int64_t shp_top_series(tsw_shapelet *cand, int64_t nc, int64_t per, tsw_shapelet *mine)
 {
     qsort(cand, (size_t)nc, sizeof(*cand), shp_cmp_cand);
@@ -807,8 +912,8 @@ static int64_t shp_top_series(tsw_shapelet *cand, int64_t nc, int64_t per, tsw_s
     for (int64_t c = 0; c < nc && nk < per; ++c) {
         int overlap = 0;
         for (int64_t m = 0; m < nk && !overlap; ++m)
-            overlap = cand[c].start < mine[m].start + mine[m].length &&
-                      mine[m].start < cand[c].start + cand[c].length;
+            overlap = cand[c].start < mine[m].start + shp_span(&mine[m]) &&
+                      mine[m].start < cand[c].start + shp_span(&cand[c]);
         if (!overlap)
             mine[nk++] = cand[c];
     }
@@ -883,8 +988,10 @@ static int shp_gpu_search_visit(void *ctx, int64_t n, const int64_t *items,
             const tsw__shp_split *r = res + it[3] + li;
             if (!r->found)
                 continue;
-            tsw_shapelet c = {J->sub[it[0]], it[1], J->minl + li * J->step,
-                              r->threshold, r->gain, r->gap};
+            tsw_shapelet c = shp_cand(J, it[0], it[1], li);
+            c.threshold = r->threshold;
+            c.gain = r->gain;
+            c.gap = r->gap;
             if (x->best.series < 0 || shp_cand_better(&c, &x->best))
                 x->best = c;
         }
@@ -906,33 +1013,34 @@ static int shp_gpu_top_visit(void *ctx, int64_t n, const int64_t *items,
     const shp_job *J = x->J;
     for (int64_t t = 0; t < n; ++t) {
         const int64_t *it = items + 4 * t;
-        if (it[0] != x->cur) { /* items come series after series */
+        if (it[0] / J->gd != x->cur) { /* items come series (and phase) after series */
             shp_gpu_top_flush(x);
-            x->cur = it[0];
+            x->cur = it[0] / J->gd;
         }
         for (int64_t li = 0; li < it[2]; ++li) {
             const tsw__shp_split *r = res + it[3] + li;
-            if (r->found)
-                x->cand[x->nc++] = (tsw_shapelet){J->sub[it[0]], it[1], J->minl + li * J->step,
-                                                  r->threshold, r->gain, r->gap};
+            if (!r->found)
+                continue;
+            tsw_shapelet c = shp_cand(J, it[0], it[1], li);
+            c.threshold = r->threshold;
+            c.gain = r->gain;
+            c.gap = r->gap;
+            x->cand[x->nc++] = c;
         }
     }
     return shp_gpu_progress(x, n, items);
 }
 
-/* Runs the job on the GPU with visitor fn; lab: (ns,) scratch for the labels. */
+/* Runs the job on the GPU with visitor fn. */
 static int shp_gpu_run(shp_job *J, tsw__shp_visit fn, shp_gpu_ctx *x)
 {
-    int32_t *lab = tsw__malloc((size_t)J->ns * sizeof(int32_t));
-    if (!lab)
-        return TSW_ENOMEM;
-    for (int64_t k = 0; k < J->ns; ++k)
-        lab[k] = J->labels[J->sub[k]];
     tsw__shp_gpu_job g;
     g.d = shp_gpu_data(J->d);
     g.sub = J->sub;
-    g.lab = lab;
+    g.lab = J->glab;
     g.ns = J->ns;
+    g.ng = J->ng;
+    g.gd = J->gd;
     g.minl = J->minl;
     g.maxl = J->maxl;
     g.step = J->step;
@@ -945,9 +1053,7 @@ static int shp_gpu_run(shp_job *J, tsw__shp_visit fn, shp_gpu_ctx *x)
     g.partner = J->p->logic != TSW_LOGIC_NONE ? J->p->partner : NULL;
     x->J = J;
     x->last = shp_now_ns();
-    int rc = tsw__cuda_shapelet_run(&g, J->ex, fn, x);
-    tsw__free(lab);
-    return rc;
+    return tsw__cuda_shapelet_run(&g, J->ex, fn, x);
 }
 #endif
 
@@ -973,7 +1079,7 @@ int tsw_shapelet_search(const tsw_shapelet_params *params, tsw_dtype dtype,
     if (shp_on_gpu(&J)) {
         shp_gpu_ctx g;
         memset(&g, 0, sizeof(g));
-        g.best = (tsw_shapelet){-1, 0, 0, 0.0, 0.0, 0.0};
+        g.best = (tsw_shapelet){-1, 0, 0, 0.0, 0.0, 0.0, 0};
         rc = shp_gpu_run(&J, shp_gpu_search_visit, &g);
         if (!shp_gpu_fallback(&J, rc)) {
             if (rc == TSW_OK && exec->progress &&
@@ -1005,7 +1111,7 @@ int tsw_shapelet_search(const tsw_shapelet_params *params, tsw_dtype dtype,
         first[k + 1] = first[k] + (d.len[J.sub[k]] + J.block - 1) / J.block;
     const int64_t n_items = first[J.ns];
     for (int t = 0; t < nt; ++t)
-        tbest[t] = (tsw_shapelet){-1, 0, 0, 0.0, 0.0, 0.0};
+        tbest[t] = (tsw_shapelet){-1, 0, 0, 0.0, 0.0, 0.0, 0};
     int alloc_fail = 0;
 
 #pragma omp parallel num_threads(nt)
@@ -1019,7 +1125,7 @@ int tsw_shapelet_search(const tsw_shapelet_params *params, tsw_dtype dtype,
         int ok = shp_ws_alloc(&J, &w) == TSW_OK;
         if (!ok)
             __atomic_store_n(&alloc_fail, 1, __ATOMIC_RELAXED);
-        tsw_shapelet mine = {-1, 0, 0, 0.0, 0.0, 0.0};
+        tsw_shapelet mine = {-1, 0, 0, 0.0, 0.0, 0.0, 0};
 #pragma omp for schedule(dynamic, 1)
         for (int64_t it = 0; it < n_items; ++it) {
             if (!ok || shp_poll(&J, tid, &last))
@@ -1041,7 +1147,7 @@ int tsw_shapelet_search(const tsw_shapelet_params *params, tsw_dtype dtype,
             shp_fill(&J, i, s0, nb, nl, &w);
             for (int64_t b = 0; b < nb; ++b)
                 for (int64_t li = 0; li < nl[b]; ++li) {
-                    tsw_shapelet c = {i, s0 + b, J.minl + li * J.step, 0.0, 0.0, 0.0};
+                    tsw_shapelet c = shp_cand(&J, lo, s0 + b, li);
                     if (!shp_split(&J, shp_mind2(&J, &w, b), li, &w, &c.gain, &c.gap,
                                    &c.threshold))
                         continue;
@@ -1059,7 +1165,7 @@ int tsw_shapelet_search(const tsw_shapelet_params *params, tsw_dtype dtype,
     if (rc == TSW_OK && exec->progress && exec->progress(exec->progress_user, J.work, J.work))
         rc = TSW_ECANCELED;
     if (rc == TSW_OK) {
-        tsw_shapelet r = {-1, 0, 0, 0.0, 0.0, 0.0};
+        tsw_shapelet r = {-1, 0, 0, 0.0, 0.0, 0.0, 0};
         for (int t = 0; t < nt; ++t)
             if (tbest[t].series >= 0 && (r.series < 0 || shp_cand_better(&tbest[t], &r)))
                 r = tbest[t];
@@ -1103,26 +1209,28 @@ int tsw_shapelet_top(const tsw_shapelet_params *params, tsw_dtype dtype,
     if (rc)
         return rc;
     /* Each series keeps at most k candidates: the global greedy keeps, in every series, a
-     * prefix of that series' own greedy list, so merging those lists is exact. */
+     * prefix of that series' own greedy list, so merging those lists is exact. A series is
+     * a group of gd phases (one with gd = 1). */
     int64_t per = k;
     int64_t maxcand = 0;
-    for (int64_t jj = 0; jj < J.ns; ++jj) {
-        int64_t n = 0, i = J.sub[jj];
-        for (int64_t s = 0; s < d.len[i]; ++s)
-            n += shp_nlen_at(&J, i, s);
+    for (int64_t g = 0; g < J.ng; ++g) {
+        int64_t n = 0;
+        for (int64_t jj = g * J.gd; jj < (g + 1) * J.gd; ++jj)
+            for (int64_t s = 0, i = J.sub[jj]; s < d.len[i]; ++s)
+                n += shp_nlen_at(&J, i, s);
         maxcand = TSW_MAX(maxcand, n);
     }
     per = TSW_MIN(per, maxcand);
     int nt = shp_threads(exec);
     size_t kept_bytes, cand_bytes;
-    if (tsw__mul_size((size_t)J.ns, (size_t)(per > 0 ? per : 1) * sizeof(tsw_shapelet),
+    if (tsw__mul_size((size_t)J.ng, (size_t)(per > 0 ? per : 1) * sizeof(tsw_shapelet),
                       &kept_bytes) ||
         tsw__mul_size((size_t)(maxcand > 0 ? maxcand : 1), sizeof(tsw_shapelet), &cand_bytes)) {
         shp_job_free(&J, &d);
         return TSW_EOVERFLOW;
     }
     tsw_shapelet *kept = tsw__malloc(kept_bytes);
-    int64_t *nkept = tsw__malloc((size_t)J.ns * sizeof(int64_t));
+    int64_t *nkept = tsw__malloc((size_t)J.ng * sizeof(int64_t));
     if (!kept || !nkept) {
         tsw__free(kept);
         tsw__free(nkept);
@@ -1139,8 +1247,8 @@ int tsw_shapelet_top(const tsw_shapelet_params *params, tsw_dtype dtype,
         g.kept = kept;
         g.nkept = nkept;
         g.cand = tsw__malloc(cand_bytes);
-        for (int64_t jj = 0; jj < J.ns; ++jj)
-            nkept[jj] = 0;
+        for (int64_t gg = 0; gg < J.ng; ++gg)
+            nkept[gg] = 0;
         rc = g.cand ? shp_gpu_run(&J, shp_gpu_top_visit, &g) : TSW_ENOMEM;
         if (rc == TSW_OK)
             shp_gpu_top_flush(&g);
@@ -1171,31 +1279,33 @@ int tsw_shapelet_top(const tsw_shapelet_params *params, tsw_dtype dtype,
             __atomic_store_n(&alloc_fail, 1, __ATOMIC_RELAXED);
         }
 #pragma omp for schedule(dynamic, 1)
-        for (int64_t jj = 0; jj < J.ns; ++jj) {
-            nkept[jj] = 0;
+        for (int64_t g = 0; g < J.ng; ++g) {
+            nkept[g] = 0;
             if (!ok)
                 continue;
-            const int64_t i = J.sub[jj];
             int64_t nc = 0;
-            for (int64_t s0 = 0; s0 < d.len[i]; s0 += J.block) {
-                if (shp_poll(&J, tid, &last))
-                    break;
-                const int64_t nb = TSW_MIN(J.block, d.len[i] - s0);
-                int64_t nl[SHP_BLOCK];
-                const int64_t n_cand = shp_block_lengths(&J, i, s0, nb, nl);
-                if (n_cand == 0)
-                    break; /* later starts have no room either */
-                shp_fill(&J, i, s0, nb, nl, &w);
-                for (int64_t b = 0; b < nb; ++b)
-                    for (int64_t li = 0; li < nl[b]; ++li) {
-                        tsw_shapelet c = {i, s0 + b, J.minl + li * J.step, 0.0, 0.0, 0.0};
-                        if (shp_split(&J, shp_mind2(&J, &w, b), li, &w, &c.gain, &c.gap,
-                                      &c.threshold))
-                            cand[nc++] = c;
-                    }
-                __atomic_fetch_add(&J.done, n_cand, __ATOMIC_RELAXED);
+            for (int64_t jj = g * J.gd; jj < (g + 1) * J.gd; ++jj) {
+                const int64_t i = J.sub[jj];
+                for (int64_t s0 = 0; s0 < d.len[i]; s0 += J.block) {
+                    if (shp_poll(&J, tid, &last))
+                        break;
+                    const int64_t nb = TSW_MIN(J.block, d.len[i] - s0);
+                    int64_t nl[SHP_BLOCK];
+                    const int64_t n_cand = shp_block_lengths(&J, i, s0, nb, nl);
+                    if (n_cand == 0)
+                        break; /* later starts have no room either */
+                    shp_fill(&J, i, s0, nb, nl, &w);
+                    for (int64_t b = 0; b < nb; ++b)
+                        for (int64_t li = 0; li < nl[b]; ++li) {
+                            tsw_shapelet c = shp_cand(&J, jj, s0 + b, li);
+                            if (shp_split(&J, shp_mind2(&J, &w, b), li, &w, &c.gain, &c.gap,
+                                          &c.threshold))
+                                cand[nc++] = c;
+                        }
+                    __atomic_fetch_add(&J.done, n_cand, __ATOMIC_RELAXED);
+                }
             }
-            nkept[jj] = shp_top_series(cand, nc, per, kept + jj * per);
+            nkept[g] = shp_top_series(cand, nc, per, kept + g * per);
         }
         if (ok) {
             tsw__free(cand);
@@ -1210,9 +1320,9 @@ int tsw_shapelet_top(const tsw_shapelet_params *params, tsw_dtype dtype,
     if (rc == TSW_OK) {
         /* compact the per-series lists, sort, take k */
         int64_t n = 0;
-        for (int64_t jj = 0; jj < J.ns; ++jj)
-            for (int64_t m = 0; m < nkept[jj]; ++m)
-                kept[n++] = kept[jj * per + m];
+        for (int64_t g = 0; g < J.ng; ++g)
+            for (int64_t m = 0; m < nkept[g]; ++m)
+                kept[n++] = kept[g * per + m];
         qsort(kept, (size_t)n, sizeof(*kept), shp_cmp_cand);
         int64_t take = n < k ? n : k;
         memcpy(out, kept, (size_t)take * sizeof(*out));
@@ -1361,5 +1471,172 @@ int tsw_shapelet_features(tsw_dtype dtype, const tsw_collection *shapelets,
         rc = TSW_ECANCELED;
     shp_data_free(&S);
     shp_data_free(&X);
+    return rc;
+}
+
+/* ---- dilated shapelets: tsw_shapelet_features_dilated ------------------------------------ */
+
+/* The user's progress callback over several calls: done counts from base, of total. */
+typedef struct {
+    tsw_progress_fn fn;
+    void *user;
+    int64_t base, total;
+} shp_prog;
+
+static int shp_prog_cb(void *user, int64_t done, int64_t total)
+{
+    shp_prog *p = user;
+    (void)total;
+    return p->fn(p->user, p->base + done, p->total);
+}
+
+/* Shapelets K (nk of them, all of dilation gd) against the phases of x: their columns of
+ * dist/pos/count (x->count, nsh). */
+static int shp_features_one(tsw_dtype dt, const tsw_collection *sh, const int64_t *K,
+                            int64_t nk, int64_t nsh, int64_t gd, const double *thresholds,
+                            const tsw_collection *x, double *dist, int64_t *pos,
+                            int64_t *count, const tsw_exec *ex)
+{
+    const size_t esz = tsw__dtype_size(dt);
+    int64_t srows = 0, n = x->count;
+    for (int64_t q = 0; q < nk; ++q)
+        srows += tsw__coll_len(sh, K[q]);
+    size_t cells;
+    if (tsw__mul_size((size_t)n * (size_t)gd, (size_t)nk, &cells))
+        return TSW_EOVERFLOW;
+    /* the shapelets in double, back to back; the phases of every series of x */
+    double *sv = tsw__malloc((size_t)srows * sizeof(double) + (size_t)nk * sizeof(double));
+    int64_t *so = tsw__malloc((size_t)nk * 2 * sizeof(int64_t));
+    int64_t *all = tsw__malloc((size_t)n * sizeof(int64_t));
+    double *d2 = tsw__malloc(cells * sizeof(double));
+    int64_t *p2 = tsw__malloc(cells * sizeof(int64_t) * (count ? 2 : 1));
+    double *pv = NULL;
+    int64_t *poffs = NULL;
+    int rc = TSW_OK;
+    if (!sv || !so || !all || !d2 || !p2) {
+        rc = TSW_ENOMEM;
+        goto done;
+    }
+    double *thr = sv + srows;
+    int64_t row = 0;
+    for (int64_t q = 0; q < nk; ++q) {
+        const int64_t l = tsw__coll_len(sh, K[q]);
+        const char *src = (const char *)sh->values + (size_t)tsw__coll_off(sh, K[q]) * esz;
+        so[q] = row;
+        so[nk + q] = l;
+        for (int64_t t = 0; t < l; ++t)
+            sv[row++] = shp_value(dt, src, t);
+        if (thresholds)
+            thr[q] = thresholds[K[q]];
+    }
+    for (int64_t j = 0; j < n; ++j) {
+        all[j] = j;
+        if (tsw__coll_len(x, j) < gd) { /* no phase may be empty */
+            rc = TSW_ESHAPE;
+            goto done;
+        }
+    }
+    tsw_collection sc = {sv, so, so + nk, 0, nk, NULL}, pc;
+    if ((rc = shp_phases(dt, x, all, n, gd, &pc, &pv, &poffs)))
+        goto done;
+    int64_t *c2 = count ? p2 + cells : NULL;
+    if ((rc = tsw_shapelet_features(TSW_F64, &sc, thresholds ? thr : NULL, &pc, d2, p2, c2,
+                                    ex)))
+        goto done;
+    for (int64_t j = 0; j < n; ++j)
+        for (int64_t q = 0; q < nk; ++q) {
+            double best = TSW_INF_F64;
+            int64_t where = 0, near = 0;
+            for (int64_t ph = 0; ph < gd; ++ph) {
+                const size_t c = ((size_t)(j * gd + ph)) * (size_t)nk + (size_t)q;
+                const int64_t u = ph + p2[c] * gd; /* the start in the series */
+                if (d2[c] < best || (d2[c] == best && u < where)) {
+                    best = d2[c];
+                    where = u;
+                }
+                if (count)
+                    near += c2[c];
+            }
+            dist[j * nsh + K[q]] = best;
+            if (pos)
+                pos[j * nsh + K[q]] = where;
+            if (count)
+                count[j * nsh + K[q]] = near;
+        }
+done:
+    tsw__free(sv);
+    tsw__free(so);
+    tsw__free(all);
+    tsw__free(d2);
+    tsw__free(p2);
+    tsw__free(pv);
+    tsw__free(poffs);
+    return rc;
+}
+
+int tsw_shapelet_features_dilated(tsw_dtype dtype, const tsw_collection *shapelets,
+                                  const int64_t *dilations, const double *thresholds,
+                                  const tsw_collection *x, double *dist, int64_t *pos,
+                                  int64_t *count, const tsw_exec *exec)
+{
+    int rc;
+    if (!dilations)
+        return tsw_shapelet_features(dtype, shapelets, thresholds, x, dist, pos, count, exec);
+    if (!dist || !shapelets || !x || !thresholds != !count || !shapelets->values || !x->values)
+        return TSW_EINVAL;
+    if (dtype != TSW_F32 && dtype != TSW_F64)
+        return TSW_EDTYPE;
+    if (shapelets->count < 1 || x->count < 1)
+        return TSW_ESHAPE;
+    tsw_exec defaults;
+    if (!exec) {
+        tsw_exec_default(&defaults);
+        exec = &defaults;
+    }
+    if ((rc = tsw__check_exec(exec)))
+        return rc;
+    const int64_t nsh = shapelets->count;
+    int64_t shortest = INT64_MAX, *K = NULL, *dl = NULL;
+    for (int64_t j = 0; j < x->count; ++j)
+        shortest = TSW_MIN(shortest, tsw__coll_len(x, j));
+    for (int64_t k = 0; k < nsh; ++k) {
+        if (dilations[k] < 1)
+            return TSW_EPARAM;
+        if (thresholds && !(thresholds[k] >= 0.0 && thresholds[k] <= DBL_MAX))
+            return TSW_EPARAM;
+        const int64_t l = tsw__coll_len(shapelets, k);
+        if (l < 2 || l > shortest / dilations[k]) /* every phase holds a window */
+            return TSW_ESHAPE;
+    }
+    K = tsw__malloc((size_t)nsh * 2 * sizeof(int64_t));
+    if (!K)
+        return TSW_ENOMEM;
+    dl = K + nsh;
+    /* the distinct dilations, in order of first appearance */
+    int64_t nd = 0, work = 0;
+    for (int64_t k = 0; k < nsh; ++k) {
+        int64_t m = 0;
+        while (m < nd && dl[m] != dilations[k])
+            ++m;
+        if (m == nd)
+            dl[nd++] = dilations[k];
+        work += x->count * dilations[k];
+    }
+    tsw_exec inner = *exec;
+    shp_prog pr = {exec->progress, exec->progress_user, 0, work};
+    if (exec->progress) {
+        inner.progress = shp_prog_cb;
+        inner.progress_user = &pr;
+    }
+    for (int64_t m = 0; m < nd && rc == TSW_OK; ++m) {
+        int64_t nk = 0;
+        for (int64_t k = 0; k < nsh; ++k)
+            if (dilations[k] == dl[m])
+                K[nk++] = k;
+        rc = shp_features_one(dtype, shapelets, K, nk, nsh, dl[m], thresholds, x, dist, pos,
+                              count, &inner);
+        pr.base += nk * x->count * dl[m];
+    }
+    tsw__free(K);
     return rc;
 }

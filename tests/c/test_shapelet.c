@@ -65,7 +65,8 @@ static void free_problem(problem *p)
 static int same_shapelet(const tsw_shapelet *a, const tsw_shapelet *b, const char *file,
                          int line)
 {
-    int ok = CHECK_AT(a->series == b->series && a->start == b->start && a->length == b->length,
+    int ok = CHECK_AT(a->series == b->series && a->start == b->start && a->length == b->length &&
+                          a->dilation == b->dilation,
                       file, line);
     if (!ok)
         TSW_T_NOTE("  (%lld,%lld,%lld) gain %.17g gap %.17g vs (%lld,%lld,%lld) gain %.17g gap "
@@ -473,9 +474,139 @@ static void test_errors(void)
     CHECK_RC(tsw_shapelet_distances(TSW_F64, &sc, &c, d, NULL, &ex), TSW_ECANCELED);
 }
 
+/* Dilation d: the phases' search gives the same shapelets on every path (reference, fast,
+ * portable loops, threads, float32, subset); the found shapelet's dilated windows, computed
+ * here from eq. 2, give the distances tsw_shapelet_features_dilated reports, and its own
+ * series matches it at its start with distance 0; top-k spans never overlap; dilation 1 is
+ * the plain search; lengths above floor(shortest / d) are refused. */
+static void test_dilation(void)
+{
+    tsw_t_rng r = {7};
+    int rounds = tsw_t_quick() ? 2 : 6;
+    for (int round = 0; round < rounds; ++round) {
+        const int C = 2 + round % 2;
+        const int64_t gd = 2 + round % 3;
+        problem p;
+        make_problem(&p, &r, 7 + round % 3, 12 * gd, 16 * gd, C);
+        int64_t shortest = p.len[0];
+        for (int64_t i = 1; i < p.n; ++i)
+            shortest = p.len[i] < shortest ? p.len[i] : shortest;
+        tsw_shapelet_params sp;
+        tsw_shapelet_params_default(&sp);
+        sp.n_classes = C;
+        sp.min_length = 3;
+        sp.length_step = 1 + round % 2;
+        sp.dilation = gd;
+        tsw_exec ref, fast;
+        tsw_exec_default(&ref);
+        tsw_exec_default(&fast);
+        ref.impl = TSW_IMPL_REFERENCE;
+        ref.n_threads = 1;
+        tsw_shapelet a, b;
+        CHECK_RC(tsw_shapelet_search(&sp, TSW_F64, &p.c, p.lab, NULL, 0, &a, &ref), TSW_OK);
+        CHECK(a.series >= 0 && a.gain > 0 && a.dilation == gd);
+        CHECK(a.length <= shortest / gd && a.start + (a.length - 1) * gd < p.len[a.series]);
+        CHECK_RC(tsw_shapelet_search(&sp, TSW_F64, &p.c, p.lab, NULL, 0, &b, &fast), TSW_OK);
+        SAME(&a, &b);
+        tsw__shapelet_simd = 0;
+        CHECK_RC(tsw_shapelet_search(&sp, TSW_F64, &p.c, p.lab, NULL, 0, &b, &fast), TSW_OK);
+        tsw__shapelet_simd = -1;
+        SAME(&a, &b);
+        fast.n_threads = 3;
+        CHECK_RC(tsw_shapelet_search(&sp, TSW_F32, &p.cf, p.lab, NULL, 0, &b, &fast), TSW_OK);
+        SAME(&a, &b);
+        fast.n_threads = 0;
+        int64_t sub[16], ns = 0;
+        for (int64_t i = p.n - 1; i >= 0; --i)
+            if (i % 3 != 1)
+                sub[ns++] = i;
+        CHECK_RC(tsw_shapelet_search(&sp, TSW_F64, &p.c, p.lab, sub, ns, &b, &ref), TSW_OK);
+        tsw_shapelet c;
+        CHECK_RC(tsw_shapelet_search(&sp, TSW_F64, &p.c, p.lab, sub, ns, &c, &fast), TSW_OK);
+        SAME(&b, &c);
+
+        /* the distances of the found shapelet, from eq. 2 on dilated windows */
+        double sv[64], w[64];
+        for (int64_t t = 0; t < a.length; ++t)
+            sv[t] = p.v[p.off[a.series] + a.start + t * gd];
+        int64_t soff = 0, slen = a.length, dl = gd;
+        tsw_collection sc = {sv, &soff, &slen, 0, 1, NULL};
+        double dist[16];
+        int64_t pos[16], cnt[16];
+        CHECK_RC(tsw_shapelet_features_dilated(TSW_F64, &sc, &dl, &a.threshold, &p.c, dist,
+                                               pos, cnt, &fast),
+                 TSW_OK);
+        int64_t nleft = 0;
+        for (int64_t j = 0; j < p.n; ++j) {
+            double best = INFINITY;
+            int64_t near = 0;
+            for (int64_t u = 0; u + (a.length - 1) * gd < p.len[j]; ++u) {
+                for (int64_t t = 0; t < a.length; ++t)
+                    w[t] = p.v[p.off[j] + u + t * gd];
+                const double d = zdist(sv, w, a.length);
+                best = d < best ? d : best;
+                near += d <= a.threshold;
+            }
+            CHECK_NEAR(dist[j], best, 1e-7);
+            CHECK(cnt[j] == near || fabs(best - a.threshold) < 1e-6);
+            for (int64_t t = 0; t < a.length; ++t)
+                w[t] = p.v[p.off[j] + pos[j] + t * gd];
+            CHECK_NEAR(zdist(sv, w, a.length), dist[j], 1e-7);
+            nleft += dist[j] <= a.threshold;
+        }
+        CHECK(nleft >= 1 && nleft < p.n);
+        CHECK_NEAR(dist[a.series], 0.0, 1e-7);
+        CHECK_EQ(pos[a.series], a.start);
+
+        /* top-k: reference = fast, best first, spans apart in each series */
+        tsw_shapelet ta[10], tb[10];
+        int64_t na = -1, nb = -2;
+        CHECK_RC(tsw_shapelet_top(&sp, TSW_F64, &p.c, p.lab, NULL, 0, 10, ta, &na, &ref), TSW_OK);
+        CHECK_RC(tsw_shapelet_top(&sp, TSW_F64, &p.c, p.lab, NULL, 0, 10, tb, &nb, &fast),
+                 TSW_OK);
+        CHECK(na == 10 && nb == na);
+        SAME(&ta[0], &a);
+        for (int64_t k = 0; k < na && k < nb; ++k) {
+            SAME(&ta[k], &tb[k]);
+            for (int64_t m = 0; m < k; ++m)
+                CHECK(ta[m].series != ta[k].series ||
+                      ta[m].start + (ta[m].length - 1) * gd < ta[k].start ||
+                      ta[k].start + (ta[k].length - 1) * gd < ta[m].start);
+        }
+
+        /* dilation 1 is the plain search; too long or bad dilations are refused */
+        tsw_shapelet_params one = sp;
+        one.dilation = 1;
+        tsw_shapelet_params_default(&sp);
+        sp.n_classes = C;
+        sp.length_step = one.length_step;
+        CHECK_RC(tsw_shapelet_search(&one, TSW_F64, &p.c, p.lab, NULL, 0, &a, &fast), TSW_OK);
+        CHECK_RC(tsw_shapelet_search(&sp, TSW_F64, &p.c, p.lab, NULL, 0, &b, &fast), TSW_OK);
+        SAME(&a, &b);
+        CHECK(a.dilation == 1);
+        one.dilation = gd;
+        one.max_length = shortest / gd + 1;
+        CHECK_RC(tsw_shapelet_search(&one, TSW_F64, &p.c, p.lab, NULL, 0, &a, &fast), TSW_ESHAPE);
+        one.max_length = shortest / gd;
+        CHECK_RC(tsw_shapelet_search(&one, TSW_F64, &p.c, p.lab, NULL, 0, &a, &fast), TSW_OK);
+        one.dilation = 0;
+        CHECK_RC(tsw_shapelet_search(&one, TSW_F64, &p.c, p.lab, NULL, 0, &a, &fast), TSW_EPARAM);
+        dl = 0;
+        CHECK_RC(tsw_shapelet_features_dilated(TSW_F64, &sc, &dl, NULL, &p.c, dist, NULL, NULL,
+                                               &fast),
+                 TSW_EPARAM);
+        dl = shortest / slen + 1;
+        CHECK_RC(tsw_shapelet_features_dilated(TSW_F64, &sc, &dl, NULL, &p.c, dist, NULL, NULL,
+                                               &fast),
+                 TSW_ESHAPE);
+        free_problem(&p);
+    }
+}
+
 int main(void)
 {
     test_random();
+    test_dilation();
     test_isa_and_sorts();
     test_hand();
     test_errors();

@@ -100,7 +100,8 @@ static void free_problem(problem *p)
 static int same(const tsw_shapelet *a, const tsw_shapelet *b, const char *what)
 {
     int ok = a->series == b->series && a->start == b->start && a->length == b->length &&
-             a->threshold == b->threshold && a->gain == b->gain && a->gap == b->gap;
+             a->threshold == b->threshold && a->gain == b->gain && a->gap == b->gap &&
+             a->dilation == b->dilation;
     if (!ok)
         TSW_T_NOTE("  %s: cpu (%lld,%lld,%lld) thr %.17g gain %.17g gap %.17g\n"
                    "       gpu (%lld,%lld,%lld) thr %.17g gain %.17g gap %.17g\n",
@@ -204,6 +205,16 @@ static void test_random(tsw_t_rng *r)
             sp.partner = NULL;
         }
 
+        /* dilation: the search on the series' phases, each line entry the least of them */
+        tsw_shapelet_params dp = sp;
+        dp.dilation = 2 + round % 2;
+        dp.max_length = 0;
+        if (shortest / dp.dilation >= dp.min_length) {
+            compare_all(&dp, TSW_F64, &p, NULL, 0, what);
+            if (ns >= 2 && classes >= 2)
+                compare(&dp, TSW_F64, &p, sub, ns, what);
+        }
+
         /* distances of some candidates (and an arbitrary series) to every series */
         int64_t nsh = 4;
         int64_t slen[4], soff[4], rows = 0;
@@ -257,6 +268,23 @@ static void test_random(tsw_t_rng *r)
         }
         CHECK(same_c);
         CHECK(any_c); /* shapelet 0's threshold is its distance to series 0 */
+        CHECK(same_d);
+        CHECK(same_p);
+        /* dilated: every shapelet that fits gets dilation 2 or 3 */
+        int64_t dil[4];
+        for (int64_t k = 0; k < nsh; ++k)
+            dil[k] = slen[k] * (2 + k % 2) <= shortest ? 2 + k % 2 : 1;
+        CHECK_RC(tsw_shapelet_features_dilated(TSW_F64, &sc, dil, thr, &p.c, da, pa, ca, &cpu),
+                 TSW_OK);
+        CHECK_RC(tsw_shapelet_features_dilated(TSW_F64, &sc, dil, thr, &p.c, db, pb, cb, &gpu),
+                 TSW_OK);
+        same_c = same_d = same_p = 1;
+        for (int64_t q = 0; q < p.n * nsh; ++q) {
+            same_c &= ca[q] == cb[q];
+            same_d &= da[q] == db[q];
+            same_p &= pa[q] == pb[q];
+        }
+        CHECK(same_c);
         CHECK(same_d);
         CHECK(same_p);
         free(ca);

@@ -31,13 +31,14 @@ def _z(w):
     return (w - w.mean()) / w.std()
 
 
-def brute_distance(shape, x):
-    """min over windows of sqrt(mean((z(shape) - z(window))^2)); d^2 < 1e-12 is 0."""
+def brute_distance(shape, x, d=1):
+    """min over windows x[u], x[u + d], .. of sqrt(mean((z(shape) - z(window))^2)); d^2 <
+    1e-12 is 0."""
     l = len(shape)
     zs = _z(np.asarray(shape, dtype=np.float64))
     best = math.inf
-    for u in range(len(x) - l + 1):
-        d2 = float(np.mean((zs - _z(x[u:u + l])) ** 2))
+    for u in range(len(x) - (l - 1) * d):
+        d2 = float(np.mean((zs - _z(x[u:u + (l - 1) * d + 1:d])) ** 2))
         best = min(best, 0.0 if d2 < 1e-12 else d2)
     return math.sqrt(best)
 
@@ -75,15 +76,15 @@ def best_split(d, lab, C):
     return best
 
 
-def brute_force(X, codes, C, lengths):
+def brute_force(X, codes, C, lengths, dil=1):
     """Every candidate (series, start, length): the best by gain, gap, then index order."""
     best = None
     for i, xi in enumerate(X):
         for s in range(len(xi)):
             for l in lengths:
-                if s + l > len(xi):
+                if s + (l - 1) * dil >= len(xi):
                     continue
-                d = [brute_distance(xi[s:s + l], xj) for xj in X]
+                d = [brute_distance(xi[s:s + (l - 1) * dil + 1:dil], xj, dil) for xj in X]
                 r = best_split(d, codes, C)
                 if r is None:
                     continue
@@ -134,6 +135,91 @@ def test_find_shapelet_equals_brute_force(rng, C):
                                        step, _impl="reference")
         assert ref[:3] == (i, s, l), msg
         assert ref[4] == got.gain
+
+
+def test_find_shapelet_dilated_equals_brute_force(rng):
+    """Dilation d: candidates and windows x[s], x[s + d], ..: the best shapelet, its split
+    and its distances as written out here; the reference path in C agrees."""
+    for trial in range(3):
+        d = 2 + trial % 2
+        n = int(rng.integers(5, 8))
+        X, y = _random_problem(rng, n, 8 * d, 10 * d, 2)
+        shortest = min(len(x) for x in X)
+        lengths = list(range(3, min(6, shortest // d) + 1))
+        gain, gap, thr, i, s, l = brute_force(X, list(y), 2, lengths, d)
+        got = find_shapelet(X, y, min_length=3, max_length=lengths[-1], dilation=d)
+        msg = f"seed {rng.seed}"
+        assert (got.series, got.start, got.length, got.dilation) == (i, s, l, d), msg
+        assert got.gain == pytest.approx(gain, rel=0, abs=1e-12), msg
+        assert got.threshold == pytest.approx(thr, abs=1e-7), msg
+        assert got.gap == pytest.approx(gap, abs=1e-7), msg
+        np.testing.assert_array_equal(got.values, X[i][s:s + (l - 1) * d + 1:d])
+        D, P = shapelet_distances([got.values], X, dilations=[d], return_positions=True)
+        for j, x in enumerate(X):
+            assert D[j, 0] == pytest.approx(brute_distance(got.values, x, d), abs=1e-7), msg
+            w = x[P[j, 0]:P[j, 0] + (l - 1) * d + 1:d]
+            assert len(w) == l and brute_distance(got.values, w) == pytest.approx(D[j, 0],
+                                                                                  abs=1e-7)
+        Xs_v = np.concatenate(X)
+        lens = np.array([len(x) for x in X], dtype=np.int64)
+        offs = np.concatenate([[0], np.cumsum(lens)[:-1]]).astype(np.int64)
+        ref = _tswarp._shapelet_search(Xs_v, offs, lens, np.asarray(y, np.int32), 2, 3,
+                                       lengths[-1], 1, _impl="reference", dilation=d)
+        assert ref[:3] == (i, s, l) and ref[4] == got.gain and ref[6] == d, msg
+    # dilation 1 is the plain search; bad dilations are refused by name
+    X, y = _random_problem(rng, 6, 12, 14, 2)
+    a, b = find_shapelet(X, y, max_length=5), find_shapelet(X, y, max_length=5, dilation=1)
+    assert (a.series, a.start, a.length, a.gain, a.threshold, a.dilation) == \
+        (b.series, b.start, b.length, b.gain, b.threshold, 1)
+    np.testing.assert_array_equal(a.values, b.values)
+    for bad, err in ((0, ValueError), (5, ValueError), (2.0, TypeError), ([2], TypeError)):
+        with pytest.raises(err, match="dilation"):
+            find_shapelet(X, y, dilation=bad)
+    with pytest.raises(ValueError, match="max_length"):
+        find_shapelet(X, y, max_length=7, dilation=2)
+
+
+def test_transform_dilations(rng):
+    """ShapeletTransform over dilations (1, 2, 3): the k best of every dilation's list, each
+    compared with windows spaced by its own dilation; no two spans overlap within a series
+    and dilation."""
+    X, y = _random_problem(rng, 8, 24, 30, 2)
+    T = ShapeletTransform(n_shapelets=12, min_length=3, max_length=6, dilation=(3, 1, 2),
+                          features=("distance", "occurrence", "position")).fit(X, y)
+    shp = T.shapelets_
+    assert len(shp) == 12 and {s.dilation for s in shp} <= {1, 2, 3}
+    shortest = min(len(x) for x in X)
+    for s in shp:
+        assert 3 <= s.length <= min(6, shortest // s.dilation)
+    ranked = []  # the k best of each dilation's own list, merged
+    for d in (1, 2, 3):
+        Td = ShapeletTransform(n_shapelets=12, min_length=3, max_length=6, dilation=d).fit(X, y)
+        assert all(s.dilation == d for s in Td.shapelets_)
+        ranked += [(-s.gain, -_gap_key(s.gap), s.series, s.start, s.length, d)
+                   for s in Td.shapelets_]
+    assert [(s.series, s.start, s.length, s.dilation) for s in shp] == \
+        [r[2:] for r in sorted(ranked)[:12]]
+    for a in range(len(shp)):
+        for b in range(a):
+            sa, sb = shp[a], shp[b]
+            if sa.series == sb.series and sa.dilation == sb.dilation:
+                span = (sa.length - 1) * sa.dilation + 1
+                assert sa.start + span <= sb.start or sb.start + (sb.length - 1) * sb.dilation \
+                    + 1 <= sa.start
+    F = T.transform(X)
+    k = len(shp)
+    for j, x in enumerate(X):
+        for c, s in enumerate(shp):
+            span = (s.length - 1) * s.dilation + 1
+            assert F[j, c] == pytest.approx(brute_distance(s.values, x, s.dilation), abs=1e-7)
+            near = sum(brute_distance(s.values, x[u:u + span:s.dilation]) <= s.threshold
+                       for u in range(len(x) - span + 1))
+            assert F[j, k + c] == pytest.approx(near / (len(x) - span + 1), abs=1 / len(x))
+            assert 0.0 <= F[j, 2 * k + c] <= 1.0
+    with pytest.raises(ValueError, match="dilation"):
+        ShapeletTransform(dilation=(1, 40)).fit(X, y)
+    with pytest.raises(ValueError, match="dilation"):
+        ShapeletTransform(dilation=()).fit(X, y)
 
 
 def test_distances_equal_brute_force(rng):
@@ -594,6 +680,17 @@ def test_plot_shapelet():
     assert len(ax.lines) == 1 + 2  # the series and the two rules' shapelets
     import matplotlib.pyplot as plt
 
+    plt.close(fig)
+    # a dilated shapelet is drawn on its spaced points, where it matches
+    rng = np.random.default_rng(0)
+    Xd, yd = _random_problem(rng, 6, 20, 24, 2)
+    T = ShapeletTransform(n_shapelets=2, min_length=3, max_length=5, dilation=3).fit(Xd, yd)
+    fig = tswarp.plot.shapelet(T, Xd, index=0)
+    D, P = shapelet_distances([s.values for s in T.shapelets_], [Xd[0]], return_positions=True,
+                              dilations=[3, 3])
+    for k, s in enumerate(T.shapelets_):
+        xs = fig.axes[0].lines[1 + k].get_xdata()
+        np.testing.assert_array_equal(xs, P[0, k] + 3 * np.arange(s.length))
     plt.close(fig)
     with pytest.raises(TypeError):
         tswarp.plot.shapelet(object(), X)
