@@ -22,6 +22,9 @@ list of every non-overlapping candidate).
 Grids (L: the shortest series; as bench/shapelets_cpu.py, G0 is the study's):
     G0  L/20 .. L step L/12     G1  L/40 .. L step L/24
     G3  L/20 .. L/2 step L/24   G4  L/40 .. L/4 step L/48     ALL  3 .. L step 1
+    R   7, 9, 11 (RDST's lengths, meant with dilations)
+A grid name may end in @D1-D2-.. (the transform's dilations, e.g. G0@1-2-4) or @pow2 (1, 2,
+4, .. up to L / min_length): each dilation searched over the grid's lengths that fit.
 
     PYTHONPATH=<site> python bench/shapelets_grid_study.py --from-sets bench/out/sets.npz \
         --device cuda --grids G0,G1,G3,G4 --combos G0+G1,G0+G1+G3+G4 --cv-seeds 0,1
@@ -46,7 +49,23 @@ GRIDS = {
     "G3": lambda L: (max(3, L // 20), L // 2, max(1, L // 24)),
     "G4": lambda L: (max(3, L // 40), max(4, L // 4), max(1, L // 48)),
     "ALL": lambda L: (3, None, 1),
+    "R": lambda L: (7, 11, 2),
 }
+
+
+def grid_args(name, L):
+    """'G0@1-2-4' -> (min_length, max_length, length_step, dilations)."""
+    base, _, dil = name.partition("@")
+    minl, maxl, step = GRIDS[base](L)
+    if not dil:
+        return minl, maxl, step, 1
+    if dil == "pow2":
+        ds = [2 ** e for e in range(0, 64) if 2 ** e <= L // minl]
+    else:
+        ds = [int(d) for d in dil.split("-")]
+    if maxl is not None and maxl > L:
+        maxl = L
+    return minl, maxl, step, tuple(ds)
 
 
 def _shortest(X):
@@ -60,10 +79,10 @@ def _take(X, idx):
 def features(X, y, Xe, grid, device, cap):
     """(train features, eval features, thresholds) of one fit; cap: per-series cap or None."""
     from tswarp.shapelets import ShapeletTransform
-    minl, maxl, step = GRIDS[grid](_shortest(X))
+    minl, maxl, step, dil = grid_args(grid, _shortest(X))
     k = min(10 * len(y), 1000)
     st = ShapeletTransform(n_shapelets=k if cap is None else 10**6, min_length=minl,
-                           max_length=maxl, length_step=step, device=device,
+                           max_length=maxl, length_step=step, dilation=dil, device=device,
                            features=("distance", "occurrence")).fit(X, y)
     if cap is not None:  # the ranked list of every non-overlapping candidate, capped
         seen, keep = {}, []

@@ -478,7 +478,9 @@ typedef struct tsw_shapelet_params {
      * dilated shapelets of RDST, Guillaume et al. 2022). A dilated window is a contiguous one
      * of a phase x_j[p], x_j[p + d], .. (p < d), so the search runs on the phases, each
      * standardised on its own, and a series' distance is the least over its phases. Lengths
-     * go up to floor(len / d) of the shortest searched series (the default max_length). */
+     * go up to floor(len / d) of the shortest searched series (the default max_length).
+     * d > 1 runs on the CPU: device AUTO takes the CPU, device CUDA gives TSW_ENOTSUP
+     * (tsw_shapelet_features_dilated runs on either). */
     int64_t dilation;
 } tsw_shapelet_params;
 

@@ -205,14 +205,19 @@ static void test_random(tsw_t_rng *r)
             sp.partner = NULL;
         }
 
-        /* dilation: the search on the series' phases, each line entry the least of them */
+        /* dilation: CPU only (device CUDA refuses it clearly; AUTO gives the CPU's) */
         tsw_shapelet_params dp = sp;
         dp.dilation = 2 + round % 2;
         dp.max_length = 0;
         if (shortest / dp.dilation >= dp.min_length) {
-            compare_all(&dp, TSW_F64, &p, NULL, 0, what);
-            if (ns >= 2 && classes >= 2)
-                compare(&dp, TSW_F64, &p, sub, ns, what);
+            tsw_exec cpu = exec_on(TSW_DEVICE_CPU), gpu = exec_on(TSW_DEVICE_CUDA),
+                     aut = exec_on(TSW_DEVICE_AUTO);
+            tsw_shapelet a, b;
+            CHECK_RC(tsw_shapelet_search(&dp, TSW_F64, &p.c, p.lab, NULL, 0, &a, &cpu), TSW_OK);
+            CHECK_RC(tsw_shapelet_search(&dp, TSW_F64, &p.c, p.lab, NULL, 0, &b, &aut), TSW_OK);
+            CHECK(same(&a, &b, what));
+            CHECK_RC(tsw_shapelet_search(&dp, TSW_F64, &p.c, p.lab, NULL, 0, &b, &gpu),
+                     TSW_ENOTSUP);
         }
 
         /* distances of some candidates (and an arbitrary series) to every series */

@@ -1398,13 +1398,17 @@ def test_shapelet_models_on_gpu_equal_cpu(rng):
     assert [(s.channel, s.series, s.start, s.length) for s in m1.shapelets_] == \
         [(s.channel, s.series, s.start, s.length) for s in m0.shapelets_]
     np.testing.assert_array_equal(m1.transform(M), m0.transform(M))
-    # dilated shapelets (the phases' search and distances): the same on both devices
+    # dilated shapelets: searched on the CPU (device 'cuda' says so); their distances and
+    # occurrences (the phases against the contiguous kernel) the same on both devices
     d0 = ShapeletTransform(n_shapelets=12, device="cpu", features=feats, dilation=(1, 2, 3),
                            **kw).fit(X, y)
-    d1 = ShapeletTransform(n_shapelets=12, device="cuda", features=feats, dilation=(1, 2, 3),
+    assert {s.dilation for s in d0.shapelets_} != {1}
+    with pytest.raises(NotImplementedError, match="dilation"):
+        ShapeletTransform(n_shapelets=12, device="cuda", dilation=(1, 2), **kw).fit(X, y)
+    d1 = ShapeletTransform(n_shapelets=12, device="auto", features=feats, dilation=(1, 2, 3),
                            **kw).fit(X, y)
     got = [(s.series, s.start, s.length, s.dilation, s.gain, s.threshold) for s in d1.shapelets_]
     assert got == [(s.series, s.start, s.length, s.dilation, s.gain, s.threshold)
                    for s in d0.shapelets_]
-    assert {g[3] for g in got} != {1}
+    d1.set_params(device="cuda")
     np.testing.assert_array_equal(d1.transform(X), d0.transform(X))
