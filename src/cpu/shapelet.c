@@ -985,6 +985,17 @@ static int shp_gpu_progress(shp_gpu_ctx *x, int64_t n, const int64_t *items)
     return shp_poll(x->J, 0, &x->last) ? x->J->status : TSW_OK;
 }
 
+/* Length li of item it (tsw__shp_visit) with its split r. */
+static tsw_shapelet shp_gpu_cand(const shp_job *J, const int64_t *it, int64_t li,
+                                 const tsw__shp_split *r)
+{
+    tsw_shapelet c = shp_cand(J, it[0], it[1], li);
+    c.threshold = r->threshold;
+    c.gain = r->gain;
+    c.gap = r->gap;
+    return c;
+}
+
 static int shp_gpu_search_visit(void *ctx, int64_t n, const int64_t *items,
                                 const tsw__shp_split *res)
 {
@@ -996,10 +1007,7 @@ static int shp_gpu_search_visit(void *ctx, int64_t n, const int64_t *items,
             const tsw__shp_split *r = res + it[3] + li;
             if (!r->found)
                 continue;
-            tsw_shapelet c = shp_cand(J, it[0], it[1], li);
-            c.threshold = r->threshold;
-            c.gain = r->gain;
-            c.gap = r->gap;
+            const tsw_shapelet c = shp_gpu_cand(J, it, li, r);
             if (x->best.series < 0 || shp_cand_better(&c, &x->best))
                 x->best = c;
         }
@@ -1029,11 +1037,7 @@ static int shp_gpu_top_visit(void *ctx, int64_t n, const int64_t *items,
             const tsw__shp_split *r = res + it[3] + li;
             if (!r->found)
                 continue;
-            tsw_shapelet c = shp_cand(J, it[0], it[1], li);
-            c.threshold = r->threshold;
-            c.gain = r->gain;
-            c.gap = r->gap;
-            x->cand[x->nc++] = c;
+            x->cand[x->nc++] = shp_gpu_cand(J, it, li, r);
         }
     }
     return shp_gpu_progress(x, n, items);
