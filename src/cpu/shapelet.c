@@ -1511,15 +1511,16 @@ static int shp_features_one(tsw_dtype dt, const tsw_collection *sh, const int64_
     int64_t srows = 0, n = x->count;
     for (int64_t q = 0; q < nk; ++q)
         srows += tsw__coll_len(sh, K[q]);
-    size_t cells;
-    if (tsw__mul_size((size_t)n * (size_t)gd, (size_t)nk, &cells))
+    size_t cells, pbytes;
+    if (tsw__mul_size((size_t)n, (size_t)gd, &cells) || tsw__mul_size(cells, (size_t)nk, &cells) ||
+        tsw__mul_size(cells, sizeof(int64_t) * (count ? 2 : 1), &pbytes))
         return TSW_EOVERFLOW;
     /* the shapelets in double, back to back; the phases of every series of x */
     double *sv = tsw__malloc((size_t)srows * sizeof(double) + (size_t)nk * sizeof(double));
     int64_t *so = tsw__malloc((size_t)nk * 2 * sizeof(int64_t));
     int64_t *all = tsw__malloc((size_t)n * sizeof(int64_t));
     double *d2 = tsw__malloc(cells * sizeof(double));
-    int64_t *p2 = tsw__malloc(cells * sizeof(int64_t) * (count ? 2 : 1));
+    int64_t *p2 = tsw__malloc(pbytes);
     double *pv = NULL;
     int64_t *poffs = NULL;
     int rc = TSW_OK;
@@ -1539,13 +1540,8 @@ static int shp_features_one(tsw_dtype dt, const tsw_collection *sh, const int64_
         if (thresholds)
             thr[q] = thresholds[K[q]];
     }
-    for (int64_t j = 0; j < n; ++j) {
-        all[j] = j;
-        if (tsw__coll_len(x, j) < gd) { /* no phase may be empty */
-            rc = TSW_ESHAPE;
-            goto done;
-        }
-    }
+    for (int64_t j = 0; j < n; ++j)
+        all[j] = j; /* every series holds >= 2 gd points (the caller): no phase is empty */
     tsw_collection sc = {sv, so, so + nk, 0, nk, NULL}, pc;
     if ((rc = shp_phases(dt, x, all, n, gd, &pc, &pv, &poffs)))
         goto done;
@@ -1607,9 +1603,14 @@ int tsw_shapelet_features_dilated(tsw_dtype dtype, const tsw_collection *shapele
         return rc;
     const int64_t nsh = shapelets->count;
     int64_t shortest = INT64_MAX, *K = NULL, *dl = NULL;
-    for (int64_t j = 0; j < x->count; ++j)
+    for (int64_t j = 0; j < x->count; ++j) {
+        if (tsw__coll_off(x, j) < 0) /* read below before tsw_shapelet_features checks */
+            return TSW_ESHAPE;
         shortest = TSW_MIN(shortest, tsw__coll_len(x, j));
+    }
     for (int64_t k = 0; k < nsh; ++k) {
+        if (tsw__coll_off(shapelets, k) < 0)
+            return TSW_ESHAPE;
         if (dilations[k] < 1)
             return TSW_EPARAM;
         if (thresholds && !(thresholds[k] >= 0.0 && thresholds[k] <= DBL_MAX))
@@ -1618,7 +1619,10 @@ int tsw_shapelet_features_dilated(tsw_dtype dtype, const tsw_collection *shapele
         if (l < 2 || l > shortest / dilations[k]) /* every phase holds a window */
             return TSW_ESHAPE;
     }
-    K = tsw__malloc((size_t)nsh * 2 * sizeof(int64_t));
+    size_t kb;
+    if (tsw__mul_size((size_t)nsh, 2 * sizeof(int64_t), &kb))
+        return TSW_EOVERFLOW;
+    K = tsw__malloc(kb);
     if (!K)
         return TSW_ENOMEM;
     dl = K + nsh;

@@ -599,6 +599,17 @@ static void test_dilation(void)
         CHECK_RC(tsw_shapelet_features_dilated(TSW_F64, &sc, &dl, NULL, &p.c, dist, NULL, NULL,
                                                &fast),
                  TSW_ESHAPE);
+        dl = gd; /* negative offsets are refused before any value is read */
+        soff = -1;
+        CHECK_RC(tsw_shapelet_features_dilated(TSW_F64, &sc, &dl, NULL, &p.c, dist, NULL, NULL,
+                                               &fast),
+                 TSW_ESHAPE);
+        soff = 0;
+        p.off[0] = -5;
+        CHECK_RC(tsw_shapelet_features_dilated(TSW_F64, &sc, &dl, NULL, &p.c, dist, NULL, NULL,
+                                               &fast),
+                 TSW_ESHAPE);
+        p.off[0] = 0;
         free_problem(&p);
     }
 }
