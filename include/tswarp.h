@@ -479,8 +479,7 @@ typedef struct tsw_shapelet_params {
      * of a phase x_j[p], x_j[p + d], .. (p < d), so the search runs on the phases, each
      * standardised on its own, and a series' distance is the least over its phases. Lengths
      * go up to floor(len / d) of the shortest searched series (the default max_length).
-     * d > 1 runs on the CPU: device AUTO takes the CPU, device CUDA gives TSW_ENOTSUP
-     * (tsw_shapelet_features_dilated runs on either). */
+     * The CPU and CUDA give the same result for any d. */
     int64_t dilation;
 } tsw_shapelet_params;
 

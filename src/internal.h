@@ -190,15 +190,15 @@ typedef struct tsw__shp_gpu_data {
 
 typedef struct tsw__shp_gpu_job {
     tsw__shp_gpu_data d;
-    const int64_t *sub; /* (ns,) searched series */
-    const int32_t *lab; /* (ns,) their labels */
-    int64_t ns, minl, maxl, step, nlen;
+    const int64_t *sub; /* (ns,) searched rows: ng groups of gd phases, group g rows g gd .. */
+    const int32_t *lab; /* (ng,) the groups' labels */
+    int64_t ns, ng, gd, minl, maxl, step, nlen;
     int C;
-    const int64_t *total; /* (C,) class counts of the searched series */
+    const int64_t *total; /* (C,) class counts of the groups */
     double nent;          /* tsw_shp_nentropy(total) */
-    const double *xlogx;  /* (ns + 1,) tsw_shp_xlogx(0 .. ns), the host's (no device log) */
+    const double *xlogx;  /* (ng + 1,) tsw_shp_xlogx(0 .. ng), the host's (no device log) */
     int logic;            /* tsw_shapelet_logic */
-    const double *partner; /* (ns,) or NULL */
+    const double *partner; /* (ng,) or NULL */
 } tsw__shp_gpu_job;
 
 /* The best split of one candidate (tsw_shp_best_split's outputs). */

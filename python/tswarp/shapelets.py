@@ -341,8 +341,6 @@ def find_shapelet(X, y, *, min_length=3, max_length=None, length_step=1, dilatio
     dilation : int, default 1
         Candidates X[i][s], X[i][s + d], .., compared with windows spaced alike (RDST's
         dilated shapelets, Guillaume et al. 2022); lengths up to floor(shortest / d).
-        d > 1 is searched on the CPU ('auto' takes it there; 'cuda' raises
-        NotImplementedError).
     device : 'auto', 'cpu', 'cuda' or 'cuda:N'
         'cuda' gives the same result as 'cpu', bit for bit; 'auto' takes a GPU for large
         searches when one is present.
@@ -641,8 +639,6 @@ class ShapeletTransform(TransformerMixin, BaseEstimator):
         spaced alike, a pattern at a coarser time scale. Each dilation is searched over the
         lengths of the grid that fit (at most floor(shortest / d)); the k best of all of
         them are kept (no two overlapping spans of the same dilation in a series).
-        Dilations above 1 are searched on the CPU (device 'auto' takes it there, 'cuda'
-        raises NotImplementedError); transform() runs them on any device.
     features : str or sequence of str, default 'distance'
         What transform() gives for each shapelet, one block of n_shapelets_ columns per
         name, in the order given:

@@ -747,12 +747,6 @@ static int shp_job_make(const tsw_shapelet_params *p, tsw_dtype dt, const tsw_co
     int64_t maxl = p->max_length ? p->max_length : room;
     if (p->min_length > room || maxl > room)
         return TSW_ESHAPE;
-    if (gd > 1 && exec->device == TSW_DEVICE_CUDA) {
-        /* the rank kernel (cuda/shapelet.cu) takes one order-line entry per searched row;
-         * the least over a series' phases is not there yet. AUTO runs dilations on the CPU. */
-        tsw__set_detail("dilation > 1 runs on the CPU only (device AUTO or CPU)");
-        return TSW_ENOTSUP;
-    }
     const int64_t ns = ng * gd;
     size_t bytes;
     if (ns / gd != ng || tsw__mul_size((size_t)ns, sizeof(int64_t), &bytes) ||
@@ -932,8 +926,6 @@ static int64_t shp_top_series(tsw_shapelet *cand, int64_t nc, int64_t per, tsw_s
  * evaluations) is worth it; the CPU otherwise. */
 static int shp_on_gpu(const shp_job *J)
 {
-    if (J->gd > 1)
-        return 0; /* the GPU's order lines have one entry per row (shp_job_make) */
     if (J->ex->device == TSW_DEVICE_CUDA)
         return 1;
     if (J->ex->device == TSW_DEVICE_AUTO && !J->reference) {
@@ -1049,8 +1041,10 @@ static int shp_gpu_run(shp_job *J, tsw__shp_visit fn, shp_gpu_ctx *x)
     tsw__shp_gpu_job g;
     g.d = shp_gpu_data(J->d);
     g.sub = J->sub;
-    g.lab = J->glab; /* (ns,): gd = 1 on the GPU */
+    g.lab = J->glab;
     g.ns = J->ns;
+    g.ng = J->ng;
+    g.gd = J->gd;
     g.minl = J->minl;
     g.maxl = J->maxl;
     g.step = J->step;

@@ -75,7 +75,7 @@ struct DJob {
     const int64_t *sub, *maxrun, *isd_off, *total;
     const int32_t *lab;
     const double *partner, *isd, *xlogx;
-    int64_t ns, minl, step, nlen;
+    int64_t ns, ng, gd, minl, step, nlen; /* order lines: ng groups of gd rows */
     double nent;
     int C, logic;
 };
@@ -162,8 +162,10 @@ __global__ void __launch_bounds__(256, TABLE ? 3 : 2)
 }
 
 /*
- * Best split of every candidate c < n_cand of the chunk: res[c]. Warp scratch (stride bytes,
- * shared memory or gscr): the line (p2 doubles), left counts (C int64), labels (p2 int32).
+ * Best split of every candidate c < n_cand of the chunk: res[c]. Group k's entry on the order
+ * line is the least of its gd rows (a series' phases under dilation gd), as shp_split takes it.
+ * Warp scratch (stride bytes, shared memory or gscr): the line (p2 doubles), left counts
+ * (C int64), labels (p2 int32).
  */
 __global__ void __launch_bounds__(256, 4)
     shp_rank_kernel(DJob g, const double *m2, int64_t n_cand, int64_t p2, tsw__shp_split *res,
@@ -181,8 +183,11 @@ __global__ void __launch_bounds__(256, 4)
         for (int64_t k = lane; k < p2; k += 32) {
             double x = TSW_INF_F64; /* padding: after every distance (all <= 2 or partner) */
             int32_t y = 0;
-            if (k < g.ns) {
-                x = sqrt(row[k]);
+            if (k < g.ng) {
+                double m = row[k * g.gd];
+                for (int64_t p = 1; p < g.gd; ++p)
+                    m = TSW_MIN(m, row[k * g.gd + p]);
+                x = sqrt(m);
                 if (g.logic == TSW_LOGIC_AND)
                     x = TSW_MAX(x, g.partner[k]);
                 else if (g.logic == TSW_LOGIC_OR)
@@ -215,7 +220,7 @@ __global__ void __launch_bounds__(256, 4)
         }
         if (lane == 0) {
             tsw__shp_split r;
-            r.found = tsw_shp_best_split(v, lb, g.ns, g.C, g.total, g.nent, g.xlogx, left,
+            r.found = tsw_shp_best_split(v, lb, g.ng, g.C, g.total, g.nent, g.xlogx, left,
                                          &r.gain, &r.gap, &r.threshold);
             res[c] = r;
         }
@@ -402,9 +407,9 @@ extern "C" int tsw__cuda_shapelet_run(const tsw__shp_gpu_job *J, const tsw_exec 
     int rc;
     if ((rc = call.init(&own, false)))
         return rc;
-    const int64_t ns = J->ns, nlen = J->nlen, C = J->C;
+    const int64_t ns = J->ns, ng = J->ng, nlen = J->nlen, C = J->C;
     int64_t p2 = 2, maxlen = 1;
-    while (p2 < ns)
+    while (p2 < ng)
         p2 <<= 1;
     double table_cells = 0.0;
     for (int64_t k = 0; k < ns; ++k) {
@@ -454,9 +459,9 @@ extern "C" int tsw__cuda_shapelet_run(const tsw__shp_gpu_job *J, const tsw_exec 
     const size_t p_maxrun = plan.add((size_t)ns, sizeof(int64_t));
     const size_t p_isd_off = plan.add((size_t)ns, sizeof(int64_t));
     const size_t p_total = plan.add((size_t)C, sizeof(int64_t));
-    const size_t p_lab = plan.add((size_t)ns, sizeof(int32_t));
-    const size_t p_partner = plan.add((size_t)ns, sizeof(double));
-    const size_t p_xlogx = plan.add((size_t)ns + 1, sizeof(double));
+    const size_t p_lab = plan.add((size_t)ng, sizeof(int32_t));
+    const size_t p_partner = plan.add((size_t)ng, sizeof(double));
+    const size_t p_xlogx = plan.add((size_t)ng + 1, sizeof(double));
     const size_t p_isd = plan.add(table ? (size_t)table_cells : 0, sizeof(double));
     const size_t p_items = plan.add((size_t)cap * 4, sizeof(int64_t));
     const size_t p_m2 = plan.add((size_t)max_cand * (size_t)ns, sizeof(double));
@@ -498,10 +503,10 @@ extern "C" int tsw__cuda_shapelet_run(const tsw__shp_gpu_job *J, const tsw_exec 
         (rc = copy_in(call, call.at(p_isd_off), hisd_off, (size_t)ns * 8,
                       "cudaMemcpyAsync (table offsets)")) ||
         (rc = copy_in(call, call.at(p_total), J->total, (size_t)C * 8, "cudaMemcpyAsync (counts)")) ||
-        (rc = copy_in(call, call.at(p_lab), J->lab, (size_t)ns * 4, "cudaMemcpyAsync (labels)")) ||
-        (J->partner && (rc = copy_in(call, call.at(p_partner), J->partner, (size_t)ns * 8,
+        (rc = copy_in(call, call.at(p_lab), J->lab, (size_t)ng * 4, "cudaMemcpyAsync (labels)")) ||
+        (J->partner && (rc = copy_in(call, call.at(p_partner), J->partner, (size_t)ng * 8,
                                      "cudaMemcpyAsync (partner)"))) ||
-        (rc = copy_in(call, call.at(p_xlogx), J->xlogx, ((size_t)ns + 1) * 8,
+        (rc = copy_in(call, call.at(p_xlogx), J->xlogx, ((size_t)ng + 1) * 8,
                       "cudaMemcpyAsync (xlogx)")))
         return rc;
     g.sub = (const int64_t *)call.at(p_sub);
@@ -513,6 +518,8 @@ extern "C" int tsw__cuda_shapelet_run(const tsw__shp_gpu_job *J, const tsw_exec 
     g.xlogx = (const double *)call.at(p_xlogx);
     g.isd = table ? (const double *)call.at(p_isd) : nullptr;
     g.ns = ns;
+    g.ng = ng;
+    g.gd = J->gd;
     g.minl = J->minl;
     g.step = J->step;
     g.nlen = nlen;

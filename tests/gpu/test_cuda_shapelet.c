@@ -205,19 +205,23 @@ static void test_random(tsw_t_rng *r)
             sp.partner = NULL;
         }
 
-        /* dilation: CPU only (device CUDA refuses it clearly; AUTO gives the CPU's) */
+        /* dilation: the order lines take the least over each series' phases, on either
+         * device (plain, subset, logic and every chunk / scratch layout) */
         tsw_shapelet_params dp = sp;
         dp.dilation = 2 + round % 2;
         dp.max_length = 0;
         if (shortest / dp.dilation >= dp.min_length) {
-            tsw_exec cpu = exec_on(TSW_DEVICE_CPU), gpu = exec_on(TSW_DEVICE_CUDA),
-                     aut = exec_on(TSW_DEVICE_AUTO);
-            tsw_shapelet a, b;
-            CHECK_RC(tsw_shapelet_search(&dp, TSW_F64, &p.c, p.lab, NULL, 0, &a, &cpu), TSW_OK);
-            CHECK_RC(tsw_shapelet_search(&dp, TSW_F64, &p.c, p.lab, NULL, 0, &b, &aut), TSW_OK);
-            CHECK(same(&a, &b, what));
-            CHECK_RC(tsw_shapelet_search(&dp, TSW_F64, &p.c, p.lab, NULL, 0, &b, &gpu),
-                     TSW_ENOTSUP);
+            compare_all(&dp, TSW_F64, &p, NULL, 0, what);
+            compare(&dp, TSW_F32, &p, NULL, 0, what);
+            if (ns >= 2 && classes >= 2) {
+                compare(&dp, TSW_F64, &p, sub, ns, what);
+                double part[64];
+                for (int64_t k = 0; k < ns; ++k)
+                    part[k] = tsw_t_uniform(r, 0.0, 1.5);
+                dp.logic = TSW_LOGIC_OR;
+                dp.partner = part;
+                compare(&dp, TSW_F64, &p, sub, ns, what);
+            }
         }
 
         /* distances of some candidates (and an arbitrary series) to every series */

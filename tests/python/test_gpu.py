@@ -1372,7 +1372,7 @@ def test_find_shapelet_on_gpu_equals_cpu(rng, dtype):
 @needs_gpu
 def test_shapelet_models_on_gpu_equal_cpu(rng):
     from tswarp.datasets import load_gunpoint
-    from tswarp.shapelets import ShapeletTransform, ShapeletTreeClassifier
+    from tswarp.shapelets import ShapeletTransform, ShapeletTreeClassifier, find_shapelet
     X, y = load_gunpoint("train")
     X = X[:, ::3][:30]  # 30 series of 50 points: quick, still a real dataset
     y = y[:30]
@@ -1398,17 +1398,19 @@ def test_shapelet_models_on_gpu_equal_cpu(rng):
     assert [(s.channel, s.series, s.start, s.length) for s in m1.shapelets_] == \
         [(s.channel, s.series, s.start, s.length) for s in m0.shapelets_]
     np.testing.assert_array_equal(m1.transform(M), m0.transform(M))
-    # dilated shapelets: searched on the CPU (device 'cuda' says so); their distances and
-    # occurrences (the phases against the contiguous kernel) the same on both devices
+    # dilated shapelets: the same search (the order lines take the least over a series'
+    # phases on the GPU too), distances and occurrences on both devices
     d0 = ShapeletTransform(n_shapelets=12, device="cpu", features=feats, dilation=(1, 2, 3),
                            **kw).fit(X, y)
     assert {s.dilation for s in d0.shapelets_} != {1}
-    with pytest.raises(NotImplementedError, match="dilation"):
-        ShapeletTransform(n_shapelets=12, device="cuda", dilation=(1, 2), **kw).fit(X, y)
-    d1 = ShapeletTransform(n_shapelets=12, device="auto", features=feats, dilation=(1, 2, 3),
+    d1 = ShapeletTransform(n_shapelets=12, device="cuda", features=feats, dilation=(1, 2, 3),
                            **kw).fit(X, y)
     got = [(s.series, s.start, s.length, s.dilation, s.gain, s.threshold) for s in d1.shapelets_]
     assert got == [(s.series, s.start, s.length, s.dilation, s.gain, s.threshold)
                    for s in d0.shapelets_]
-    d1.set_params(device="cuda")
     np.testing.assert_array_equal(d1.transform(X), d0.transform(X))
+    kd = dict(min_length=5, max_length=25, length_step=5)  # floor(50 / 2) = 25 at most
+    b0 = find_shapelet(X, y, dilation=2, device="cpu", **kd)
+    b1 = find_shapelet(X, y, dilation=2, device="cuda", **kd)
+    assert (b1.series, b1.start, b1.length, b1.dilation, b1.gain, b1.gap, b1.threshold) == \
+        (b0.series, b0.start, b0.length, b0.dilation, b0.gain, b0.gap, b0.threshold)

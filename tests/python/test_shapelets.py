@@ -611,8 +611,10 @@ def test_bad_input():
         find_shapelet(np.repeat(np.arange(6.0)[:, None], 5, axis=1), y)
     import tswarp
 
-    with pytest.raises((NotImplementedError, tswarp.NoDeviceError)):  # CPU only for now
-        find_shapelet(X, y, device="cuda")
+    info = tswarp.info()
+    if not (info["cuda_built"] and info["cuda_devices"] > 0):  # test_gpu.py covers a GPU
+        with pytest.raises((NotImplementedError, tswarp.NoDeviceError)):
+            find_shapelet(X, y, device="cuda")
     clf = ShapeletTreeClassifier(min_length=3, max_length=4).fit(X, y)
     with pytest.raises(ValueError, match="shorter than a shapelet"):
         clf.predict([[1.0, 2.0]])
