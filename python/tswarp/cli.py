@@ -593,7 +593,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--logical", action="store_true", help="allow AND/OR of two shapelets per node")
     p.add_argument("--max-depth", type=_positive_int, default=None, dest="max_depth")
     p.add_argument("--plot", metavar="PNG", help="draw the tree's shapelets on the first TEST series")
-    p.add_argument("--device", type=_device, default="auto", metavar="{auto,cpu}",
+    p.add_argument("--device", type=_device, default="auto", metavar="{auto,cpu,cuda,cuda:N}",
                    help="where to compute (default auto)")
     p.add_argument("-j", "--jobs", type=_positive_int, metavar="N", help="CPU threads (default all cores)")
     _add_input_options(p)

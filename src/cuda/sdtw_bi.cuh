@@ -54,6 +54,20 @@ struct BiPart {
     float a[2];
 };
 
+/* Adds a cell (its S and x_i - y_j) to a part (m, a) when use: the smaller of m and S
+ * becomes the part's m, the other side scaled by exp2(-|m - S| k2). */
+template <int DK>
+__device__ __forceinline__ void bi_part_add(double &m, float (&a)[DK], double s,
+                                            const float (&v)[DK], bool use, double k2)
+{
+    const float e = mufu_ex2(-fabsf((float)((m - s) * k2)));
+    const bool lo = s <= m;
+#pragma unroll
+    for (int k = 0; k < DK; ++k)
+        a[k] = !use ? a[k] : lo ? fmaf(a[k], e, v[k]) : fmaf(e, v[k], a[k]);
+    m = use && lo ? s : m;
+}
+
 struct BiArgs {
     unsigned long long *hand; /* [pair][wave][K - 1][ymax] R of stripe q's last row */
     BiPart *rows;             /* [pair][wave][ymax], in the wave's row order */
@@ -265,15 +279,7 @@ __global__ void __launch_bounds__(32 * (kBiMaxWarps + (SPLIT ? 1 : 0)), 1)
         p_v[k] = 0.f;
     int p_j = sa - 1 - L; /* (that cell is off the grid or in phase 0: p_use is false) */
     auto consume = [&]() {
-        /* the row's part */
-        {
-            const float e = mufu_ex2(-fabsf((float)((mr - p_sv) * k2)));
-            const bool lo = p_sv <= mr;
-#pragma unroll
-            for (int k = 0; k < DK; ++k)
-                ar[k] = !p_use ? ar[k] : lo ? fmaf(ar[k], e, p_v[k]) : fmaf(e, p_v[k], ar[k]);
-            mr = p_use && lo ? p_sv : mr;
-        }
+        bi_part_add(mr, ar, p_sv, p_v, p_use, k2); /* the row's part */
         /* the column's part, from the row above (none above the stripe's first row) */
         const int ri = p_j & (RING - 1);
         double cm = L == 0 ? INF : rm[ri];
@@ -281,12 +287,7 @@ __global__ void __launch_bounds__(32 * (kBiMaxWarps + (SPLIT ? 1 : 0)), 1)
 #pragma unroll
         for (int k = 0; k < DK; ++k)
             ca[k] = L == 0 ? 0.f : ra[ri * DK + k];
-        const float e = mufu_ex2(-fabsf((float)((cm - p_sv) * k2)));
-        const bool lo = p_sv <= cm;
-#pragma unroll
-        for (int k = 0; k < DK; ++k)
-            ca[k] = !p_use ? ca[k] : lo ? fmaf(ca[k], e, p_v[k]) : fmaf(e, p_v[k], ca[k]);
-        cm = p_use && lo ? p_sv : cm;
+        bi_part_add(cm, ca, p_sv, p_v, p_use, k2);
         rm[ri] = cm;
 #pragma unroll
         for (int k = 0; k < DK; ++k)
