@@ -17,9 +17,6 @@ are the same kernel where the wavefront kernel does not apply (N > 2048).
 The column "one wave" times it with TSWARP_SDTW_WF_BI=0: the wavefront kernel's forward sweep
 and then its backward sweep, where small batches otherwise run both recursions at once
 (src/cuda/sdtw_bi.cuh).
-The column "two waves, paired blocks" times it with TSWARP_SDTW_BI_SPREAD=0: the two-wave
-kernel requests only the shared memory it uses, so the block scheduler may put two of its
-blocks on one SM (by default a launch of no more blocks than SMs requests over half an SM's).
 """
 
 import argparse
@@ -165,8 +162,6 @@ def main():
             t_old = time_it(step, reps)
         with with_env(TSWARP_SDTW_WF_BI="0"):
             t_one = time_it(step, reps)
-        with with_env(TSWARP_SDTW_BI_SPREAD="0"):
-            t_pair = time_it(step, reps)
         with torch.no_grad():
             tv = time_it(lambda: fn_mod(x, y), reps)
         # correctness spot check against the CPU backend (float64) on the first pair
@@ -179,7 +174,7 @@ def main():
         err = float(np.max(np.abs(gx - gx_ref)) / max(1.0, np.max(np.abs(gx_ref))))
         cells = B * N * M
         rows.append((f"B={B} N=M={N} d={d} f32", t, tv, cells / t / 1e9, target, peer,
-                     peer_label, err, t_old, t_one, t_pair))
+                     peer_label, err, t_old, t_one))
     # the plain autograd baseline on a small case only (it is a Python double loop)
     xs = walks(8, 64, 2, gen).requires_grad_()
     ys = walks(8, 64, 2, gen).requires_grad_()
@@ -191,16 +186,16 @@ def main():
            "x 5 rounds, median.", "",
            "| case | fwd+bwd | fwd only | GCUPS (fwd+bwd) | target | vs target | peer | "
            "vs peer | grad rel. err vs CPU f64 | fwd+bwd, thread-per-row kernel | "
-           "fwd+bwd, one wave | fwd+bwd, two waves, paired blocks |",
-           "|---|---|---|---|---|---|---|---|---|---|---|---|"]
-    for label, t, tv, g, target, peer, plabel, err, t_old, t_one, t_pair in rows:
+           "fwd+bwd, one wave |",
+           "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for label, t, tv, g, target, peer, plabel, err, t_old, t_one in rows:
         tgt = f"<= {target * 1e3:.2f} ms" if target else "report"
         met = ("met" if t <= target else "MISSED") if target else ""
         pr = f"{peer * 1e3:.2f} ms ({plabel})" if peer else plabel
         ratio = f"{peer / t:.1f}x" if peer else ""
         out.append(f"| {label} | {t * 1e3:.3f} ms | {tv * 1e3:.3f} ms | {g:.1f} | {tgt} | "
                    f"{met} | {pr} | {ratio} | {err:.1e} | {t_old * 1e3:.3f} ms | "
-                   f"{t_one * 1e3:.3f} ms | {t_pair * 1e3:.3f} ms |")
+                   f"{t_one * 1e3:.3f} ms |")
     out.append("")
     out.append(f"Plain PyTorch autograd soft-DTW (anti-diagonal Python loop), B=8 N=M=64 d=2: "
                f"{t_plain * 1e3:.1f} ms; tswarp {t_ours * 1e3:.3f} ms "

@@ -534,30 +534,6 @@ cudaError_t bi_launch_one(const SgArgs<float> &g, const BiArgs &b, int64_t block
     return cudaGetLastError();
 }
 
-/* Dynamic shared memory that keeps a launch's blocks one to an SM when they are no more than
- * the SMs: blocks that need little of it (phase 0 with 52-64 registers a thread fits two to an
- * SM) may otherwise be paired on one SM while others idle, and each wave's serial step then
- * gets half an SM. Developer knob TSWARP_SDTW_BI_SPREAD=0 requests only what the kernel uses. */
-inline size_t bi_spread_smem(size_t smem, int64_t blocks)
-{
-    const char *env = getenv("TSWARP_SDTW_BI_SPREAD");
-    if (env && env[0] == '0' && !env[1])
-        return smem;
-    int dev = 0, per_sm = 0, optin = 0;
-    if (cudaGetDevice(&dev) != cudaSuccess ||
-        cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev) !=
-            cudaSuccess ||
-        cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) !=
-            cudaSuccess) {
-        (void)cudaGetLastError();
-        return smem;
-    }
-    if (blocks > sm_count(dev))
-        return smem;
-    const size_t half = (size_t)per_sm / 2 + 1024; /* two such blocks exceed the SM */
-    return half > smem && half <= (size_t)optin ? half : smem;
-}
-
 template <int DK, bool BAND>
 cudaError_t bi_launch_dk(const SgArgs<float> &g, const BiArgs &b, int64_t count, int64_t max_n,
                          cudaStream_t stream)
@@ -565,8 +541,8 @@ cudaError_t bi_launch_dk(const SgArgs<float> &g, const BiArgs &b, int64_t count,
     const bool split = b.K > 1;
     const int nw = (int)(((split ? b.H : max_n) + 31) / 32);
     const int ns = nw + (split ? 1 : 0);
+    const size_t smem = bi_smem_bytes(nw, ns, g.ymax, DK);
     const int64_t blocks = count * 2 * b.K;
-    const size_t smem = bi_spread_smem(bi_smem_bytes(nw, ns, g.ymax, DK), blocks);
     cudaError_t e;
     BiArgs b0 = b, b1 = b;
     b1.ticket = b.ticket + 1;
