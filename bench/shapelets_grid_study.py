@@ -24,7 +24,9 @@ Grids (L: the shortest series; as bench/shapelets_cpu.py, G0 is the study's):
     G3  L/20 .. L/2 step L/24   G4  L/40 .. L/4 step L/48     ALL  3 .. L step 1
     R   7, 9, 11 (RDST's lengths, meant with dilations)
 A grid name may end in @D1-D2-.. (the transform's dilations, e.g. G0@1-2-4) or @pow2 (1, 2,
-4, .. up to L / min_length): each dilation searched over the grid's lengths that fit.
+4, .. up to L / min_length): each dilation searched over the grid's lengths that fit; and
+then in ~bin: ShapeletTransform(one_vs_rest=True), STC's binary shapelets (each candidate
+judged on its series' class against the rest, k // C kept from each class's series).
 
     PYTHONPATH=<site> python bench/shapelets_grid_study.py --from-sets bench/out/sets.npz \
         --device cuda --grids G0,G1,G3,G4 --combos G0+G1,G0+G1+G3+G4 --cv-seeds 0,1
@@ -77,12 +79,15 @@ def _take(X, idx):
 
 
 def features(X, y, Xe, grid, device, cap):
-    """(train features, eval features, thresholds) of one fit; cap: per-series cap or None."""
+    """(train features, eval features, thresholds) of one fit; cap: per-series cap or None;
+    a grid name ending in ~bin: one-vs-rest (STC's binary shapelets)."""
     from tswarp.shapelets import ShapeletTransform
+    grid, _, quality = grid.partition("~")
     minl, maxl, step, dil = grid_args(grid, _shortest(X))
     k = min(10 * len(y), 1000)
     st = ShapeletTransform(n_shapelets=k if cap is None else 10**6, min_length=minl,
                            max_length=maxl, length_step=step, dilation=dil, device=device,
+                           one_vs_rest=quality == "bin",
                            features=("distance", "occurrence")).fit(X, y)
     if cap is not None:  # the ranked list of every non-overlapping candidate, capped
         seen, keep = {}, []

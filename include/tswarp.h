@@ -481,6 +481,13 @@ typedef struct tsw_shapelet_params {
      * go up to floor(len / d) of the shortest searched series (the default max_length).
      * The CPU and CUDA give the same result for any d. */
     int64_t dilation;
+    /* One-vs-rest quality (default 0: off): a candidate of series i is judged on the split
+     * of its own class, labels[i], against all the others together (a two-class order
+     * line), as the binary shapelets of Bostrom and Bagnall (2017) that aeon's
+     * ShapeletTransformClassifier uses for C > 2 classes; its gain is that of the two-class
+     * split. tsw_shapelet_top then keeps at most max(1, k / C') candidates from the series
+     * of each class (C' the classes present among the searched series). 0 or 1. */
+    int32_t one_vs_rest;
 } tsw_shapelet_params;
 
 TSW_EXPORT void tsw_shapelet_params_default(tsw_shapelet_params *params);
@@ -500,10 +507,10 @@ typedef struct tsw_shapelet {
  * x: count >= 2 univariate series of dtype (ragged allowed); labels: (x->count,) in
  * 0 .. n_classes-1 (only the searched entries are read). subset: NULL (all series) or
  * n_subset >= 2 distinct indices into x, so a decision tree can search a node's series
- * without copying. Errors: TSW_EPARAM (lengths, n_classes, logic, dilation), TSW_ESHAPE (a
- * length above the shortest searched series, or above floor(its length / dilation); fewer
- * than two series), TSW_EINVAL (labels or subset out of range, missing partner),
- * TSW_ENONFINITE.
+ * without copying. Errors: TSW_EPARAM (lengths, n_classes, logic, dilation, one_vs_rest),
+ * TSW_ESHAPE (a length above the shortest searched series, or above floor(its length /
+ * dilation); fewer than two series), TSW_EINVAL (labels or subset out of range, missing
+ * partner), TSW_ENONFINITE.
  */
 TSW_EXPORT int tsw_shapelet_search(const tsw_shapelet_params *params, tsw_dtype dtype,
                                    const tsw_collection *x, const int32_t *labels,
@@ -515,8 +522,10 @@ TSW_EXPORT int tsw_shapelet_search(const tsw_shapelet_params *params, tsw_dtype 
  * transform's diverse set), best first, in the same single pass: the candidates in order of
  * quality, each kept unless it overlaps one kept before from its series, until k are kept.
  * out: (k,) caller-owned; *count receives how many were kept (< k when fewer exist).
- * Candidates that admit no split are never kept. Arguments and errors as
- * tsw_shapelet_search (logic must be TSW_LOGIC_NONE).
+ * Candidates that admit no split are never kept. With one_vs_rest, a candidate is also
+ * passed over once max(1, k / C') candidates of its series' class are kept (balanced
+ * classes, as STC keeps them). Arguments and errors as tsw_shapelet_search (logic must be
+ * TSW_LOGIC_NONE).
  */
 TSW_EXPORT int tsw_shapelet_top(const tsw_shapelet_params *params, tsw_dtype dtype,
                                 const tsw_collection *x, const int32_t *labels,

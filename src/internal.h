@@ -199,6 +199,11 @@ typedef struct tsw__shp_gpu_job {
     const double *xlogx;  /* (ng + 1,) tsw_shp_xlogx(0 .. ng), the host's (no device log) */
     int logic;            /* tsw_shapelet_logic */
     const double *partner; /* (ng,) or NULL */
+    /* one-vs-rest: each candidate's order line is its series' class against the rest, with
+     * the two-class counts btot (2 C) and their entropies bnent (C) (cpu/shapelet.c) */
+    int ovr;
+    const int64_t *btot;
+    const double *bnent;
 } tsw__shp_gpu_job;
 
 /* The best split of one candidate (tsw_shp_best_split's outputs). */

@@ -96,7 +96,7 @@ static int shp_args_parse(shp_args *a, PyObject *values, PyObject *offsets, PyOb
                           PyObject *labels, int n_classes, long long min_length,
                           long long max_length, long long step, PyObject *subset, int logic,
                           PyObject *partner, PyObject *device, PyObject *impl, PyObject *n_jobs,
-                          long long dilation)
+                          long long dilation, int one_vs_rest)
 {
     memset(a, 0, sizeof(*a));
     if (shp_coll(values, offsets, lengths, "X", a->keep, &a->x) < 0 ||
@@ -122,6 +122,7 @@ static int shp_args_parse(shp_args *a, PyObject *values, PyObject *offsets, PyOb
     a->sp.length_step = step;
     a->sp.logic = (tsw_shapelet_logic)logic;
     a->sp.dilation = dilation;
+    a->sp.one_vs_rest = one_vs_rest;
     a->sp.partner = a->partner ? PyArray_DATA(a->partner) : NULL;
     return shp_exec(device, impl, n_jobs, &a->ex);
 }
@@ -129,22 +130,23 @@ static int shp_args_parse(shp_args *a, PyObject *values, PyObject *offsets, PyOb
 static const char *shp_kw[] = {"values", "offsets", "lengths", "labels", "n_classes",
                                "min_length", "max_length", "length_step", "subset", "logic",
                                "partner", "device", "_impl", "n_jobs", "k", "dilation",
-                               NULL};
+                               "one_vs_rest", NULL};
 
 static PyObject *py_shapelet_search(PyObject *self, PyObject *args, PyObject *kw)
 {
     PyObject *v, *o, *l, *lab, *sub = Py_None, *part = Py_None, *dev = Py_None,
                                 *impl = NULL, *nj = Py_None;
-    int nc, logic = 0;
+    int nc, logic = 0, ovr = 0;
     long long minl, maxl, step, k = 1, dil = 1;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOOiLLL|OiOOOOLL:_shapelet_search",
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOOiLLL|OiOOOOLLp:_shapelet_search",
                                      (char **)shp_kw, &v, &o, &l, &lab, &nc, &minl, &maxl,
-                                     &step, &sub, &logic, &part, &dev, &impl, &nj, &k, &dil))
+                                     &step, &sub, &logic, &part, &dev, &impl, &nj, &k, &dil,
+                                     &ovr))
         return NULL;
     shp_args a;
     PyObject *result = NULL;
     if (shp_args_parse(&a, v, o, l, lab, nc, minl, maxl, step, sub, logic, part, dev, impl,
-                       nj, dil) == 0) {
+                       nj, dil, ovr) == 0) {
         tsw_shapelet best;
         int rc;
         SHP_CALL(rc, a.ex,
@@ -164,11 +166,12 @@ static PyObject *py_shapelet_top(PyObject *self, PyObject *args, PyObject *kw)
 {
     PyObject *v, *o, *l, *lab, *sub = Py_None, *part = Py_None, *dev = Py_None,
                                 *impl = NULL, *nj = Py_None;
-    int nc, logic = 0;
+    int nc, logic = 0, ovr = 0;
     long long minl, maxl, step, k = 1, dil = 1;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOOiLLL|OiOOOOLL:_shapelet_top",
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOOiLLL|OiOOOOLLp:_shapelet_top",
                                      (char **)shp_kw, &v, &o, &l, &lab, &nc, &minl, &maxl,
-                                     &step, &sub, &logic, &part, &dev, &impl, &nj, &k, &dil))
+                                     &step, &sub, &logic, &part, &dev, &impl, &nj, &k, &dil,
+                                     &ovr))
         return NULL;
     if (k < 1 || k > (long long)(PY_SSIZE_T_MAX / (Py_ssize_t)sizeof(tsw_shapelet))) {
         PyErr_Format(PyExc_ValueError, "n_shapelets must be a positive int, got %lld", k);
@@ -178,7 +181,7 @@ static PyObject *py_shapelet_top(PyObject *self, PyObject *args, PyObject *kw)
     PyObject *result = NULL;
     tsw_shapelet *out = NULL;
     if (shp_args_parse(&a, v, o, l, lab, nc, minl, maxl, step, sub, logic, part, dev, impl,
-                       nj, dil) == 0) {
+                       nj, dil, ovr) == 0) {
         out = PyMem_Malloc((size_t)k * sizeof(tsw_shapelet));
         if (!out) {
             PyErr_NoMemory();
@@ -290,8 +293,8 @@ done:
      METH_VARARGS | METH_KEYWORDS,                                                             \
      "_shapelet_search(values, offsets, lengths, labels, n_classes, min_length, max_length, "  \
      "length_step, subset=None, logic=0, partner=None, device=None, _impl='auto', "            \
-     "n_jobs=None, k=1, dilation=1) -> (series, start, length, threshold, gain, gap, "         \
-     "dilation)"},                                                                             \
+     "n_jobs=None, k=1, dilation=1, one_vs_rest=False) -> (series, start, length, "            \
+     "threshold, gain, gap, dilation)"},                                                       \
         {"_shapelet_top", (PyCFunction)(void (*)(void))py_shapelet_top,                        \
          METH_VARARGS | METH_KEYWORDS,                                                         \
          "_shapelet_top(..., k) -> [(series, start, length, threshold, gain, gap, dilation)], " \

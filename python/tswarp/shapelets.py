@@ -639,6 +639,14 @@ class ShapeletTransform(TransformerMixin, BaseEstimator):
         spaced alike, a pattern at a coarser time scale. Each dilation is searched over the
         lengths of the grid that fit (at most floor(shortest / d)); the k best of all of
         them are kept (no two overlapping spans of the same dilation in a series).
+    one_vs_rest : bool, default False
+        The binary shapelets of Bostrom and Bagnall (2017), as aeon's
+        ShapeletTransformClassifier selects them: each candidate is judged on the split of
+        its own series' class against all the other classes together (its information
+        gain on a two-class order line), and at most ``n_shapelets // C`` (at least 1) are
+        kept from the series of each of the C classes, so that every class has its own
+        shapelets. The same single pass over the candidates; with two classes only the
+        balance changes.
     features : str or sequence of str, default 'distance'
         What transform() gives for each shapelet, one block of n_shapelets_ columns per
         name, in the order given:
@@ -678,12 +686,14 @@ class ShapeletTransform(TransformerMixin, BaseEstimator):
     _FEATURES = ("distance", "occurrence", "position")
 
     def __init__(self, n_shapelets="auto", min_length=3, max_length=None, length_step=1,
-                 dilation=1, features="distance", device="auto", n_jobs=None):
+                 dilation=1, one_vs_rest=False, features="distance", device="auto",
+                 n_jobs=None):
         self.n_shapelets = n_shapelets
         self.min_length = min_length
         self.max_length = max_length
         self.length_step = length_step
         self.dilation = dilation
+        self.one_vs_rest = one_vs_rest
         self.features = features
         self.device = device
         self.n_jobs = n_jobs
@@ -717,6 +727,9 @@ class ShapeletTransform(TransformerMixin, BaseEstimator):
             k = min(10 * len(Xs), 1000)
         elif isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 1:
             raise ValueError(f"n_shapelets must be a positive int or 'auto', got {k!r}")
+        ovr = self.one_vs_rest
+        if not isinstance(ovr, (bool, np.bool_)):
+            raise TypeError(f"one_vs_rest must be a bool, got {type(ovr).__name__}")
         minl, maxl, step = lengths
         found = []  # (rank key, channel, result): the k best of each channel and dilation,
         for d in dils:  # then the k best of all (the non-overlap rule is per dilation)
@@ -727,12 +740,23 @@ class ShapeletTransform(TransformerMixin, BaseEstimator):
                 for r in _tswarp._shapelet_top(Xc.values, Xc.offsets, Xc.lengths, codes,
                                                len(classes), minl, top, step,
                                                device=_device(self.device),
-                                               n_jobs=self.n_jobs, k=int(k), dilation=d):
+                                               n_jobs=self.n_jobs, k=int(k), dilation=d,
+                                               one_vs_rest=bool(ovr)):
                     found.append((_rank_key(r), c, r))
         if not found:
             raise ValueError("no candidate splits X: every candidate is at the same distance "
                              "from every series")
-        found = sorted(found)[:int(k)]  # ties between channels: the lower channel first
+        found = sorted(found)  # ties between channels: the lower channel first
+        if ovr:  # each call kept at most k // C of a class: the same cap over all of them
+            per, used = max(1, int(k) // len(classes)), np.zeros(len(classes), np.int64)
+            keep = []
+            for f in found:
+                c = codes[f[2][0]]
+                if used[c] < per:
+                    used[c] += 1
+                    keep.append(f)
+            found = keep
+        found = found[:int(k)]
         self.classes_ = classes
         _set_n_features(self, X if chans is None else chans[0], Xs)
         self.shapelets_ = [_to_shapelet(Xcs[c], r, c) for _, c, r in found]

@@ -77,6 +77,23 @@ TSW_HD double tsw_shp_d2_from_score(double best_score, int64_t l, double sa, int
     return has_flat ? TSW_MIN(d2, 1.0) : d2;
 }
 
+/* Group k's squared distance on an order line: the least of its gd rows of m2 (a series'
+ * phases under dilation gd, rows k gd .. k gd + gd - 1; the series itself when gd = 1). */
+TSW_HD double tsw_shp_group_d2(const double *m2, int64_t k, int64_t gd)
+{
+    double m = m2[k * gd];
+    for (int64_t p = 1; p < gd; ++p)
+        m = TSW_MIN(m, m2[k * gd + p]);
+    return m;
+}
+
+/* A series' class on a candidate's order line: its label lab, or, one-vs-rest (own >= 0,
+ * the class of the candidate's series), 1 in own and 0 in any other class. */
+TSW_HD int32_t tsw_shp_line_label(int32_t lab, int32_t own)
+{
+    return own < 0 ? lab : (int32_t)(lab == own);
+}
+
 /* x log x with 0 log 0 = 0: the entropy terms of class counts. */
 TSW_HD double tsw_shp_xlogx(int64_t c) { return c > 0 ? (double)c * log((double)c) : 0.0; }
 

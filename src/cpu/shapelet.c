@@ -69,6 +69,7 @@ void tsw_shapelet_params_default(tsw_shapelet_params *p)
     p->logic = TSW_LOGIC_NONE;
     p->partner = NULL;
     p->dilation = 1;
+    p->one_vs_rest = 0;
 }
 
 /* ---- standardised data ------------------------------------------------------------------ */
@@ -231,6 +232,11 @@ typedef struct {
     int64_t minl, maxl, step, nlen; /* the length set */
     int C;
     int64_t *total; /* (C,) class counts of the searched series */
+    /* one-vs-rest (ovr): the two-class counts of class c against the rest, btot[2 c ..]
+     * (rest, c), and their tsw_shp_nentropy, bnent[c] */
+    int ovr;
+    int64_t *btot;
+    double *bnent;
     /* fast path: 1/std of every window, isd[isd_off[jj] + li * len_j + u], and whether
      * searched series jj has a constant window of length index li (NULL: too large) */
     double *isd;
@@ -510,19 +516,17 @@ static void shp_count_below(const double *raw, int64_t n, int64_t *below)
     }
 }
 
-/* Order line of length index li from mind2 (logic applied) and its best split. */
-static int shp_split(const shp_job *J, const double *mind2, int64_t li, shp_ws *w,
-                     double *gain, double *gap, double *thr)
+/* Order line of length index li from mind2 (logic applied) and its best split; own: the
+ * class of the candidate's series with one-vs-rest, else -1. */
+static int shp_split(const shp_job *J, const double *mind2, int64_t li, int32_t own,
+                     shp_ws *w, double *gain, double *gap, double *thr)
 {
-    const int64_t ns = J->ng, gd = J->gd;
+    const int64_t ns = J->ng;
     const double *m2 = mind2 + li * J->ns;
     double *line = w->dist; /* sorted distances go to dist after the permutation */
     double *raw = w->acc;   /* free after the fill: (max len) >= ns is ensured */
     for (int64_t jj = 0; jj < ns; ++jj) {
-        double m = m2[jj * gd];
-        for (int64_t p = 1; p < gd; ++p)
-            m = TSW_MIN(m, m2[jj * gd + p]);
-        double v = sqrt(m);
+        double v = sqrt(tsw_shp_group_d2(m2, jj, J->gd));
         if (J->p->logic == TSW_LOGIC_AND)
             v = TSW_MAX(v, J->p->partner[jj]);
         else if (J->p->logic == TSW_LOGIC_OR)
@@ -546,15 +550,18 @@ static int shp_split(const shp_job *J, const double *mind2, int64_t li, shp_ws *
             while (w->lab[r] >= 0)
                 ++r;
             line[r] = raw[k];
-            w->lab[r] = J->glab[k];
+            w->lab[r] = tsw_shp_line_label(J->glab[k], own);
         }
     } else {
         shp_sort(w->idx, raw, ns);
         for (int64_t k = 0; k < ns; ++k) {
             line[k] = raw[w->idx[k]];
-            w->lab[k] = J->glab[w->idx[k]];
+            w->lab[k] = tsw_shp_line_label(J->glab[w->idx[k]], own);
         }
     }
+    if (own >= 0)
+        return tsw_shp_best_split(line, w->lab, ns, 2, J->btot + 2 * own, J->bnent[own],
+                                  J->xlogx, w->left, gain, gap, thr);
     return tsw_shp_best_split(line, w->lab, ns, J->C, J->total, J->nent, J->xlogx, w->left,
                               gain, gap, thr);
 }
@@ -718,6 +725,7 @@ static int shp_job_make(const tsw_shapelet_params *p, tsw_dtype dt, const tsw_co
         return rc;
     if (p->n_classes < 2 || p->min_length < 2 || p->length_step < 1 || p->max_length < 0 ||
         (p->max_length && p->max_length < p->min_length) || p->dilation < 1 ||
+        (p->one_vs_rest != 0 && p->one_vs_rest != 1) ||
         (p->logic != TSW_LOGIC_NONE && p->logic != TSW_LOGIC_AND && p->logic != TSW_LOGIC_OR))
         return TSW_EPARAM;
     if (p->logic != TSW_LOGIC_NONE && !p->partner)
@@ -756,7 +764,9 @@ static int shp_job_make(const tsw_shapelet_params *p, tsw_dtype dt, const tsw_co
     J->sub = tsw__malloc(((size_t)ns + (size_t)p->n_classes + (size_t)ng) * sizeof(int64_t));
     J->glab = tsw__malloc((size_t)ng * sizeof(int32_t));
     J->xlogx = tsw__malloc(((size_t)ng + 1) * sizeof(double));
-    if (!J->sub || !J->glab || !J->xlogx) {
+    J->btot = tsw__malloc(2 * (size_t)p->n_classes * sizeof(int64_t));
+    J->bnent = tsw__malloc((size_t)p->n_classes * sizeof(double));
+    if (!J->sub || !J->glab || !J->xlogx || !J->btot || !J->bnent) {
         shp_job_free(J, d);
         return TSW_ENOMEM;
     }
@@ -770,6 +780,11 @@ static int shp_job_make(const tsw_shapelet_params *p, tsw_dtype dt, const tsw_co
         J->orig[k] = subset ? subset[k] : k;
         J->glab[k] = labels[J->orig[k]];
         J->total[J->glab[k]] += 1;
+    }
+    for (int c = 0; c < p->n_classes; ++c) {
+        J->btot[2 * c] = ng - J->total[c];
+        J->btot[2 * c + 1] = J->total[c];
+        J->bnent[c] = tsw_shp_nentropy(J->btot + 2 * c, 2, ng);
     }
     /* distinct indices: a repeated series would be counted twice */
     for (int64_t k = 1; subset && k < ng; ++k)
@@ -809,6 +824,7 @@ static int shp_job_make(const tsw_shapelet_params *p, tsw_dtype dt, const tsw_co
     J->step = p->length_step;
     J->nlen = (maxl - J->minl) / J->step + 1;
     J->C = p->n_classes;
+    J->ovr = p->one_vs_rest;
     J->nent = tsw_shp_nentropy(J->total, J->C, ng);
     /* starts per work item: SHP_BLOCK, fewer when their distances would pass 16 MiB */
     J->block = SHP_BLOCK;
@@ -884,12 +900,16 @@ static void shp_job_free(shp_job *J, shp_data *d)
     tsw__free(J->isd_off);
     tsw__free(J->has_flat);
     tsw__free(J->xlogx);
+    tsw__free(J->bnent);
+    tsw__free(J->btot);
     tsw__free(J->glab);
     tsw__free(J->sub);
     J->isd = NULL;
     J->isd_off = NULL;
     J->has_flat = NULL;
     J->xlogx = NULL;
+    J->bnent = NULL;
+    J->btot = NULL;
     J->glab = NULL;
     J->sub = NULL;
     shp_data_free(d);
@@ -1055,6 +1075,9 @@ static int shp_gpu_run(shp_job *J, tsw__shp_visit fn, shp_gpu_ctx *x)
     g.xlogx = J->xlogx;
     g.logic = J->p->logic;
     g.partner = J->p->logic != TSW_LOGIC_NONE ? J->p->partner : NULL;
+    g.ovr = J->ovr;
+    g.btot = J->btot;
+    g.bnent = J->bnent;
     x->J = J;
     x->last = shp_now_ns();
     return tsw__cuda_shapelet_run(&g, J->ex, fn, x);
@@ -1143,6 +1166,7 @@ int tsw_shapelet_search(const tsw_shapelet_params *params, tsw_dtype dtype,
                     hi = mid - 1;
             }
             const int64_t i = J.sub[lo], s0 = (it - first[lo]) * J.block;
+            const int32_t own = J.ovr ? J.glab[lo / J.gd] : -1;
             const int64_t nb = TSW_MIN(J.block, d.len[i] - s0);
             int64_t nl[SHP_BLOCK];
             const int64_t n_cand = shp_block_lengths(&J, i, s0, nb, nl);
@@ -1152,7 +1176,7 @@ int tsw_shapelet_search(const tsw_shapelet_params *params, tsw_dtype dtype,
             for (int64_t b = 0; b < nb; ++b)
                 for (int64_t li = 0; li < nl[b]; ++li) {
                     tsw_shapelet c = shp_cand(&J, lo, s0 + b, li);
-                    if (!shp_split(&J, shp_mind2(&J, &w, b), li, &w, &c.gain, &c.gap,
+                    if (!shp_split(&J, shp_mind2(&J, &w, b), li, own, &w, &c.gain, &c.gap,
                                    &c.threshold))
                         continue;
                     if (mine.series < 0 || shp_cand_better(&c, &mine))
@@ -1191,6 +1215,31 @@ static int shp_cmp_cand(const void *x, const void *y)
     if (shp_cand_better(b, a))
         return 1;
     return 0;
+}
+
+/* One-vs-rest: the best-first list kept (n) -> out, at most max(1, k / C') from the series
+ * of each class (C' the classes present), at most k in all: *take. */
+static int shp_top_balanced(const shp_job *J, const int32_t *labels, const tsw_shapelet *kept,
+                            int64_t n, int64_t k, tsw_shapelet *out, int64_t *take)
+{
+    int64_t *used = tsw__malloc((size_t)J->C * sizeof(int64_t)), present = 0;
+    if (!used)
+        return TSW_ENOMEM;
+    for (int c = 0; c < J->C; ++c) {
+        used[c] = 0;
+        present += J->total[c] > 0;
+    }
+    const int64_t kc = TSW_MAX(1, k / present);
+    *take = 0;
+    for (int64_t m = 0; m < n && *take < k; ++m) {
+        const int32_t c = labels[kept[m].series];
+        if (used[c] < kc) {
+            used[c] += 1;
+            out[(*take)++] = kept[m];
+        }
+    }
+    tsw__free(used);
+    return TSW_OK;
 }
 
 int tsw_shapelet_top(const tsw_shapelet_params *params, tsw_dtype dtype,
@@ -1288,6 +1337,7 @@ int tsw_shapelet_top(const tsw_shapelet_params *params, tsw_dtype dtype,
             if (!ok)
                 continue;
             int64_t nc = 0;
+            const int32_t own = J.ovr ? J.glab[g] : -1;
             for (int64_t jj = g * J.gd; jj < (g + 1) * J.gd; ++jj) {
                 const int64_t i = J.sub[jj];
                 for (int64_t s0 = 0; s0 < d.len[i]; s0 += J.block) {
@@ -1302,8 +1352,8 @@ int tsw_shapelet_top(const tsw_shapelet_params *params, tsw_dtype dtype,
                     for (int64_t b = 0; b < nb; ++b)
                         for (int64_t li = 0; li < nl[b]; ++li) {
                             tsw_shapelet c = shp_cand(&J, jj, s0 + b, li);
-                            if (shp_split(&J, shp_mind2(&J, &w, b), li, &w, &c.gain, &c.gap,
-                                          &c.threshold))
+                            if (shp_split(&J, shp_mind2(&J, &w, b), li, own, &w, &c.gain,
+                                          &c.gap, &c.threshold))
                                 cand[nc++] = c;
                         }
                     __atomic_fetch_add(&J.done, n_cand, __ATOMIC_RELAXED);
@@ -1329,7 +1379,10 @@ int tsw_shapelet_top(const tsw_shapelet_params *params, tsw_dtype dtype,
                 kept[n++] = kept[g * per + m];
         qsort(kept, (size_t)n, sizeof(*kept), shp_cmp_cand);
         int64_t take = n < k ? n : k;
-        memcpy(out, kept, (size_t)take * sizeof(*out));
+        if (J.ovr)
+            rc = shp_top_balanced(&J, labels, kept, n, k, out, &take);
+        else
+            memcpy(out, kept, (size_t)take * sizeof(*out));
         *count = take;
     }
     tsw__free(kept);

@@ -72,12 +72,12 @@ struct DData {
 
 struct DJob {
     DData d;
-    const int64_t *sub, *maxrun, *isd_off, *total;
+    const int64_t *sub, *maxrun, *isd_off, *total, *btot;
     const int32_t *lab;
-    const double *partner, *isd, *xlogx;
+    const double *partner, *isd, *xlogx, *bnent;
     int64_t ns, ng, gd, minl, step, nlen; /* order lines: ng groups of gd rows */
     double nent;
-    int C, logic;
+    int C, logic, ovr; /* ovr: one-vs-rest, btot and bnent as tsw__shp_gpu_job's */
 };
 
 /* ---- kernels --------------------------------------------------------------------------- */
@@ -161,15 +161,30 @@ __global__ void __launch_bounds__(256, TABLE ? 3 : 2)
     }
 }
 
+/* One-vs-rest: the class of candidate c's series, from the chunk's items (k, s, nl, c0),
+ * sorted by c0 (the last item with c0 <= c holds it). */
+__device__ int32_t shp_item_class(const DJob &g, const int64_t *items, int64_t nit, int64_t c)
+{
+    int64_t lo = 0, hi = nit - 1;
+    while (lo < hi) {
+        const int64_t mid = (lo + hi + 1) / 2;
+        if (items[4 * mid + 3] <= c)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    return g.lab[items[4 * lo] / g.gd];
+}
+
 /*
  * Best split of every candidate c < n_cand of the chunk: res[c]. Group k's entry on the order
  * line is the least of its gd rows (a series' phases under dilation gd), as shp_split takes it.
  * Warp scratch (stride bytes, shared memory or gscr): the line (p2 doubles), left counts
- * (C int64), labels (p2 int32).
+ * (C int64), labels (p2 int32). items (nit): the chunk's, read with one-vs-rest only.
  */
 __global__ void __launch_bounds__(256, 4)
     shp_rank_kernel(DJob g, const double *m2, int64_t n_cand, int64_t p2, tsw__shp_split *res,
-                    unsigned char *gscr, int64_t stride)
+                    unsigned char *gscr, int64_t stride, const int64_t *items, int64_t nit)
 {
     extern __shared__ double sscr[];
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, wpb = blockDim.x >> 5;
@@ -180,19 +195,17 @@ __global__ void __launch_bounds__(256, 4)
     int32_t *lb = (int32_t *)(left + g.C);
     for (int64_t c = gw; c < n_cand; c += nw) {
         const double *row = m2 + c * g.ns;
+        const int32_t own = g.ovr ? shp_item_class(g, items, nit, c) : -1;
         for (int64_t k = lane; k < p2; k += 32) {
             double x = TSW_INF_F64; /* padding: after every distance (all <= 2 or partner) */
             int32_t y = 0;
             if (k < g.ng) {
-                double m = row[k * g.gd];
-                for (int64_t p = 1; p < g.gd; ++p)
-                    m = TSW_MIN(m, row[k * g.gd + p]);
-                x = sqrt(m);
+                x = sqrt(tsw_shp_group_d2(row, k, g.gd));
                 if (g.logic == TSW_LOGIC_AND)
                     x = TSW_MAX(x, g.partner[k]);
                 else if (g.logic == TSW_LOGIC_OR)
                     x = TSW_MIN(x, g.partner[k]);
-                y = g.lab[k];
+                y = tsw_shp_line_label(g.lab[k], own);
             }
             v[k] = x;
             lb[k] = y;
@@ -220,8 +233,12 @@ __global__ void __launch_bounds__(256, 4)
         }
         if (lane == 0) {
             tsw__shp_split r;
-            r.found = tsw_shp_best_split(v, lb, g.ng, g.C, g.total, g.nent, g.xlogx, left,
-                                         &r.gain, &r.gap, &r.threshold);
+            if (own >= 0)
+                r.found = tsw_shp_best_split(v, lb, g.ng, 2, g.btot + 2 * own, g.bnent[own],
+                                             g.xlogx, left, &r.gain, &r.gap, &r.threshold);
+            else
+                r.found = tsw_shp_best_split(v, lb, g.ng, g.C, g.total, g.nent, g.xlogx, left,
+                                             &r.gain, &r.gap, &r.threshold);
             res[c] = r;
         }
         __syncwarp();
@@ -462,6 +479,8 @@ extern "C" int tsw__cuda_shapelet_run(const tsw__shp_gpu_job *J, const tsw_exec 
     const size_t p_lab = plan.add((size_t)ng, sizeof(int32_t));
     const size_t p_partner = plan.add((size_t)ng, sizeof(double));
     const size_t p_xlogx = plan.add((size_t)ng + 1, sizeof(double));
+    const size_t p_btot = plan.add((size_t)C * 2, sizeof(int64_t));
+    const size_t p_bnent = plan.add((size_t)C, sizeof(double));
     const size_t p_isd = plan.add(table ? (size_t)table_cells : 0, sizeof(double));
     const size_t p_items = plan.add((size_t)cap * 4, sizeof(int64_t));
     const size_t p_m2 = plan.add((size_t)max_cand * (size_t)ns, sizeof(double));
@@ -507,7 +526,11 @@ extern "C" int tsw__cuda_shapelet_run(const tsw__shp_gpu_job *J, const tsw_exec 
         (J->partner && (rc = copy_in(call, call.at(p_partner), J->partner, (size_t)ng * 8,
                                      "cudaMemcpyAsync (partner)"))) ||
         (rc = copy_in(call, call.at(p_xlogx), J->xlogx, ((size_t)ng + 1) * 8,
-                      "cudaMemcpyAsync (xlogx)")))
+                      "cudaMemcpyAsync (xlogx)")) ||
+        (J->ovr && ((rc = copy_in(call, call.at(p_btot), J->btot, (size_t)C * 16,
+                                  "cudaMemcpyAsync (one-vs-rest counts)")) ||
+                    (rc = copy_in(call, call.at(p_bnent), J->bnent, (size_t)C * 8,
+                                  "cudaMemcpyAsync (one-vs-rest entropies)")))))
         return rc;
     g.sub = (const int64_t *)call.at(p_sub);
     g.maxrun = (const int64_t *)call.at(p_maxrun);
@@ -516,6 +539,9 @@ extern "C" int tsw__cuda_shapelet_run(const tsw__shp_gpu_job *J, const tsw_exec 
     g.lab = (const int32_t *)call.at(p_lab);
     g.partner = J->partner ? (const double *)call.at(p_partner) : nullptr;
     g.xlogx = (const double *)call.at(p_xlogx);
+    g.btot = (const int64_t *)call.at(p_btot);
+    g.bnent = (const double *)call.at(p_bnent);
+    g.ovr = J->ovr;
     g.isd = table ? (const double *)call.at(p_isd) : nullptr;
     g.ns = ns;
     g.ng = ng;
@@ -572,7 +598,7 @@ extern "C" int tsw__cuda_shapelet_run(const tsw__shp_gpu_job *J, const tsw_exec 
         int64_t rb = (ncand + rank_wpb - 1) / rank_wpb;
         rb = rb < rank_grid ? rb : rank_grid;
         shp_rank_kernel<<<(unsigned)rb, rank_wpb * 32, rank_smem, call.stream>>>(
-            g, m2, ncand, p2, dres, gscr, (int64_t)scr_stride);
+            g, m2, ncand, p2, dres, gscr, (int64_t)scr_stride, ditems, nit);
         TSW_CU(cudaGetLastError(), "shp_rank_kernel launch");
         if ((rc = copy_out(call, hres, dres, (size_t)ncand * sizeof(tsw__shp_split),
                            "cudaMemcpyAsync (splits)")) ||

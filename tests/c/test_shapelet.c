@@ -1,7 +1,8 @@
 /*
  * Shapelets: the fast path (running dot products) against the reference (eq. 2 directly) on
  * random ragged problems, for the search (plain, subset, AND/OR partners, length steps,
- * float32), the top-k list and the distances; thread-count independence; a hand-checked
+ * float32), the top-k list and the distances; one-vs-rest against the two-class problems of
+ * each class; thread-count independence; a hand-checked
  * example; constant windows; every error path.
  */
 #include "harness.h"
@@ -614,9 +615,112 @@ static void test_dilation(void)
     }
 }
 
+/* The library's order on candidates (include/tswarp.h): gain, gap on its 1e-9 grid, then
+ * the smaller (series, start, length); for qsort, best first. */
+static int cmp_quality(const void *x, const void *y)
+{
+    const tsw_shapelet *a = x, *b = y;
+    const double ga = floor(a->gap * 1e9 + 0.5), gb = floor(b->gap * 1e9 + 0.5);
+    if (a->gain != b->gain)
+        return a->gain > b->gain ? -1 : 1;
+    if (ga != gb)
+        return ga > gb ? -1 : 1;
+    if (a->series != b->series)
+        return a->series < b->series ? -1 : 1;
+    if (a->start != b->start)
+        return a->start < b->start ? -1 : 1;
+    return (a->length > b->length) - (a->length < b->length);
+}
+
+/*
+ * One-vs-rest: a candidate of series i is judged on (label == label_i) against the rest, so
+ * each series' candidates rank as in the two-class problem of its own class. Hence the
+ * one-vs-rest top-k list equals, for each class c, the two-class top list of (label == c)
+ * restricted to class c's series, its first k / C, merged best first; the search gives the
+ * list's first entry; reference = fast, with dilations 1 and 2; bad values are refused.
+ */
+static void test_one_vs_rest(void)
+{
+    tsw_t_rng r = {7};
+    for (int round = 0; round < (tsw_t_quick() ? 2 : 6); ++round) {
+        const int C = 3 + round % 2;
+        problem p;
+        make_problem(&p, &r, 9 + round % 4, 12, 18, C);
+        tsw_shapelet_params sp;
+        tsw_shapelet_params_default(&sp);
+        sp.n_classes = C;
+        sp.min_length = 3;
+        sp.max_length = 6;
+        sp.dilation = 1 + round % 2;
+        sp.one_vs_rest = 1;
+        tsw_exec ref, fast;
+        tsw_exec_default(&ref);
+        tsw_exec_default(&fast);
+        ref.impl = TSW_IMPL_REFERENCE;
+        const int64_t k = 12, kc = k / C;
+        tsw_shapelet ta[12], tb[12], a, want[64], all[1000];
+        int64_t na = -1, nb = -2, nw = 0;
+        CHECK_RC(tsw_shapelet_top(&sp, TSW_F64, &p.c, p.lab, NULL, 0, k, ta, &na, &ref), TSW_OK);
+        CHECK_RC(tsw_shapelet_top(&sp, TSW_F64, &p.c, p.lab, NULL, 0, k, tb, &nb, &fast),
+                 TSW_OK);
+        CHECK_EQ(na, nb);
+        for (int64_t m = 0; m < na && m < nb; ++m)
+            SAME(&ta[m], &tb[m]);
+        CHECK_RC(tsw_shapelet_search(&sp, TSW_F64, &p.c, p.lab, NULL, 0, &a, &fast), TSW_OK);
+        SAME(&a, &ta[0]);
+        CHECK_RC(tsw_shapelet_search(&sp, TSW_F64, &p.c, p.lab, NULL, 0, &a, &ref), TSW_OK);
+        SAME(&a, &ta[0]);
+
+        tsw_shapelet_params two = sp;
+        two.one_vs_rest = 0;
+        two.n_classes = 2;
+        int32_t *bl = malloc((size_t)p.n * sizeof(int32_t));
+        int64_t per[4] = {0, 0, 0, 0};
+        for (int c = 0; c < C; ++c) {
+            for (int64_t i = 0; i < p.n; ++i)
+                bl[i] = p.lab[i] == c;
+            int64_t n_all = 0;
+            CHECK_RC(tsw_shapelet_top(&two, TSW_F64, &p.c, bl, NULL, 0, 1000, all, &n_all, &fast),
+                     TSW_OK);
+            CHECK(n_all < 1000); /* every series' whole list */
+            for (int64_t m = 0; m < n_all; ++m)
+                if (p.lab[all[m].series] == c && per[c] < kc) {
+                    per[c] += 1;
+                    want[nw++] = all[m];
+                }
+            CHECK(per[c] >= 1);
+        }
+        qsort(want, (size_t)nw, sizeof(*want), cmp_quality);
+        CHECK_EQ(na, nw);
+        for (int64_t m = 0; m < na && m < nw; ++m)
+            SAME(&ta[m], &want[m]);
+
+        /* a subset works alike (the fast path against the reference) */
+        int64_t sub[16], ns = 0;
+        for (int64_t i = 0; i < p.n; ++i)
+            if (i % 4 != 3)
+                sub[ns++] = i;
+        CHECK_RC(tsw_shapelet_top(&sp, TSW_F64, &p.c, p.lab, sub, ns, k, ta, &na, &ref), TSW_OK);
+        CHECK_RC(tsw_shapelet_top(&sp, TSW_F64, &p.c, p.lab, sub, ns, k, tb, &nb, &fast),
+                 TSW_OK);
+        CHECK_EQ(na, nb);
+        for (int64_t m = 0; m < na && m < nb; ++m)
+            SAME(&ta[m], &tb[m]);
+
+        sp.one_vs_rest = 2;
+        CHECK_RC(tsw_shapelet_search(&sp, TSW_F64, &p.c, p.lab, NULL, 0, &a, &fast), TSW_EPARAM);
+        sp.one_vs_rest = -1;
+        CHECK_RC(tsw_shapelet_top(&sp, TSW_F64, &p.c, p.lab, NULL, 0, k, ta, &na, &fast),
+                 TSW_EPARAM);
+        free(bl);
+        free_problem(&p);
+    }
+}
+
 int main(void)
 {
     test_random();
+    test_one_vs_rest();
     test_dilation();
     test_isa_and_sorts();
     test_hand();

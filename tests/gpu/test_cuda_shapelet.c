@@ -9,7 +9,7 @@
  * Fresh random inputs on every run (the seed is printed; TSWARP_TEST_SEED=<seed> replays):
  * ragged collections, 2 to 4 classes, uniform noise (with a planted bump) or small integers
  * (constant windows, exact ties on the order lines), float32 and float64, length sets with
- * steps and a maximum, subsets, AND/OR partners; each with the 1/std table and without, in
+ * steps and a maximum, subsets, AND/OR partners, dilations, one-vs-rest quality; each with the 1/std table and without, in
  * one chunk and in many tiny ones (items and series cut across chunks), with the warps'
  * scratch in shared and in global memory; long series (scratch beyond shared memory), many
  * series (long order lines); device AUTO; cancellation; a bad device index.
@@ -223,6 +223,28 @@ static void test_random(tsw_t_rng *r)
                 compare(&dp, TSW_F64, &p, sub, ns, what);
             }
         }
+
+        /* one-vs-rest: each candidate's own class against the rest (the rank kernel finds
+         * the candidate's series from the chunk's items), plain, dilated, subset and
+         * logic, in every chunk / scratch layout */
+        tsw_shapelet_params op = sp;
+        op.one_vs_rest = 1;
+        compare_all(&op, TSW_F64, &p, NULL, 0, what);
+        if (ns >= 2 && classes >= 2) {
+            compare_all(&op, TSW_F64, &p, sub, ns, what);
+            double part[64];
+            for (int64_t k = 0; k < ns; ++k)
+                part[k] = tsw_t_uniform(r, 0.0, 1.5);
+            op.logic = TSW_LOGIC_AND;
+            op.partner = part;
+            compare(&op, TSW_F64, &p, sub, ns, what);
+            op.logic = TSW_LOGIC_NONE;
+            op.partner = NULL;
+        }
+        op.dilation = dp.dilation;
+        op.max_length = 0;
+        if (shortest / op.dilation >= op.min_length)
+            compare(&op, TSW_F64, &p, NULL, 0, what);
 
         /* distances of some candidates (and an arbitrary series) to every series */
         int64_t nsh = 4;

@@ -76,8 +76,9 @@ def best_split(d, lab, C):
     return best
 
 
-def brute_force(X, codes, C, lengths, dil=1):
-    """Every candidate (series, start, length): the best by gain, gap, then index order."""
+def brute_force(X, codes, C, lengths, dil=1, ovr=False):
+    """Every candidate (series, start, length): the best by gain, gap, then index order;
+    ovr: each judged on its own series' class against the rest."""
     best = None
     for i, xi in enumerate(X):
         for s in range(len(xi)):
@@ -85,7 +86,8 @@ def brute_force(X, codes, C, lengths, dil=1):
                 if s + (l - 1) * dil >= len(xi):
                     continue
                 d = [brute_distance(xi[s:s + (l - 1) * dil + 1:dil], xj, dil) for xj in X]
-                r = best_split(d, codes, C)
+                r = best_split(d, [int(c == codes[i]) for c in codes], 2) if ovr else \
+                    best_split(d, codes, C)
                 if r is None:
                     continue
                 cand = (r[0], r[1], r[2], i, s, l)
@@ -504,6 +506,63 @@ def test_transform_top_k(rng):
         if len(kept) == k:
             break
     assert [(s.series, s.start, s.length) for s in T.shapelets_] == kept
+
+
+def test_one_vs_rest_equals_brute_force(rng):
+    """One-vs-rest (STC's binary shapelets): the search against the brute force with each
+    candidate judged on its class against the rest; the transform's list against every
+    candidate ranked in Python, kept greedily with at most k // C from each class."""
+    C, k = 3, 7
+    for _ in range(2):
+        X, y = _random_problem(rng, int(rng.integers(6, 9)), 9, 12, C)
+        codes = np.asarray(y)
+        lengths = [3, 4, 5]
+        gain, gap, thr, i, s, l = brute_force(X, list(codes), C, lengths, ovr=True)
+        v = np.concatenate(X)
+        lens = np.array([len(x) for x in X], dtype=np.int64)
+        offs = np.concatenate([[0], np.cumsum(lens)[:-1]]).astype(np.int64)
+        msg = f"seed {rng.seed}"
+        for impl in ("auto", "reference"):
+            got = _tswarp._shapelet_search(v, offs, lens, codes.astype(np.int32), C, 3, 5, 1,
+                                           _impl=impl, one_vs_rest=True)
+            assert got[:3] == (i, s, l), msg
+            assert got[4] == pytest.approx(gain, rel=0, abs=1e-12), msg
+            assert got[3] == pytest.approx(thr, abs=1e-7), msg
+            assert got[5] == pytest.approx(gap, abs=1e-7), msg
+        T = ShapeletTransform(n_shapelets=k, min_length=3, max_length=5, one_vs_rest=True)
+        F = T.fit(X, y).transform(X)
+        ranked = []
+        for i, xi in enumerate(X):
+            for s in range(len(xi)):
+                for l in lengths:
+                    if s + l <= len(xi):
+                        d = [brute_distance(xi[s:s + l], xj) for xj in X]
+                        r = best_split(d, [int(c == codes[i]) for c in codes], 2)
+                        if r is not None:
+                            ranked.append((-r[0], -_gap_key(r[1]), i, s, l))
+        ranked.sort()
+        kept, used = [], [0] * C
+        for _, _, i, s, l in ranked:
+            if used[codes[i]] < k // C and all(i != i2 or s + l <= s2 or s2 + l2 <= s
+                                               for i2, s2, l2 in kept):
+                kept.append((i, s, l))
+                used[codes[i]] += 1
+        assert [(t.series, t.start, t.length) for t in T.shapelets_] == kept, msg
+        assert F.shape == (len(X), len(kept)) and len(kept) == C * (k // C)
+        # with two classes the gains are the plain search's; only the balance differs
+        X2, y2 = _random_problem(rng, 8, 10, 12, 2)
+        a = ShapeletTransform(n_shapelets=4, min_length=3, max_length=4, one_vs_rest=True)
+        b = ShapeletTransform(n_shapelets=1000, min_length=3, max_length=4)
+        a.fit(X2, y2)
+        b.fit(X2, y2)
+        want = [t for c in (0, 1) for t in
+                [t for t in b.shapelets_ if y2[t.series] == c][:2]]
+        want.sort(key=lambda t: (-t.gain, -_gap_key(t.gap), t.series, t.start, t.length))
+        assert [(t.series, t.start, t.length, t.gain) for t in a.shapelets_] == \
+            [(t.series, t.start, t.length, t.gain) for t in want]
+    for bad in ("yes", 1, None):
+        with pytest.raises(TypeError, match="one_vs_rest"):
+            ShapeletTransform(one_vs_rest=bad).fit(X, y)
 
 
 def test_transform_linear_classifier_gunpoint():
