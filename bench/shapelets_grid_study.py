@@ -83,7 +83,12 @@ def features(X, y, Xe, grid, device, cap):
     a grid name ending in ~bin: one-vs-rest (STC's binary shapelets)."""
     from tswarp.shapelets import ShapeletTransform
     grid, _, quality = grid.partition("~")
-    minl, maxl, step, dil = grid_args(grid, _shortest(X))
+    # the grid fits the shortest series of both sets (a shapelet longer than a series to
+    # transform is refused; PickupGestureWiimoteZ's test set has shorter series than its
+    # training set)
+    L = min(_shortest(X), _shortest(Xe))
+    minl, maxl, step, dil = grid_args(grid, L)
+    maxl = L if maxl is None else maxl
     k = min(10 * len(y), 1000)
     st = ShapeletTransform(n_shapelets=k if cap is None else 10**6, min_length=minl,
                            max_length=maxl, length_step=step, dilation=dil, device=device,
