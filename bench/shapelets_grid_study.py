@@ -84,8 +84,8 @@ def features(X, y, Xe, grid, device, cap):
     from tswarp.shapelets import ShapeletTransform
     grid, _, quality = grid.partition("~")
     # the grid fits the shortest series of both sets (a shapelet longer than a series to
-    # transform is refused; PickupGestureWiimoteZ's test set has shorter series than its
-    # training set)
+    # transform is refused; on ragged data such as PickupGestureWiimoteZ a CV fold's
+    # validation series can be shorter than every one of its training series)
     L = min(_shortest(X), _shortest(Xe))
     minl, maxl, step, dil = grid_args(grid, L)
     maxl = L if maxl is None else maxl
