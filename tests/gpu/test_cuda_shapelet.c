@@ -156,6 +156,13 @@ static void compare_all(const tsw_shapelet_params *sp, tsw_dtype dt, const probl
     tsw__shapelet_gpu_smem_bytes = sm;
 }
 
+/* a logical partner's distances to the ns searched series */
+static void draw_partners(tsw_t_rng *r, double *part, int64_t ns)
+{
+    for (int64_t k = 0; k < ns; ++k)
+        part[k] = tsw_t_uniform(r, 0.0, 1.5);
+}
+
 static void test_random(tsw_t_rng *r)
 {
     const int rounds = g_quick ? 4 : 24;
@@ -216,8 +223,7 @@ static void test_random(tsw_t_rng *r)
             if (ns >= 2 && classes >= 2) {
                 compare(&dp, TSW_F64, &p, sub, ns, what);
                 double part[64];
-                for (int64_t k = 0; k < ns; ++k)
-                    part[k] = tsw_t_uniform(r, 0.0, 1.5);
+                draw_partners(r, part, ns);
                 dp.logic = TSW_LOGIC_OR;
                 dp.partner = part;
                 compare(&dp, TSW_F64, &p, sub, ns, what);
@@ -233,8 +239,7 @@ static void test_random(tsw_t_rng *r)
         if (ns >= 2 && classes >= 2) {
             compare_all(&op, TSW_F64, &p, sub, ns, what);
             double part[64];
-            for (int64_t k = 0; k < ns; ++k)
-                part[k] = tsw_t_uniform(r, 0.0, 1.5);
+            draw_partners(r, part, ns);
             op.logic = TSW_LOGIC_AND;
             op.partner = part;
             compare(&op, TSW_F64, &p, sub, ns, what);
