@@ -49,6 +49,23 @@ TSW_HD double tsw_shp_d2(double dot, int64_t l, double ma, double sa, int fa, do
     return tsw_shp_snap(TSW_MIN(d2, 4.0));
 }
 
+/*
+ * tsw_shp_d2 of the l-point windows a and b (values of standardised series) from their sums
+ * (a_sum, b_sum) and sums of squares, and whether each is constant: the dot product summed
+ * in order t = 0 .. l - 1. The fast path's distance of one pair of windows, as the distances
+ * of shapelets to series and the windows of a shapelet against a shorter series take it.
+ */
+TSW_HD double tsw_shp_window_d2(const double *a, double a_sum, double a_sumsq, int fa,
+                                const double *b, double b_sum, double b_sumsq, int fb, int64_t l)
+{
+    double dot = 0.0, ma, sa, mb, sb;
+    for (int64_t t = 0; t < l; ++t)
+        dot += a[t] * b[t];
+    tsw_shp_stats(a_sum, a_sumsq, l, &ma, &sa);
+    tsw_shp_stats(b_sum, b_sumsq, l, &mb, &sb);
+    return tsw_shp_d2(dot, l, ma, sa, fa, mb, sb, fb);
+}
+
 /* 1 / std of a window from its sums, or 0 for a constant window (flat) and for a varying one
  * whose spread rounding lost: with 0 such a window scores 0 in tsw_shp_d2_from_score below,
  * the "uncorrelated" of tsw_shp_d2 (constant windows are accounted for by has_flat). */

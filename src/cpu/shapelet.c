@@ -274,7 +274,9 @@ static int64_t shp_nlen_at(const shp_job *J, int64_t i, int64_t s)
     return (lmax - J->minl) / J->step + 1;
 }
 
-/* mind2[li, jj] for every length index li < nl of candidate (i, s): eq. 2 directly. */
+/* mind2[li, jj] for every length index li < nl of candidate (i, s): eq. 2 directly. A
+ * series shorter than the candidate (nj < l) slides along it: the least over the candidate's
+ * windows of nj points against the whole series (include/tswarp.h). */
 static void shp_fill_reference(const shp_job *J, int64_t i, int64_t s, int64_t nl,
                                double *mind2)
 {
@@ -282,11 +284,15 @@ static void shp_fill_reference(const shp_job *J, int64_t i, int64_t s, int64_t n
     for (int64_t li = 0; li < nl; ++li) {
         int64_t l = J->minl + li * J->step;
         for (int64_t jj = 0; jj < J->ns; ++jj) {
-            int64_t j = J->sub[jj];
+            int64_t j = J->sub[jj], nj = J->d->len[j];
             const double *b = shp_z(J->d, j);
             double best = TSW_INF_F64;
-            for (int64_t u = 0; u + l <= J->d->len[j]; ++u) {
+            for (int64_t u = 0; u + l <= nj; ++u) {
                 double v = shp_d2_direct(a, b + u, l);
+                best = v < best ? v : best;
+            }
+            for (int64_t u = 0; u + nj <= l && nj < l; ++u) {
+                double v = shp_d2_direct(a + u, b, nj);
                 best = v < best ? v : best;
             }
             mind2[li * J->ns + jj] = best;
@@ -354,6 +360,42 @@ static double shp_grow_score(double *acc, double al, const double *bl, const dou
 }
 
 /*
+ * shp_fill_fast's lengths above len x_j = nj (length index li on, l = next): series j slides
+ * along each candidate (i, s), whose distance is the least of e[a] = tsw_shp_window_d2 of the
+ * window x_i[a .. a + nj) and the whole series, over a = s .. s + l - nj. e is computed once
+ * for the block (in w->row: a + nj <= len x_i, so at most len x_i entries) and each
+ * candidate's minimum grows with l.
+ */
+static void shp_fill_short(const shp_job *J, int64_t i, int64_t s0, int64_t nb,
+                           const int64_t *lmaxb, int64_t jj, int64_t li, int64_t next,
+                           shp_ws *w)
+{
+    const int64_t j = J->sub[jj], nj = J->d->len[j], ns = J->ns, nlen = J->nlen;
+    const double *za = shp_z(J->d, i), *Pa = shp_P(J->d, i), *Qa = shp_Q(J->d, i);
+    const int64_t *ra = shp_run(J->d, i);
+    const double *zb = shp_z(J->d, j);
+    const double Sb = shp_P(J->d, j)[nj], SQb = shp_Q(J->d, j)[nj];
+    const int fb = shp_run(J->d, j)[0] >= nj;
+    int64_t amax = s0;
+    for (int64_t b = 0; b < nb; ++b)
+        if (lmaxb[b] > nj)
+            amax = TSW_MAX(amax, s0 + b + lmaxb[b] - nj);
+    double *e = w->row;
+    for (int64_t a = s0; a <= amax; ++a)
+        e[a - s0] = tsw_shp_window_d2(za + a, Pa[a + nj] - Pa[a], Qa[a + nj] - Qa[a],
+                                      ra[a] >= nj, zb, Sb, SQb, fb, nj);
+    for (int64_t b = 0; b < nb && lmaxb[b] >= next; ++b) {
+        double m = TSW_INF_F64;
+        int64_t r = b; /* e[b .. r) taken */
+        for (int64_t l = next, q = li; l <= lmaxb[b]; l += J->step, ++q) {
+            for (; r <= b + l - nj; ++r)
+                m = e[r] < m ? e[r] : m;
+            w->mind2[(b * nlen + q) * ns + jj] = m;
+        }
+    }
+}
+
+/*
  * The same from running dot products (one more term per length) and prefix sums, for the nb
  * candidates (i, s0 + b), b < nb, of one work item at once (nl[b] lengths each, not
  * increasing in b). Per window and length: one multiply-add for the dot product, then
@@ -389,7 +431,8 @@ static void shp_fill_fast(const shp_job *J, int64_t i, int64_t s0, int64_t nb,
             memset(w->acc + b * stride, 0, (size_t)nj * sizeof(double));
         int64_t li = 0, next = J->minl; /* the next searched length and its index */
         int64_t active = nb;            /* candidates b < active reach length l */
-        for (int64_t l = 1; l <= lmax; ++l) { /* lmax <= maxl <= nj: checked */
+        const int64_t lcap = TSW_MIN(lmax, nj); /* longer ones: shp_fill_short */
+        for (int64_t l = 1; next <= lcap; ++l) { /* l <= next: a window of x_j remains */
             const double *bl = bz + (l - 1);
             const int64_t nu = nj - l + 1;
             while (lmaxb[active - 1] < l) /* b = 0 reaches lmax: active stays >= 1 */
@@ -399,7 +442,7 @@ static void shp_fill_fast(const shp_job *J, int64_t i, int64_t s0, int64_t nb,
                  * their k terms in one pass over each candidate's acc (the same additions
                  * in the same order as k passes, so the same bits), for the windows that
                  * remain at length l + k - 1 (the others are never scored again) */
-                const int64_t k = TSW_MIN(TSW_MIN(next, lmax + 1) - l, TSW_SHP_FUSE);
+                const int64_t k = TSW_MIN(next - l, TSW_SHP_FUSE);
                 for (int64_t b = 0; b < active; ++b) {
                     const int64_t kb = TSW_MIN(k, lmaxb[b] - l + 1); /* >= 1: b is active */
                     double *acc = w->acc + b * stride;
@@ -452,6 +495,8 @@ static void shp_fill_fast(const shp_job *J, int64_t i, int64_t s0, int64_t nb,
             ++li;
             next += J->step;
         }
+        if (next <= lmax)
+            shp_fill_short(J, i, s0, nb, lmaxb, jj, li, next, w);
     }
 }
 
@@ -737,7 +782,7 @@ static int shp_job_make(const tsw_shapelet_params *p, tsw_dtype dt, const tsw_co
     if (dt != TSW_F32 && dt != TSW_F64)
         return TSW_EDTYPE;
     const int64_t ng = subset ? n_subset : x->count, gd = p->dilation;
-    int64_t shortest = INT64_MAX;
+    int64_t longest = 0;
     for (int64_t k = 0; k < ng; ++k) {
         int64_t j = subset ? subset[k] : k;
         if (j < 0 || j >= x->count)
@@ -747,11 +792,13 @@ static int shp_job_make(const tsw_shapelet_params *p, tsw_dtype dt, const tsw_co
         if (p->logic != TSW_LOGIC_NONE && !(p->partner[k] >= 0.0 && p->partner[k] < TSW_INF_F64))
             return TSW_EINVAL;
         int64_t n = tsw__coll_len(x, j);
-        if (n < 1 || tsw__coll_off(x, j) < 0)
+        if (n < gd || tsw__coll_off(x, j) < 0) /* n >= 1, and no phase is empty */
             return TSW_ESHAPE;
-        shortest = n < shortest ? n : shortest;
+        longest = n > longest ? n : longest;
     }
-    const int64_t room = shortest / gd; /* the shortest phase of the shortest series */
+    /* every phase of the longest series holds the longest candidate; shorter series slide
+     * along the candidates they cannot hold (shp_fill_reference) */
+    const int64_t room = longest / gd;
     int64_t maxl = p->max_length ? p->max_length : room;
     if (p->min_length > room || maxl > room)
         return TSW_ESHAPE;
@@ -1393,6 +1440,40 @@ int tsw_shapelet_top(const tsw_shapelet_params *params, tsw_dtype dtype,
 
 /* ---- tsw_shapelet_distances, tsw_shapelet_features ----------------------------------------- */
 
+/*
+ * Shapelet k of S against series j of X: the least d^2 over the alignments, the first best
+ * in *where (the shapelet's start in the series: u >= 0, or -u when the series is shorter
+ * and lies at offset u of the shapelet) and, thr >= 0, in *near how many alignments lie
+ * within thr. The windows have min(l, n) points: the shorter of the two is taken whole.
+ */
+static double shp_feature_pair(const shp_data *S, int64_t k, const shp_data *X, int64_t j,
+                               int reference, double thr, int64_t *where, int64_t *near)
+{
+    const int64_t l = S->len[k], n = X->len[j], m = TSW_MIN(l, n), nu = TSW_MAX(l, n) - m + 1;
+    const double *a = shp_z(S, k), *Pa = shp_P(S, k), *Qa = shp_Q(S, k);
+    const double *b = shp_z(X, j), *Pb = shp_P(X, j), *Qb = shp_Q(X, j);
+    const int64_t *ra = shp_run(S, k), *rb = shp_run(X, j);
+    double best = TSW_INF_F64;
+    int64_t at = 0, cnt = 0;
+    for (int64_t u = 0; u < nu; ++u) {
+        const int64_t ua = n < l ? u : 0, ub = n < l ? 0 : u;
+        const double v =
+            reference ? shp_d2_direct(a + ua, b + ub, m)
+                      : tsw_shp_window_d2(a + ua, Pa[ua + m] - Pa[ua], Qa[ua + m] - Qa[ua],
+                                          ra[ua] >= m, b + ub, Pb[ub + m] - Pb[ub],
+                                          Qb[ub + m] - Qb[ub], rb[ub] >= m, m);
+        if (v < best) {
+            best = v;
+            at = u;
+        }
+        if (thr >= 0.0)
+            cnt += sqrt(v) <= thr;
+    }
+    *where = n < l ? -at : at;
+    *near = cnt;
+    return best;
+}
+
 int tsw_shapelet_distances(tsw_dtype dtype, const tsw_collection *shapelets,
                            const tsw_collection *x, double *dist, int64_t *pos,
                            const tsw_exec *exec)
@@ -1425,15 +1506,8 @@ int tsw_shapelet_features(tsw_dtype dtype, const tsw_collection *shapelets,
         shp_data_free(&S);
         return rc;
     }
-    int64_t shortest = INT64_MAX, longest = 0;
-    for (int64_t j = 0; j < X.count; ++j)
-        shortest = TSW_MIN(shortest, X.len[j]);
-    for (int64_t k = 0; k < S.count; ++k)
-        longest = TSW_MAX(longest, S.len[k]);
     size_t cells;
-    if (longest > shortest || S.len[0] < 2) {
-        rc = TSW_ESHAPE;
-    } else if (tsw__mul_size((size_t)X.count, (size_t)S.count, &cells)) {
+    if (tsw__mul_size((size_t)X.count, (size_t)S.count, &cells)) {
         rc = TSW_EOVERFLOW;
     } else {
         for (int64_t k = 0; k < S.count; ++k)
@@ -1486,34 +1560,11 @@ int tsw_shapelet_features(tsw_dtype dtype, const tsw_collection *shapelets,
         for (int64_t j = 0; j < X.count; ++j) {
             if (shp_poll(&J, tid, &last))
                 continue;
-            const double *b = shp_z(&X, j), *P = shp_P(&X, j), *Q = shp_Q(&X, j);
-            const int64_t *rb = shp_run(&X, j);
             for (int64_t k = 0; k < nsh; ++k) {
-                const int64_t l = S.len[k];
-                const double *a = shp_z(&S, k);
-                double ma, sa, best = TSW_INF_F64;
-                const double thr = thresholds ? thresholds[k] : 0.0;
-                int64_t where = 0, near = 0;
-                tsw_shp_stats(shp_P(&S, k)[l], shp_Q(&S, k)[l], l, &ma, &sa);
-                for (int64_t u = 0; u + l <= X.len[j]; ++u) {
-                    double v;
-                    if (reference) {
-                        v = shp_d2_direct(a, b + u, l);
-                    } else {
-                        double dot = 0.0, mb, sb;
-                        for (int64_t t = 0; t < l; ++t)
-                            dot += a[t] * b[u + t];
-                        tsw_shp_stats(P[u + l] - P[u], Q[u + l] - Q[u], l, &mb, &sb);
-                        v = tsw_shp_d2(dot, l, ma, sa, shp_run(&S, k)[0] >= l, mb, sb,
-                                       rb[u] >= l);
-                    }
-                    if (v < best) {
-                        best = v;
-                        where = u;
-                    }
-                    if (count)
-                        near += sqrt(v) <= thr;
-                }
+                int64_t where, near;
+                const double best = shp_feature_pair(&S, k, &X, j, reference,
+                                                     count ? thresholds[k] : -1.0, &where,
+                                                     &near);
                 dist[j * nsh + k] = sqrt(best);
                 if (pos)
                     pos[j * nsh + k] = where;
@@ -1588,7 +1639,7 @@ static int shp_features_one(tsw_dtype dt, const tsw_collection *sh, const int64_
             thr[q] = thresholds[K[q]];
     }
     for (int64_t j = 0; j < n; ++j)
-        all[j] = j; /* every series holds >= 2 gd points (the caller): no phase is empty */
+        all[j] = j; /* every series holds >= gd points (the caller): no phase is empty */
     tsw_collection sc = {sv, so, so + nk, 0, nk, NULL}, pc;
     if ((rc = shp_phases(dt, x, all, n, gd, &pc, &pv, &poffs)))
         goto done;
@@ -1663,7 +1714,7 @@ int tsw_shapelet_features_dilated(tsw_dtype dtype, const tsw_collection *shapele
         if (thresholds && !(thresholds[k] >= 0.0 && thresholds[k] <= DBL_MAX))
             return TSW_EPARAM;
         const int64_t l = tsw__coll_len(shapelets, k);
-        if (l < 2 || l > shortest / dilations[k]) /* every phase holds a window */
+        if (l < 2 || shortest < dilations[k]) /* no phase is empty */
             return TSW_ESHAPE;
     }
     size_t kb;

@@ -128,7 +128,8 @@ __global__ void __launch_bounds__(256, TABLE ? 3 : 2)
         for (int64_t u = lane; u < nj; u += 32)
             acc[u] = 0.0;
         int64_t next = g.minl, li = 0; /* the next length of the set and its index */
-        for (int64_t l = 1; l <= lmax; ++l) { /* lmax <= the shortest searched series */
+        const int64_t lcap = lmax < nj ? lmax : nj; /* longer ones: the series slides */
+        for (int64_t l = 1; next <= lcap; ++l) {
             const double al = a[l - 1];
             const double *bl = b + (l - 1);
             const int64_t nu = nj - l + 1;
@@ -157,6 +158,32 @@ __global__ void __launch_bounds__(256, TABLE ? 3 : 2)
                 out[li * g.ns] = tsw_shp_d2_from_score(m, l, sa, ra >= l, mr >= l);
             ++li;
             next += g.step;
+        }
+        if (next <= lmax) {
+            /* lengths above nj: cpu/shapelet.c's shp_fill_short. e[r] (in acc) of the
+             * candidate's windows x_i[s + r ..) of nj points against all of series j, then
+             * each length's least over r <= l - nj. Lane q computes and reads only its own
+             * e[r], r = q mod 32 (no barrier again), keeping the least taken so far */
+            const int64_t na = lmax - nj + 1;
+            const double Sb = P[nj], SQb = Q[nj];
+            const int fb = run[0] >= nj;
+            for (int64_t r = lane; r < na; r += 32)
+                acc[r] = tsw_shp_window_d2(a + r, Pa[r + nj] - Pa[r], Qa[r + nj] - Qa[r],
+                                           g.d.run[g.d.off[i] + s + r] >= nj, b, Sb, SQb, fb,
+                                           nj);
+            double m = TSW_INF_F64;
+            int64_t r = lane;
+            for (int64_t l = next; l <= lmax; l += g.step, ++li) {
+                for (; r <= l - nj; r += 32)
+                    m = acc[r] < m ? acc[r] : m;
+                double v = m;
+                for (int o = 16; o > 0; o >>= 1) {
+                    const double w = __shfl_xor_sync(kFull, v, o);
+                    v = w < v ? w : v;
+                }
+                if (lane == 0)
+                    out[li * g.ns] = v;
+            }
         }
     }
 }
@@ -254,23 +281,23 @@ __global__ void shp_dist_kernel(DData S, DData X, int64_t nsh, int64_t nx, doubl
     const int64_t gw = (int64_t)blockIdx.x * wpb + warp, nw = (int64_t)gridDim.x * wpb;
     for (int64_t pr = gw; pr < nx * nsh; pr += nw) {
         const int64_t j = pr / nsh, k = pr - j * nsh;
-        const int64_t l = S.len[k], nj = X.len[j];
-        const double *a = S.z + S.off[k];
-        const int fa = S.run[S.off[k]] >= l;
-        double ma, sa;
-        tsw_shp_stats(S.P[S.off[k] + k + l], S.Q[S.off[k] + k + l], l, &ma, &sa);
+        /* cpu/shapelet.c's shp_feature_pair: windows of m = min(l, n) points of the longer
+         * of the two against all of the shorter */
+        const int64_t l = S.len[k], nj = X.len[j], m = l < nj ? l : nj;
+        const int64_t nu = (l < nj ? nj : l) - m + 1;
+        const double *a = S.z + S.off[k], *Pa = S.P + S.off[k] + k, *Qa = S.Q + S.off[k] + k;
+        const int64_t *ra = S.run + S.off[k];
         const double *b = X.z + X.off[j];
         const double *P = X.P + X.off[j] + j, *Q = X.Q + X.off[j] + j;
         const int64_t *rb = X.run + X.off[j];
         double best = TSW_INF_F64;
         const double th = thr ? thr[k] : 0.0;
         int64_t where = 0, near = 0;
-        for (int64_t u = lane; u + l <= nj; u += 32) {
-            double dot = 0.0, mb, sb;
-            for (int64_t t = 0; t < l; ++t)
-                dot += a[t] * b[u + t];
-            tsw_shp_stats(P[u + l] - P[u], Q[u + l] - Q[u], l, &mb, &sb);
-            const double v = tsw_shp_d2(dot, l, ma, sa, fa, mb, sb, rb[u] >= l);
+        for (int64_t u = lane; u < nu; u += 32) {
+            const int64_t ua = nj < l ? u : 0, ub = nj < l ? 0 : u;
+            const double v = tsw_shp_window_d2(a + ua, Pa[ua + m] - Pa[ua], Qa[ua + m] - Qa[ua],
+                                               ra[ua] >= m, b + ub, P[ub + m] - P[ub],
+                                               Q[ub + m] - Q[ub], rb[ub] >= m, m);
             if (v < best) {
                 best = v;
                 where = u;
@@ -290,7 +317,7 @@ __global__ void shp_dist_kernel(DData S, DData X, int64_t nsh, int64_t nx, doubl
         if (lane == 0) {
             dist[pr] = sqrt(best);
             if (pos)
-                pos[pr] = where;
+                pos[pr] = nj < l ? -where : where;
             if (count)
                 count[pr] = near;
         }

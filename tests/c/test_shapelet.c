@@ -103,6 +103,35 @@ static double zdist(const double *a, const double *b, int64_t l)
     return sqrt(s / (double)l);
 }
 
+/* The distance of shapelet sv (l points) to series w (m points) at alignment u, as
+ * include/tswarp.h defines it: u >= 0, the window w[u .. u + l) when m >= l; u <= 0, the
+ * series against the window sv[-u .. -u + m) of the shapelet when m < l. */
+static double conv_at(const double *sv, int64_t l, const double *w, int64_t m, int64_t u)
+{
+    return m >= l ? zdist(sv, w + u, l) : zdist(sv - u, w, m);
+}
+
+/* The least conv_at over every alignment, the first best alignment (*at) and how many lie
+ * within thr - slack (*near, with slack > 0 an upper count, < 0 a lower one). */
+static double conv_best(const double *sv, int64_t l, const double *w, int64_t m, double thr,
+                        int64_t *at, int64_t *near)
+{
+    const int64_t nu = (m >= l ? m - l : l - m) + 1;
+    double best = INFINITY;
+    *at = 0;
+    *near = 0;
+    for (int64_t k = 0; k < nu; ++k) {
+        const int64_t u = m >= l ? k : -k;
+        const double d = conv_at(sv, l, w, m, u);
+        if (d < best) {
+            best = d;
+            *at = u;
+        }
+        *near += d <= thr;
+    }
+    return best;
+}
+
 static void test_random(void)
 {
     tsw_t_rng r = {42};
@@ -169,6 +198,34 @@ static void test_random(void)
         sp.logic = TSW_LOGIC_NONE;
         sp.partner = NULL;
 
+        /* candidates longer than most series (which slide along them): the same best and
+         * the same top-k list on both paths */
+        {
+            int64_t lg = p.len[0];
+            for (int64_t i = 1; i < p.n; ++i)
+                lg = p.len[i] > lg ? p.len[i] : lg;
+            tsw_shapelet_params lp = sp;
+            lp.min_length = lg - 3;
+            lp.length_step = 1;
+            tsw_shapelet la[6], lb[6];
+            int64_t nla = -1, nlb = -2;
+            CHECK_RC(tsw_shapelet_search(&lp, TSW_F64, &p.c, p.lab, NULL, 0, &a, &ref), TSW_OK);
+            CHECK_RC(tsw_shapelet_search(&lp, TSW_F64, &p.c, p.lab, NULL, 0, &b, &fast), TSW_OK);
+            SAME(&a, &b);
+            CHECK(a.length >= lg - 3 && a.start + a.length <= p.len[a.series]);
+            CHECK_RC(tsw_shapelet_top(&lp, TSW_F64, &p.c, p.lab, NULL, 0, 6, la, &nla, &ref),
+                     TSW_OK);
+            CHECK_RC(tsw_shapelet_top(&lp, TSW_F64, &p.c, p.lab, NULL, 0, 6, lb, &nlb, &fast),
+                     TSW_OK);
+            CHECK(nla >= 1 && nlb == nla);
+            for (int64_t k = 0; k < nla && k < nlb; ++k)
+                SAME(&la[k], &lb[k]);
+            tsw__shapelet_table_bytes = 0;
+            CHECK_RC(tsw_shapelet_search(&lp, TSW_F64, &p.c, p.lab, NULL, 0, &b, &fast), TSW_OK);
+            tsw__shapelet_table_bytes = table;
+            SAME(&a, &b);
+        }
+
         /* top-k: same list; no two kept candidates overlap in a series; best first */
         tsw_shapelet ta[12], tb[12];
         int64_t na = -1, nb = -2;
@@ -190,11 +247,12 @@ static void test_random(void)
                 CHECK(ta[k - 1].gain >= ta[k].gain);
         }
 
-        /* distances: fast = reference; the best shapelet's distances reproduce its split */
-        int64_t shortest = p.len[0];
+        /* distances: fast = reference; the best shapelet's distances reproduce its split; a
+         * shapelet as long as the longest series (the shorter ones slide along it) */
+        int64_t longest = p.len[0];
         for (int64_t i = 1; i < p.n; ++i)
-            shortest = p.len[i] < shortest ? p.len[i] : shortest;
-        int64_t nsh = 3, slen[3] = {a.length, 2, shortest}, soff[3];
+            longest = p.len[i] > longest ? p.len[i] : longest;
+        int64_t nsh = 3, slen[3] = {a.length, 2, longest}, soff[3];
         double sv[64];
         int64_t rows = 0;
         for (int k = 0; k < 3; ++k) {
@@ -218,7 +276,14 @@ static void test_random(void)
         }
         for (int64_t j = 0; j < p.n; ++j) {
             nleft += d2[j * 3] <= a.threshold;
-            CHECK(p1[j * 3] + slen[0] <= p.len[j]);
+            for (int64_t k = 0; k < 3; ++k) { /* the positions, and eq. 2 at them */
+                const int64_t u = p1[j * 3 + k];
+                CHECK_EQ(p2[j * 3 + k], u);
+                CHECK(slen[k] <= p.len[j] ? u >= 0 && u + slen[k] <= p.len[j]
+                                          : u <= 0 && u >= p.len[j] - slen[k]);
+                CHECK_NEAR(conv_at(sv + soff[k], slen[k], p.v + p.off[j], p.len[j], u),
+                           d1[j * 3 + k], 1e-7);
+            }
         }
         CHECK(nleft >= 1 && nleft < p.n);
         CHECK_NEAR(d2[a.series * 3], 0.0, 1e-7); /* the shapelet is in its own series */
@@ -244,12 +309,12 @@ static void test_random(void)
         }
         for (int64_t j = 0; j < p.n; ++j)
             for (int64_t k = 0; k < 3; ++k) {
-                int64_t lo = 0, hi = 0;
-                for (int64_t u = 0; u + slen[k] <= p.len[j]; ++u) {
-                    const double d = zdist(sv + soff[k], p.v + p.off[j] + u, slen[k]);
-                    lo += d <= thr[k] - 1e-7;
-                    hi += d <= thr[k] + 1e-7;
-                }
+                int64_t lo, hi, at;
+                const double *sk = sv + soff[k], *xj = p.v + p.off[j];
+                const double best = conv_best(sk, slen[k], xj, p.len[j], thr[k] - 1e-7, &at,
+                                              &lo);
+                conv_best(sk, slen[k], xj, p.len[j], thr[k] + 1e-7, &at, &hi);
+                CHECK_NEAR(d1[j * 3 + k], best, 1e-7);
                 CHECK(c1[j * 3 + k] >= lo && c1[j * 3 + k] <= hi);
                 CHECK(c2[j * 3 + k] >= lo && c2[j * 3 + k] <= hi);
             }
@@ -408,7 +473,7 @@ static void test_errors(void)
     sp.min_length = 3;
     sp.max_length = 2; /* min > max */
     CHECK_RC(tsw_shapelet_search(&sp, TSW_F64, &c, lab, NULL, 0, &b, NULL), TSW_EPARAM);
-    sp.max_length = 5; /* longer than the series */
+    sp.max_length = 5; /* longer than every series */
     CHECK_RC(tsw_shapelet_search(&sp, TSW_F64, &c, lab, NULL, 0, &b, NULL), TSW_ESHAPE);
     sp.max_length = 0;
     sp.min_length = 5;
@@ -446,8 +511,13 @@ static void test_errors(void)
     CHECK_RC(tsw_shapelet_distances(TSW_F64, &sc, &c, d, NULL, NULL), TSW_ENONFINITE);
     v[5] = 2;
     CHECK_RC(tsw_shapelet_distances(TSW_F64, &sc, &c, d, NULL, NULL), TSW_OK);
-    tsw_collection longsh = {v, NULL, NULL, 5, 1, NULL};
-    CHECK_RC(tsw_shapelet_distances(TSW_F64, &longsh, &c, d, NULL, NULL), TSW_ESHAPE);
+    tsw_collection longsh = {v, NULL, NULL, 5, 1, NULL}; /* the series slide along it */
+    int64_t at[3];
+    CHECK_RC(tsw_shapelet_distances(TSW_F64, &longsh, &c, d, at, NULL), TSW_OK);
+    for (int k = 0; k < 3; ++k)
+        CHECK(d[k] >= 0 && d[k] <= 2 && at[k] <= 0 && at[k] >= -1);
+    CHECK_NEAR(d[0], 0.0, 1e-7); /* x_0 = 0 1 2 3 is the shapelet's start */
+    CHECK_EQ(at[0], 0);
     tsw_collection shortsh = {v, NULL, NULL, 1, 1, NULL};
     CHECK_RC(tsw_shapelet_distances(TSW_F64, &shortsh, &c, d, NULL, NULL), TSW_ESHAPE);
     CHECK_RC(tsw_shapelet_distances(TSW_F64, &sc, &c, NULL, NULL, NULL), TSW_EINVAL);
@@ -479,7 +549,8 @@ static void test_errors(void)
  * portable loops, threads, float32, subset); the found shapelet's dilated windows, computed
  * here from eq. 2, give the distances tsw_shapelet_features_dilated reports, and its own
  * series matches it at its start with distance 0; top-k spans never overlap; dilation 1 is
- * the plain search; lengths above floor(shortest / d) are refused. */
+ * the plain search; lengths above floor(longest / d) are refused. Phases shorter than a
+ * candidate slide along it (the lengths go up to the longest series'). */
 static void test_dilation(void)
 {
     tsw_t_rng r = {7};
@@ -489,9 +560,11 @@ static void test_dilation(void)
         const int64_t gd = 2 + round % 3;
         problem p;
         make_problem(&p, &r, 7 + round % 3, 12 * gd, 16 * gd, C);
-        int64_t shortest = p.len[0];
-        for (int64_t i = 1; i < p.n; ++i)
+        int64_t shortest = p.len[0], longest = p.len[0];
+        for (int64_t i = 1; i < p.n; ++i) {
             shortest = p.len[i] < shortest ? p.len[i] : shortest;
+            longest = p.len[i] > longest ? p.len[i] : longest;
+        }
         tsw_shapelet_params sp;
         tsw_shapelet_params_default(&sp);
         sp.n_classes = C;
@@ -506,7 +579,7 @@ static void test_dilation(void)
         tsw_shapelet a, b;
         CHECK_RC(tsw_shapelet_search(&sp, TSW_F64, &p.c, p.lab, NULL, 0, &a, &ref), TSW_OK);
         CHECK(a.series >= 0 && a.gain > 0 && a.dilation == gd);
-        CHECK(a.length <= shortest / gd && a.start + (a.length - 1) * gd < p.len[a.series]);
+        CHECK(a.length <= longest / gd && a.start + (a.length - 1) * gd < p.len[a.series]);
         CHECK_RC(tsw_shapelet_search(&sp, TSW_F64, &p.c, p.lab, NULL, 0, &b, &fast), TSW_OK);
         SAME(&a, &b);
         tsw__shapelet_simd = 0;
@@ -526,38 +599,58 @@ static void test_dilation(void)
         CHECK_RC(tsw_shapelet_search(&sp, TSW_F64, &p.c, p.lab, sub, ns, &c, &fast), TSW_OK);
         SAME(&b, &c);
 
-        /* the distances of the found shapelet, from eq. 2 on dilated windows */
+        /* the distances of the found shapelet, from eq. 2 on dilated windows; then those of
+         * the longest one (phase 0 of the longest series), which shorter phases slide along */
         double sv[64], w[64];
-        for (int64_t t = 0; t < a.length; ++t)
-            sv[t] = p.v[p.off[a.series] + a.start + t * gd];
         int64_t soff = 0, slen = a.length, dl = gd;
         tsw_collection sc = {sv, &soff, &slen, 0, 1, NULL};
         double dist[16];
         int64_t pos[16], cnt[16];
+        int64_t il = 0;
+        while (p.len[il] != longest)
+            ++il;
+        for (int q = 0; q < 2; ++q) {
+            slen = q ? longest / gd : a.length;
+            for (int64_t t = 0; t < slen; ++t)
+                sv[t] = q ? p.v[p.off[il] + t * gd] : p.v[p.off[a.series] + a.start + t * gd];
+            CHECK_RC(tsw_shapelet_features_dilated(TSW_F64, &sc, &dl, &a.threshold, &p.c, dist,
+                                                   pos, cnt, &fast),
+                     TSW_OK);
+            for (int64_t j = 0; j < p.n; ++j) {
+                double best = INFINITY;
+                int64_t lo = 0, hi = 0;
+                for (int64_t ph = 0; ph < gd; ++ph) { /* phase ph: x_j[ph], x_j[ph + gd], .. */
+                    int64_t m = 0, at, n1, n2;
+                    for (int64_t t = ph; t < p.len[j]; t += gd)
+                        w[m++] = p.v[p.off[j] + t];
+                    const double d = conv_best(sv, slen, w, m, a.threshold - 1e-7, &at, &n1);
+                    conv_best(sv, slen, w, m, a.threshold + 1e-7, &at, &n2);
+                    best = d < best ? d : best;
+                    lo += n1;
+                    hi += n2;
+                }
+                CHECK_NEAR(dist[j], best, 1e-7);
+                CHECK(cnt[j] >= lo && cnt[j] <= hi);
+                /* the reported position: phase ph, alignment at (< 0: a shorter phase) */
+                const int64_t ph = ((pos[j] % gd) + gd) % gd, at = (pos[j] - ph) / gd;
+                int64_t m = 0;
+                for (int64_t t = ph; t < p.len[j]; t += gd)
+                    w[m++] = p.v[p.off[j] + t];
+                CHECK_NEAR(conv_at(sv, slen, w, m, at), dist[j], 1e-7);
+            }
+            CHECK_NEAR(dist[q ? il : a.series], 0.0, 1e-7);
+            CHECK_EQ(pos[q ? il : a.series], q ? 0 : a.start);
+        }
+        slen = a.length;
+        for (int64_t t = 0; t < slen; ++t)
+            sv[t] = p.v[p.off[a.series] + a.start + t * gd];
         CHECK_RC(tsw_shapelet_features_dilated(TSW_F64, &sc, &dl, &a.threshold, &p.c, dist,
                                                pos, cnt, &fast),
                  TSW_OK);
         int64_t nleft = 0;
-        for (int64_t j = 0; j < p.n; ++j) {
-            double best = INFINITY;
-            int64_t near = 0;
-            for (int64_t u = 0; u + (a.length - 1) * gd < p.len[j]; ++u) {
-                for (int64_t t = 0; t < a.length; ++t)
-                    w[t] = p.v[p.off[j] + u + t * gd];
-                const double d = zdist(sv, w, a.length);
-                best = d < best ? d : best;
-                near += d <= a.threshold;
-            }
-            CHECK_NEAR(dist[j], best, 1e-7);
-            CHECK(cnt[j] == near || fabs(best - a.threshold) < 1e-6);
-            for (int64_t t = 0; t < a.length; ++t)
-                w[t] = p.v[p.off[j] + pos[j] + t * gd];
-            CHECK_NEAR(zdist(sv, w, a.length), dist[j], 1e-7);
+        for (int64_t j = 0; j < p.n; ++j)
             nleft += dist[j] <= a.threshold;
-        }
         CHECK(nleft >= 1 && nleft < p.n);
-        CHECK_NEAR(dist[a.series], 0.0, 1e-7);
-        CHECK_EQ(pos[a.series], a.start);
 
         /* top-k: reference = fast, best first, spans apart in each series */
         tsw_shapelet ta[10], tb[10];
@@ -586,9 +679,9 @@ static void test_dilation(void)
         SAME(&a, &b);
         CHECK(a.dilation == 1);
         one.dilation = gd;
-        one.max_length = shortest / gd + 1;
+        one.max_length = longest / gd + 1;
         CHECK_RC(tsw_shapelet_search(&one, TSW_F64, &p.c, p.lab, NULL, 0, &a, &fast), TSW_ESHAPE);
-        one.max_length = shortest / gd;
+        one.max_length = longest / gd;
         CHECK_RC(tsw_shapelet_search(&one, TSW_F64, &p.c, p.lab, NULL, 0, &a, &fast), TSW_OK);
         one.dilation = 0;
         CHECK_RC(tsw_shapelet_search(&one, TSW_F64, &p.c, p.lab, NULL, 0, &a, &fast), TSW_EPARAM);
@@ -596,7 +689,7 @@ static void test_dilation(void)
         CHECK_RC(tsw_shapelet_features_dilated(TSW_F64, &sc, &dl, NULL, &p.c, dist, NULL, NULL,
                                                &fast),
                  TSW_EPARAM);
-        dl = shortest / slen + 1;
+        dl = shortest + 1; /* a series with an empty phase */
         CHECK_RC(tsw_shapelet_features_dilated(TSW_F64, &sc, &dl, NULL, &p.c, dist, NULL, NULL,
                                                &fast),
                  TSW_ESHAPE);

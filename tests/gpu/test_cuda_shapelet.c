@@ -171,15 +171,20 @@ static void test_random(tsw_t_rng *r)
         problem p;
         make_problem(&p, r, tsw_t_int(r, 4, g_quick ? 10 : 30), tsw_t_int(r, 6, 12),
                      tsw_t_int(r, 12, g_quick ? 30 : 70), C, kind);
-        int64_t shortest = INT64_MAX;
-        for (int64_t i = 0; i < p.n; ++i)
+        /* lengths go up to the longest series (0: the default): the shorter series slide
+         * along the candidates they cannot hold */
+        int64_t shortest = INT64_MAX, longest = 0, il = 0;
+        for (int64_t i = 0; i < p.n; ++i) {
             shortest = p.len[i] < shortest ? p.len[i] : shortest;
+            il = p.len[i] > longest ? i : il;
+            longest = p.len[i] > longest ? p.len[i] : longest;
+        }
         tsw_shapelet_params sp;
         tsw_shapelet_params_default(&sp);
         sp.n_classes = C;
         sp.min_length = tsw_t_int(r, 2, 5);
         sp.length_step = tsw_t_int(r, 1, 3);
-        sp.max_length = round % 4 == 3 ? tsw_t_int(r, sp.min_length, shortest) : 0;
+        sp.max_length = round % 4 == 3 ? tsw_t_int(r, sp.min_length, longest) : 0;
         char what[96];
         snprintf(what, sizeof(what), "round %d (n %lld, C %d, kind %d, l %lld..%lld/%lld)",
                  round, (long long)p.n, C, kind, (long long)sp.min_length,
@@ -217,7 +222,7 @@ static void test_random(tsw_t_rng *r)
         tsw_shapelet_params dp = sp;
         dp.dilation = 2 + round % 2;
         dp.max_length = 0;
-        if (shortest / dp.dilation >= dp.min_length) {
+        if (longest / dp.dilation >= dp.min_length) {
             compare_all(&dp, TSW_F64, &p, NULL, 0, what);
             compare(&dp, TSW_F32, &p, NULL, 0, what);
             if (ns >= 2 && classes >= 2) {
@@ -248,17 +253,20 @@ static void test_random(tsw_t_rng *r)
         }
         op.dilation = dp.dilation;
         op.max_length = 0;
-        if (shortest / op.dilation >= op.min_length)
+        if (longest / op.dilation >= op.min_length)
             compare(&op, TSW_F64, &p, NULL, 0, what);
 
-        /* distances of some candidates (and an arbitrary series) to every series */
+        /* distances of some candidates (and an arbitrary series) to every series; shapelet
+         * 2 is longer than most series (which slide along it) */
         int64_t nsh = 4;
         int64_t slen[4], soff[4], rows = 0;
-        double sv[4 * 12];
+        double sv[3 * 12 + 70];
         for (int64_t k = 0; k < nsh; ++k) {
-            slen[k] = tsw_t_int(r, 2, shortest < 12 ? shortest : 12);
+            slen[k] = k == 2 ? tsw_t_int(r, (shortest + longest + 1) / 2, longest)
+                             : tsw_t_int(r, 2, shortest < 12 ? shortest : 12);
             soff[k] = rows;
-            int64_t i = tsw_t_int(r, 0, p.n - 1), s0 = tsw_t_int(r, 0, p.len[i] - slen[k]);
+            int64_t i = k == 2 ? il : tsw_t_int(r, 0, p.n - 1);
+            int64_t s0 = tsw_t_int(r, 0, p.len[i] - slen[k]);
             for (int64_t t = 0; t < slen[k]; ++t)
                 sv[rows + t] = k == 3 ? tsw_t_uniform(r, -1, 1) : p.v[p.off[i] + s0 + t];
             rows += slen[k];
@@ -306,10 +314,10 @@ static void test_random(tsw_t_rng *r)
         CHECK(any_c); /* shapelet 0's threshold is its distance to series 0 */
         CHECK(same_d);
         CHECK(same_p);
-        /* dilated: every shapelet that fits gets dilation 2 or 3 */
+        /* dilated: dilation 2 or 3 (phases shorter than a shapelet slide along it) */
         int64_t dil[4];
         for (int64_t k = 0; k < nsh; ++k)
-            dil[k] = slen[k] * (2 + k % 2) <= shortest ? 2 + k % 2 : 1;
+            dil[k] = 2 + k % 2;
         CHECK_RC(tsw_shapelet_features_dilated(TSW_F64, &sc, dil, thr, &p.c, da, pa, ca, &cpu),
                  TSW_OK);
         CHECK_RC(tsw_shapelet_features_dilated(TSW_F64, &sc, dil, thr, &p.c, db, pb, cb, &gpu),
