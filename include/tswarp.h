@@ -432,6 +432,10 @@ TSW_EXPORT int tsw_subsequence_dtw(const tsw_align_params *params, tsw_dtype dty
  * Its distance to a series x_j is the minimum over the starts u of the length-normalised,
  * z-normalised Euclidean distance (eq. 2 of Chang et al.):
  *     d(a, b) = sqrt(1/l sum_t (za_t - zb_t)^2),  za = (a - mean a) / std a  (population std)
+ * A series shorter than the shapelet (n < l) slides along it instead: its distance is the
+ * minimum over the shapelet's windows of n points of d(window, whole series), at length n.
+ * This is how aeon's ShapeletTransform compares a shapelet with a shorter series (it swaps
+ * the two), and it lets shapelets of ragged data be as long as the longest series.
  * Conventions:
  *   - Each series is first standardised as a whole (mean 0, std 1), which changes no
  *     distance and keeps the running sums well conditioned.
@@ -466,7 +470,7 @@ typedef enum {
 
 typedef struct tsw_shapelet_params {
     int64_t min_length;  /* >= 2 (default 3)                                           */
-    int64_t max_length;  /* 0 (default): the shortest searched series; at most that    */
+    int64_t max_length;  /* 0 (default): the longest searched series; at most that     */
     int64_t length_step; /* lengths min_length, min_length + step, ... (default 1)      */
     int32_t n_classes;   /* C >= 2: labels are 0 .. C-1 (no default: 0 is invalid)      */
     /* Logical shapelets: the distances searched are those of the candidate combined with a
@@ -478,8 +482,9 @@ typedef struct tsw_shapelet_params {
      * dilated shapelets of RDST, Guillaume et al. 2022). A dilated window is a contiguous one
      * of a phase x_j[p], x_j[p + d], .. (p < d), so the search runs on the phases, each
      * standardised on its own, and a series' distance is the least over its phases. Lengths
-     * go up to floor(len / d) of the shortest searched series (the default max_length).
-     * The CPU and CUDA give the same result for any d. */
+     * go up to floor(len / d) of the longest searched series (the default max_length); a
+     * phase shorter than a candidate slides along it. Every searched series holds at least
+     * d points. The CPU and CUDA give the same result for any d. */
     int64_t dilation;
     /* One-vs-rest quality (default 0: off): a candidate of series i is judged on the split
      * of its own class, labels[i], against all the others together (a two-class order
@@ -508,9 +513,9 @@ typedef struct tsw_shapelet {
  * 0 .. n_classes-1 (only the searched entries are read). subset: NULL (all series) or
  * n_subset >= 2 distinct indices into x, so a decision tree can search a node's series
  * without copying. Errors: TSW_EPARAM (lengths, n_classes, logic, dilation, one_vs_rest),
- * TSW_ESHAPE (a length above the shortest searched series, or above floor(its length /
- * dilation); fewer than two series), TSW_EINVAL (labels or subset out of range, missing
- * partner), TSW_ENONFINITE.
+ * TSW_ESHAPE (a length above floor(len / dilation) of the longest searched series; a
+ * searched series shorter than the dilation; fewer than two series), TSW_EINVAL (labels or
+ * subset out of range, missing partner), TSW_ENONFINITE.
  */
 TSW_EXPORT int tsw_shapelet_search(const tsw_shapelet_params *params, tsw_dtype dtype,
                                    const tsw_collection *x, const int32_t *labels,
@@ -535,8 +540,9 @@ TSW_EXPORT int tsw_shapelet_top(const tsw_shapelet_params *params, tsw_dtype dty
 /*
  * Distances of shapelets (a collection of any lengths >= 2, given by their values) to every
  * series of x: dist (x->count, shapelets->count) row-major; pos (same shape) NULL or the
- * start of each best match in its series (the first one on ties). A shapelet longer than a
- * series gives TSW_ESHAPE.
+ * start of each best match in its series (the first one on ties): u >= 0, or, for a series
+ * shorter than the shapelet, -u <= 0 when the series lies along the shapelet's window at u
+ * (the shapelet's first point falls u points before the series').
  */
 TSW_EXPORT int tsw_shapelet_distances(tsw_dtype dtype, const tsw_collection *shapelets,
                                       const tsw_collection *x, double *dist, int64_t *pos,
@@ -545,8 +551,9 @@ TSW_EXPORT int tsw_shapelet_distances(tsw_dtype dtype, const tsw_collection *sha
 /*
  * tsw_shapelet_distances, and occurrences: count (x->count, shapelets->count) row-major
  * receives how many windows of each series lie within thresholds[k] of shapelet k (d <=
- * thresholds[k], the same distance as dist; e.g. the threshold of the shapelet's split).
- * This is the "shapelet occurrence" feature of RDST (Guillaume et al. 2022): how often a
+ * thresholds[k], the same distance as dist; e.g. the threshold of the shapelet's split;
+ * for a series shorter than the shapelet, how many of its places along the shapelet). This
+ * is the "shapelet occurrence" feature of RDST (Guillaume et al. 2022): how often a
  * pattern appears, where the distance says only how well it appears once. thresholds (one
  * per shapelet, finite, >= 0) and count are both given or both NULL (then this is
  * tsw_shapelet_distances); pos may be NULL. A bad threshold gives TSW_EPARAM.
@@ -561,8 +568,9 @@ TSW_EXPORT int tsw_shapelet_features(tsw_dtype dtype, const tsw_collection *shap
  * tsw_shapelet_search reports x_i[s], x_i[s + d], ..) is compared with the windows x_j[u],
  * x_j[u + d_k], .., x_j[u + (l - 1) d_k] of every series, d_k = dilations[k] >= 1
  * (TSW_EPARAM otherwise); pos receives u, the first on ties; count the windows within the
- * threshold. Every series must hold l d_k points (TSW_ESHAPE). dilations NULL: all 1, which
- * is tsw_shapelet_features.
+ * threshold. A phase x_j[p], x_j[p + d_k], .. shorter than l slides along the shapelet (pos
+ * p - u d_k for its window at u). Every series must hold at least d_k points (TSW_ESHAPE).
+ * dilations NULL: all 1, which is tsw_shapelet_features.
  */
 TSW_EXPORT int tsw_shapelet_features_dilated(tsw_dtype dtype, const tsw_collection *shapelets,
                                              const int64_t *dilations,

@@ -587,7 +587,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--min-length", type=_positive_int, default=3, dest="min_length",
                    help="shortest candidate (default 3)")
     p.add_argument("--max-length", type=_positive_int, default=None, dest="max_length",
-                   help="longest candidate (default: the shortest TRAIN series)")
+                   help="longest candidate (default: the longest TRAIN series)")
     p.add_argument("--length-step", type=_positive_int, default=1, dest="length_step",
                    help="candidate lengths min, min + step, ... (default 1)")
     p.add_argument("--logical", action="store_true", help="allow AND/OR of two shapelets per node")

@@ -142,12 +142,17 @@ def shapelet(model, X, *, index=0, max_shapelets=8, title=None):
     for k, s in enumerate(shapes):
         u, n, d = int(P[0, k]), len(s.values), dil[k]
         span = (n - 1) * d + 1
-        w = x[u:u + span:d]
+        # the shapelet's points on the series' time axis; u < 0: the series is shorter and
+        # lies along the shapelet, which then overhangs it (the overlap is what matched)
+        at = np.arange(u, u + span, d)
+        inside = (at >= 0) & (at < len(x))
+        w = x[at[inside]]
         v = np.asarray(s.values, dtype=np.float64)
-        sd = v.std()
-        shape = (v - v.mean()) / sd * w.std() + w.mean() if sd > 0 else np.full(n, w.mean())
+        sd = v[inside].std()
+        shape = (v - v[inside].mean()) / sd * w.std() + w.mean() if sd > 0 \
+            else np.full(n, w.mean())
         step = f":{d}" if d > 1 else ""
-        ax.plot(np.arange(u, u + span, d), shape, lw=2.0, marker="." if d > 1 else None,
+        ax.plot(at, shape, lw=2.0, marker="." if d > 1 else None,
                 label=f"X[{s.series}][{s.start}:{s.start + span}{step}]  d={D[0, k]:.3f}")
     ax.set_xlabel("time")
     ax.legend(fontsize="small", loc="best")

@@ -19,8 +19,11 @@ information gain (natural log), ties going to the larger separation gap
   d < 1e-6 counts as an exact match (0);
 * remaining ties go to the smaller (series, start, length).
 
-Series may have different lengths (a list of 1-D arrays); every shapelet must fit in every
-series it is compared with (``max_length`` defaults to the shortest training series).
+Series may have different lengths (a list of 1-D arrays). A series shorter than a shapelet
+slides along it instead: its distance is the least over the shapelet's windows of the series'
+length (as aeon's ShapeletTransform compares them), so shapelets may be as long as the
+longest training series (the default ``max_length``) and any series can be transformed or
+classified.
 
 >>> from tswarp.shapelets import ShapeletTreeClassifier, ShapeletTransform, find_shapelet
 >>> from tswarp.datasets import load_gunpoint
@@ -172,7 +175,7 @@ def _as_float(x, name):
     return np.asarray(a, dtype=np.float64)
 
 
-def _lengths_arg(min_length, max_length, length_step, shortest, longest_needed=None):
+def _lengths_arg(min_length, max_length, length_step, longest):
     for nm, v in (("min_length", min_length), ("length_step", length_step)):
         if isinstance(v, bool) or not isinstance(v, numbers.Integral):
             raise TypeError(f"{nm} must be an int, got {type(v).__name__}")
@@ -186,12 +189,12 @@ def _lengths_arg(min_length, max_length, length_step, shortest, longest_needed=N
         raise ValueError(f"length_step must be >= 1, got {length_step}")
     if max_length is not None and max_length < min_length:
         raise ValueError(f"min_length={min_length} is greater than max_length={max_length}")
-    if min_length > shortest:
-        raise ValueError(f"min_length={min_length} is longer than the shortest series "
-                         f"({shortest} feature(s), i.e. time points)")
-    if max_length is not None and max_length > shortest:
-        raise ValueError(f"max_length={max_length} is longer than the shortest series "
-                         f"({shortest} time points)")
+    if min_length > longest:
+        raise ValueError(f"min_length={min_length} is longer than the longest series "
+                         f"({longest} feature(s), i.e. time points)")
+    if max_length is not None and max_length > longest:
+        raise ValueError(f"max_length={max_length} is longer than the longest series "
+                         f"({longest} time points)")
     return int(min_length), int(max_length or 0), int(length_step)
 
 
@@ -252,9 +255,10 @@ def _to_shapelet(X: _Series, r, channel=0) -> Optional[Shapelet]:
                     float(gap), int(channel), int(dil))
 
 
-def _dilations_arg(dilation, shortest, min_length):
+def _dilations_arg(dilation, shortest, longest, min_length):
     """dilation: an int >= 1 or a sequence of them -> sorted distinct tuple; each must leave
-    min_length points in every phase of the shortest series (floor(shortest / d))."""
+    min_length points in every phase of the longest series (floor(longest / d)) and be at
+    most the shortest series (no empty phase)."""
     ds = [dilation] if isinstance(dilation, numbers.Integral) and not isinstance(
         dilation, bool) else dilation
     try:
@@ -269,9 +273,12 @@ def _dilations_arg(dilation, shortest, min_length):
             raise TypeError(f"dilation must hold ints, got {d!r}")
         if d < 1:
             raise ValueError(f"dilation must be >= 1, got {d}")
-        if shortest // d < min_length:
-            raise ValueError(f"dilation={d} leaves {shortest // d} points (floor({shortest} / "
-                             f"{d})) of the shortest series for min_length={min_length}")
+        if longest // d < min_length:
+            raise ValueError(f"dilation={d} leaves {longest // d} points (floor({longest} / "
+                             f"{d})) of the longest series for min_length={min_length}")
+        if d > shortest:
+            raise ValueError(f"dilation={d} is more than the shortest series ({shortest} time "
+                             f"points): a phase of it would be empty")
     return tuple(sorted(set(int(d) for d in ds)))
 
 
@@ -311,13 +318,10 @@ def _distances(shapelets: List[np.ndarray], X: _Series, device="auto", n_jobs=No
     shortest = int(X.lengths.min())
     dl = np.ones(len(sl), dtype=np.int64) if dilations is None else np.asarray(dilations,
                                                                                np.int64)
-    need = sl * dl  # every phase of a series holds the shapelet
-    if need.max() > shortest:
-        k = int(np.argmax(need))
-        what = f"{int(sl[k])} points" if dl[k] == 1 else \
-            f"{int(sl[k])} points, dilation {int(dl[k])}: {int(need[k])} needed"
-        raise ValueError(f"X holds a series of {shortest} time points, shorter than a "
-                         f"shapelet ({what})")
+    if dl.max() > shortest:  # a series shorter than a shapelet slides along it, but every
+        k = int(np.argmax(dl))  # phase of a dilated shapelet's series needs a point
+        raise ValueError(f"X holds a series of {shortest} time points, fewer than the "
+                         f"dilation of shapelet {k} ({int(dl[k])})")
     return _tswarp._shapelet_distances(sv, so, sl, X.values, X.offsets, X.lengths,
                                        device=device, _impl=_impl, n_jobs=n_jobs,
                                        thresholds=thresholds,
@@ -337,10 +341,10 @@ def find_shapelet(X, y, *, min_length=3, max_length=None, length_step=1, dilatio
     y : (n,) labels of any type (at least two classes)
     min_length, max_length, length_step : int
         Candidate lengths min_length, min_length + step, ... <= max_length (default: the
-        shortest series, over the dilation).
+        longest series, over the dilation; shorter series slide along longer candidates).
     dilation : int, default 1
         Candidates X[i][s], X[i][s + d], .., compared with windows spaced alike (RDST's
-        dilated shapelets, Guillaume et al. 2022); lengths up to floor(shortest / d).
+        dilated shapelets, Guillaume et al. 2022); lengths up to floor(longest / d).
     device : 'auto', 'cpu', 'cuda' or 'cuda:N'
         'cuda' gives the same result as 'cpu', bit for bit; 'auto' takes a GPU for large
         searches when one is present.
@@ -354,14 +358,14 @@ def find_shapelet(X, y, *, min_length=3, max_length=None, length_step=1, dilatio
     Xs = _as_series(X)
     classes, codes = _encode(y, len(Xs))
     _check_two(Xs, codes, classes)
-    shortest = int(Xs.lengths.min())
-    lengths = _lengths_arg(min_length, max_length, length_step, shortest)
+    shortest, longest = int(Xs.lengths.min()), int(Xs.lengths.max())
+    lengths = _lengths_arg(min_length, max_length, length_step, longest)
     if isinstance(dilation, bool) or not isinstance(dilation, numbers.Integral):
         raise TypeError(f"dilation must be an int, got {type(dilation).__name__}")
-    (dil,) = _dilations_arg(dilation, shortest, min_length)
-    if max_length is not None and max_length > shortest // dil:
-        raise ValueError(f"max_length={max_length} is longer than floor({shortest} / "
-                         f"dilation={dil}) = {shortest // dil}")
+    (dil,) = _dilations_arg(dilation, shortest, longest, min_length)
+    if max_length is not None and max_length > longest // dil:
+        raise ValueError(f"max_length={max_length} is longer than floor({longest} / "
+                         f"dilation={dil}) = {longest // dil}")
     r = _search(Xs, codes, len(classes), lengths, device=_device(device), n_jobs=n_jobs,
                 dilation=dil)
     s = _to_shapelet(Xs, r)
@@ -377,7 +381,8 @@ def shapelet_distances(shapelets, X, *, return_positions=False, thresholds=None,
 
     dilations: one int >= 1 per shapelet (``Shapelet.dilation``), or None (all 1): shapelet
     k is compared with the windows X[j][u], X[j][u + d_k], .. (the positions are u).
-    With return_positions, also the start of each best match (the first on ties). With
+    With return_positions, also the start of each best match (the first on ties; -u <= 0
+    for a series shorter than the shapelet, lying along the shapelet's window at u). With
     thresholds (one per shapelet, finite and >= 0, e.g. each Shapelet's ``threshold``),
     also the occurrences: how many windows of each series lie within the threshold (``d <=
     threshold``, the same distance), the "shapelet occurrence" feature of RDST (Guillaume et
@@ -438,7 +443,8 @@ class ShapeletTreeClassifier(ClassifierMixin, BaseEstimator):
     Parameters
     ----------
     min_length, max_length, length_step : int
-        Candidate lengths (max_length None: the shortest training series).
+        Candidate lengths (max_length None: the longest training series; a node searches
+        lengths up to its longest series).
     logical : bool, default False
     max_depth : int, optional
     min_samples_split : int, default 2
@@ -455,8 +461,7 @@ class ShapeletTreeClassifier(ClassifierMixin, BaseEstimator):
         'right'; leaves: 'counts')
 
     Notes on scikit-learn's check_estimator: every check passes except two, which the tests
-    skip with this reason: series of any length >= the longest shapelet are valid inputs to
-    predict, so a number of time points other than in fit is not an error, while
+    skip with this reason: series of any length are valid inputs to predict, so a number of time points other than in fit is not an error, while
     ``check_n_features_in_after_fitting`` and ``check_classifiers_train`` require one
     (``n_features_in_`` is set, when the training series share one length, for
     information). The rest of check_classifiers_train (accuracy on its blobs, shapes of
@@ -479,7 +484,7 @@ class ShapeletTreeClassifier(ClassifierMixin, BaseEstimator):
         classes, codes = _encode(y, len(Xs))
         _check_two(Xs, codes, classes)
         lengths = _lengths_arg(self.min_length, self.max_length, self.length_step,
-                               int(Xs.lengths.min()))
+                               int(Xs.lengths.max()))
         if self.max_depth is not None and (isinstance(self.max_depth, bool) or not isinstance(
                 self.max_depth, numbers.Integral) or self.max_depth < 1):
             raise ValueError(f"max_depth must be None or an int >= 1, got {self.max_depth!r}")
@@ -505,7 +510,11 @@ class ShapeletTreeClassifier(ClassifierMixin, BaseEstimator):
                     or (self.max_depth is not None and depth >= self.max_depth)):
                 return leaf(idx)
             sub = np.ascontiguousarray(idx, dtype=np.int64)
-            r1 = _search(Xs, codes, C, lengths, subset=sub, device=device, n_jobs=self.n_jobs)
+            top = int(Xs.lengths[sub].max())  # the node's lengths fit its longest series
+            if lengths[0] > top:
+                return leaf(idx)
+            nl = (lengths[0], min(lengths[1], top) if lengths[1] else 0, lengths[2])
+            r1 = _search(Xs, codes, C, nl, subset=sub, device=device, n_jobs=self.n_jobs)
             s1 = _to_shapelet(Xs, r1)
             if s1 is None or s1.gain <= 0:
                 return leaf(idx)
@@ -516,7 +525,7 @@ class ShapeletTreeClassifier(ClassifierMixin, BaseEstimator):
             dist = d1
             if self.logical:
                 for op in ("and", "or"):
-                    r2 = _search(Xs, codes, C, lengths, subset=sub, logic=op,
+                    r2 = _search(Xs, codes, C, nl, subset=sub, logic=op,
                                  partner=np.ascontiguousarray(d1), device=device,
                                  n_jobs=self.n_jobs)
                     s2 = _to_shapelet(Xs, r2)
@@ -614,6 +623,25 @@ class ShapeletTreeClassifier(ClassifierMixin, BaseEstimator):
 # ---- the transform -------------------------------------------------------------------------
 
 
+def _room(lengths, shp):
+    """(n, k) the last start of each shapelet in each series: len - span, < 0 when the series
+    is shorter than the shapelet's span (it then lies along the shapelet)."""
+    span = np.array([(s.length - 1) * s.dilation + 1 for s in shp], dtype=np.int64)
+    return np.asarray(lengths, np.int64)[:, None] - span[None, :]
+
+
+def _alignments(lengths, shp):
+    """(n, k) how many places each shapelet has in each series, the count the C library's
+    occurrences are out of: per phase of the series (d of them, n = q d + r: r phases of
+    q + 1 points, d - r of q), |phase - length| + 1 (a window of the phase, or a place of a
+    shorter phase along the shapelet). len - span + 1 when every phase holds the shapelet."""
+    n = np.asarray(lengths, np.int64)[:, None]
+    ln = np.array([s.length for s in shp], dtype=np.int64)[None, :]
+    d = np.array([s.dilation for s in shp], dtype=np.int64)[None, :]
+    q, r = n // d, n % d
+    return (r * (np.abs(q + 1 - ln) + 1) + (d - r) * (np.abs(q - ln) + 1)).astype(np.float64)
+
+
 class ShapeletTransform(TransformerMixin, BaseEstimator):
     """Distances to the k best diverse shapelets, as features.
 
@@ -637,7 +665,7 @@ class ShapeletTransform(TransformerMixin, BaseEstimator):
         The candidates' dilations (RDST's dilated shapelets, Guillaume et al. 2022): with
         dilation d a candidate is X[i][s], X[i][s + d], .. and is compared with windows
         spaced alike, a pattern at a coarser time scale. Each dilation is searched over the
-        lengths of the grid that fit (at most floor(shortest / d)); the k best of all of
+        lengths of the grid that fit (at most floor(longest / d)); the k best of all of
         them are kept (no two overlapping spans of the same dilation in a series).
     one_vs_rest : bool, default False
         The binary shapelets of Bostrom and Bagnall (2017), as aeon's
@@ -656,8 +684,10 @@ class ShapeletTransform(TransformerMixin, BaseEstimator):
           (``d <= threshold``, the split found in fit), in [0, 1]: how often the pattern
           appears, where the distance says how well it appears once (RDST's "shapelet
           occurrence", Guillaume et al. 2022, normalised by the number of windows so
-          that series of different lengths compare);
-        - 'position': the start of the best match over the last possible start, in [0, 1].
+          that series of different lengths compare; a series shorter than the shapelet
+          counts its places along the shapelet);
+        - 'position': the start of the best match over the last possible start, in [0, 1]
+          (in [-1, 0] for a series shorter than the shapelet: where it lies along it).
 
         ('distance', 'occurrence') gives a linear classifier what it cannot draw from
         distances alone on series where a pattern recurs; in bench/shapelets_cpu.py it
@@ -680,7 +710,10 @@ class ShapeletTransform(TransformerMixin, BaseEstimator):
     classes_ : ndarray
 
     Notes on scikit-learn's check_estimator: every check passes except
-    ``check_n_features_in_after_fitting`` (see ShapeletTreeClassifier: variable lengths).
+    ``check_n_features_in_after_fitting`` and ``check_transformer_general``, which require an
+    error for a number of time points other than in fit (see ShapeletTreeClassifier:
+    series of any length are valid inputs); the rest of the latter is exercised in
+    tests/python/test_shapelets.py.
     """
 
     _FEATURES = ("distance", "occurrence", "position")
@@ -719,9 +752,9 @@ class ShapeletTransform(TransformerMixin, BaseEstimator):
         Xs = Xcs[0]
         classes, codes = _encode(y, len(Xs))
         _check_two(Xs, codes, classes)
-        shortest = int(Xs.lengths.min())
-        lengths = _lengths_arg(self.min_length, self.max_length, self.length_step, shortest)
-        dils = _dilations_arg(self.dilation, shortest, self.min_length)
+        shortest, longest = int(Xs.lengths.min()), int(Xs.lengths.max())
+        lengths = _lengths_arg(self.min_length, self.max_length, self.length_step, longest)
+        dils = _dilations_arg(self.dilation, shortest, longest, self.min_length)
         k = self.n_shapelets
         if isinstance(k, str) and k == "auto":
             k = min(10 * len(Xs), 1000)
@@ -734,7 +767,7 @@ class ShapeletTransform(TransformerMixin, BaseEstimator):
         found = []  # (rank key, channel, result): the k best of each channel and dilation,
         for d in dils:  # then the k best of all (the non-overlap rule is per dilation)
             # the grid's lengths that fit this dilation
-            top = min(maxl or shortest, shortest // d)
+            top = min(maxl or longest, longest // d)
             top = minl + (top - minl) // step * step
             for c, Xc in enumerate(Xcs):
                 for r in _tswarp._shapelet_top(Xc.values, Xc.offsets, Xc.lengths, codes,
@@ -791,12 +824,9 @@ class ShapeletTransform(TransformerMixin, BaseEstimator):
             D[:, cols], P[:, cols] = r[0], r[1]
             if occ:
                 Cnt[:, cols] = r[2]
-        # windows (and last starts) of each series for each shapelet
-        room = Xcs[0].lengths[:, None] - np.array([(s.length - 1) * s.dilation + 1
-                                                   for s in shp])[None, :]
         blocks = {"distance": lambda: D,
-                  "occurrence": lambda: Cnt / (room + 1.0),
-                  "position": lambda: P / np.maximum(room, 1.0)}
+                  "occurrence": lambda: Cnt / _alignments(Xcs[0].lengths, shp),
+                  "position": lambda: P / np.maximum(np.abs(_room(Xcs[0].lengths, shp)), 1.0)}
         return np.hstack([blocks[f]() for f in self.features_])
 
     def get_feature_names_out(self, input_features=None):

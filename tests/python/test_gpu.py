@@ -1344,10 +1344,11 @@ def test_find_shapelet_on_gpu_equals_cpu(rng, dtype):
     for trial in range(8):
         X, y = _shapelet_problem(rng, trial)
         X = [x.astype(dtype) for x in X]
-        shortest = min(len(x) for x in X)
+        shortest, longest = min(len(x) for x in X), max(len(x) for x in X)
+        # lengths up to the longest series (the default): shorter ones slide along them
         kw = dict(min_length=int(rng.integers(2, 6)), length_step=int(rng.integers(1, 4)))
         if trial % 4 == 3:
-            kw["max_length"] = int(rng.integers(kw["min_length"], shortest + 1))
+            kw["max_length"] = int(rng.integers(kw["min_length"], longest + 1))
         what = f"seed={rng.seed} trial={trial} n={len(X)} {kw}"
         try:
             ref = find_shapelet(X, y, device="cpu", **kw)
@@ -1362,7 +1363,8 @@ def test_find_shapelet_on_gpu_equals_cpu(rng, dtype):
         assert (got.series, got.start, got.length) == (ref.series, ref.start, ref.length), what
         assert (got.threshold, got.gain, got.gap) == (ref.threshold, ref.gain, ref.gap), what
         np.testing.assert_array_equal(got.values, ref.values, err_msg=what)
-        sh = [ref.values, X[0][: min(5, shortest)], rng.standard_normal(3)]
+        sh = [ref.values, X[0][: min(5, shortest)], rng.standard_normal(3),
+              rng.standard_normal(longest)]
         d0, p0 = shapelet_distances(sh, X, return_positions=True, device="cpu")
         d1, p1 = shapelet_distances(sh, X, return_positions=True, device="cuda")
         np.testing.assert_array_equal(d1, d0, err_msg=what)

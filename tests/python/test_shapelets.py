@@ -31,16 +31,40 @@ def _z(w):
     return (w - w.mean()) / w.std()
 
 
+def _pairs(shape, ph):
+    """(position in the phase, shapelet part, phase part) of every alignment: the windows of
+    the phase when it holds the shape, else the phase against each window of the shape of
+    its length (position -u: the phase lies along the shape's window at u)."""
+    l, m = len(shape), len(ph)
+    if m >= l:
+        return [(u, shape, ph[u:u + l]) for u in range(m - l + 1)]
+    return [(-u, shape[u:u + m], ph) for u in range(l - m + 1)]
+
+
+def _d2(a, b):
+    d2 = float(np.mean((_z(a) - _z(b)) ** 2))
+    return 0.0 if d2 < 1e-12 else d2
+
+
 def brute_distance(shape, x, d=1):
-    """min over windows x[u], x[u + d], .. of sqrt(mean((z(shape) - z(window))^2)); d^2 <
-    1e-12 is 0."""
-    l = len(shape)
-    zs = _z(np.asarray(shape, dtype=np.float64))
+    """The least, over the phases x[p], x[p + d], .. of x and their alignments with the shape
+    (_pairs), of sqrt(mean((z(a) - z(b))^2)); d^2 < 1e-12 is 0."""
+    shape = np.asarray(shape, dtype=np.float64)
     best = math.inf
-    for u in range(len(x) - (l - 1) * d):
-        d2 = float(np.mean((zs - _z(x[u:u + (l - 1) * d + 1:d])) ** 2))
-        best = min(best, 0.0 if d2 < 1e-12 else d2)
+    for p in range(d):
+        for _, a, b in _pairs(shape, np.asarray(x[p::d], dtype=np.float64)):
+            best = min(best, _d2(a, b))
     return math.sqrt(best)
+
+
+def brute_at(shape, x, d, pos):
+    """The distance at a reported position: phase pos mod d, alignment pos // d there."""
+    p = pos % d
+    u = (pos - p) // d
+    shape = np.asarray(shape, dtype=np.float64)
+    ph = np.asarray(x[p::d], dtype=np.float64)
+    [(_, a, b)] = [t for t in _pairs(shape, ph) if t[0] == u]
+    return math.sqrt(_d2(a, b))
 
 
 def _xlogx(c):
@@ -117,8 +141,9 @@ def test_find_shapelet_equals_brute_force(rng, C):
         X, y = _random_problem(rng, n, 8, 13, C, labels)
         minl = int(rng.integers(2, 4))
         step = int(rng.integers(1, 3))
-        # (length 2 alone cannot split noise: every series has an up and a down step)
-        maxl = int(rng.integers(minl + 2, min(len(x) for x in X) + 1))
+        # (length 2 alone cannot split noise: every series has an up and a down step); up
+        # to the longest series, which the shorter ones slide along
+        maxl = int(rng.integers(minl + 2, max(len(x) for x in X) + 1))
         lengths = list(range(minl, maxl + 1, step))
         classes, codes = np.unique(y, return_inverse=True)
         gain, gap, thr, i, s, l = brute_force(X, list(codes), C, lengths)
@@ -145,9 +170,9 @@ def test_find_shapelet_dilated_equals_brute_force(rng):
     for trial in range(3):
         d = 2 + trial % 2
         n = int(rng.integers(5, 8))
-        X, y = _random_problem(rng, n, 8 * d, 10 * d, 2)
-        shortest = min(len(x) for x in X)
-        lengths = list(range(3, min(6, shortest // d) + 1))
+        X, y = _random_problem(rng, n, 5 * d, 10 * d, 2)
+        longest = max(len(x) for x in X)
+        lengths = list(range(3, min(7, longest // d) + 1))
         gain, gap, thr, i, s, l = brute_force(X, list(y), 2, lengths, d)
         got = find_shapelet(X, y, min_length=3, max_length=lengths[-1], dilation=d)
         msg = f"seed {rng.seed}"
@@ -159,9 +184,7 @@ def test_find_shapelet_dilated_equals_brute_force(rng):
         D, P = shapelet_distances([got.values], X, dilations=[d], return_positions=True)
         for j, x in enumerate(X):
             assert D[j, 0] == pytest.approx(brute_distance(got.values, x, d), abs=1e-7), msg
-            w = x[P[j, 0]:P[j, 0] + (l - 1) * d + 1:d]
-            assert len(w) == l and brute_distance(got.values, w) == pytest.approx(D[j, 0],
-                                                                                  abs=1e-7)
+            assert brute_at(got.values, x, d, int(P[j, 0])) == pytest.approx(D[j, 0], abs=1e-7)
         Xs_v = np.concatenate(X)
         lens = np.array([len(x) for x in X], dtype=np.int64)
         offs = np.concatenate([[0], np.cumsum(lens)[:-1]]).astype(np.int64)
@@ -178,7 +201,7 @@ def test_find_shapelet_dilated_equals_brute_force(rng):
         with pytest.raises(err, match="dilation"):
             find_shapelet(X, y, dilation=bad)
     with pytest.raises(ValueError, match="max_length"):
-        find_shapelet(X, y, max_length=7, dilation=2)
+        find_shapelet(X, y, max_length=max(len(x) for x in X) // 2 + 1, dilation=2)
 
 
 def test_transform_dilations(rng):
@@ -190,9 +213,9 @@ def test_transform_dilations(rng):
                           features=("distance", "occurrence", "position")).fit(X, y)
     shp = T.shapelets_
     assert len(shp) == 12 and {s.dilation for s in shp} <= {1, 2, 3}
-    shortest = min(len(x) for x in X)
+    longest = max(len(x) for x in X)
     for s in shp:
-        assert 3 <= s.length <= min(6, shortest // s.dilation)
+        assert 3 <= s.length <= min(6, longest // s.dilation)
     ranked = []  # the k best of each dilation's own list, merged
     for d in (1, 2, 3):
         Td = ShapeletTransform(n_shapelets=12, min_length=3, max_length=6, dilation=d).fit(X, y)
@@ -650,12 +673,14 @@ def test_bad_input():
         find_shapelet(Xn, y)
     with pytest.raises(ValueError, match="greater than max_length"):
         find_shapelet(X, y, min_length=4, max_length=3)
-    with pytest.raises(ValueError, match="longer than the shortest series"):
+    with pytest.raises(ValueError, match="longer than the longest series"):
         find_shapelet(X, y, min_length=6)
-    with pytest.raises(ValueError, match="longer than the shortest series"):
+    with pytest.raises(ValueError, match="longer than the longest series"):
         find_shapelet(X, y, min_length=2, max_length=9)
-    with pytest.raises(ValueError, match="longer than the shortest series"):
-        find_shapelet([x for x in X[:5]] + [X[5][:2]], y, min_length=3)
+    # a series shorter than the lengths is compared along them, not refused
+    find_shapelet([x for x in X[:5]] + [X[5][:2]], y, min_length=3)
+    with pytest.raises(ValueError, match="dilation=2 is more than the shortest series"):
+        find_shapelet([x for x in X[:5]] + [X[5][:1]], y, min_length=2, dilation=2)
     with pytest.raises(ValueError, match="min_length must be >= 2"):
         find_shapelet(X, y, min_length=1)
     with pytest.raises(TypeError, match="min_length must be an int"):
@@ -674,9 +699,9 @@ def test_bad_input():
     if not (info["cuda_built"] and info["cuda_devices"] > 0):  # test_gpu.py covers a GPU
         with pytest.raises((NotImplementedError, tswarp.NoDeviceError)):
             find_shapelet(X, y, device="cuda")
-    clf = ShapeletTreeClassifier(min_length=3, max_length=4).fit(X, y)
-    with pytest.raises(ValueError, match="shorter than a shapelet"):
-        clf.predict([[1.0, 2.0]])
+    T = ShapeletTransform(n_shapelets=2, min_length=2, dilation=2).fit(X, y)
+    with pytest.raises(ValueError, match="fewer than the dilation"):
+        T.transform([[1.0]])
     with pytest.raises(ValueError, match="n_shapelets"):
         ShapeletTransform(n_shapelets=0, min_length=2).fit(X, y)
 
@@ -684,7 +709,7 @@ def test_bad_input():
 # ---- scikit-learn -------------------------------------------------------------------------
 
 # Checks that cannot pass, and why (also listed in the classes' docstrings):
-_VARLEN = "series of any length >= the longest shapelet are valid inputs after fit"
+_VARLEN = "series of any length are valid inputs after fit"
 _SKIP = {
     ShapeletTreeClassifier: {
         # Series of any length are valid inputs to predict, so a number of time points other
@@ -692,7 +717,10 @@ _SKIP = {
         "check_n_features_in_after_fitting": _VARLEN,
         "check_classifiers_train": _VARLEN,
     },
-    ShapeletTransform: {"check_n_features_in_after_fitting": _VARLEN},
+    # check_transformer_general also requires an error for another number of time points;
+    # the rest of it is test_transformer_general_like_sklearn below
+    ShapeletTransform: {"check_n_features_in_after_fitting": _VARLEN,
+                        "check_transformer_general": _VARLEN},
 }
 
 
@@ -700,12 +728,78 @@ _SKIP = {
 def test_sklearn_check_estimator(Est):
     from sklearn.utils.estimator_checks import check_estimator
 
-    # max_length None: the shortest series (the checks use data of 2 to 20 time points)
+    # max_length None: the longest series (the checks use data of 2 to 20 time points)
     est = Est(min_length=2) if Est is ShapeletTreeClassifier else Est(n_shapelets=5,
                                                                       min_length=2)
     results = check_estimator(est, on_fail=None, expected_failed_checks=_SKIP[Est])
     failed = [r for r in results if r["status"] == "failed"]
     assert not failed, [(r["check_name"], str(r["exception"])[:300]) for r in failed]
+
+
+def test_transformer_general_like_sklearn(rng):
+    """What check_transformer_general checks besides an error for another number of time
+    points: fit_transform equals fit then transform, the same twice, one row per series;
+    and series of another length (shorter than some shapelets, too) transform to features
+    in their ranges."""
+    X, y = _random_problem(rng, 12, 20, 20, 3)
+    X = np.array(X)
+    feats = ("distance", "occurrence", "position")
+    T = ShapeletTransform(n_shapelets=6, min_length=3, features=feats)
+    F1 = T.fit_transform(X, y)
+    F2 = ShapeletTransform(n_shapelets=6, min_length=3, features=feats).fit(X, y).transform(X)
+    np.testing.assert_array_equal(F1, F2)
+    np.testing.assert_array_equal(T.transform(X), F1)
+    assert F1.shape == (12, 3 * T.n_shapelets_)
+    G = T.transform(X[:, :7])
+    k = T.n_shapelets_
+    assert G.shape == (12, 3 * k) and np.all(np.isfinite(G))
+    assert np.all((G[:, :k] >= 0) & (G[:, :k] <= 2)) and np.all((G[:, k:2 * k] >= 0)
+                                                                 & (G[:, k:2 * k] <= 1))
+    assert np.all(np.abs(G[:, 2 * k:]) <= 1)
+
+
+def test_short_series_equal_brute_force(rng):
+    """A series shorter than a shapelet slides along it: distances, positions (-u) and
+    occurrences as written out here, for plain and dilated shapelets, on the CPU's fast and
+    reference paths; the transform's occurrence shares are out of the places counted here."""
+    for trial in range(4):
+        X, y = _random_problem(rng, 7, 6, 16, 2)
+        sh = [X[int(np.argmax([len(x) for x in X]))][:14], rng.standard_normal(9),
+              X[0][:5]]
+        dil = [1, 1, 1] if trial % 2 == 0 else [1, 2, 3]
+        thr = [0.6, 0.9, 0.4]
+        for impl in ("auto", "reference"):
+            sv = np.concatenate(sh)
+            sl = np.array([len(s) for s in sh], dtype=np.int64)
+            so = np.concatenate([[0], np.cumsum(sl)[:-1]]).astype(np.int64)
+            lens = np.array([len(x) for x in X], dtype=np.int64)
+            offs = np.concatenate([[0], np.cumsum(lens)[:-1]]).astype(np.int64)
+            D, P, Cn = _tswarp._shapelet_distances(sv, so, sl, np.concatenate(X), offs, lens,
+                                                   _impl=impl, thresholds=np.array(thr),
+                                                   dilations=np.array(dil, np.int64))
+            for j, x in enumerate(X):
+                for k, s in enumerate(sh):
+                    d = dil[k]
+                    msg = f"seed {rng.seed} trial {trial} {impl} series {j} shapelet {k}"
+                    assert D[j, k] == pytest.approx(brute_distance(s, x, d), abs=1e-7), msg
+                    assert brute_at(s, x, d, int(P[j, k])) == pytest.approx(D[j, k], abs=1e-7)
+                    ds = [math.sqrt(_d2(a, b)) for p in range(d)
+                          for _, a, b in _pairs(np.asarray(s), np.asarray(x[p::d]))]
+                    lo = sum(v <= thr[k] - 1e-7 for v in ds)
+                    hi = sum(v <= thr[k] + 1e-7 for v in ds)
+                    assert lo <= Cn[j, k] <= hi, msg
+    # the transform: a shapelet longer than some series; shares out of the places counted
+    X, y = _random_problem(rng, 10, 8, 30, 2)
+    T = ShapeletTransform(n_shapelets=8, min_length=20, features=("distance", "occurrence"))
+    F = T.fit(X, y).transform(X)
+    k = T.n_shapelets_
+    assert any(s.length > min(len(x) for x in X) for s in T.shapelets_)
+    for j, x in enumerate(X):
+        for q, s in enumerate(T.shapelets_):
+            ds = [math.sqrt(_d2(a, b)) for _, a, b in _pairs(np.asarray(s.values), x)]
+            assert F[j, q] == pytest.approx(min(ds), abs=1e-7)
+            near = F[j, k + q] * len(ds)
+            assert near == pytest.approx(round(near)) and 0 <= round(near) <= len(ds)
 
 
 def test_classifier_train_like_sklearn(rng):
