@@ -19,7 +19,7 @@ side (e.g. G0+G1). --per-series-cap N adds rows where each training series gives
 of the kept shapelets (the transform's 'auto' k of the best, a cap applied to its ranked
 list of every non-overlapping candidate).
 
-Grids (L: the shortest series; as bench/shapelets_cpu.py, G0 is the study's):
+Grids (L: the longest training series; as bench/shapelets_cpu.py, G0 is the study's):
     G0  L/20 .. L step L/12     G1  L/40 .. L step L/24
     G3  L/20 .. L/2 step L/24   G4  L/40 .. L/4 step L/48     ALL  3 .. L step 1
     R   7, 9, 11 (RDST's lengths, meant with dilations)
@@ -70,8 +70,8 @@ def grid_args(name, L):
     return minl, maxl, step, tuple(ds)
 
 
-def _shortest(X):
-    return X.shape[-1] if isinstance(X, np.ndarray) else min(len(x) for x in X)
+def _longest(X):
+    return X.shape[-1] if isinstance(X, np.ndarray) else max(len(x) for x in X)
 
 
 def _take(X, idx):
@@ -83,10 +83,9 @@ def features(X, y, Xe, grid, device, cap):
     a grid name ending in ~bin: one-vs-rest (STC's binary shapelets)."""
     from tswarp.shapelets import ShapeletTransform
     grid, _, quality = grid.partition("~")
-    # the grid fits the shortest series of both sets (a shapelet longer than a series to
-    # transform is refused; on ragged data such as PickupGestureWiimoteZ a CV fold's
-    # validation series can be shorter than every one of its training series)
-    L = min(_shortest(X), _shortest(Xe))
+    # the grid fits the longest training series: shorter series (of either set) slide
+    # along the shapelets longer than them (include/tswarp.h)
+    L = _longest(X)
     minl, maxl, step, dil = grid_args(grid, L)
     maxl = L if maxl is None else maxl
     k = min(10 * len(y), 1000)
