@@ -25,8 +25,9 @@ Grids (L: the longest training series; as bench/shapelets_cpu.py, G0 is the stud
     R   7, 9, 11 (RDST's lengths, meant with dilations)
 A grid name may end in @D1-D2-.. (the transform's dilations, e.g. G0@1-2-4) or @pow2 (1, 2,
 4, .. up to L / min_length): each dilation searched over the grid's lengths that fit; and
-then in ~bin: ShapeletTransform(one_vs_rest=True), STC's binary shapelets (each candidate
-judged on its series' class against the rest, k // C kept from each class's series).
+then in ~ and options joined by '.': bin, ShapeletTransform(one_vs_rest=True), STC's binary
+shapelets (each candidate judged on its series' class against the rest, k // C kept from each
+class's series); dist, the distance features alone (no occurrences). E.g. G0~bin.dist.
 
     PYTHONPATH=<site> python bench/shapelets_grid_study.py --from-sets bench/out/sets.npz \
         --device cuda --grids G0,G1,G3,G4 --combos G0+G1,G0+G1+G3+G4 --cv-seeds 0,1
@@ -80,9 +81,12 @@ def _take(X, idx):
 
 def features(X, y, Xe, grid, device, cap):
     """(train features, eval features, thresholds) of one fit; cap: per-series cap or None;
-    a grid name ending in ~bin: one-vs-rest (STC's binary shapelets)."""
+    a grid name ending in ~ and options (module docstring): bin, dist."""
     from tswarp.shapelets import ShapeletTransform
-    grid, _, quality = grid.partition("~")
+    grid, _, opts = grid.partition("~")
+    opts = set(opts.split(".")) - {""}
+    if opts - {"bin", "dist"}:
+        raise SystemExit(f"unknown grid options {sorted(opts - {'bin', 'dist'})}")
     # the grid fits the longest training series: shorter series (of either set) slide
     # along the shapelets longer than them (include/tswarp.h)
     L = _longest(X)
@@ -91,8 +95,9 @@ def features(X, y, Xe, grid, device, cap):
     k = min(10 * len(y), 1000)
     st = ShapeletTransform(n_shapelets=k if cap is None else 10**6, min_length=minl,
                            max_length=maxl, length_step=step, dilation=dil, device=device,
-                           one_vs_rest=quality == "bin",
-                           features=("distance", "occurrence")).fit(X, y)
+                           one_vs_rest="bin" in opts,
+                           features=("distance",) if "dist" in opts else
+                           ("distance", "occurrence")).fit(X, y)
     if cap is not None:  # the ranked list of every non-overlapping candidate, capped
         seen, keep = {}, []
         for s in st.shapelets_:
