@@ -461,7 +461,8 @@ class ShapeletTreeClassifier(ClassifierMixin, BaseEstimator):
         'right'; leaves: 'counts')
 
     Notes on scikit-learn's check_estimator: every check passes except two, which the tests
-    skip with this reason: series of any length are valid inputs to predict, so a number of time points other than in fit is not an error, while
+    skip with this reason: series of any length are valid inputs to predict, so a number of
+    time points other than in fit is not an error, while
     ``check_n_features_in_after_fitting`` and ``check_classifiers_train`` require one
     (``n_features_in_`` is set, when the training series share one length, for
     information). The rest of check_classifiers_train (accuracy on its blobs, shapes of

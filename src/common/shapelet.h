@@ -190,4 +190,21 @@ TSW_HD int tsw_shp_best_split(const double *d, const int32_t *lab, int64_t n, in
     return found;
 }
 
+/*
+ * tsw_shp_best_split of a candidate's sorted order line with the counts it is judged on: all
+ * C classes (total, nent), or, one-vs-rest (own >= 0, the class of the candidate's series,
+ * labels from tsw_shp_line_label), the two-class counts of own against the rest (btot + 2
+ * own, bnent[own]).
+ */
+TSW_HD int tsw_shp_line_split(const double *d, const int32_t *lab, int64_t n, int32_t own,
+                              int C, const int64_t *total, double nent, const int64_t *btot,
+                              const double *bnent, const double *xlogx, int64_t *left,
+                              double *gain, double *gap, double *threshold)
+{
+    if (own >= 0)
+        return tsw_shp_best_split(d, lab, n, 2, btot + 2 * own, bnent[own], xlogx, left, gain,
+                                  gap, threshold);
+    return tsw_shp_best_split(d, lab, n, C, total, nent, xlogx, left, gain, gap, threshold);
+}
+
 #endif

@@ -604,11 +604,8 @@ static int shp_split(const shp_job *J, const double *mind2, int64_t li, int32_t 
             w->lab[k] = tsw_shp_line_label(J->glab[w->idx[k]], own);
         }
     }
-    if (own >= 0)
-        return tsw_shp_best_split(line, w->lab, ns, 2, J->btot + 2 * own, J->bnent[own],
-                                  J->xlogx, w->left, gain, gap, thr);
-    return tsw_shp_best_split(line, w->lab, ns, J->C, J->total, J->nent, J->xlogx, w->left,
-                              gain, gap, thr);
+    return tsw_shp_line_split(line, w->lab, ns, own, J->C, J->total, J->nent, J->btot,
+                              J->bnent, J->xlogx, w->left, gain, gap, thr);
 }
 
 /* Total order on candidates: quality, then the smaller (series, start, length). */

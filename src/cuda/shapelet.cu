@@ -260,12 +260,8 @@ __global__ void __launch_bounds__(256, 4)
         }
         if (lane == 0) {
             tsw__shp_split r;
-            if (own >= 0)
-                r.found = tsw_shp_best_split(v, lb, g.ng, 2, g.btot + 2 * own, g.bnent[own],
-                                             g.xlogx, left, &r.gain, &r.gap, &r.threshold);
-            else
-                r.found = tsw_shp_best_split(v, lb, g.ng, g.C, g.total, g.nent, g.xlogx, left,
-                                             &r.gain, &r.gap, &r.threshold);
+            r.found = tsw_shp_line_split(v, lb, g.ng, own, g.C, g.total, g.nent, g.btot, g.bnent,
+                                         g.xlogx, left, &r.gain, &r.gap, &r.threshold);
             res[c] = r;
         }
         __syncwarp();
