@@ -9,6 +9,8 @@ classifier below runs on the same features:
     ridge       StandardScaler + RidgeClassifierCV(alphas=logspace(-3, 3, 10)): the study's
                 (its alpha chosen by the leave-one-out squared error)
     ridge-aN    StandardScaler + RidgeClassifier(alpha=N), N from --alphas
+    ridge-acc   StandardScaler + RidgeClassifierCV(alphas=logspace(-3, 3, 10),
+                scoring="accuracy"): alpha chosen by the leave-one-out accuracy
     +split      the study's ridge with each shapelet's split outcome (d <= threshold, 0/1)
                 added as a third block of features
 
@@ -17,7 +19,13 @@ figure that may choose a configuration without looking at a test set); the mean 
 datasets closes the row. --combos adds rows whose features are the grids' features side by
 side (e.g. G0+G1). --per-series-cap N adds rows where each training series gives at most N
 of the kept shapelets (the transform's 'auto' k of the best, a cap applied to its ranked
-list of every non-overlapping candidate).
+list of every non-overlapping candidate). --select closes the table with one more row: for
+each dataset, the row above with the best mean CV accuracy (ties: the earlier row), its test
+accuracy and which row it was; a choice made on the training set alone. --classifiers limits
+the classifiers (e.g. ridge,ridge-acc).
+
+--save-fits FILE keeps every fit's features (an .npz), and --load-fits FILE,.. reads them back
+in place of the fits they hold, so the classifiers can be studied on a machine without a GPU.
 
 Grids (L: the longest training series; as bench/shapelets_cpu.py, G0 is the study's):
     G0  L/20 .. L step L/12     G1  L/40 .. L step L/24
@@ -119,8 +127,35 @@ def classifiers(alphas):
     for a in alphas:
         out[f"ridge-a{a:g}"] = (lambda a=a: make_pipeline(StandardScaler(),
                                                           RidgeClassifier(alpha=a)), False)
+    out["ridge-acc"] = (lambda: make_pipeline(StandardScaler(), RidgeClassifierCV(
+        alphas=np.logspace(-3, 3, 10), scoring="accuracy")), False)
     out["+split"] = (out["ridge"][0], True)
     return out
+
+
+def save_fits(fits, path):
+    arrays = {}
+    for (name, g, cap, tag), parts in fits.items():
+        for i, v in enumerate(parts):
+            v = np.asarray(v)
+            if v.dtype == object:
+                v = v.astype(str)
+            elif v.dtype == np.float64 and i < 2:  # the features: float32 halves the file
+                v = v.astype(np.float32)
+            arrays[f"{name}|{g}|{cap}|{tag}|{i}"] = v
+    np.savez_compressed(path, **arrays)
+    print(f"# wrote {path} ({os.path.getsize(path) / 2**20:.1f} MiB, {len(fits)} fits)")
+
+
+def load_fits(paths):
+    fits = {}
+    for path in paths:
+        with np.load(path, allow_pickle=False) as f:
+            for key in f.files:
+                name, g, cap, tag, i = key.split("|")
+                k = (name, g, None if cap == "None" else int(cap), tag)
+                fits.setdefault(k, [None] * 5)[int(i)] = f[key]
+    return {k: tuple(v) for k, v in fits.items()}
 
 
 def score(parts, make, split):
@@ -145,6 +180,11 @@ def main():
     ap.add_argument("--alphas", default="1,10,100")
     ap.add_argument("--per-series-cap", default="", help="e.g. 10")
     ap.add_argument("--device", default="auto")
+    ap.add_argument("--classifiers", default="", help="e.g. ridge,ridge-acc (default: all)")
+    ap.add_argument("--select", action="store_true",
+                    help="a last row: each dataset's row of best mean CV accuracy")
+    ap.add_argument("--save-fits", metavar="FILE")
+    ap.add_argument("--load-fits", default="", metavar="FILE,..")
     a = ap.parse_args()
     from sklearn.model_selection import StratifiedKFold
     warnings.filterwarnings("ignore", category=UserWarning)
@@ -156,8 +196,11 @@ def main():
     seeds = [int(s) for s in a.cv_seeds.split(",") if s]
     caps = [int(c) for c in a.per_series_cap.split(",") if c]
     clfs = classifiers([float(x) for x in a.alphas.split(",") if x])
+    if a.classifiers:
+        clfs = {c: clfs[c] for c in a.classifiers.split(",")}
     need = sorted(set(grids) | {g for c in combos for g in c})
-    fits = {}  # (dataset, grid, cap, split) -> (Ftr, Fev, thr, ytr, yev)
+    # (dataset, grid, cap, split) -> (Ftr, Fev, thr, ytr, yev)
+    fits = load_fits([p for p in a.load_fits.split(",") if p])
     for name in names:
         Xtr, ytr, Xte, yte = sc.load(name)
         ytr, yte = np.asarray(ytr), np.asarray(yte)
@@ -168,6 +211,9 @@ def main():
                        enumerate(folds.split(np.zeros(len(ytr)), ytr))]
         for g in need:
             for cap in [None] + [c for c in caps if g in grids]:
+                if all((name, g, cap, tag) in fits for tag, _, _ in splits) or (
+                        g.endswith("~dist") and g[:-5] in need):  # derived below
+                    continue
                 t = time.perf_counter()
                 for tag, tr, te in splits:
                     Xe, ye = (Xte, yte) if te is None else (_take(Xtr, te), ytr[te])
@@ -175,13 +221,21 @@ def main():
                     fits[(name, g, cap, tag)] = (Ftr, Fev, thr, ytr[tr], ye)
                 print(f"# {name} {g}{'' if cap is None else f' cap {cap}'}: {len(splits)} fits "
                       f"in {time.perf_counter() - t:.1f} s", flush=True)
+                if a.save_fits:  # after each grid: a run cut short keeps what it did
+                    save_fits(fits, a.save_fits)
+    for (name, g, cap, tag), (Ftr, Fev, thr, y1, y2) in list(fits.items()):
+        # a distance-only grid is the first block of its grid's fits (the same shapelets)
+        if f"{g}~dist" in need and "~" not in g:
+            fits[(name, f"{g}~dist", cap, tag)] = (Ftr[:, :len(thr)], Fev[:, :len(thr)], thr,
+                                                   y1, y2)
     cv_tags = [f"s{s}f{f}" for s in seeds for f in range(5)]
     rows = [((g,), None, c) for g in grids for c in clfs]
     rows += [((g,), cap, "ridge") for g in grids for cap in caps]
-    rows += [(c, None, "ridge") for c in combos]
+    rows += [(c, None, c2) for c in combos for c2 in clfs if c2 != "+split"]
     print(f"\ntest accuracy (mean over the {len(cv_tags)} CV folds of the training set)")
     print(f"{'features':<14} {'classifier':<11} " + " ".join(f"{n[:16]:>17}" for n in names)
           + "   mean test (CV)")
+    table = []  # per row: [(test, cv)] per dataset
     for gs, cap, c in rows:
         make, split = clfs[c]
         cells, tests, cvs = [], [], []
@@ -193,8 +247,19 @@ def main():
             cvs.append(cv)
             cells.append(f"{test:.3f} ({cv:.3f})")
         label = "+".join(gs) + ("" if cap is None else f" cap{cap}")
+        table.append((f"{label} {c}", list(zip(tests, cvs))))
         print(f"{label:<14} {c:<11} " + " ".join(f"{x:>17}" for x in cells)
               + f"   {np.mean(tests):.4f} ({np.mean(cvs):.4f})", flush=True)
+    if a.select and table:
+        picks = [max(range(len(table)), key=lambda r: (table[r][1][j][1], -r))
+                 for j in range(len(names))]
+        tests = [table[r][1][j][0] for j, r in enumerate(picks)]
+        cvs = [table[r][1][j][1] for j, r in enumerate(picks)]
+        print(f"{'CV choice':<26} " + " ".join(f"{f'{t:.3f} ({v:.3f})':>17}" for t, v in
+                                              zip(tests, cvs))
+              + f"   {np.mean(tests):.4f} ({np.mean(cvs):.4f})")
+        for n, r in zip(names, picks):
+            print(f"#   {n}: {table[r][0]}")
 
 
 if __name__ == "__main__":
