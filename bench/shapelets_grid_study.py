@@ -115,7 +115,8 @@ def features(X, y, Xe, grid, device, cap):
                 keep.append(s)
         st.shapelets_, st.n_shapelets_ = keep, len(keep)
     thr = np.array([s.threshold for s in st.shapelets_])
-    return st.transform(X), st.transform(Xe), thr
+    # float32, as --save-fits keeps them: a table from saved fits is the table of the run
+    return st.transform(X).astype(np.float32), st.transform(Xe).astype(np.float32), thr
 
 
 def classifiers(alphas):
@@ -140,10 +141,8 @@ def save_fits(fits, path):
             v = np.asarray(v)
             if v.dtype == object:
                 v = v.astype(str)
-            elif v.dtype == np.float64 and i < 2:  # the features: float32 halves the file
-                v = v.astype(np.float32)
             arrays[f"{name}|{g}|{cap}|{tag}|{i}"] = v
-    np.savez_compressed(path, **arrays)
+    np.savez(path, **arrays)  # not compressed: it is written again after each grid
     print(f"# wrote {path} ({os.path.getsize(path) / 2**20:.1f} MiB, {len(fits)} fits)")
 
 
