@@ -658,6 +658,31 @@ def test_trace_slice_classifiers():
     assert pipe.score(Xt, yt) >= 0.9
 
 
+
+def test_grid_search_cv_chooses_settings():
+    """The study's protocol as a user runs it (bench/RESULTS.md): GridSearchCV over the
+    transform's settings in a pipeline; its CV scores are those of a loop written out."""
+    from sklearn.base import clone
+    from sklearn.linear_model import RidgeClassifierCV
+    from sklearn.model_selection import GridSearchCV, StratifiedKFold
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    X, y, Xt, yt = _trace_slice(6, 275)  # 24 series
+    pipe = make_pipeline(ShapeletTransform(min_length=20, length_step=40), StandardScaler(),
+                         RidgeClassifierCV())
+    grid = {"shapelettransform__features": [("distance",), ("distance", "occurrence")],
+            "shapelettransform__min_length": [20, 40]}
+    folds = StratifiedKFold(3, shuffle=True, random_state=0)
+    search = GridSearchCV(pipe, grid, cv=folds).fit(X, y)
+    for params, got in zip(search.cv_results_["params"], search.cv_results_["mean_test_score"]):
+        scores = [clone(pipe).set_params(**params).fit(X[tr], y[tr]).score(X[te], y[te])
+                  for tr, te in folds.split(X, y)]
+        assert got == pytest.approx(np.mean(scores), abs=1e-12)
+    best = search.best_estimator_[0]
+    assert best.transform(Xt[:2]).shape == (2, best.n_shapelets_ * len(best.features_))
+    assert search.score(Xt, yt) >= 0.9
+
 # ---- bad input ----------------------------------------------------------------------------
 
 
