@@ -1,5 +1,7 @@
 """How much the transform + linear classifier's accuracy depends on the candidate lengths,
-the selection and the ridge's regularisation (issue 6: ACSF1's gap to aeon's STC).
+the selection and the ridge's regularisation (issue 6: ACSF1's gap to aeon's STC), and the
+study's transform + linear classifier itself: --select, each dataset's settings chosen by
+CV on its training set among the rows (bench/RESULTS.md has the command and its 12 rows).
 
 For each dataset and each length grid, ShapeletTransform(features=("distance",
 "occurrence")) is fitted once on the training set and once on each fold of a stratified
