@@ -199,7 +199,8 @@ def load(name):
     Xtr, ytr = f(split="train")
     Xte, yte = f(split="test")
     # univariate: (n, len) or a list of 1-D series; multivariate (BasicMotions): (n, c, len)
-    squeeze = lambda X: (X[:, 0, :] if X.shape[1] == 1 else X) if isinstance(X, np.ndarray) else [np.asarray(x)[0] for x in X]  # noqa: E731
+    # ragged: a list of (channels, len_i) arrays, univariate ones as 1-D series
+    squeeze = lambda X: (X[:, 0, :] if X.shape[1] == 1 else X) if isinstance(X, np.ndarray) else [np.asarray(x)[0] if np.shape(x)[0] == 1 else np.asarray(x) for x in X]  # noqa: E731
     return squeeze(Xtr), ytr, squeeze(Xte), yte
 
 

@@ -119,7 +119,8 @@ def _as_series(X, name="X") -> _Series:
                 a = a.reshape(-1)
             if a.ndim != 1:
                 raise ValueError(f"{name}[{i}] must be one univariate series (len,); got shape "
-                                 f"{a.shape}")
+                                 f"{a.shape} (ShapeletTransform takes multivariate series, "
+                                 "each (channels, len))")
             rows.append(a)
     else:
         a = _as_float(X, name)
@@ -283,12 +284,30 @@ def _dilations_arg(dilation, shortest, longest, min_length):
 
 
 def _channels(X):
-    """The channels of a multivariate X, each a (n, len) array, or None when X is not a
-    multivariate array: (n, channels, len) with channels > 1 and len > 1 (aeon's layout)."""
+    """The channels of a multivariate X, or None when X is not multivariate. X: a (n,
+    channels, len) array with channels > 1 and len > 1 (aeon's layout; each channel a (n, len)
+    array), or a list of (channels, len_i) arrays of the same channels (aeon's unequal-length
+    collections; each channel a list of the series' rows), multivariate when one of them
+    has channels > 1 and len_i > 1."""
     if isinstance(X, np.ndarray) and X.ndim == 3 and X.dtype != object and X.shape[1] > 1 \
             and X.shape[2] > 1:
         return [X[:, c, :] for c in range(X.shape[1])]
-    return None
+    if not (isinstance(X, (list, tuple)) or (isinstance(X, np.ndarray) and X.dtype == object
+                                             and X.ndim == 1)):
+        return None
+    try:
+        shapes = [np.shape(x) for x in X]
+    except ValueError:  # a case that is not rectangular: _as_series names it
+        return None
+    if not any(len(sh) == 2 and sh[0] > 1 and sh[1] > 1 for sh in shapes):
+        return None
+    C = next(sh[0] for sh in shapes if len(sh) == 2 and sh[0] > 1 and sh[1] > 1)
+    for i, sh in enumerate(shapes):
+        if len(sh) != 2 or sh[0] != C:
+            raise ValueError(f"X[{i}] has shape {sh}; the multivariate series of X must each be "
+                             f"(channels, len) with the same channels ({C}, as in the others)")
+    cases = [np.asarray(x) for x in X]
+    return [[x[c] for x in cases] for c in range(C)]
 
 
 def _channel_series(X, chans):
@@ -695,7 +714,8 @@ class ShapeletTransform(TransformerMixin, BaseEstimator):
         was chosen by cross-validation on the training sets (bench/RESULTS.md).
 
     Multivariate series: X of shape (n, channels, len) (aeon's layout; tslearn's (n, len, d)
-    is ``X.transpose(0, 2, 1)``). Every channel is searched on its own and the k best
+    is ``X.transpose(0, 2, 1)``), or a list of (channels, len_i) arrays of any lengths
+    (aeon's unequal-length collections, e.g. JapaneseVowels). Every channel is searched on its own and the k best
     shapelets of all channels are kept (no two overlapping in the same series and channel),
     each compared with its own channel (``Shapelet.channel``), as aeon's
     ShapeletTransformClassifier does with its channel-specific shapelets.

@@ -387,6 +387,50 @@ def test_transform_multivariate(rng):
         ShapeletTreeClassifier(min_length=5).fit(X, y)
 
 
+
+def test_transform_multivariate_ragged(rng):
+    """A list of (channels, len_i) arrays (aeon's unequal-length collections): the same
+    search per channel as the channel's own list of series, each column from its channel."""
+    y = np.repeat(["a", "b"], 8)
+    X = [rng.standard_normal((2, int(m))).cumsum(axis=1) for m in rng.integers(20, 41, 16)]
+    bump = np.sin(np.linspace(0, np.pi, 7)) * 6
+    for i in np.flatnonzero(y == "b"):
+        s = int(rng.integers(0, X[i].shape[1] - 7))
+        X[i][1, s:s + 7] += bump
+    kw = dict(min_length=4, max_length=None, length_step=6, n_shapelets=8,
+              features=("distance", "occurrence"))
+    st = ShapeletTransform(**kw).fit(X, y)
+    assert st.n_channels_ == 2 and not hasattr(st, "n_features_in_")
+    per = []
+    for c in range(2):
+        u = ShapeletTransform(**kw).fit([x[c] for x in X], y)
+        per += [(-s.gain, -math.floor(s.gap * 1e9 + 0.5), s.series, s.start, s.length, c)
+                for s in u.shapelets_]
+    got = [(-s.gain, -math.floor(s.gap * 1e9 + 0.5), s.series, s.start, s.length, s.channel)
+           for s in st.shapelets_]
+    assert got == sorted(per)[:8]
+    Xt = [rng.standard_normal((2, int(m))).cumsum(axis=1) for m in (12, 30, 55)]
+    T, k = st.transform(Xt), st.n_shapelets_
+    for j, s in enumerate(st.shapelets_):
+        D, _, Cnt = shapelet_distances([s.values], [x[s.channel] for x in Xt],
+                                       thresholds=[s.threshold], return_positions=True)
+        np.testing.assert_array_equal(T[:, j], D[:, 0])
+        assert np.all((T[:, k + j] >= 0) & (T[:, k + j] <= 1)) and np.all(Cnt[:, 0] >= 0)
+    # equal lengths: the list gives what the (n, channels, len) array gives
+    Xe = np.stack([x[:, :20] for x in X])
+    a, b = ShapeletTransform(**kw).fit(Xe, y), ShapeletTransform(**kw).fit(list(Xe), y)
+    np.testing.assert_array_equal(a.transform(Xe), b.transform(list(Xe)))
+    with pytest.raises(ValueError, match=r"X\[3\] has shape \(3, 25\)"):
+        st.fit(X[:3] + [np.zeros((3, 25))] + X[4:], y)
+    with pytest.raises(ValueError, match="1 channel"):
+        st.transform([x[0] for x in Xt])
+    bad = [x.copy() for x in X]
+    bad[5][1, 3] = np.inf
+    with pytest.raises(ValueError, match=r"\[5\] contains NaN or infinity"):
+        ShapeletTransform(**kw).fit(bad, y)
+    with pytest.raises(ValueError, match="ShapeletTransform takes multivariate"):
+        find_shapelet(X, y, min_length=4)
+
 # ---- the tree ----------------------------------------------------------------------------
 
 
