@@ -153,10 +153,11 @@ def save_sets(names, path):
     for name in names:
         Xtr, ytr, Xte, yte = load(name)
         for part, X, y in (("train", Xtr, ytr), ("test", Xte, yte)):
-            if _ragged(X):
-                arrays[f"{name}/X_{part}.values"] = np.concatenate([np.asarray(x, np.float64)
-                                                                   for x in X])
-                arrays[f"{name}/X_{part}.lengths"] = np.array([len(x) for x in X], np.int64)
+            if _ragged(X):  # 1-D series, or (channels, len_i) ones joined along time
+                arrays[f"{name}/X_{part}.values"] = np.concatenate(
+                    [np.asarray(x, np.float64) for x in X], axis=-1)
+                arrays[f"{name}/X_{part}.lengths"] = np.array([np.shape(x)[-1] for x in X],
+                                                              np.int64)
             else:
                 arrays[f"{name}/X_{part}"] = np.asarray(X, np.float64)
             y = np.asarray(y)
@@ -178,7 +179,7 @@ def _from_sets(name):
         if f"{name}/{key}" in _SETS.files:
             return _SETS[f"{name}/{key}"]
         values, lengths = _SETS[f"{name}/{key}.values"], _SETS[f"{name}/{key}.lengths"]
-        return np.split(values, np.cumsum(lengths)[:-1])
+        return np.split(values, np.cumsum(lengths)[:-1], axis=-1)
 
     if f"{name}/y_train" not in _SETS.files:
         raise KeyError(f"{name} is not in the --from-sets file")
