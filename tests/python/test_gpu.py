@@ -1400,6 +1400,14 @@ def test_shapelet_models_on_gpu_equal_cpu(rng):
     assert [(s.channel, s.series, s.start, s.length) for s in m1.shapelets_] == \
         [(s.channel, s.series, s.start, s.length) for s in m0.shapelets_]
     np.testing.assert_array_equal(m1.transform(M), m0.transform(M))
+    # multivariate series of unequal lengths (a list of (channels, len_i) arrays), some
+    # shorter than the longest shapelets
+    R = [m[:, :int(n)] for m, n in zip(M, rng.integers(20, 51, len(M)))]
+    r0 = ShapeletTransform(n_shapelets=8, device="cpu", features=feats, **kw).fit(R, y)
+    r1 = ShapeletTransform(n_shapelets=8, device="cuda", features=feats, **kw).fit(R, y)
+    assert [(s.channel, s.series, s.start, s.length) for s in r1.shapelets_] == \
+        [(s.channel, s.series, s.start, s.length) for s in r0.shapelets_]
+    np.testing.assert_array_equal(r1.transform(R), r0.transform(R))
     # dilated shapelets: the same search (the order lines take the least over a series'
     # phases on the GPU too), distances and occurrences on both devices
     d0 = ShapeletTransform(n_shapelets=12, device="cpu", features=feats, dilation=(1, 2, 3),
