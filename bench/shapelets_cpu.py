@@ -199,9 +199,12 @@ def load(name):
         f = lambda split: ad.load_classification(name, split=split)  # noqa: E731
     Xtr, ytr = f(split="train")
     Xte, yte = f(split="test")
-    # univariate: (n, len) or a list of 1-D series; multivariate (BasicMotions): (n, c, len)
-    # ragged: a list of (channels, len_i) arrays, univariate ones as 1-D series
-    squeeze = lambda X: (X[:, 0, :] if X.shape[1] == 1 else X) if isinstance(X, np.ndarray) else [np.asarray(x)[0] if np.shape(x)[0] == 1 else np.asarray(x) for x in X]  # noqa: E731
+    def squeeze(X):
+        """univariate: (n, len) or a list of 1-D series; multivariate (BasicMotions): (n, c,
+        len), or (JapaneseVowels) a list of (c, len_i) arrays."""
+        if isinstance(X, np.ndarray):
+            return X[:, 0, :] if X.shape[1] == 1 else X
+        return [np.asarray(x)[0] if np.shape(x)[0] == 1 else np.asarray(x) for x in X]
     return squeeze(Xtr), ytr, squeeze(Xte), yte
 
 

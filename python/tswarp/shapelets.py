@@ -715,10 +715,10 @@ class ShapeletTransform(TransformerMixin, BaseEstimator):
 
     Multivariate series: X of shape (n, channels, len) (aeon's layout; tslearn's (n, len, d)
     is ``X.transpose(0, 2, 1)``), or a list of (channels, len_i) arrays of any lengths
-    (aeon's unequal-length collections, e.g. JapaneseVowels). Every channel is searched on its own and the k best
-    shapelets of all channels are kept (no two overlapping in the same series and channel),
-    each compared with its own channel (``Shapelet.channel``), as aeon's
-    ShapeletTransformClassifier does with its channel-specific shapelets.
+    (aeon's unequal-length collections, e.g. JapaneseVowels). Every channel is searched on
+    its own and the k best shapelets of all channels are kept (no two overlapping in the
+    same series and channel), each compared with its own channel (``Shapelet.channel``), as
+    aeon's ShapeletTransformClassifier does with its channel-specific shapelets.
     device : 'auto', 'cpu', 'cuda' or 'cuda:N' (the same shapelets on every device)
     n_jobs : int, optional
 

@@ -10,8 +10,9 @@
  * ragged collections, 2 to 4 classes, uniform noise (with a planted bump) or small integers
  * (constant windows, exact ties on the order lines), float32 and float64, length sets with
  * steps and a maximum (lengths past the shortest series), subsets, AND/OR partners,
- * dilations, one-vs-rest quality; each with the 1/std table and without, in one chunk and in many tiny ones (items and series cut across chunks), with the warps'
- * scratch in shared and in global memory; long series (scratch beyond shared memory), many
+ * dilations, one-vs-rest quality; each with the 1/std table and without, in one chunk and
+ * in many tiny ones (items and series cut across chunks), with the warps' scratch in shared
+ * and in global memory; long series (scratch beyond shared memory), many
  * series (long order lines); device AUTO; cancellation; a bad device index.
  * Exit status 77 without the CUDA backend or a device. TSWARP_TEST_QUICK=1: fewer, smaller
  * cases (compute-sanitizer runs). TSWARP_GPU_DEVICE=k: the device ordinal.

@@ -387,7 +387,6 @@ def test_transform_multivariate(rng):
         ShapeletTreeClassifier(min_length=5).fit(X, y)
 
 
-
 def test_transform_multivariate_ragged(rng):
     """A list of (channels, len_i) arrays (aeon's unequal-length collections): the same
     search per channel as the channel's own list of series, each column from its channel."""
@@ -415,7 +414,10 @@ def test_transform_multivariate_ragged(rng):
         D, _, Cnt = shapelet_distances([s.values], [x[s.channel] for x in Xt],
                                        thresholds=[s.threshold], return_positions=True)
         np.testing.assert_array_equal(T[:, j], D[:, 0])
-        assert np.all((T[:, k + j] >= 0) & (T[:, k + j] <= 1)) and np.all(Cnt[:, 0] >= 0)
+        # the share of its places: windows, or places along the shapelet of a shorter series
+        places = np.abs(np.array([x.shape[1] for x in Xt]) - s.length) + 1
+        np.testing.assert_allclose(T[:, k + j], Cnt[:, 0] / places)
+        assert np.all((T[:, k + j] >= 0) & (T[:, k + j] <= 1))
     # equal lengths: the list gives what the (n, channels, len) array gives
     Xe = np.stack([x[:, :20] for x in X])
     a, b = ShapeletTransform(**kw).fit(Xe, y), ShapeletTransform(**kw).fit(list(Xe), y)
@@ -430,6 +432,7 @@ def test_transform_multivariate_ragged(rng):
         ShapeletTransform(**kw).fit(bad, y)
     with pytest.raises(ValueError, match="ShapeletTransform takes multivariate"):
         find_shapelet(X, y, min_length=4)
+
 
 # ---- the tree ----------------------------------------------------------------------------
 
@@ -702,7 +705,6 @@ def test_trace_slice_classifiers():
     assert pipe.score(Xt, yt) >= 0.9
 
 
-
 def test_grid_search_cv_chooses_settings():
     """The study's protocol as a user runs it (bench/RESULTS.md): GridSearchCV over the
     transform's settings in a pipeline; its CV scores are those of a loop written out."""
@@ -726,6 +728,7 @@ def test_grid_search_cv_chooses_settings():
     best = search.best_estimator_[0]
     assert best.transform(Xt[:2]).shape == (2, best.n_shapelets_ * len(best.features_))
     assert search.score(Xt, yt) >= 0.9
+
 
 # ---- bad input ----------------------------------------------------------------------------
 
