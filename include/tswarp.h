@@ -493,6 +493,16 @@ typedef struct tsw_shapelet_params {
      * split. tsw_shapelet_top then keeps at most max(1, k / C') candidates from the series
      * of each class (C' the classes present among the searched series). 0 or 1. */
     int32_t one_vs_rest;
+    /* Shapelets that are not z-normalised (default 0: z-normalised, eq. 2): 1 compares the
+     * windows' values themselves, d(a, b) = sqrt(1/l sum_t (a_t - b_t)^2), the length-
+     * normalised Euclidean distance of RDST's non-normalised shapelets (Guillaume et al.
+     * 2022), so that a shapelet sees a pattern's level and scale as well as its shape. The
+     * searched collection is shifted and scaled as a whole (its mean and population std,
+     * all its values together; std 0 counts as 1) instead of series by series, which keeps
+     * the sums well conditioned and the 1e-6 and TSW_SHAPELET_TIE conventions relative to
+     * the data's spread; thresholds and gaps are reported in the data's own units. No
+     * constant-window convention is needed. 0 or 1. */
+    int32_t raw;
 } tsw_shapelet_params;
 
 TSW_EXPORT void tsw_shapelet_params_default(tsw_shapelet_params *params);
@@ -570,10 +580,14 @@ TSW_EXPORT int tsw_shapelet_features(tsw_dtype dtype, const tsw_collection *shap
  * (TSW_EPARAM otherwise); pos receives u, the first on ties; count the windows within the
  * threshold. A phase x_j[p], x_j[p + d_k], .. shorter than l slides along the shapelet (pos
  * p - u d_k for its window at u). Every series must hold at least d_k points (TSW_ESHAPE).
- * dilations NULL: all 1, which is tsw_shapelet_features.
+ * dilations NULL: all 1. raw: NULL (every shapelet z-normalised) or one flag per shapelet,
+ * 0 or 1 (TSW_EPARAM otherwise): 1 takes the distance of tsw_shapelet_params.raw, on the
+ * values shifted and scaled by the mean and std of all the raw shapelets of its dilation
+ * together (the same for the shapelets and the series, so distances and thresholds stay in
+ * the data's units). dilations and raw both NULL: tsw_shapelet_features.
  */
 TSW_EXPORT int tsw_shapelet_features_dilated(tsw_dtype dtype, const tsw_collection *shapelets,
-                                             const int64_t *dilations,
+                                             const int64_t *dilations, const int32_t *raw,
                                              const double *thresholds,
                                              const tsw_collection *x, double *dist,
                                              int64_t *pos, int64_t *count,

@@ -186,6 +186,7 @@ typedef struct tsw__shp_gpu_data {
     int64_t count, rows;
     const int64_t *off, *len, *run;
     const double *z, *P, *Q; /* z (rows,), P and Q (rows + count,) */
+    int raw;                 /* not z-normalised (tsw_shapelet_params.raw) */
 } tsw__shp_gpu_data;
 
 typedef struct tsw__shp_gpu_job {

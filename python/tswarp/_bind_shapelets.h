@@ -96,7 +96,7 @@ static int shp_args_parse(shp_args *a, PyObject *values, PyObject *offsets, PyOb
                           PyObject *labels, int n_classes, long long min_length,
                           long long max_length, long long step, PyObject *subset, int logic,
                           PyObject *partner, PyObject *device, PyObject *impl, PyObject *n_jobs,
-                          long long dilation, int one_vs_rest)
+                          long long dilation, int one_vs_rest, int raw)
 {
     memset(a, 0, sizeof(*a));
     if (shp_coll(values, offsets, lengths, "X", a->keep, &a->x) < 0 ||
@@ -123,6 +123,7 @@ static int shp_args_parse(shp_args *a, PyObject *values, PyObject *offsets, PyOb
     a->sp.logic = (tsw_shapelet_logic)logic;
     a->sp.dilation = dilation;
     a->sp.one_vs_rest = one_vs_rest;
+    a->sp.raw = raw;
     a->sp.partner = a->partner ? PyArray_DATA(a->partner) : NULL;
     return shp_exec(device, impl, n_jobs, &a->ex);
 }
@@ -130,23 +131,23 @@ static int shp_args_parse(shp_args *a, PyObject *values, PyObject *offsets, PyOb
 static const char *shp_kw[] = {"values", "offsets", "lengths", "labels", "n_classes",
                                "min_length", "max_length", "length_step", "subset", "logic",
                                "partner", "device", "_impl", "n_jobs", "k", "dilation",
-                               "one_vs_rest", NULL};
+                               "one_vs_rest", "raw", NULL};
 
 static PyObject *py_shapelet_search(PyObject *self, PyObject *args, PyObject *kw)
 {
     PyObject *v, *o, *l, *lab, *sub = Py_None, *part = Py_None, *dev = Py_None,
                                 *impl = NULL, *nj = Py_None;
-    int nc, logic = 0, ovr = 0;
+    int nc, logic = 0, ovr = 0, raw = 0;
     long long minl, maxl, step, k = 1, dil = 1;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOOiLLL|OiOOOOLLp:_shapelet_search",
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOOiLLL|OiOOOOLLpp:_shapelet_search",
                                      (char **)shp_kw, &v, &o, &l, &lab, &nc, &minl, &maxl,
                                      &step, &sub, &logic, &part, &dev, &impl, &nj, &k, &dil,
-                                     &ovr))
+                                     &ovr, &raw))
         return NULL;
     shp_args a;
     PyObject *result = NULL;
     if (shp_args_parse(&a, v, o, l, lab, nc, minl, maxl, step, sub, logic, part, dev, impl,
-                       nj, dil, ovr) == 0) {
+                       nj, dil, ovr, raw) == 0) {
         tsw_shapelet best;
         int rc;
         SHP_CALL(rc, a.ex,
@@ -166,12 +167,12 @@ static PyObject *py_shapelet_top(PyObject *self, PyObject *args, PyObject *kw)
 {
     PyObject *v, *o, *l, *lab, *sub = Py_None, *part = Py_None, *dev = Py_None,
                                 *impl = NULL, *nj = Py_None;
-    int nc, logic = 0, ovr = 0;
+    int nc, logic = 0, ovr = 0, raw = 0;
     long long minl, maxl, step, k = 1, dil = 1;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOOiLLL|OiOOOOLLp:_shapelet_top",
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOOiLLL|OiOOOOLLpp:_shapelet_top",
                                      (char **)shp_kw, &v, &o, &l, &lab, &nc, &minl, &maxl,
                                      &step, &sub, &logic, &part, &dev, &impl, &nj, &k, &dil,
-                                     &ovr))
+                                     &ovr, &raw))
         return NULL;
     if (k < 1 || k > (long long)(PY_SSIZE_T_MAX / (Py_ssize_t)sizeof(tsw_shapelet))) {
         PyErr_Format(PyExc_ValueError, "n_shapelets must be a positive int, got %lld", k);
@@ -181,7 +182,7 @@ static PyObject *py_shapelet_top(PyObject *self, PyObject *args, PyObject *kw)
     PyObject *result = NULL;
     tsw_shapelet *out = NULL;
     if (shp_args_parse(&a, v, o, l, lab, nc, minl, maxl, step, sub, logic, part, dev, impl,
-                       nj, dil, ovr) == 0) {
+                       nj, dil, ovr, raw) == 0) {
         out = PyMem_Malloc((size_t)k * sizeof(tsw_shapelet));
         if (!out) {
             PyErr_NoMemory();
@@ -217,15 +218,15 @@ static PyObject *py_shapelet_distances(PyObject *self, PyObject *args, PyObject 
 {
     static const char *kwl[] = {"shapelets", "shapelet_offsets", "shapelet_lengths", "values",
                                 "offsets", "lengths", "device", "_impl", "n_jobs",
-                                "thresholds", "dilations", NULL};
+                                "thresholds", "dilations", "raw", NULL};
     PyObject *sv, *so, *sl, *v, *o, *l, *dev = Py_None, *impl = NULL, *nj = Py_None,
-                                                  *th = Py_None, *di = Py_None;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOOOO|OOOOO:_shapelet_distances",
+                                                  *th = Py_None, *di = Py_None, *rw = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOOOO|OOOOOO:_shapelet_distances",
                                      (char **)kwl, &sv, &so, &sl, &v, &o, &l, &dev, &impl, &nj,
-                                     &th, &di))
+                                     &th, &di, &rw))
         return NULL;
     PyArrayObject *ks[3] = {0}, *kx[3] = {0}, *dist = NULL, *pos = NULL, *thr = NULL,
-                  *cnt = NULL, *dil = NULL;
+                  *cnt = NULL, *dil = NULL, *raw = NULL;
     PyObject *result = NULL;
     tsw_collection s, x;
     tsw_exec ex;
@@ -239,6 +240,15 @@ static PyObject *py_shapelet_distances(PyObject *self, PyObject *args, PyObject 
             goto done;
         if (PyArray_SIZE(dil) != (npy_intp)s.count) {
             PyErr_SetString(PyExc_ValueError, "dilations must hold one value per shapelet");
+            goto done;
+        }
+    }
+    if (rw != Py_None) { /* one raw flag (0 or 1) per shapelet (Python checks them) */
+        raw = shp_array(rw, NPY_INT32, "raw", 0);
+        if (!raw)
+            goto done;
+        if (PyArray_SIZE(raw) != (npy_intp)s.count) {
+            PyErr_SetString(PyExc_ValueError, "raw must hold one value per shapelet");
             goto done;
         }
     }
@@ -262,14 +272,15 @@ static PyObject *py_shapelet_distances(PyObject *self, PyObject *args, PyObject 
     int rc;
     SHP_CALL(rc, ex,
              tsw_shapelet_features_dilated(TSW_F64, &s, dil ? PyArray_DATA(dil) : NULL,
+                                           raw ? PyArray_DATA(raw) : NULL,
                                            thr ? PyArray_DATA(thr) : NULL, &x,
                                            PyArray_DATA(dist), PyArray_DATA(pos),
                                            cnt ? PyArray_DATA(cnt) : NULL, &ex));
     if (rc) {
         if (rc == TSW_EPARAM)
-            PyErr_SetString(PyExc_ValueError, dil ? "thresholds must be finite and >= 0, "
-                                                    "dilations >= 1"
-                                                  : "thresholds must be finite and >= 0");
+            PyErr_SetString(PyExc_ValueError, dil || raw ? "thresholds must be finite and >= 0, "
+                                                           "dilations >= 1, raw 0 or 1"
+                                                         : "thresholds must be finite and >= 0");
         else
             raise_status(rc, "shapelet distances");
         goto done;
@@ -285,6 +296,7 @@ done:
     Py_XDECREF(thr);
     Py_XDECREF(cnt);
     Py_XDECREF(dil);
+    Py_XDECREF(raw);
     return result;
 }
 
@@ -293,7 +305,7 @@ done:
      METH_VARARGS | METH_KEYWORDS,                                                             \
      "_shapelet_search(values, offsets, lengths, labels, n_classes, min_length, max_length, "  \
      "length_step, subset=None, logic=0, partner=None, device=None, _impl='auto', "            \
-     "n_jobs=None, k=1, dilation=1, one_vs_rest=False) -> (series, start, length, "            \
+     "n_jobs=None, k=1, dilation=1, one_vs_rest=False, raw=False) -> (series, start, length, "\
      "threshold, gain, gap, dilation)"},                                                       \
         {"_shapelet_top", (PyCFunction)(void (*)(void))py_shapelet_top,                        \
          METH_VARARGS | METH_KEYWORDS,                                                         \
@@ -303,5 +315,5 @@ done:
          METH_VARARGS | METH_KEYWORDS,                                                         \
          "_shapelet_distances(shapelets, shapelet_offsets, shapelet_lengths, values, "         \
          "offsets, lengths, device=None, _impl='auto', n_jobs=None, thresholds=None, "        \
-         "dilations=None) -> "                                                                 \
+         "dilations=None, raw=None) -> "                                                       \
          "(dist (n, k), pos (n, k)[, count (n, k) of windows within thresholds])"},

@@ -34,6 +34,7 @@ classified.
 
 from __future__ import annotations
 
+import itertools
 import math
 import numbers
 from dataclasses import dataclass
@@ -66,6 +67,10 @@ class Shapelet:
                                  univariate series; ShapeletTransform on multivariate X)
     dilation : int               spacing of its points in the series, and of the windows it
                                  is compared with (1: contiguous; RDST's dilated shapelets)
+    normalized : bool            True: compared z-normalised (its shape only, eq. 2 of
+                                 Chang et al.); False: compared as it is, the length-
+                                 normalised Euclidean distance of the values (its level and
+                                 scale too; RDST's non-normalised shapelets)
     """
 
     values: np.ndarray
@@ -77,6 +82,7 @@ class Shapelet:
     gap: float
     channel: int = 0
     dilation: int = 1
+    normalized: bool = True
 
 
 # ---- input handling --------------------------------------------------------------------
@@ -239,21 +245,40 @@ def _device(device):
 
 
 def _search(X: _Series, codes, n_classes, lengths, subset=None, logic=None, partner=None,
-            device="auto", n_jobs=None, _impl="auto", dilation=1):
+            device="auto", n_jobs=None, _impl="auto", dilation=1, normalize=True):
     minl, maxl, step = lengths
     r = _tswarp._shapelet_search(X.values, X.offsets, X.lengths, codes, n_classes, minl, maxl,
                                  step, subset=subset, logic=_LOGIC[logic], partner=partner,
-                                 device=device, _impl=_impl, n_jobs=n_jobs, dilation=dilation)
+                                 device=device, _impl=_impl, n_jobs=n_jobs, dilation=dilation,
+                                 raw=not normalize)
     return r  # (series, start, length, threshold, gain, gap, dilation)
 
 
-def _to_shapelet(X: _Series, r, channel=0) -> Optional[Shapelet]:
+def _to_shapelet(X: _Series, r, channel=0, normalized=True) -> Optional[Shapelet]:
     series, start, length, thr, gain, gap, dil = r
     if series < 0:
         return None
     values = X.series(series)[start:start + (length - 1) * dil + 1:dil].copy()
     return Shapelet(values, int(series), int(start), int(length), float(thr), float(gain),
-                    float(gap), int(channel), int(dil))
+                    float(gap), int(channel), int(dil), bool(normalized))
+
+
+def _bool_arg(value, name):
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be a bool, got {type(value).__name__}")
+    return bool(value)
+
+
+def _normalize_arg(normalize):
+    """ShapeletTransform's normalize: True, False or 'both' -> the tuple of flags searched."""
+    if isinstance(normalize, str):
+        if normalize != "both":
+            raise ValueError(f"normalize must be True, False or 'both', got {normalize!r}")
+        return (True, False)
+    if not isinstance(normalize, (bool, np.bool_)):
+        raise TypeError(f"normalize must be True, False or 'both', got "
+                        f"{type(normalize).__name__}")
+    return (bool(normalize),)
 
 
 def _dilations_arg(dilation, shortest, longest, min_length):
@@ -327,9 +352,10 @@ def _rank_key(r):
 
 
 def _distances(shapelets: List[np.ndarray], X: _Series, device="auto", n_jobs=None,
-               _impl="auto", thresholds=None, dilations=None):
+               _impl="auto", thresholds=None, dilations=None, normalized=None):
     """(n_series, n_shapelets) distances and best-match starts, and with thresholds (one per
-    shapelet) the counts of windows within them; dilations: one per shapelet, or None (1)."""
+    shapelet) the counts of windows within them; dilations: one per shapelet, or None (1);
+    normalized: one bool per shapelet, or None (all z-normalised)."""
     sl = np.array([len(s) for s in shapelets], dtype=np.int64)
     so = np.zeros(len(shapelets), dtype=np.int64)
     np.cumsum(sl[:-1], out=so[1:])
@@ -341,17 +367,19 @@ def _distances(shapelets: List[np.ndarray], X: _Series, device="auto", n_jobs=No
         k = int(np.argmax(dl))  # phase of a dilated shapelet's series needs a point
         raise ValueError(f"X holds a series of {shortest} time points, fewer than the "
                          f"dilation of shapelet {k} ({int(dl[k])})")
+    raw = None if normalized is None or all(normalized) else \
+        np.array([not v for v in normalized], dtype=np.int32)
     return _tswarp._shapelet_distances(sv, so, sl, X.values, X.offsets, X.lengths,
                                        device=device, _impl=_impl, n_jobs=n_jobs,
                                        thresholds=thresholds,
-                                       dilations=None if dilations is None else dl)
+                                       dilations=None if dilations is None else dl, raw=raw)
 
 
 # ---- functions -----------------------------------------------------------------------------
 
 
 def find_shapelet(X, y, *, min_length=3, max_length=None, length_step=1, dilation=1,
-                  device="auto", n_jobs=None) -> Shapelet:
+                  normalize=True, device="auto", n_jobs=None) -> Shapelet:
     """The best shapelet of (X, y) over every candidate, with its split.
 
     Parameters
@@ -364,6 +392,11 @@ def find_shapelet(X, y, *, min_length=3, max_length=None, length_step=1, dilatio
     dilation : int, default 1
         Candidates X[i][s], X[i][s + d], .., compared with windows spaced alike (RDST's
         dilated shapelets, Guillaume et al. 2022); lengths up to floor(longest / d).
+    normalize : bool, default True
+        True: the z-normalised distance (eq. 2 of Chang et al.: shapes, whatever their level
+        and scale). False: the length-normalised Euclidean distance of the values themselves,
+        sqrt(mean((a - b)^2)) (RDST's non-normalised shapelets), for classes that differ in
+        level or amplitude; thresholds and gaps are then in the data's units.
     device : 'auto', 'cpu', 'cuda' or 'cuda:N'
         'cuda' gives the same result as 'cpu', bit for bit; 'auto' takes a GPU for large
         searches when one is present.
@@ -385,9 +418,10 @@ def find_shapelet(X, y, *, min_length=3, max_length=None, length_step=1, dilatio
     if max_length is not None and max_length > longest // dil:
         raise ValueError(f"max_length={max_length} is longer than floor({longest} / "
                          f"dilation={dil}) = {longest // dil}")
+    norm = _bool_arg(normalize, "normalize")
     r = _search(Xs, codes, len(classes), lengths, device=_device(device), n_jobs=n_jobs,
-                dilation=dil)
-    s = _to_shapelet(Xs, r)
+                dilation=dil, normalize=norm)
+    s = _to_shapelet(Xs, r, normalized=norm)
     if s is None:
         raise ValueError("no candidate splits X: every candidate is at the same distance from "
                          "every series")
@@ -395,11 +429,13 @@ def find_shapelet(X, y, *, min_length=3, max_length=None, length_step=1, dilatio
 
 
 def shapelet_distances(shapelets, X, *, return_positions=False, thresholds=None,
-                       dilations=None, device="auto", n_jobs=None):
+                       dilations=None, normalize=True, device="auto", n_jobs=None):
     """Distances (n_series, n_shapelets) of shapelets (1-D arrays) to every series of X.
 
     dilations: one int >= 1 per shapelet (``Shapelet.dilation``), or None (all 1): shapelet
     k is compared with the windows X[j][u], X[j][u + d_k], .. (the positions are u).
+    normalize: a bool for all the shapelets, or one per shapelet (``Shapelet.normalized``):
+    True the z-normalised distance, False that of the values themselves (find_shapelet).
     With return_positions, also the start of each best match (the first on ties; -u <= 0
     for a series shorter than the shapelet, lying along the shapelet's window at u). With
     thresholds (one per shapelet, finite and >= 0, e.g. each Shapelet's ``threshold``),
@@ -433,8 +469,19 @@ def shapelet_distances(shapelets, X, *, return_positions=False, thresholds=None,
         if np.any(dl < 1):
             raise ValueError("dilations must be >= 1")
         dilations = dl
+    if isinstance(normalize, (bool, np.bool_)):
+        normalized = [bool(normalize)] * len(sh)
+    else:
+        try:
+            normalized = list(normalize)
+        except TypeError:
+            raise TypeError(f"normalize must be a bool or a sequence of bools, got "
+                            f"{type(normalize).__name__}") from None
+        if len(normalized) != len(sh):
+            raise ValueError(f"normalize must hold one bool per shapelet ({len(sh)})")
+        normalized = [_bool_arg(v, "normalize") for v in normalized]
     r = _distances(sh, _as_series(X), device=_device(device), n_jobs=n_jobs,
-                   thresholds=thresholds, dilations=dilations)
+                   thresholds=thresholds, dilations=dilations, normalized=normalized)
     D, P = r[0], r[1]
     if thresholds is None:
         return (D, P) if return_positions else D
@@ -467,6 +514,9 @@ class ShapeletTreeClassifier(ClassifierMixin, BaseEstimator):
     logical : bool, default False
     max_depth : int, optional
     min_samples_split : int, default 2
+    normalize : bool, default True
+        z-normalised shapelets (True) or shapelets compared as they are (False), as
+        find_shapelet's ``normalize``.
     device : 'auto', 'cpu', 'cuda' or 'cuda:N' (the same tree on every device)
     n_jobs : int, optional
 
@@ -489,13 +539,15 @@ class ShapeletTreeClassifier(ClassifierMixin, BaseEstimator):
     """
 
     def __init__(self, min_length=3, max_length=None, length_step=1, logical=False,
-                 max_depth=None, min_samples_split=2, device="auto", n_jobs=None):
+                 max_depth=None, min_samples_split=2, normalize=True, device="auto",
+                 n_jobs=None):
         self.min_length = min_length
         self.max_length = max_length
         self.length_step = length_step
         self.logical = logical
         self.max_depth = max_depth
         self.min_samples_split = min_samples_split
+        self.normalize = normalize
         self.device = device
         self.n_jobs = n_jobs
 
@@ -513,6 +565,7 @@ class ShapeletTreeClassifier(ClassifierMixin, BaseEstimator):
             raise ValueError(f"min_samples_split must be an int >= 2, got "
                              f"{self.min_samples_split!r}")
         device = _device(self.device)
+        norm = _bool_arg(self.normalize, "normalize")
         self.classes_ = classes
         self.n_classes_ = len(classes)
         _set_n_features(self, X, Xs)
@@ -534,12 +587,13 @@ class ShapeletTreeClassifier(ClassifierMixin, BaseEstimator):
             if lengths[0] > top:
                 return leaf(idx)
             nl = (lengths[0], min(lengths[1], top) if lengths[1] else 0, lengths[2])
-            r1 = _search(Xs, codes, C, nl, subset=sub, device=device, n_jobs=self.n_jobs)
-            s1 = _to_shapelet(Xs, r1)
+            r1 = _search(Xs, codes, C, nl, subset=sub, device=device, n_jobs=self.n_jobs,
+                         normalize=norm)
+            s1 = _to_shapelet(Xs, r1, normalized=norm)
             if s1 is None or s1.gain <= 0:
                 return leaf(idx)
             Xsub = Xs.subset(sub)
-            d1 = _distances([s1.values], Xsub, device, self.n_jobs)[0][:, 0]
+            d1 = _distances([s1.values], Xsub, device, self.n_jobs, normalized=[norm])[0][:, 0]
             rule = {"shapelets": [s1], "op": None, "threshold": s1.threshold,
                     "gain": s1.gain, "gap": s1.gap}
             dist = d1
@@ -547,14 +601,15 @@ class ShapeletTreeClassifier(ClassifierMixin, BaseEstimator):
                 for op in ("and", "or"):
                     r2 = _search(Xs, codes, C, nl, subset=sub, logic=op,
                                  partner=np.ascontiguousarray(d1), device=device,
-                                 n_jobs=self.n_jobs)
-                    s2 = _to_shapelet(Xs, r2)
+                                 n_jobs=self.n_jobs, normalize=norm)
+                    s2 = _to_shapelet(Xs, r2, normalized=norm)
                     if s2 is None:
                         continue
                     better = s2.gain > rule["gain"] or (
                         s2.gain == rule["gain"] and round(s2.gap * 1e9) > round(rule["gap"] * 1e9))
                     if better:
-                        d2 = _distances([s2.values], Xsub, device, self.n_jobs)[0][:, 0]
+                        d2 = _distances([s2.values], Xsub, device, self.n_jobs,
+                                        normalized=[norm])[0][:, 0]
                         rule = {"shapelets": [s1, s2], "op": op, "threshold": s2.threshold,
                                 "gain": s2.gain, "gap": s2.gap}
                         dist = np.maximum(d1, d2) if op == "and" else np.minimum(d1, d2)
@@ -575,7 +630,7 @@ class ShapeletTreeClassifier(ClassifierMixin, BaseEstimator):
 
     def _rule_distance(self, rule, Xs):
         D = _distances([s.values for s in rule["shapelets"]], Xs, _device(self.device),
-                       self.n_jobs)[0]
+                       self.n_jobs, normalized=[s.normalized for s in rule["shapelets"]])[0]
         if rule["op"] == "and":
             return D.max(axis=1)
         if rule["op"] == "or":
@@ -695,6 +750,12 @@ class ShapeletTransform(TransformerMixin, BaseEstimator):
         kept from the series of each of the C classes, so that every class has its own
         shapelets. The same single pass over the candidates; with two classes only the
         balance changes.
+    normalize : True, False or 'both', default True
+        True: z-normalised shapelets (shapes, as aeon's ShapeletTransformClassifier); False:
+        shapelets compared as they are, by the length-normalised Euclidean distance of the
+        values (level and scale too: RDST's non-normalised shapelets, e.g. JapaneseVowels,
+        whose channels' levels tell its classes apart); 'both': both kinds searched and the
+        k best of all kept (``Shapelet.normalized`` says which each is).
     features : str or sequence of str, default 'distance'
         What transform() gives for each shapelet, one block of n_shapelets_ columns per
         name, in the order given:
@@ -740,14 +801,15 @@ class ShapeletTransform(TransformerMixin, BaseEstimator):
     _FEATURES = ("distance", "occurrence", "position")
 
     def __init__(self, n_shapelets="auto", min_length=3, max_length=None, length_step=1,
-                 dilation=1, one_vs_rest=False, features="distance", device="auto",
-                 n_jobs=None):
+                 dilation=1, one_vs_rest=False, normalize=True, features="distance",
+                 device="auto", n_jobs=None):
         self.n_shapelets = n_shapelets
         self.min_length = min_length
         self.max_length = max_length
         self.length_step = length_step
         self.dilation = dilation
         self.one_vs_rest = one_vs_rest
+        self.normalize = normalize
         self.features = features
         self.device = device
         self.n_jobs = n_jobs
@@ -784,9 +846,13 @@ class ShapeletTransform(TransformerMixin, BaseEstimator):
         ovr = self.one_vs_rest
         if not isinstance(ovr, (bool, np.bool_)):
             raise TypeError(f"one_vs_rest must be a bool, got {type(ovr).__name__}")
+        norms = _normalize_arg(self.normalize)
         minl, maxl, step = lengths
-        found = []  # (rank key, channel, result): the k best of each channel and dilation,
-        for d in dils:  # then the k best of all (the non-overlap rule is per dilation)
+        # (rank key, kind, channel, result): the k best of each kind (normalised or not),
+        # dilation and channel, then the k best of all (the non-overlap rule is per kind and
+        # dilation)
+        found = []
+        for d, norm in itertools.product(dils, norms):
             # the grid's lengths that fit this dilation
             top = min(maxl or longest, longest // d)
             top = minl + (top - minl) // step * step
@@ -795,8 +861,8 @@ class ShapeletTransform(TransformerMixin, BaseEstimator):
                                                len(classes), minl, top, step,
                                                device=_device(self.device),
                                                n_jobs=self.n_jobs, k=int(k), dilation=d,
-                                               one_vs_rest=bool(ovr)):
-                    found.append((_rank_key(r), c, r))
+                                               one_vs_rest=bool(ovr), raw=not norm):
+                    found.append((_rank_key(r), not norm, c, r))
         if not found:
             raise ValueError("no candidate splits X: every candidate is at the same distance "
                              "from every series")
@@ -805,7 +871,7 @@ class ShapeletTransform(TransformerMixin, BaseEstimator):
             per, used = max(1, int(k) // len(classes)), np.zeros(len(classes), np.int64)
             keep = []
             for f in found:
-                c = codes[f[2][0]]
+                c = codes[f[3][0]]
                 if used[c] < per:
                     used[c] += 1
                     keep.append(f)
@@ -813,7 +879,7 @@ class ShapeletTransform(TransformerMixin, BaseEstimator):
         found = found[:int(k)]
         self.classes_ = classes
         _set_n_features(self, X if chans is None else chans[0], Xs)
-        self.shapelets_ = [_to_shapelet(Xcs[c], r, c) for _, c, r in found]
+        self.shapelets_ = [_to_shapelet(Xcs[c], r, c, not raw) for _, raw, c, r in found]
         self.n_shapelets_ = len(self.shapelets_)
         self.n_channels_ = len(Xcs)
         self.features_ = features
@@ -841,7 +907,8 @@ class ShapeletTransform(TransformerMixin, BaseEstimator):
             dil = [shp[j].dilation for j in cols]
             r = _distances([shp[j].values for j in cols], Xc, _device(self.device),
                            self.n_jobs, thresholds=thr,
-                           dilations=None if max(dil) == 1 else dil)
+                           dilations=None if max(dil) == 1 else dil,
+                           normalized=[shp[j].normalized for j in cols])
             D[:, cols], P[:, cols] = r[0], r[1]
             if occ:
                 Cnt[:, cols] = r[2]

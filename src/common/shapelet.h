@@ -66,6 +66,41 @@ TSW_HD double tsw_shp_window_d2(const double *a, double a_sum, double a_sumsq, i
     return tsw_shp_d2(dot, l, ma, sa, fa, mb, sb, fb);
 }
 
+/*
+ * Windows that are not z-normalised (tsw_shapelet_params.raw): the squared length-normalised
+ * Euclidean distance 1/l sum_t (a_t - b_t)^2 = (sa2 + sb2 - 2 dot) / l from the windows' sums
+ * of squares sa2, sb2 and their dot product; clamped at 0 (rounding) and snapped as
+ * tsw_shp_snap. The values are those of a collection shifted and scaled as a whole
+ * (include/tswarp.h), so the snap and the order line's ties keep their meaning.
+ */
+TSW_HD double tsw_shp_raw_d2(double dot, int64_t l, double sa2, double sb2)
+{
+    double d2 = (sa2 + sb2 - 2.0 * dot) / (double)l;
+    return tsw_shp_snap(TSW_MAX(d2, 0.0));
+}
+
+/* tsw_shp_raw_d2 of the l-point windows a and b, the dot product summed in order. */
+TSW_HD double tsw_shp_window_raw_d2(const double *a, double a_sumsq, const double *b,
+                                    double b_sumsq, int64_t l)
+{
+    double dot = 0.0;
+    for (int64_t t = 0; t < l; ++t)
+        dot += a[t] * b[t];
+    return tsw_shp_raw_d2(dot, l, a_sumsq, b_sumsq);
+}
+
+/*
+ * The smallest tsw_shp_raw_d2 of a candidate (its sum of squares sa2) over the windows of one
+ * series, from the largest score dot - 0.5 W_b over them (W_b the window's sum of squares):
+ * the z-normalised fast path's score (dot - ma S_b) inv_sd_b with ma = 0.5, S_b = W_b and
+ * inv_sd_b = 1, so the same loops compute both.
+ */
+TSW_HD double tsw_shp_raw_d2_from_score(double best_score, int64_t l, double sa2)
+{
+    double d2 = (sa2 - 2.0 * best_score) / (double)l;
+    return tsw_shp_snap(TSW_MAX(d2, 0.0));
+}
+
 /* 1 / std of a window from its sums, or 0 for a constant window (flat) and for a varying one
  * whose spread rounding lost: with 0 such a window scores 0 in tsw_shp_d2_from_score below,
  * the "uncorrelated" of tsw_shp_d2 (constant windows are accounted for by has_flat). */

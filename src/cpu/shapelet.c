@@ -70,6 +70,7 @@ void tsw_shapelet_params_default(tsw_shapelet_params *p)
     p->partner = NULL;
     p->dilation = 1;
     p->one_vs_rest = 0;
+    p->raw = 0;
 }
 
 /* ---- standardised data ------------------------------------------------------------------ */
@@ -77,11 +78,15 @@ void tsw_shapelet_params_default(tsw_shapelet_params *p)
 /* Every series of a collection standardised (mean 0, std 1) in double, with prefix sums P
  * (sum) and Q (sum of squares) and run lengths: series i has z[off[i] .. off[i]+len[i]),
  * P/Q[off[i] + i .. off[i] + i + len[i]] (len + 1 entries, P[0] = 0), and run[off[i] + t]
- * = how many values from t on equal x_i[t], so window [u, u+l) is constant iff run >= l. */
+ * = how many values from t on equal x_i[t], so window [u, u+l) is constant iff run >= l.
+ * raw (shapelets that are not z-normalised): z = (x - shift) / scale with one shift and
+ * scale for the whole collection, the distances then in units of scale. */
 typedef struct {
     int64_t count;
     int64_t *off, *len, *run;
     double *z, *P, *Q;
+    int raw;
+    double shift, scale;
 } shp_data;
 
 static void shp_data_free(shp_data *d)
@@ -99,8 +104,39 @@ static double shp_value(tsw_dtype dt, const void *v, int64_t k)
     return dt == TSW_F32 ? (double)((const float *)v)[k] : ((const double *)v)[k];
 }
 
-/* Checks the collection (univariate, finite, lengths >= 1) and standardises it. */
-static int shp_data_make(tsw_dtype dt, const tsw_collection *c, shp_data *d)
+/* Mean and population std of all the values of a collection (std 0 -> 1): the shift and
+ * scale of raw data. */
+static void shp_coll_stats(tsw_dtype dt, const tsw_collection *c, double *shift, double *scale)
+{
+    const size_t esz = tsw__dtype_size(dt);
+    double sum = 0.0, var = 0.0;
+    int64_t rows = 0;
+    for (int64_t i = 0; i < c->count; ++i) {
+        const int64_t n = tsw__coll_len(c, i);
+        const char *src = (const char *)c->values + (size_t)tsw__coll_off(c, i) * esz;
+        for (int64_t t = 0; t < n; ++t)
+            sum += shp_value(dt, src, t);
+        rows += n;
+    }
+    const double mean = rows > 0 ? sum / (double)rows : 0.0;
+    for (int64_t i = 0; i < c->count; ++i) {
+        const int64_t n = tsw__coll_len(c, i);
+        const char *src = (const char *)c->values + (size_t)tsw__coll_off(c, i) * esz;
+        for (int64_t t = 0; t < n; ++t) {
+            const double v = shp_value(dt, src, t) - mean;
+            var += v * v;
+        }
+    }
+    const double sd = rows > 0 ? sqrt(var / (double)rows) : 0.0;
+    *shift = mean;
+    *scale = sd > 0.0 && sd <= DBL_MAX ? sd : 1.0;
+}
+
+/* Checks the collection (univariate, finite, lengths >= 1) and standardises it: each series
+ * on its own, or, raw, all of them by ref[0] (shift) and ref[1] (scale), or by the
+ * collection's own when ref is NULL. */
+static int shp_data_make(tsw_dtype dt, const tsw_collection *c, shp_data *d, int raw,
+                         const double *ref)
 {
     memset(d, 0, sizeof(*d));
     if (!c || !c->values)
@@ -134,7 +170,22 @@ static int shp_data_make(tsw_dtype dt, const tsw_collection *c, shp_data *d)
     }
     d->len = d->off + c->count;
     d->Q = d->P + (rows + c->count);
+    d->raw = raw;
+    d->shift = 0.0;
+    d->scale = 1.0;
     const size_t esz = tsw__dtype_size(dt);
+    for (int64_t i = 0; raw && i < c->count; ++i) /* finite first: the stats sum them all */
+        if (tsw__check_finite(dt, (const char *)c->values + (size_t)tsw__coll_off(c, i) * esz,
+                              tsw__coll_len(c, i))) {
+            shp_data_free(d);
+            return TSW_ENONFINITE;
+        }
+    if (raw && ref) {
+        d->shift = ref[0];
+        d->scale = ref[1];
+    } else if (raw) {
+        shp_coll_stats(dt, c, &d->shift, &d->scale);
+    }
     int64_t row = 0;
     for (int64_t i = 0; i < c->count; ++i) {
         int64_t n = tsw__coll_len(c, i);
@@ -155,6 +206,10 @@ static int shp_data_make(tsw_dtype dt, const tsw_collection *c, shp_data *d)
         }
         double sd = sqrt(var / (double)n);
         double inv = sd > 0.0 ? 1.0 / sd : 0.0;
+        if (raw) {
+            mean = d->shift;
+            inv = 1.0 / d->scale;
+        }
         double *z = d->z + row, *P = d->P + row + i, *Q = d->Q + row + i;
         P[0] = Q[0] = 0.0;
         for (int64_t t = 0; t < n; ++t) {
@@ -197,9 +252,16 @@ static int shp_constant(const double *x, int64_t l)
     return 1;
 }
 
-/* Eq. 2 squared, literally: each window z-normalised on its own (constant -> 0). */
-static double shp_d2_direct(const double *a, const double *b, int64_t l)
+/* Eq. 2 squared, literally: each window z-normalised on its own (constant -> 0); raw: the
+ * mean squared difference of the values themselves. */
+static double shp_d2_direct(int raw, const double *a, const double *b, int64_t l)
 {
+    if (raw) {
+        double s = 0.0;
+        for (int64_t t = 0; t < l; ++t)
+            s += (a[t] - b[t]) * (a[t] - b[t]);
+        return tsw_shp_snap(s / (double)l);
+    }
     double ma, sa, mb, sb;
     shp_stats_direct(a, l, &ma, &sa);
     shp_stats_direct(b, l, &mb, &sb);
@@ -229,6 +291,10 @@ typedef struct {
     int64_t gd, ng;
     int64_t *orig;
     int32_t *glab;
+    /* logical shapelets: the partner's distances in the data's units (divided by d->scale
+     * for raw data; then a copy the job owns, partner_own) */
+    const double *partner;
+    double *partner_own;
     int64_t minl, maxl, step, nlen; /* the length set */
     int C;
     int64_t *total; /* (C,) class counts of the searched series */
@@ -288,11 +354,11 @@ static void shp_fill_reference(const shp_job *J, int64_t i, int64_t s, int64_t n
             const double *b = shp_z(J->d, j);
             double best = TSW_INF_F64;
             for (int64_t u = 0; u + l <= nj; ++u) {
-                double v = shp_d2_direct(a, b + u, l);
+                double v = shp_d2_direct(J->d->raw, a, b + u, l);
                 best = v < best ? v : best;
             }
             for (int64_t u = 0; u + nj <= l && nj < l; ++u) {
-                double v = shp_d2_direct(a + u, b, nj);
+                double v = shp_d2_direct(J->d->raw, a + u, b, nj);
                 best = v < best ? v : best;
             }
             mind2[li * J->ns + jj] = best;
@@ -308,6 +374,11 @@ static int shp_isd_row(const shp_job *J, int64_t jj, int64_t l, double *row)
     const double *P = shp_P(J->d, j), *Q = shp_Q(J->d, j);
     const int64_t *run = shp_run(J->d, j);
     int has_flat = 0;
+    if (J->d->raw) { /* the raw score's weight (tsw_shp_raw_d2_from_score) */
+        for (int64_t u = 0; u < nu; ++u)
+            row[u] = 1.0;
+        return 0;
+    }
     for (int64_t u = 0; u < nu; ++u) {
         row[u] = tsw_shp_inv_sd(P[u + l] - P[u], Q[u + l] - Q[u], l, run[u] >= l);
         has_flat |= run[u] >= l;
@@ -382,8 +453,9 @@ static void shp_fill_short(const shp_job *J, int64_t i, int64_t s0, int64_t nb,
             amax = TSW_MAX(amax, s0 + b + lmaxb[b] - nj);
     double *e = w->row;
     for (int64_t a = s0; a <= amax; ++a)
-        e[a - s0] = tsw_shp_window_d2(za + a, Pa[a + nj] - Pa[a], Qa[a + nj] - Qa[a],
-                                      ra[a] >= nj, zb, Sb, SQb, fb, nj);
+        e[a - s0] = J->d->raw ? tsw_shp_window_raw_d2(za + a, Qa[a + nj] - Qa[a], zb, SQb, nj)
+                              : tsw_shp_window_d2(za + a, Pa[a + nj] - Pa[a], Qa[a + nj] - Qa[a],
+                                                  ra[a] >= nj, zb, Sb, SQb, fb, nj);
     for (int64_t b = 0; b < nb && lmaxb[b] >= next; ++b) {
         double m = TSW_INF_F64;
         int64_t r = b; /* e[b .. r) taken */
@@ -415,7 +487,12 @@ static void shp_fill_fast(const shp_job *J, int64_t i, int64_t s0, int64_t nb,
         double *cma = w->cstat + 2 * b * nlen, *csa = cma + nlen;
         for (int64_t li = 0; li < nl[b]; ++li) {
             const int64_t l = J->minl + li * J->step;
-            tsw_shp_stats(Pa[l] - Pa[0], Qa[l] - Qa[0], l, cma + li, csa + li);
+            if (J->d->raw) { /* the score's weight and the candidate's sum of squares */
+                cma[li] = 0.5;
+                csa[li] = Qa[l] - Qa[0];
+            } else {
+                tsw_shp_stats(Pa[l] - Pa[0], Qa[l] - Qa[0], l, cma + li, csa + li);
+            }
         }
     }
     const double *a = shp_z(J->d, i) + s0;
@@ -426,7 +503,8 @@ static void shp_fill_fast(const shp_job *J, int64_t i, int64_t s0, int64_t nb,
     const int64_t lmax = lmaxb[0];
     for (int64_t jj = 0; jj < ns; ++jj) {
         const int64_t j = J->sub[jj], nj = J->d->len[j];
-        const double *bz = shp_z(J->d, j), *P = shp_P(J->d, j);
+        /* raw: the windows' sums of squares take the place of their sums in the score */
+        const double *bz = shp_z(J->d, j), *P = J->d->raw ? shp_Q(J->d, j) : shp_P(J->d, j);
         for (int64_t b = 0; b < nb; ++b)
             memset(w->acc + b * stride, 0, (size_t)nj * sizeof(double));
         int64_t li = 0, next = J->minl; /* the next searched length and its index */
@@ -490,8 +568,12 @@ static void shp_fill_fast(const shp_job *J, int64_t i, int64_t s0, int64_t nb,
                 best[b] = shp_grow_score(w->acc + b * stride, a[b + l - 1], bl, P, l,
                                          w->cstat[2 * b * nlen + li], isd, nu);
             for (b = 0; b < active; ++b)
-                w->mind2[(b * nlen + li) * ns + jj] = tsw_shp_d2_from_score(
-                    best[b], l, w->cstat[2 * b * nlen + nlen + li], ra[b] >= l, has_flat);
+                w->mind2[(b * nlen + li) * ns + jj] =
+                    J->d->raw ? tsw_shp_raw_d2_from_score(best[b], l,
+                                                          w->cstat[2 * b * nlen + nlen + li])
+                              : tsw_shp_d2_from_score(best[b], l,
+                                                      w->cstat[2 * b * nlen + nlen + li],
+                                                      ra[b] >= l, has_flat);
             ++li;
             next += J->step;
         }
@@ -573,9 +655,9 @@ static int shp_split(const shp_job *J, const double *mind2, int64_t li, int32_t 
     for (int64_t jj = 0; jj < ns; ++jj) {
         double v = sqrt(tsw_shp_group_d2(m2, jj, J->gd));
         if (J->p->logic == TSW_LOGIC_AND)
-            v = TSW_MAX(v, J->p->partner[jj]);
+            v = TSW_MAX(v, J->partner[jj]);
         else if (J->p->logic == TSW_LOGIC_OR)
-            v = TSW_MIN(v, J->p->partner[jj]);
+            v = TSW_MIN(v, J->partner[jj]);
         raw[jj] = v;
     }
     if (ns <= SHP_RANK_SORT_MAX) {
@@ -767,7 +849,7 @@ static int shp_job_make(const tsw_shapelet_params *p, tsw_dtype dt, const tsw_co
         return rc;
     if (p->n_classes < 2 || p->min_length < 2 || p->length_step < 1 || p->max_length < 0 ||
         (p->max_length && p->max_length < p->min_length) || p->dilation < 1 ||
-        (p->one_vs_rest != 0 && p->one_vs_rest != 1) ||
+        (p->one_vs_rest != 0 && p->one_vs_rest != 1) || (p->raw != 0 && p->raw != 1) ||
         (p->logic != TSW_LOGIC_NONE && p->logic != TSW_LOGIC_AND && p->logic != TSW_LOGIC_OR))
         return TSW_EPARAM;
     if (p->logic != TSW_LOGIC_NONE && !p->partner)
@@ -839,7 +921,7 @@ static int shp_job_make(const tsw_shapelet_params *p, tsw_dtype dt, const tsw_co
             }
     if (gd == 1) {
         memcpy(J->sub, J->orig, (size_t)ng * sizeof(int64_t));
-        rc = shp_data_make(dt, x, d);
+        rc = shp_data_make(dt, x, d, p->raw, NULL);
     } else {
         /* only the searched series are split: sub is every row of the phase collection */
         tsw_collection pc;
@@ -849,7 +931,7 @@ static int shp_job_make(const tsw_shapelet_params *p, tsw_dtype dt, const tsw_co
             J->sub[k] = k;
         rc = shp_phases(dt, x, J->orig, ng, gd, &pc, &vals, &offs);
         if (rc == TSW_OK) {
-            rc = shp_data_make(TSW_F64, &pc, d); /* which keeps its own copy */
+            rc = shp_data_make(TSW_F64, &pc, d, p->raw, NULL); /* which keeps its own copy */
             tsw__free(vals);
             tsw__free(offs);
         }
@@ -857,6 +939,17 @@ static int shp_job_make(const tsw_shapelet_params *p, tsw_dtype dt, const tsw_co
     if (rc) {
         shp_job_free(J, d);
         return rc;
+    }
+    J->partner = p->partner;
+    if (p->logic != TSW_LOGIC_NONE && d->raw) {
+        J->partner_own = tsw__malloc((size_t)ng * sizeof(double));
+        if (!J->partner_own) {
+            shp_job_free(J, d);
+            return TSW_ENOMEM;
+        }
+        for (int64_t k = 0; k < ng; ++k)
+            J->partner_own[k] = p->partner[k] / d->scale;
+        J->partner = J->partner_own;
     }
     J->p = p;
     J->d = d;
@@ -906,7 +999,7 @@ static void shp_job_table(shp_job *J)
     const shp_data *d = J->d;
     const int64_t ns = J->ns;
     const tsw_exec *exec = J->ex;
-    if (!J->reference) {
+    if (!J->reference && !d->raw) { /* raw: every weight is 1 (shp_isd_row) */
         double cells = 0.0;
         for (int64_t k = 0; k < ns; ++k)
             cells += (double)d->len[J->sub[k]] * (double)J->nlen;
@@ -940,6 +1033,8 @@ static void shp_job_table(shp_job *J)
 
 static void shp_job_free(shp_job *J, shp_data *d)
 {
+    tsw__free(J->partner_own);
+    J->partner_own = NULL;
     tsw__free(J->isd);
     tsw__free(J->isd_off);
     tsw__free(J->has_flat);
@@ -962,6 +1057,16 @@ static void shp_job_free(shp_job *J, shp_data *d)
 /* ---- the GPU (cuda/shapelet.cu) --------------------------------------------------------- */
 
 static int shp_cmp_cand(const void *x, const void *y);
+
+/* Thresholds and gaps of raw data back in the data's units (the search's are in units of
+ * the collection's scale). */
+static void shp_units(const shp_job *J, tsw_shapelet *c, int64_t n)
+{
+    for (int64_t k = 0; J->d->raw && k < n; ++k) {
+        c[k].threshold *= J->d->scale;
+        c[k].gap *= J->d->scale;
+    }
+}
 
 /* Points of a series a candidate spans, first to last. */
 static int64_t shp_span(const tsw_shapelet *c) { return (c->length - 1) * c->dilation + 1; }
@@ -1021,6 +1126,7 @@ static tsw__shp_gpu_data shp_gpu_data(const shp_data *d)
     g.z = d->z;
     g.P = d->P;
     g.Q = d->Q;
+    g.raw = d->raw;
     return g;
 }
 
@@ -1118,7 +1224,7 @@ static int shp_gpu_run(shp_job *J, tsw__shp_visit fn, shp_gpu_ctx *x)
     g.nent = J->nent;
     g.xlogx = J->xlogx;
     g.logic = J->p->logic;
-    g.partner = J->p->logic != TSW_LOGIC_NONE ? J->p->partner : NULL;
+    g.partner = J->p->logic != TSW_LOGIC_NONE ? J->partner : NULL;
     g.ovr = J->ovr;
     g.btot = J->btot;
     g.bnent = J->bnent;
@@ -1156,8 +1262,10 @@ int tsw_shapelet_search(const tsw_shapelet_params *params, tsw_dtype dtype,
             if (rc == TSW_OK && exec->progress &&
                 exec->progress(exec->progress_user, J.work, J.work))
                 rc = TSW_ECANCELED;
-            if (rc == TSW_OK)
+            if (rc == TSW_OK) {
                 *best = g.best;
+                shp_units(&J, best, best->series >= 0);
+            }
             shp_job_free(&J, &d);
             return rc;
         }
@@ -1242,6 +1350,7 @@ int tsw_shapelet_search(const tsw_shapelet_params *params, tsw_dtype dtype,
             if (tbest[t].series >= 0 && (r.series < 0 || shp_cand_better(&tbest[t], &r)))
                 r = tbest[t];
         *best = r;
+        shp_units(&J, best, r.series >= 0);
     }
     tsw__free(first);
     tsw__free(tbest);
@@ -1427,6 +1536,7 @@ int tsw_shapelet_top(const tsw_shapelet_params *params, tsw_dtype dtype,
             rc = shp_top_balanced(&J, labels, kept, n, k, out, &take);
         else
             memcpy(out, kept, (size_t)take * sizeof(*out));
+        shp_units(&J, out, take);
         *count = take;
     }
     tsw__free(kept);
@@ -1455,7 +1565,9 @@ static double shp_feature_pair(const shp_data *S, int64_t k, const shp_data *X, 
     for (int64_t u = 0; u < nu; ++u) {
         const int64_t ua = n < l ? u : 0, ub = n < l ? 0 : u;
         const double v =
-            reference ? shp_d2_direct(a + ua, b + ub, m)
+            reference ? shp_d2_direct(S->raw, a + ua, b + ub, m)
+            : S->raw  ? tsw_shp_window_raw_d2(a + ua, Qa[ua + m] - Qa[ua], b + ub,
+                                              Qb[ub + m] - Qb[ub], m)
                       : tsw_shp_window_d2(a + ua, Pa[ua + m] - Pa[ua], Qa[ua + m] - Qa[ua],
                                           ra[ua] >= m, b + ub, Pb[ub + m] - Pb[ub],
                                           Qb[ub + m] - Qb[ub], rb[ub] >= m, m);
@@ -1478,9 +1590,22 @@ int tsw_shapelet_distances(tsw_dtype dtype, const tsw_collection *shapelets,
     return tsw_shapelet_features(dtype, shapelets, NULL, x, dist, pos, NULL, exec);
 }
 
+static int shp_features(tsw_dtype dtype, const tsw_collection *shapelets,
+                        const double *thresholds, const tsw_collection *x, double *dist,
+                        int64_t *pos, int64_t *count, const tsw_exec *exec, int raw);
+
 int tsw_shapelet_features(tsw_dtype dtype, const tsw_collection *shapelets,
                           const double *thresholds, const tsw_collection *x, double *dist,
                           int64_t *pos, int64_t *count, const tsw_exec *exec)
+{
+    return shp_features(dtype, shapelets, thresholds, x, dist, pos, count, exec, 0);
+}
+
+/* tsw_shapelet_features, of raw shapelets when raw: the series shifted and scaled by the
+ * shapelets' mean and std, thresholds and distances in the data's units. */
+static int shp_features(tsw_dtype dtype, const tsw_collection *shapelets,
+                        const double *thresholds, const tsw_collection *x, double *dist,
+                        int64_t *pos, int64_t *count, const tsw_exec *exec, int raw)
 {
     tsw_exec defaults;
     if (!exec) {
@@ -1497,13 +1622,15 @@ int tsw_shapelet_features(tsw_dtype dtype, const tsw_collection *shapelets,
             if (!(thresholds[k] >= 0.0 && thresholds[k] <= DBL_MAX))
                 return TSW_EPARAM;
     shp_data S, X;
-    if ((rc = shp_data_make(dtype, shapelets, &S)))
+    if ((rc = shp_data_make(dtype, shapelets, &S, raw, NULL)))
         return rc;
-    if ((rc = shp_data_make(dtype, x, &X))) {
+    const double ref[2] = {S.shift, S.scale};
+    if ((rc = shp_data_make(dtype, x, &X, raw, ref))) {
         shp_data_free(&S);
         return rc;
     }
     size_t cells;
+    double *thr_raw = NULL; /* raw: the thresholds in units of the scale */
     if (tsw__mul_size((size_t)X.count, (size_t)S.count, &cells)) {
         rc = TSW_EOVERFLOW;
     } else {
@@ -1511,7 +1638,16 @@ int tsw_shapelet_features(tsw_dtype dtype, const tsw_collection *shapelets,
             if (S.len[k] < 2)
                 rc = TSW_ESHAPE;
     }
+    if (!rc && raw && thresholds) {
+        thr_raw = tsw__malloc((size_t)S.count * sizeof(double));
+        if (!thr_raw)
+            rc = TSW_ENOMEM;
+        for (int64_t k = 0; thr_raw && k < S.count; ++k)
+            thr_raw[k] = thresholds[k] / S.scale;
+        thresholds = thr_raw;
+    }
     if (rc) {
+        tsw__free(thr_raw);
         shp_data_free(&S);
         shp_data_free(&X);
         return rc;
@@ -1532,6 +1668,9 @@ int tsw_shapelet_features(tsw_dtype dtype, const tsw_collection *shapelets,
             if (rc == TSW_OK && exec->progress &&
                 exec->progress(exec->progress_user, X.count * nsh, X.count * nsh))
                 rc = TSW_ECANCELED;
+            for (size_t c = 0; rc == TSW_OK && raw && c < cells; ++c)
+                dist[c] *= S.scale;
+            tsw__free(thr_raw);
             shp_data_free(&S);
             shp_data_free(&X);
             return rc;
@@ -1562,7 +1701,7 @@ int tsw_shapelet_features(tsw_dtype dtype, const tsw_collection *shapelets,
                 const double best = shp_feature_pair(&S, k, &X, j, reference,
                                                      count ? thresholds[k] : -1.0, &where,
                                                      &near);
-                dist[j * nsh + k] = sqrt(best);
+                dist[j * nsh + k] = raw ? sqrt(best) * S.scale : sqrt(best);
                 if (pos)
                     pos[j * nsh + k] = where;
                 if (count)
@@ -1574,6 +1713,7 @@ int tsw_shapelet_features(tsw_dtype dtype, const tsw_collection *shapelets,
     rc = J.status;
     if (rc == TSW_OK && exec->progress && exec->progress(exec->progress_user, J.work, J.work))
         rc = TSW_ECANCELED;
+    tsw__free(thr_raw);
     shp_data_free(&S);
     shp_data_free(&X);
     return rc;
@@ -1595,12 +1735,12 @@ static int shp_prog_cb(void *user, int64_t done, int64_t total)
     return p->fn(p->user, p->base + done, p->total);
 }
 
-/* Shapelets K (nk of them, all of dilation gd) against the phases of x: their columns of
- * dist/pos/count (x->count, nsh). */
+/* Shapelets K (nk of them, all of dilation gd, all raw or none) against the phases of x:
+ * their columns of dist/pos/count (x->count, nsh). */
 static int shp_features_one(tsw_dtype dt, const tsw_collection *sh, const int64_t *K,
-                            int64_t nk, int64_t nsh, int64_t gd, const double *thresholds,
-                            const tsw_collection *x, double *dist, int64_t *pos,
-                            int64_t *count, const tsw_exec *ex)
+                            int64_t nk, int64_t nsh, int64_t gd, int raw,
+                            const double *thresholds, const tsw_collection *x, double *dist,
+                            int64_t *pos, int64_t *count, const tsw_exec *ex)
 {
     const size_t esz = tsw__dtype_size(dt);
     int64_t srows = 0, n = x->count;
@@ -1641,8 +1781,7 @@ static int shp_features_one(tsw_dtype dt, const tsw_collection *sh, const int64_
     if ((rc = shp_phases(dt, x, all, n, gd, &pc, &pv, &poffs)))
         goto done;
     int64_t *c2 = count ? p2 + cells : NULL;
-    if ((rc = tsw_shapelet_features(TSW_F64, &sc, thresholds ? thr : NULL, &pc, d2, p2, c2,
-                                    ex)))
+    if ((rc = shp_features(TSW_F64, &sc, thresholds ? thr : NULL, &pc, d2, p2, c2, ex, raw)))
         goto done;
     for (int64_t j = 0; j < n; ++j)
         for (int64_t q = 0; q < nk; ++q) {
@@ -1676,12 +1815,13 @@ done:
 }
 
 int tsw_shapelet_features_dilated(tsw_dtype dtype, const tsw_collection *shapelets,
-                                  const int64_t *dilations, const double *thresholds,
-                                  const tsw_collection *x, double *dist, int64_t *pos,
-                                  int64_t *count, const tsw_exec *exec)
+                                  const int64_t *dilations, const int32_t *raw,
+                                  const double *thresholds, const tsw_collection *x,
+                                  double *dist, int64_t *pos, int64_t *count,
+                                  const tsw_exec *exec)
 {
     int rc;
-    if (!dilations)
+    if (!dilations && !raw)
         return tsw_shapelet_features(dtype, shapelets, thresholds, x, dist, pos, count, exec);
     if (!dist || !shapelets || !x || !thresholds != !count || !shapelets->values || !x->values)
         return TSW_EINVAL;
@@ -1706,30 +1846,39 @@ int tsw_shapelet_features_dilated(tsw_dtype dtype, const tsw_collection *shapele
     for (int64_t k = 0; k < nsh; ++k) {
         if (tsw__coll_off(shapelets, k) < 0)
             return TSW_ESHAPE;
-        if (dilations[k] < 1)
+        if ((dilations && dilations[k] < 1) || (raw && raw[k] != 0 && raw[k] != 1))
             return TSW_EPARAM;
         if (thresholds && !(thresholds[k] >= 0.0 && thresholds[k] <= DBL_MAX))
             return TSW_EPARAM;
         const int64_t l = tsw__coll_len(shapelets, k);
-        if (l < 2 || shortest < dilations[k]) /* no phase is empty */
+        if (l < 2 || shortest < (dilations ? dilations[k] : 1)) /* no phase is empty */
             return TSW_ESHAPE;
     }
     size_t kb;
-    if (tsw__mul_size((size_t)nsh, 2 * sizeof(int64_t), &kb))
+    if (tsw__mul_size((size_t)nsh, 3 * sizeof(int64_t), &kb))
         return TSW_EOVERFLOW;
     K = tsw__malloc(kb);
     if (!K)
         return TSW_ENOMEM;
     dl = K + nsh;
-    /* the distinct dilations, in order of first appearance */
+    int64_t *rw = dl + nsh;
+    /* the distinct (dilation, raw) groups, in order of first appearance */
     int64_t nd = 0, work = 0;
     for (int64_t k = 0; k < nsh; ++k) {
+        const int64_t dk = dilations ? dilations[k] : 1, rk = raw ? raw[k] : 0;
         int64_t m = 0;
-        while (m < nd && dl[m] != dilations[k])
+        while (m < nd && (dl[m] != dk || rw[m] != rk))
             ++m;
-        if (m == nd)
-            dl[nd++] = dilations[k];
-        work += x->count * dilations[k];
+        if (m == nd) {
+            dl[nd] = dk;
+            rw[nd++] = rk;
+        }
+        work += x->count * dk;
+    }
+    if (nd == 1 && dl[0] == 1) { /* one group, contiguous: no phases to make */
+        tsw__free(K);
+        return shp_features(dtype, shapelets, thresholds, x, dist, pos, count, exec,
+                            (int)rw[0]);
     }
     tsw_exec inner = *exec;
     shp_prog pr = {exec->progress, exec->progress_user, 0, work};
@@ -1740,10 +1889,10 @@ int tsw_shapelet_features_dilated(tsw_dtype dtype, const tsw_collection *shapele
     for (int64_t m = 0; m < nd && rc == TSW_OK; ++m) {
         int64_t nk = 0;
         for (int64_t k = 0; k < nsh; ++k)
-            if (dilations[k] == dl[m])
+            if ((dilations ? dilations[k] : 1) == dl[m] && (raw ? raw[k] : 0) == rw[m])
                 K[nk++] = k;
-        rc = shp_features_one(dtype, shapelets, K, nk, nsh, dl[m], thresholds, x, dist, pos,
-                              count, &inner);
+        rc = shp_features_one(dtype, shapelets, K, nk, nsh, dl[m], (int)rw[m], thresholds, x,
+                              dist, pos, count, &inner);
         pr.base += nk * x->count * dl[m];
     }
     tsw__free(K);

@@ -68,6 +68,7 @@ constexpr unsigned kFull = 0xffffffffu;
 struct DData {
     const int64_t *off, *len, *run;
     const double *z, *P, *Q;
+    int raw; /* not z-normalised: the collection shifted and scaled as a whole */
 };
 
 struct DJob {
@@ -100,9 +101,11 @@ __global__ void shp_isd_kernel(DJob g, double *isd)
 /*
  * mind2 of a chunk of items: items[4 t ..] = (k, s, nl, first candidate) of item t;
  * candidate c's row is m2[c ns .. c ns + ns). acc: the warp's slice of the dynamic shared
- * memory, or of gacc when gacc is given; stride doubles per warp.
+ * memory, or of gacc when gacc is given; stride doubles per warp. RAW (data not
+ * z-normalised, never with TABLE): the score dot - 0.5 W of the CPU's raw path (its weight
+ * 0.5 and its window sums of squares W in place of ma and the sums, times a weight of 1).
  */
-template <bool TABLE>
+template <bool TABLE, bool RAW>
 __global__ void __launch_bounds__(256, TABLE ? 3 : 2)
     shp_fill_kernel(DJob g, const int64_t *items, int64_t n_items, double *m2, double *gacc,
                     int64_t stride)
@@ -139,15 +142,26 @@ __global__ void __launch_bounds__(256, TABLE ? 3 : 2)
                 continue;
             }
             double ma, sa;
-            tsw_shp_stats(Pa[l] - Pa[0], Qa[l] - Qa[0], l, &ma, &sa);
+            if (RAW) {
+                ma = 0.5;
+                sa = Qa[l] - Qa[0];
+            } else {
+                tsw_shp_stats(Pa[l] - Pa[0], Qa[l] - Qa[0], l, &ma, &sa);
+            }
             const double *isd = TABLE ? g.isd + g.isd_off[jj] + li * nj : nullptr;
             double m = -TSW_INF_F64;
             for (int64_t u = lane; u < nu; u += 32) {
                 const double dd = acc[u] + al * bl[u];
                 acc[u] = dd;
-                const double w =
-                    TABLE ? isd[u] : tsw_shp_inv_sd(P[u + l] - P[u], Q[u + l] - Q[u], l, run[u] >= l);
-                const double c = (dd - ma * (P[u + l] - P[u])) * w;
+                double c;
+                if (RAW) {
+                    c = dd - ma * (Q[u + l] - Q[u]);
+                } else {
+                    const double w = TABLE ? isd[u]
+                                           : tsw_shp_inv_sd(P[u + l] - P[u], Q[u + l] - Q[u], l,
+                                                            run[u] >= l);
+                    c = (dd - ma * (P[u + l] - P[u])) * w;
+                }
                 m = c > m ? c : m;
             }
             for (int o = 16; o > 0; o >>= 1) {
@@ -155,7 +169,8 @@ __global__ void __launch_bounds__(256, TABLE ? 3 : 2)
                 m = v > m ? v : m;
             }
             if (lane == 0)
-                out[li * g.ns] = tsw_shp_d2_from_score(m, l, sa, ra >= l, mr >= l);
+                out[li * g.ns] = RAW ? tsw_shp_raw_d2_from_score(m, l, sa)
+                                     : tsw_shp_d2_from_score(m, l, sa, ra >= l, mr >= l);
             ++li;
             next += g.step;
         }
@@ -168,9 +183,10 @@ __global__ void __launch_bounds__(256, TABLE ? 3 : 2)
             const double Sb = P[nj], SQb = Q[nj];
             const int fb = run[0] >= nj;
             for (int64_t r = lane; r < na; r += 32)
-                acc[r] = tsw_shp_window_d2(a + r, Pa[r + nj] - Pa[r], Qa[r + nj] - Qa[r],
-                                           g.d.run[g.d.off[i] + s + r] >= nj, b, Sb, SQb, fb,
-                                           nj);
+                acc[r] = RAW ? tsw_shp_window_raw_d2(a + r, Qa[r + nj] - Qa[r], b, SQb, nj)
+                             : tsw_shp_window_d2(a + r, Pa[r + nj] - Pa[r], Qa[r + nj] - Qa[r],
+                                                 g.d.run[g.d.off[i] + s + r] >= nj, b, Sb, SQb,
+                                                 fb, nj);
             double m = TSW_INF_F64;
             int64_t r = lane;
             for (int64_t l = next; l <= lmax; l += g.step, ++li) {
@@ -291,9 +307,12 @@ __global__ void shp_dist_kernel(DData S, DData X, int64_t nsh, int64_t nx, doubl
         int64_t where = 0, near = 0;
         for (int64_t u = lane; u < nu; u += 32) {
             const int64_t ua = nj < l ? u : 0, ub = nj < l ? 0 : u;
-            const double v = tsw_shp_window_d2(a + ua, Pa[ua + m] - Pa[ua], Qa[ua + m] - Qa[ua],
-                                               ra[ua] >= m, b + ub, P[ub + m] - P[ub],
-                                               Q[ub + m] - Q[ub], rb[ub] >= m, m);
+            const double v =
+                S.raw ? tsw_shp_window_raw_d2(a + ua, Qa[ua + m] - Qa[ua], b + ub,
+                                              Q[ub + m] - Q[ub], m)
+                      : tsw_shp_window_d2(a + ua, Pa[ua + m] - Pa[ua], Qa[ua + m] - Qa[ua],
+                                          ra[ua] >= m, b + ub, P[ub + m] - P[ub],
+                                          Q[ub + m] - Q[ub], rb[ub] >= m, m);
             if (v < best) {
                 best = v;
                 where = u;
@@ -411,6 +430,7 @@ int upload_data(Call &call, const DataPieces &p, const tsw__shp_gpu_data *d, DDa
     out->z = (const double *)call.at(p.z);
     out->P = (const double *)call.at(p.P);
     out->Q = (const double *)call.at(p.Q);
+    out->raw = d->raw;
     return TSW_OK;
 }
 
@@ -461,7 +481,7 @@ extern "C" int tsw__cuda_shapelet_run(const tsw__shp_gpu_job *J, const tsw_exec 
     /* budgets: a quarter of the free memory for the table, another for the chunk buffers */
     const double quarter = (double)free_memory() / 4;
     const double tb = tsw__shapelet_gpu_table_bytes, cb0 = tsw__shapelet_gpu_chunk_bytes;
-    const bool table = table_cells * 8 <= (quarter < tb ? quarter : tb);
+    const bool table = !J->d.raw && table_cells * 8 <= (quarter < tb ? quarter : tb);
     const double per_cand = (double)ns * 8 + sizeof(tsw__shp_split);
     const double cb = quarter < cb0 ? quarter : cb0;
     int64_t max_cand = (int64_t)(cb / per_cand), all_cand = 0;
@@ -482,7 +502,9 @@ extern "C" int tsw__cuda_shapelet_run(const tsw__shp_gpu_job *J, const tsw_exec 
     warp_layout(scr_stride, &rank_wpb, &rank_global);
     const size_t fill_smem = fill_global ? 0 : (size_t)fill_wpb * acc_stride * 8;
     const size_t rank_smem = rank_global ? 0 : (size_t)rank_wpb * scr_stride;
-    auto *fill_kernel = table ? shp_fill_kernel<true> : shp_fill_kernel<false>;
+    auto *fill_kernel = J->d.raw ? shp_fill_kernel<false, true>
+                        : table  ? shp_fill_kernel<true, false>
+                                 : shp_fill_kernel<false, false>;
     int64_t fill_grid = resident(fill_kernel, fill_wpb * 32, fill_smem) * sms;
     int64_t rank_grid = resident(shp_rank_kernel, rank_wpb * 32, rank_smem) * sms;
     /* global scratch: at most 512 MiB each */

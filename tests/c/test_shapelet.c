@@ -388,6 +388,221 @@ static void test_isa_and_sorts(void)
     }
 }
 
+/* Distance of the values themselves (tsw_shapelet_params.raw): sqrt(mean((a - b)^2)) over the
+ * alignments of conv_at, in the data's units. */
+static double raw_best(const double *sv, int64_t l, const double *w, int64_t m)
+{
+    const int64_t nu = (m >= l ? m - l : l - m) + 1, k = m < l ? m : l;
+    double best = INFINITY;
+    for (int64_t u = 0; u < nu; ++u) {
+        const double *a = m >= l ? sv : sv + u, *b = m >= l ? w + u : w;
+        double s = 0.0;
+        for (int64_t t = 0; t < k; ++t)
+            s += (a[t] - b[t]) * (a[t] - b[t]);
+        best = s / (double)k < best ? s / (double)k : best;
+    }
+    return sqrt(best);
+}
+
+/* Same candidate and gain; thresholds and gaps within tol (the data's units). */
+static void same_raw(const tsw_shapelet *a, const tsw_shapelet *b, double tol, const char *file,
+                     int line)
+{
+    CHECK_AT(a->series == b->series && a->start == b->start && a->length == b->length &&
+                 a->dilation == b->dilation && a->gain == b->gain,
+             file, line);
+    CHECK_AT(fabs(a->threshold - b->threshold) <= tol && fabs(a->gap - b->gap) <= tol, file,
+             line);
+}
+#define SAME_RAW(a, b, tol) same_raw(a, b, tol, __FILE__, __LINE__)
+
+/*
+ * Shapelets that are not z-normalised: data at a level of 100 and a spread of ~3, classes
+ * that differ in level. The fast path (AVX2 and portable loops, any threads, float32) equals
+ * the reference; subsets, AND/OR partners in the data's units, long candidates, dilation,
+ * top-k; the search is equivariant (x -> 7 x - 40 gives the same shapelets, thresholds and
+ * gaps times 7); the distances equal sqrt(mean((a - b)^2)) written out, and a raw and a
+ * z-normalised shapelet mixed in one call give each its own distance.
+ */
+static void test_raw(void)
+{
+    tsw_t_rng r = {11};
+    int rounds = tsw_t_quick() ? 3 : 8;
+    for (int round = 0; round < rounds; ++round) {
+        const int C = 2 + round % 2;
+        problem p;
+        make_problem(&p, &r, 6 + round % 4, 9, 15, C);
+        int64_t rows = 0, longest = 0;
+        for (int64_t i = 0; i < p.n; ++i) {
+            rows += p.len[i];
+            longest = p.len[i] > longest ? p.len[i] : longest;
+        }
+        for (int64_t i = 0; i < p.n; ++i) /* class c a little higher: raw shapelets see it */
+            for (int64_t t = 0; t < p.len[i]; ++t) {
+                p.vf[p.off[i] + t] = (float)(100.0 + 3.0 * p.v[p.off[i] + t] + 0.75 * p.lab[i]);
+                p.v[p.off[i] + t] = p.vf[p.off[i] + t];
+            }
+        tsw_shapelet_params sp;
+        tsw_shapelet_params_default(&sp);
+        sp.n_classes = C;
+        sp.raw = 1;
+        sp.min_length = 2 + round % 3;
+        sp.length_step = round % 4 == 3 ? 11 : 1 + round % 2;
+        tsw_exec ref, fast;
+        tsw_exec_default(&ref);
+        tsw_exec_default(&fast);
+        ref.impl = TSW_IMPL_REFERENCE;
+        ref.n_threads = 1;
+        const double tol = 1e-6; /* 1e-7 on the scaled line, times a spread of ~3 */
+        tsw_shapelet a, b, c;
+        CHECK_RC(tsw_shapelet_search(&sp, TSW_F64, &p.c, p.lab, NULL, 0, &a, &ref), TSW_OK);
+        CHECK(a.series >= 0 && a.gain > 0 && a.threshold > 0);
+        CHECK_RC(tsw_shapelet_search(&sp, TSW_F64, &p.c, p.lab, NULL, 0, &b, &fast), TSW_OK);
+        SAME_RAW(&a, &b, tol);
+        tsw__shapelet_simd = 0; /* the portable loops: the same bits as AVX2 */
+        CHECK_RC(tsw_shapelet_search(&sp, TSW_F64, &p.c, p.lab, NULL, 0, &c, &fast), TSW_OK);
+        tsw__shapelet_simd = -1;
+        same_bits(&b, &c, __FILE__, __LINE__);
+        for (int nt = 1; nt <= 3; ++nt) {
+            fast.n_threads = nt;
+            CHECK_RC(tsw_shapelet_search(&sp, TSW_F32, &p.cf, p.lab, NULL, 0, &c, &fast),
+                     TSW_OK);
+            same_bits(&b, &c, __FILE__, __LINE__);
+        }
+        fast.n_threads = 0;
+
+        /* the best shapelet's distances in the data's units reproduce its split */
+        const int64_t l0 = a.length, l1 = 4, l2 = longest;
+        int64_t slen[3] = {l0, l1, l2}, soff[3] = {0, l0, l0 + l1};
+        double sv[64];
+        for (int64_t t = 0; t < l0; ++t)
+            sv[t] = p.v[p.off[a.series] + a.start + t];
+        for (int64_t t = 0; t < l1 + l2; ++t)
+            sv[l0 + t] = 100.0 + tsw_t_uniform(&r, -3, 3);
+        tsw_collection sc = {sv, soff, slen, 0, 3, NULL};
+        const int32_t rawf[3] = {1, 1, 0};
+        double d1[64 * 3], d2[64 * 3], dz[64 * 3], thr[3] = {a.threshold, 2.0, 0.5};
+        int64_t p1[64 * 3], c1[64 * 3], c2[64 * 3];
+        CHECK_RC(tsw_shapelet_features_dilated(TSW_F64, &sc, NULL, rawf, thr, &p.c, d1, p1, c1,
+                                               &ref),
+                 TSW_OK);
+        CHECK_RC(tsw_shapelet_features_dilated(TSW_F64, &sc, NULL, rawf, thr, &p.c, d2, NULL, c2,
+                                               &fast),
+                 TSW_OK);
+        CHECK_RC(tsw_shapelet_distances(TSW_F64, &sc, &p.c, dz, NULL, &fast), TSW_OK);
+        int64_t nleft = 0;
+        for (int64_t j = 0; j < p.n; ++j) {
+            const double *xj = p.v + p.off[j];
+            for (int64_t k = 0; k < 3; ++k) {
+                const int64_t q = j * 3 + k;
+                const double want = k < 2 ? raw_best(sv + soff[k], slen[k], xj, p.len[j])
+                                          : dz[q];
+                CHECK_NEAR(d1[q], want, 1e-9 * 100);
+                CHECK_NEAR(d2[q], want, 1e-9 * 100);
+                CHECK_EQ(c1[q] > 0, d1[q] <= thr[k]);
+                CHECK_EQ(c2[q] > 0, d2[q] <= thr[k]);
+                if (k < 2) /* a level 100 away: the z-normalised distance is another one */
+                    CHECK(fabs(d1[q] - dz[q]) > 1e-3 || d1[q] < 1e-6);
+            }
+            nleft += d2[j * 3] <= a.threshold;
+        }
+        CHECK(nleft >= 1 && nleft < p.n);
+        CHECK_NEAR(d1[a.series * 3], 0.0, 1e-7);
+        CHECK_EQ(p1[a.series * 3], a.start);
+
+        /* equivariance: 7 x - 40 */
+        {
+            double *v2 = malloc((size_t)rows * sizeof(double));
+            for (int64_t k = 0; k < rows; ++k)
+                v2[k] = 7.0 * p.v[k] - 40.0;
+            tsw_collection c2c = p.c;
+            c2c.values = v2;
+            tsw_shapelet e;
+            CHECK_RC(tsw_shapelet_search(&sp, TSW_F64, &c2c, p.lab, NULL, 0, &e, &fast), TSW_OK);
+            CHECK(e.series == b.series && e.start == b.start && e.length == b.length &&
+                  e.gain == b.gain);
+            CHECK_NEAR(e.threshold, 7.0 * b.threshold, 1e-9 * 700);
+            CHECK_NEAR(e.gap, 7.0 * b.gap, 1e-9 * 700);
+            free(v2);
+        }
+
+        /* a subset, and AND/OR partners in the data's units */
+        int64_t sub[16], ns = 0;
+        for (int64_t i = p.n - 1; i >= 0; --i)
+            if (i % 3 != 1)
+                sub[ns++] = i;
+        CHECK_RC(tsw_shapelet_search(&sp, TSW_F64, &p.c, p.lab, sub, ns, &a, &ref), TSW_OK);
+        CHECK_RC(tsw_shapelet_search(&sp, TSW_F64, &p.c, p.lab, sub, ns, &b, &fast), TSW_OK);
+        SAME_RAW(&a, &b, tol);
+        double part[16];
+        for (int64_t k = 0; k < ns; ++k)
+            part[k] = tsw_t_uniform(&r, 0, 4);
+        for (int lg = 1; lg <= 2; ++lg) {
+            sp.logic = (tsw_shapelet_logic)lg;
+            sp.partner = part;
+            CHECK_RC(tsw_shapelet_search(&sp, TSW_F64, &p.c, p.lab, sub, ns, &a, &ref), TSW_OK);
+            CHECK_RC(tsw_shapelet_search(&sp, TSW_F64, &p.c, p.lab, sub, ns, &b, &fast),
+                     TSW_OK);
+            SAME_RAW(&a, &b, tol);
+            /* the threshold lies among the combined distances (partner's units = data's) */
+            int lo = 0;
+            for (int64_t k = 0; k < ns; ++k) {
+                const int64_t j = sub[k];
+                const double dj = raw_best(p.v + p.off[b.series] + b.start, b.length,
+                                           p.v + p.off[j], p.len[j]);
+                const double cj = lg == 1 ? fmax(dj, part[k]) : fmin(dj, part[k]);
+                lo += cj <= b.threshold;
+            }
+            CHECK(lo >= 1 && lo < ns);
+        }
+        sp.logic = TSW_LOGIC_NONE;
+        sp.partner = NULL;
+
+        /* long candidates (shorter series slide along them), top-k, dilation 2 */
+        tsw_shapelet_params lp = sp;
+        lp.min_length = longest - 3;
+        lp.length_step = 1;
+        CHECK_RC(tsw_shapelet_search(&lp, TSW_F64, &p.c, p.lab, NULL, 0, &a, &ref), TSW_OK);
+        CHECK_RC(tsw_shapelet_search(&lp, TSW_F64, &p.c, p.lab, NULL, 0, &b, &fast), TSW_OK);
+        SAME_RAW(&a, &b, tol);
+        tsw_shapelet ta[10], tb[10];
+        int64_t na = -1, nb = -2;
+        CHECK_RC(tsw_shapelet_top(&sp, TSW_F64, &p.c, p.lab, NULL, 0, 10, ta, &na, &ref), TSW_OK);
+        CHECK_RC(tsw_shapelet_top(&sp, TSW_F64, &p.c, p.lab, NULL, 0, 10, tb, &nb, &fast),
+                 TSW_OK);
+        CHECK(na >= 1 && nb == na);
+        for (int64_t k = 0; k < na && k < nb; ++k)
+            SAME_RAW(&ta[k], &tb[k], tol);
+        tsw_shapelet_params dp = sp;
+        dp.dilation = 2;
+        dp.max_length = longest / 2;
+        dp.min_length = 2;
+        dp.length_step = 1;
+        CHECK_RC(tsw_shapelet_search(&dp, TSW_F64, &p.c, p.lab, NULL, 0, &a, &ref), TSW_OK);
+        CHECK_RC(tsw_shapelet_search(&dp, TSW_F64, &p.c, p.lab, NULL, 0, &b, &fast), TSW_OK);
+        SAME_RAW(&a, &b, tol);
+        CHECK(a.dilation == 2);
+        free_problem(&p);
+    }
+    /* a flag other than 0 or 1 */
+    problem p;
+    make_problem(&p, &r, 6, 9, 12, 2);
+    tsw_shapelet_params sp;
+    tsw_shapelet_params_default(&sp);
+    sp.n_classes = 2;
+    sp.raw = 2;
+    tsw_shapelet a;
+    CHECK_RC(tsw_shapelet_search(&sp, TSW_F64, &p.c, p.lab, NULL, 0, &a, NULL), TSW_EPARAM);
+    double sv[3] = {0, 1, 2}, d[16];
+    int64_t soff = 0, slen = 3;
+    int32_t bad = 2;
+    tsw_collection sc = {sv, &soff, &slen, 0, 1, NULL};
+    CHECK_RC(tsw_shapelet_features_dilated(TSW_F64, &sc, NULL, &bad, NULL, &p.c, d, NULL, NULL,
+                                           NULL),
+             TSW_EPARAM);
+    free_problem(&p);
+}
+
 /* Four series of length 5, two classes: class 0 has an up-step, class 1 a down-step. With
  * lengths 2 only, each window's z-normalisation is +-(1, -1) or (0, 0) when flat, so the
  * distance of a candidate to a series is 0 if the series has a step of its direction, else
@@ -613,7 +828,8 @@ static void test_dilation(void)
             slen = q ? longest / gd : a.length;
             for (int64_t t = 0; t < slen; ++t)
                 sv[t] = q ? p.v[p.off[il] + t * gd] : p.v[p.off[a.series] + a.start + t * gd];
-            CHECK_RC(tsw_shapelet_features_dilated(TSW_F64, &sc, &dl, &a.threshold, &p.c, dist,
+            CHECK_RC(tsw_shapelet_features_dilated(TSW_F64, &sc, &dl, NULL, &a.threshold, &p.c,
+                                                   dist,
                                                    pos, cnt, &fast),
                      TSW_OK);
             for (int64_t j = 0; j < p.n; ++j) {
@@ -644,7 +860,8 @@ static void test_dilation(void)
         slen = a.length;
         for (int64_t t = 0; t < slen; ++t)
             sv[t] = p.v[p.off[a.series] + a.start + t * gd];
-        CHECK_RC(tsw_shapelet_features_dilated(TSW_F64, &sc, &dl, &a.threshold, &p.c, dist,
+        CHECK_RC(tsw_shapelet_features_dilated(TSW_F64, &sc, &dl, NULL, &a.threshold, &p.c,
+                                                   dist,
                                                pos, cnt, &fast),
                  TSW_OK);
         int64_t nleft = 0;
@@ -686,22 +903,22 @@ static void test_dilation(void)
         one.dilation = 0;
         CHECK_RC(tsw_shapelet_search(&one, TSW_F64, &p.c, p.lab, NULL, 0, &a, &fast), TSW_EPARAM);
         dl = 0;
-        CHECK_RC(tsw_shapelet_features_dilated(TSW_F64, &sc, &dl, NULL, &p.c, dist, NULL, NULL,
-                                               &fast),
+        CHECK_RC(tsw_shapelet_features_dilated(TSW_F64, &sc, &dl, NULL, NULL, &p.c, dist, NULL,
+                                               NULL, &fast),
                  TSW_EPARAM);
         dl = shortest + 1; /* a series with an empty phase */
-        CHECK_RC(tsw_shapelet_features_dilated(TSW_F64, &sc, &dl, NULL, &p.c, dist, NULL, NULL,
-                                               &fast),
+        CHECK_RC(tsw_shapelet_features_dilated(TSW_F64, &sc, &dl, NULL, NULL, &p.c, dist, NULL,
+                                               NULL, &fast),
                  TSW_ESHAPE);
         dl = gd; /* negative offsets are refused before any value is read */
         soff = -1;
-        CHECK_RC(tsw_shapelet_features_dilated(TSW_F64, &sc, &dl, NULL, &p.c, dist, NULL, NULL,
-                                               &fast),
+        CHECK_RC(tsw_shapelet_features_dilated(TSW_F64, &sc, &dl, NULL, NULL, &p.c, dist, NULL,
+                                               NULL, &fast),
                  TSW_ESHAPE);
         soff = 0;
         p.off[0] = -5;
-        CHECK_RC(tsw_shapelet_features_dilated(TSW_F64, &sc, &dl, NULL, &p.c, dist, NULL, NULL,
-                                               &fast),
+        CHECK_RC(tsw_shapelet_features_dilated(TSW_F64, &sc, &dl, NULL, NULL, &p.c, dist, NULL,
+                                               NULL, &fast),
                  TSW_ESHAPE);
         p.off[0] = 0;
         free_problem(&p);
@@ -814,6 +1031,7 @@ int main(void)
 {
     test_random();
     test_one_vs_rest();
+    test_raw();
     test_dilation();
     test_isa_and_sorts();
     test_hand();

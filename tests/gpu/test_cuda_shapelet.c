@@ -257,6 +257,30 @@ static void test_random(tsw_t_rng *r)
         if (longest / op.dilation >= op.min_length)
             compare(&op, TSW_F64, &p, NULL, 0, what);
 
+        /* shapelets that are not z-normalised (raw): plain, float32, subset, logic,
+         * dilated and one-vs-rest, the first in every chunk / scratch layout */
+        tsw_shapelet_params rp = sp;
+        rp.raw = 1;
+        compare_all(&rp, TSW_F64, &p, NULL, 0, what);
+        compare(&rp, TSW_F32, &p, NULL, 0, what);
+        if (ns >= 2 && classes >= 2) {
+            compare(&rp, TSW_F64, &p, sub, ns, what);
+            double part[64];
+            draw_partners(r, part, ns);
+            rp.logic = TSW_LOGIC_AND;
+            rp.partner = part;
+            compare(&rp, TSW_F64, &p, sub, ns, what);
+            rp.logic = TSW_LOGIC_NONE;
+            rp.partner = NULL;
+        }
+        rp.dilation = dp.dilation;
+        rp.max_length = 0;
+        if (longest / rp.dilation >= rp.min_length)
+            compare(&rp, TSW_F64, &p, NULL, 0, what);
+        rp.dilation = 1;
+        rp.one_vs_rest = 1;
+        compare(&rp, TSW_F64, &p, NULL, 0, what);
+
         /* distances of some candidates (and an arbitrary series) to every series; shapelet
          * 2 is longer than most series (which slide along it) */
         int64_t nsh = 4;
@@ -319,9 +343,11 @@ static void test_random(tsw_t_rng *r)
         int64_t dil[4];
         for (int64_t k = 0; k < nsh; ++k)
             dil[k] = 2 + k % 2;
-        CHECK_RC(tsw_shapelet_features_dilated(TSW_F64, &sc, dil, thr, &p.c, da, pa, ca, &cpu),
+        CHECK_RC(tsw_shapelet_features_dilated(TSW_F64, &sc, dil, NULL, thr, &p.c, da, pa, ca,
+                                               &cpu),
                  TSW_OK);
-        CHECK_RC(tsw_shapelet_features_dilated(TSW_F64, &sc, dil, thr, &p.c, db, pb, cb, &gpu),
+        CHECK_RC(tsw_shapelet_features_dilated(TSW_F64, &sc, dil, NULL, thr, &p.c, db, pb, cb,
+                                               &gpu),
                  TSW_OK);
         same_c = same_d = same_p = 1;
         for (int64_t q = 0; q < p.n * nsh; ++q) {
@@ -332,6 +358,26 @@ static void test_random(tsw_t_rng *r)
         CHECK(same_c);
         CHECK(same_d);
         CHECK(same_p);
+        /* raw and z-normalised shapelets mixed, contiguous and dilated */
+        const int32_t rawf[4] = {1, 0, 1, 1};
+        for (int withd = 0; withd < 2; ++withd) {
+            const int64_t *dk = withd ? dil : NULL;
+            CHECK_RC(tsw_shapelet_features_dilated(TSW_F64, &sc, dk, rawf, thr, &p.c, da, pa, ca,
+                                                   &cpu),
+                     TSW_OK);
+            CHECK_RC(tsw_shapelet_features_dilated(TSW_F64, &sc, dk, rawf, thr, &p.c, db, pb, cb,
+                                                   &gpu),
+                     TSW_OK);
+            same_c = same_d = same_p = 1;
+            for (int64_t q = 0; q < p.n * nsh; ++q) {
+                same_c &= ca[q] == cb[q];
+                same_d &= da[q] == db[q];
+                same_p &= pa[q] == pb[q];
+            }
+            CHECK(same_c);
+            CHECK(same_d);
+            CHECK(same_p);
+        }
         free(ca);
         free(cb);
         free(da);
