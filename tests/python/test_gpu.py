@@ -1424,3 +1424,26 @@ def test_shapelet_models_on_gpu_equal_cpu(rng):
     b1 = find_shapelet(X, y, dilation=2, device="cuda", **kd)
     assert (b1.series, b1.start, b1.length, b1.dilation, b1.gain, b1.gap, b1.threshold) == \
         (b0.series, b0.start, b0.length, b0.dilation, b0.gain, b0.gap, b0.threshold)
+    # shapelets that are not z-normalised, alone and beside z-normalised ones: the same
+    # shapelets, thresholds and features on both devices; the logical tree on raw shapelets
+    for norm in (False, "both"):
+        n0 = ShapeletTransform(n_shapelets=10, device="cpu", features=feats, normalize=norm,
+                               **kw).fit(M, y)
+        n1 = ShapeletTransform(n_shapelets=10, device="cuda", features=feats, normalize=norm,
+                               **kw).fit(M, y)
+        got = [(s.channel, s.series, s.start, s.length, s.normalized, s.gain, s.threshold)
+               for s in n1.shapelets_]
+        assert got == [(s.channel, s.series, s.start, s.length, s.normalized, s.gain,
+                        s.threshold) for s in n0.shapelets_]
+        np.testing.assert_array_equal(n1.transform(M), n0.transform(M))
+    assert {s.normalized for s in n0.shapelets_} == {True, False}
+    cpu = ShapeletTreeClassifier(logical=True, normalize=False, device="cpu", **kw).fit(X, y)
+    gpu = ShapeletTreeClassifier(logical=True, normalize=False, device="cuda", **kw).fit(X, y)
+    assert gpu.export_text() == cpu.export_text()
+    U = [x[:int(n)] for x, n in zip(X, rng.integers(20, 51, len(X)))]  # ragged, univariate
+    r0 = find_shapelet(U, y, normalize=False, dilation=2, min_length=5, length_step=5,
+                       device="cpu")
+    r1 = find_shapelet(U, y, normalize=False, dilation=2, min_length=5, length_step=5,
+                       device="cuda")
+    assert (r1.series, r1.start, r1.length, r1.gain, r1.gap, r1.threshold) == \
+        (r0.series, r0.start, r0.length, r0.gain, r0.gap, r0.threshold)

@@ -41,19 +41,20 @@ def _pairs(shape, ph):
     return [(-u, shape[u:u + m], ph) for u in range(l - m + 1)]
 
 
-def _d2(a, b):
-    d2 = float(np.mean((_z(a) - _z(b)) ** 2))
+def _d2(a, b, raw=False):
+    d2 = float(np.mean((a - b) ** 2)) if raw else float(np.mean((_z(a) - _z(b)) ** 2))
     return 0.0 if d2 < 1e-12 else d2
 
 
-def brute_distance(shape, x, d=1):
+def brute_distance(shape, x, d=1, raw=False):
     """The least, over the phases x[p], x[p + d], .. of x and their alignments with the shape
-    (_pairs), of sqrt(mean((z(a) - z(b))^2)); d^2 < 1e-12 is 0."""
+    (_pairs), of sqrt(mean((z(a) - z(b))^2)), or with raw of sqrt(mean((a - b)^2)) (the
+    shapelets that are not normalised); d^2 < 1e-12 is 0."""
     shape = np.asarray(shape, dtype=np.float64)
     best = math.inf
     for p in range(d):
         for _, a, b in _pairs(shape, np.asarray(x[p::d], dtype=np.float64)):
-            best = min(best, _d2(a, b))
+            best = min(best, _d2(a, b, raw))
     return math.sqrt(best)
 
 
@@ -100,16 +101,17 @@ def best_split(d, lab, C):
     return best
 
 
-def brute_force(X, codes, C, lengths, dil=1, ovr=False):
+def brute_force(X, codes, C, lengths, dil=1, ovr=False, raw=False):
     """Every candidate (series, start, length): the best by gain, gap, then index order;
-    ovr: each judged on its own series' class against the rest."""
+    ovr: each judged on its own series' class against the rest; raw: distances of the values
+    themselves."""
     best = None
     for i, xi in enumerate(X):
         for s in range(len(xi)):
             for l in lengths:
                 if s + (l - 1) * dil >= len(xi):
                     continue
-                d = [brute_distance(xi[s:s + (l - 1) * dil + 1:dil], xj, dil) for xj in X]
+                d = [brute_distance(xi[s:s + (l - 1) * dil + 1:dil], xj, dil, raw) for xj in X]
                 r = best_split(d, [int(c == codes[i]) for c in codes], 2) if ovr else \
                     best_split(d, codes, C)
                 if r is None:
@@ -261,6 +263,94 @@ def test_distances_equal_brute_force(rng):
     assert D[0, 1] == 0.0 and P[0, 1] == 2
     assert D[2, 2] == 0.0  # constant shapelet, constant window
     assert not np.isnan(D).any()
+
+
+@pytest.mark.parametrize("dil", [1, 2])
+def test_find_shapelet_raw_equals_brute_force(rng, dil):
+    """normalize=False (distances of the values themselves) against the brute force. The
+    library shifts and scales the collection as a whole (include/tswarp.h), so the brute
+    force runs on the data so standardised and its thresholds and gaps, times the data's
+    std, are the ones reported; the distances are in the data's units."""
+    for _ in range(3):
+        n = int(rng.integers(5, 8))
+        X, y = _random_problem(rng, n, 6 * dil, 11 * dil, 2)
+        X = [50.0 + 4.0 * x + 1.5 * c for x, c in zip(X, y)]  # the classes' levels differ
+        allv = np.concatenate(X)
+        mu, sd = allv.mean(), allv.std()
+        longest = max(len(x) for x in X)
+        lengths = list(range(2, min(6, longest // dil) + 1))
+        gain, gap, thr, i, s, l = brute_force([(x - mu) / sd for x in X], list(y), 2, lengths,
+                                              dil, raw=True)
+        got = find_shapelet(X, y, min_length=2, max_length=lengths[-1], dilation=dil,
+                            normalize=False)
+        msg = f"seed {rng.seed}"
+        assert (got.series, got.start, got.length, got.normalized) == (i, s, l, False), msg
+        assert got.gain == pytest.approx(gain, rel=0, abs=1e-12), msg
+        assert got.threshold == pytest.approx(thr * sd, abs=1e-7 * sd), msg
+        assert got.gap == pytest.approx(gap * sd, abs=1e-7 * sd), msg
+        D = shapelet_distances([got.values], X, dilations=[dil], normalize=False)[:, 0]
+        for j, x in enumerate(X):
+            assert D[j] == pytest.approx(brute_distance(got.values, x, dil, raw=True),
+                                         abs=1e-9 * sd), msg
+        left = D <= got.threshold
+        assert left.any() and not left.all()
+        Dz = shapelet_distances([got.values], X, dilations=[dil])[:, 0]
+        assert not np.allclose(Dz, D)  # the z-normalised distance is another one
+
+
+def test_transform_normalize(rng):
+    """normalize=False: every shapelet compared as it is (features as the brute force's);
+    'both': the k best of the two kinds' lists merged, each compared its own way."""
+    X, y = _random_problem(rng, 8, 18, 24, 2)
+    X = [x + 2.0 * c for x, c in zip(X, y)]
+    kw = dict(n_shapelets=10, min_length=3, max_length=6, features=("distance", "occurrence"))
+    Tr = ShapeletTransform(normalize=False, **kw).fit(X, y)
+    shp = Tr.shapelets_
+    assert len(shp) == 10 and not any(s.normalized for s in shp)
+    F = Tr.transform(X)
+    for j, x in enumerate(X):
+        for c, s in enumerate(shp):
+            assert F[j, c] == pytest.approx(brute_distance(s.values, x, raw=True), abs=1e-7)
+            near = sum(brute_distance(s.values, x[u:u + s.length], raw=True) <= s.threshold
+                       for u in range(len(x) - s.length + 1))
+            assert F[j, 10 + c] == pytest.approx(near / (len(x) - s.length + 1),
+                                                 abs=1 / len(x))
+    Tz = ShapeletTransform(normalize=True, **kw).fit(X, y)
+    Tb = ShapeletTransform(normalize="both", **kw).fit(X, y)
+    ranked = sorted([(-s.gain, -_gap_key(s.gap), s.series, s.start, s.length, not s.normalized)
+                     for s in Tz.shapelets_ + shp])[:10]
+    assert [(s.series, s.start, s.length, not s.normalized) for s in Tb.shapelets_] == \
+        [r[2:] for r in ranked]
+    Fb = Tb.transform(X)
+    for j, x in enumerate(X):
+        for c, s in enumerate(Tb.shapelets_):
+            want = brute_distance(s.values, x, raw=not s.normalized)
+            assert Fb[j, c] == pytest.approx(want, abs=1e-7)
+    for bad, err in (("yes", ValueError), (1, TypeError), (None, TypeError)):
+        with pytest.raises(err, match="normalize"):
+            ShapeletTransform(normalize=bad).fit(X, y)
+    with pytest.raises(TypeError, match="normalize"):
+        find_shapelet(X, y, normalize="both")
+    with pytest.raises(ValueError, match="normalize"):
+        shapelet_distances([X[0][:4]], X, normalize=[True, False])
+
+
+def test_tree_raw_sees_levels(rng):
+    """Classes that differ in level only: z-normalised shapelets see noise, shapelets
+    compared as they are separate the classes (the tree on fresh series)."""
+    def draw(n):
+        y = np.arange(n) % 2
+        return [rng.standard_normal(20) + 5.0 * c for c in y], y
+
+    X, y = draw(20)
+    Xt, yt = draw(40)
+    raw = ShapeletTreeClassifier(min_length=3, max_length=8, normalize=False).fit(X, y)
+    z = ShapeletTreeClassifier(min_length=3, max_length=8).fit(X, y)
+    assert raw.score(Xt, yt) == 1.0
+    assert z.score(Xt, yt) < 1.0
+    assert all(not s.normalized for r in raw.shapelets_ for s in r["shapelets"])
+    with pytest.raises(TypeError, match="normalize"):
+        ShapeletTreeClassifier(normalize="no").fit(X, y)
 
 
 def brute_windows(shape, x):
