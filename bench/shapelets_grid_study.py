@@ -41,7 +41,10 @@ A grid name may end in @D1-D2-.. (the transform's dilations, e.g. G0@1-2-4) or @
 4, .. up to L / min_length): each dilation searched over the grid's lengths that fit; and
 then in ~ and options joined by '.': bin, ShapeletTransform(one_vs_rest=True), STC's binary
 shapelets (each candidate judged on its series' class against the rest, k // C kept from each
-class's series); dist, the distance features alone (no occurrences). E.g. G0~bin.dist.
+class's series); dist, the distance features alone (no occurrences); raw,
+ShapeletTransform(normalize=False), shapelets compared as they are (not z-normalised: RDST's
+other half); both, normalize='both', the k best of the two kinds together. E.g.
+G0~bin.dist, G0~raw.
 
     PYTHONPATH=<site> python bench/shapelets_grid_study.py --from-sets bench/out/sets.npz \
         --device cuda --grids G0,G1,G3,G4 --combos G0+G1,G0+G1+G3+G4 --cv-seeds 0,1
@@ -99,8 +102,9 @@ def features(X, y, Xe, grid, device, cap):
     from tswarp.shapelets import ShapeletTransform
     grid, _, opts = grid.partition("~")
     opts = set(opts.split(".")) - {""}
-    if opts - {"bin", "dist"}:
-        raise SystemExit(f"unknown grid options {sorted(opts - {'bin', 'dist'})}")
+    known = {"bin", "dist", "raw", "both"}
+    if opts - known or {"raw", "both"} <= opts:
+        raise SystemExit(f"unknown or clashing grid options {sorted(opts)}")
     # the grid fits the longest training series: shorter series (of either set) slide
     # along the shapelets longer than them (include/tswarp.h)
     L = _longest(X)
@@ -110,6 +114,8 @@ def features(X, y, Xe, grid, device, cap):
     st = ShapeletTransform(n_shapelets=k if cap is None else 10**6, min_length=minl,
                            max_length=maxl, length_step=step, dilation=dil, device=device,
                            one_vs_rest="bin" in opts,
+                           normalize=False if "raw" in opts else
+                           "both" if "both" in opts else True,
                            features=("distance",) if "dist" in opts else
                            ("distance", "occurrence")).fit(X, y)
     if cap is not None:  # the ranked list of every non-overlapping candidate, capped
