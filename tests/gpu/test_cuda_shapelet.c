@@ -203,6 +203,12 @@ static void test_random(tsw_t_rng *r)
             present[p.lab[sub[k]]] = 1;
         for (int c = 0; c < C; ++c)
             classes += present[c];
+        /* lengths up to the subset's longest series at most (TSW_ESHAPE beyond) */
+        int64_t sub_longest = 0;
+        for (int64_t k = 0; k < ns; ++k)
+            sub_longest = p.len[sub[k]] > sub_longest ? p.len[sub[k]] : sub_longest;
+        if (sp.max_length > sub_longest)
+            sp.max_length = sub_longest;
         if (ns >= 2 && classes >= 2) {
             compare_all(&sp, TSW_F64, &p, sub, ns, what);
             /* logical partners, drawn as distances (some tied) */
