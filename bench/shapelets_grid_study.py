@@ -1,11 +1,12 @@
 """How much the transform + linear classifier's accuracy depends on the candidate lengths,
 the selection and the ridge's regularisation (issue 6: ACSF1's gap to aeon's STC), and the
 study's transform + linear classifier itself: --select, each dataset's settings chosen by
-CV on its training set among the rows. The study's fourteen rows (bench/RESULTS.md):
+CV on its training set among the rows. The study's eighteen rows (bench/RESULTS.md, the
+third menu; the rows come in the order of --grids, then the combinations):
 
     python bench/shapelets_grid_study.py --from-sets bench/out/sets.npz --device cuda \
-        --grids G0,G1,G3,G4,G0~dist,G0~bin --combos G0+G1+G3+G4 --alphas "" \
-        --classifiers ridge,ridge-acc --cv-seeds 0,1,2 --select
+        --grids G0,G1,G3,G4,G0~dist,G0~bin,G0~raw,G0~both --combos G0+G1+G3+G4 \
+        --alphas "" --classifiers ridge,ridge-acc --cv-seeds 0,1,2 --select
 
 For each dataset and each length grid, ShapeletTransform(features=("distance",
 "occurrence")) is fitted once on the training set and once on each fold of a stratified
