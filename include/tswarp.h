@@ -436,6 +436,7 @@ TSW_EXPORT int tsw_subsequence_dtw(const tsw_align_params *params, tsw_dtype dty
  * minimum over the shapelet's windows of n points of d(window, whole series), at length n.
  * This is how aeon's ShapeletTransform compares a shapelet with a shorter series (it swaps
  * the two), and it lets shapelets of ragged data be as long as the longest series.
+ * (tsw_shapelet_params.raw: the distance of the values themselves instead, below.)
  * Conventions:
  *   - Each series is first standardised as a whole (mean 0, std 1), which changes no
  *     distance and keeps the running sums well conditioned.

@@ -383,7 +383,8 @@ def cmd_shapelets(args) -> int:
     X_train, X_test = flat(X_train), flat(X_test)
     clf = ShapeletTreeClassifier(min_length=args.min_length, max_length=args.max_length,
                                  length_step=args.length_step, logical=args.logical,
-                                 max_depth=args.max_depth, device=args.device, n_jobs=args.jobs)
+                                 max_depth=args.max_depth, normalize=not args.no_normalize,
+                                 device=args.device, n_jobs=args.jobs)
     print(f"{args.train} / {args.test}: train {_describe(X_train)}; test {_describe(X_test)}")
     start = time.perf_counter()
     clf.fit(X_train, y_train)
@@ -592,6 +593,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="candidate lengths min, min + step, ... (default 1)")
     p.add_argument("--logical", action="store_true", help="allow AND/OR of two shapelets per node")
     p.add_argument("--max-depth", type=_positive_int, default=None, dest="max_depth")
+    p.add_argument("--no-normalize", action="store_true", dest="no_normalize",
+                   help="shapelets compared as they are, not z-normalised (their level and "
+                        "scale count too; the tree prints rawdist)")
     p.add_argument("--plot", metavar="PNG", help="draw the tree's shapelets on the first TEST series")
     p.add_argument("--device", type=_device, default="auto", metavar="{auto,cpu,cuda,cuda:N}",
                    help="where to compute (default auto)")

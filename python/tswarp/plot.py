@@ -106,8 +106,9 @@ def shapelet(model, X, *, index=0, max_shapelets=8, title=None):
     model: a fitted ``tswarp.shapelets.ShapeletTreeClassifier`` (the shapelets of its nodes,
     root first), ``ShapeletTransform`` (best first), a ``Shapelet`` or a list of them. Each
     shapelet is drawn over its best-matching window, rescaled to that window's mean and
-    standard deviation (the distance compares z-normalised shapes), labelled with its
-    distance. Returns the matplotlib Figure.
+    standard deviation (the distance compares z-normalised shapes), or as it is for a
+    shapelet that is not normalised (``Shapelet.normalized`` False: its values are what the
+    distance compares), labelled with its distance. Returns the matplotlib Figure.
     """
     import matplotlib.pyplot as plt  # lazily: import tswarp must not import matplotlib
 
@@ -135,8 +136,9 @@ def shapelet(model, X, *, index=0, max_shapelets=8, title=None):
         raise ValueError(f"index {index} is out of range: X holds {len(series)} series")
     x = series.series(index)
     dil = [getattr(s, "dilation", 1) for s in shapes]
+    norm = [getattr(s, "normalized", True) for s in shapes]
     D, P = shapelet_distances([s.values for s in shapes], [x], return_positions=True,
-                              dilations=dil)
+                              dilations=dil, normalize=norm)
     fig, ax = plt.subplots(figsize=(9, 3.5))
     ax.plot(np.arange(len(x)), x, color="0.3", lw=1.0, label=f"X[{index}]")
     for k, s in enumerate(shapes):
@@ -149,8 +151,12 @@ def shapelet(model, X, *, index=0, max_shapelets=8, title=None):
         w = x[at[inside]]
         v = np.asarray(s.values, dtype=np.float64)
         sd = v[inside].std()
-        shape = (v - v[inside].mean()) / sd * w.std() + w.mean() if sd > 0 \
-            else np.full(n, w.mean())
+        if not norm[k]:
+            shape = v
+        elif sd > 0:
+            shape = (v - v[inside].mean()) / sd * w.std() + w.mean()
+        else:
+            shape = np.full(n, w.mean())
         step = f":{d}" if d > 1 else ""
         ax.plot(at, shape, lw=2.0, marker="." if d > 1 else None,
                 label=f"X[{s.series}][{s.start}:{s.start + span}{step}]  d={D[0, k]:.3f}")

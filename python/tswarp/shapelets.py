@@ -680,7 +680,8 @@ class ShapeletTreeClassifier(ClassifierMixin, BaseEstimator):
             rule = self.shapelets_[node["rule"]]
             names = [f"X[{s.series}][{s.start}:{s.start + s.length}]" for s in rule["shapelets"]]
             expr = f" {rule['op'].upper()} ".join(names) if rule["op"] else names[0]
-            lines.append(f"{pad}dist({expr}) <= {rule['threshold']:.6g}   "
+            fn = "dist" if rule["shapelets"][0].normalized else "rawdist"
+            lines.append(f"{pad}{fn}({expr}) <= {rule['threshold']:.6g}   "
                          f"(gain {rule['gain']:.4f}, gap {rule['gap']:.4f})")
             walk(node["left"], indent + 1)
             lines.append(f"{pad}else")

@@ -1009,6 +1009,16 @@ def test_plot_shapelet():
         xs = fig.axes[0].lines[1 + k].get_xdata()
         np.testing.assert_array_equal(xs, P[0, k] + 3 * np.arange(s.length))
     plt.close(fig)
+    # a shapelet that is not normalised is drawn as it is, where its raw distance is least
+    T = ShapeletTransform(n_shapelets=2, min_length=3, max_length=5, normalize=False).fit(Xd, yd)
+    fig = tswarp.plot.shapelet(T, Xd, index=0)
+    D, P = shapelet_distances([s.values for s in T.shapelets_], [Xd[0]], return_positions=True,
+                              normalize=False)
+    for k, s in enumerate(T.shapelets_):
+        line = fig.axes[0].lines[1 + k]
+        np.testing.assert_array_equal(line.get_xdata(), P[0, k] + np.arange(s.length))
+        np.testing.assert_array_equal(line.get_ydata(), s.values)
+    plt.close(fig)
     with pytest.raises(TypeError):
         tswarp.plot.shapelet(object(), X)
 
@@ -1026,5 +1036,10 @@ def test_cli_shapelets(tmp_path, capsys):
     acc = float(out.split("accuracy ")[1].split()[0])
     assert acc >= 0.8
     assert png.stat().st_size > 1000
+    rc = main(["shapelets", train, test, "--min-length", "30", "--max-length", "40",
+               "--length-step", "10", "--no-normalize"])
+    out = capsys.readouterr().out
+    assert rc == 0, out
+    assert "rawdist(X[" in out and "accuracy" in out
     rc = main(["shapelets", train, test, "--min-length", "500"])
     assert rc == 2
