@@ -308,6 +308,7 @@ typedef struct {
     double *isd;
     int64_t *isd_off;
     unsigned char *has_flat;
+    double *ones; /* raw data: every weight 1, (longest searched series,) (NULL: per item) */
     double nent;
     double *xlogx; /* (ng + 1,) c log c */
     int reference;
@@ -539,7 +540,10 @@ static void shp_fill_fast(const shp_job *J, int64_t i, int64_t s0, int64_t nb,
             }
             const double *isd;
             int has_flat;
-            if (J->isd) {
+            if (J->ones) {
+                isd = J->ones;
+                has_flat = 0;
+            } else if (J->isd) {
                 isd = J->isd + J->isd_off[jj] + li * nj;
                 has_flat = J->has_flat[jj * nlen + li];
             } else {
@@ -993,11 +997,21 @@ static tsw_shapelet shp_cand(const shp_job *J, int64_t k, int64_t s, int64_t li)
 }
 
 /* The 1/std table of the CPU fast path, when it takes at most tsw__shapelet_table_bytes (else
- * each item recomputes its rows: a sqrt and a division per window and length). */
+ * each item recomputes its rows: a sqrt and a division per window and length); raw data: one
+ * row of ones for every series and length. */
 static void shp_job_table(shp_job *J)
 {
     const shp_data *d = J->d;
     const int64_t ns = J->ns;
+    if (!J->reference && d->raw) {
+        int64_t longest = 0;
+        for (int64_t k = 0; k < ns; ++k)
+            longest = TSW_MAX(longest, d->len[J->sub[k]]);
+        if ((double)longest * sizeof(double) <= tsw__shapelet_table_bytes) /* else per item */
+            J->ones = tsw__malloc((size_t)longest * sizeof(double)); /* NULL: the same */
+        for (int64_t u = 0; J->ones && u < longest; ++u)
+            J->ones[u] = 1.0;
+    }
     const tsw_exec *exec = J->ex;
     if (!J->reference && !d->raw) { /* raw: every weight is 1 (shp_isd_row) */
         double cells = 0.0;
@@ -1035,6 +1049,8 @@ static void shp_job_free(shp_job *J, shp_data *d)
 {
     tsw__free(J->partner_own);
     J->partner_own = NULL;
+    tsw__free(J->ones);
+    J->ones = NULL;
     tsw__free(J->isd);
     tsw__free(J->isd_off);
     tsw__free(J->has_flat);

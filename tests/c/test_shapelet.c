@@ -463,6 +463,11 @@ static void test_raw(void)
         CHECK_RC(tsw_shapelet_search(&sp, TSW_F64, &p.c, p.lab, NULL, 0, &c, &fast), TSW_OK);
         tsw__shapelet_simd = -1;
         same_bits(&b, &c, __FILE__, __LINE__);
+        const double table = tsw__shapelet_table_bytes;
+        tsw__shapelet_table_bytes = 0; /* the weights' rows made per item */
+        CHECK_RC(tsw_shapelet_search(&sp, TSW_F64, &p.c, p.lab, NULL, 0, &c, &fast), TSW_OK);
+        tsw__shapelet_table_bytes = table;
+        same_bits(&b, &c, __FILE__, __LINE__);
         for (int nt = 1; nt <= 3; ++nt) {
             fast.n_threads = nt;
             CHECK_RC(tsw_shapelet_search(&sp, TSW_F32, &p.cf, p.lab, NULL, 0, &c, &fast),
