@@ -227,8 +227,10 @@ def accuracy(datasets, quick, stc_seeds=1, old_transform=False, only=(), device=
         except Exception as e:  # noqa: BLE001
             print(f"{name:<18} (not available offline: {e})")
             continue
-        L = Xtr.shape[-1] if isinstance(Xtr, np.ndarray) else min(len(x) for x in Xtr)
-        multi = isinstance(Xtr, np.ndarray) and Xtr.ndim == 3
+        # series of unequal lengths (a list): L the shortest; (channels, len_i) items are
+        # multivariate, as a 3-d array is
+        L = Xtr.shape[-1] if isinstance(Xtr, np.ndarray) else min(np.shape(x)[-1] for x in Xtr)
+        multi = np.ndim(Xtr[0]) == 2
         step = max(1, L // 12)  # about 12 lengths
         minl = max(3, L // 20)
         models = [
@@ -271,7 +273,7 @@ def accuracy(datasets, quick, stc_seeds=1, old_transform=False, only=(), device=
             aeon_model = label.startswith("aeon")
             if multi and "tree" in label:
                 continue  # the trees take univariate series; the transform takes channels
-            fx = (lambda X: np.asarray(X)[:, None, :]) if aeon_model and not multi else (lambda X: X)
+            fx = _aeon_layout if aeon_model and not multi else (lambda X: X)
             t = time.perf_counter()
             clf.fit(fx(Xtr), ytr)
             sec = time.perf_counter() - t
@@ -290,6 +292,14 @@ def accuracy(datasets, quick, stc_seeds=1, old_transform=False, only=(), device=
                           "n_train": len(Xtr), "n_test": len(Xte), "length": L,
                           "tswarp_lengths": None if aeon_model else [minl, L, step]})
         print(f"{'':<18} (tswarp lengths {minl}..{L} step {step})")
+
+
+def _aeon_layout(X):
+    """Univariate series as aeon takes them: (n, 1, len), or for series of unequal lengths a
+    list of (1, len_i) arrays."""
+    if isinstance(X, np.ndarray) and X.ndim == 2:
+        return X[:, None, :]
+    return [np.asarray(x, dtype=np.float64)[None, :] for x in X]
 
 
 class JsonRows:
