@@ -164,6 +164,31 @@ static void draw_partners(tsw_t_rng *r, double *part, int64_t ns)
         part[k] = tsw_t_uniform(r, 0.0, 1.5);
 }
 
+/* A kind of search (vp: one-vs-rest, raw, ..) on one problem: plain in every chunk /
+ * scratch layout and in float32, then (subset_ok) the subset in every layout and with AND
+ * partners, and dilated by dd when the lengths fit. */
+static void compare_variant(tsw_shapelet_params vp, const problem *p, const int64_t *sub,
+                            int64_t ns, int subset_ok, int64_t dd, int64_t longest,
+                            tsw_t_rng *r, const char *what)
+{
+    compare_all(&vp, TSW_F64, p, NULL, 0, what);
+    compare(&vp, TSW_F32, p, NULL, 0, what);
+    if (subset_ok) {
+        compare_all(&vp, TSW_F64, p, sub, ns, what);
+        double part[64];
+        draw_partners(r, part, ns);
+        vp.logic = TSW_LOGIC_AND;
+        vp.partner = part;
+        compare(&vp, TSW_F64, p, sub, ns, what);
+        vp.logic = TSW_LOGIC_NONE;
+        vp.partner = NULL;
+    }
+    vp.dilation = dd;
+    vp.max_length = 0;
+    if (longest / vp.dilation >= vp.min_length)
+        compare(&vp, TSW_F64, p, NULL, 0, what);
+}
+
 static void test_random(tsw_t_rng *r)
 {
     const int rounds = g_quick ? 4 : 24;
@@ -243,47 +268,14 @@ static void test_random(tsw_t_rng *r)
         }
 
         /* one-vs-rest: each candidate's own class against the rest (the rank kernel finds
-         * the candidate's series from the chunk's items), plain, dilated, subset and
-         * logic, in every chunk / scratch layout */
+         * the candidate's series from the chunk's items) */
         tsw_shapelet_params op = sp;
         op.one_vs_rest = 1;
-        compare_all(&op, TSW_F64, &p, NULL, 0, what);
-        if (ns >= 2 && classes >= 2) {
-            compare_all(&op, TSW_F64, &p, sub, ns, what);
-            double part[64];
-            draw_partners(r, part, ns);
-            op.logic = TSW_LOGIC_AND;
-            op.partner = part;
-            compare(&op, TSW_F64, &p, sub, ns, what);
-            op.logic = TSW_LOGIC_NONE;
-            op.partner = NULL;
-        }
-        op.dilation = dp.dilation;
-        op.max_length = 0;
-        if (longest / op.dilation >= op.min_length)
-            compare(&op, TSW_F64, &p, NULL, 0, what);
-
-        /* shapelets that are not z-normalised (raw): plain, float32, subset, logic,
-         * dilated and one-vs-rest, the first in every chunk / scratch layout */
+        compare_variant(op, &p, sub, ns, ns >= 2 && classes >= 2, dp.dilation, longest, r, what);
+        /* shapelets that are not z-normalised (raw), also with one-vs-rest */
         tsw_shapelet_params rp = sp;
         rp.raw = 1;
-        compare_all(&rp, TSW_F64, &p, NULL, 0, what);
-        compare(&rp, TSW_F32, &p, NULL, 0, what);
-        if (ns >= 2 && classes >= 2) {
-            compare(&rp, TSW_F64, &p, sub, ns, what);
-            double part[64];
-            draw_partners(r, part, ns);
-            rp.logic = TSW_LOGIC_AND;
-            rp.partner = part;
-            compare(&rp, TSW_F64, &p, sub, ns, what);
-            rp.logic = TSW_LOGIC_NONE;
-            rp.partner = NULL;
-        }
-        rp.dilation = dp.dilation;
-        rp.max_length = 0;
-        if (longest / rp.dilation >= rp.min_length)
-            compare(&rp, TSW_F64, &p, NULL, 0, what);
-        rp.dilation = 1;
+        compare_variant(rp, &p, sub, ns, ns >= 2 && classes >= 2, dp.dilation, longest, r, what);
         rp.one_vs_rest = 1;
         compare(&rp, TSW_F64, &p, NULL, 0, what);
 
