@@ -844,9 +844,7 @@ class ShapeletTransform(TransformerMixin, BaseEstimator):
             k = min(10 * len(Xs), 1000)
         elif isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 1:
             raise ValueError(f"n_shapelets must be a positive int or 'auto', got {k!r}")
-        ovr = self.one_vs_rest
-        if not isinstance(ovr, (bool, np.bool_)):
-            raise TypeError(f"one_vs_rest must be a bool, got {type(ovr).__name__}")
+        ovr = _bool_arg(self.one_vs_rest, "one_vs_rest")
         norms = _normalize_arg(self.normalize)
         minl, maxl, step = lengths
         # (rank key, kind, channel, result): the k best of each kind (normalised or not),
@@ -862,7 +860,7 @@ class ShapeletTransform(TransformerMixin, BaseEstimator):
                                                len(classes), minl, top, step,
                                                device=_device(self.device),
                                                n_jobs=self.n_jobs, k=int(k), dilation=d,
-                                               one_vs_rest=bool(ovr), raw=not norm):
+                                               one_vs_rest=ovr, raw=not norm):
                     found.append((_rank_key(r), not norm, c, r))
         if not found:
             raise ValueError("no candidate splits X: every candidate is at the same distance "

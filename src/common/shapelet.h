@@ -129,6 +129,27 @@ TSW_HD double tsw_shp_d2_from_score(double best_score, int64_t l, double sa, int
     return has_flat ? TSW_MIN(d2, 1.0) : d2;
 }
 
+/*
+ * Either distance, as the data asks (raw: tsw_shapelet_params.raw): the windows' distance
+ * from their values, sums, sums of squares and constancy (the raw one reads the sums of
+ * squares only), and a candidate's least distance over a series from its best score and
+ * stats (sa_or_sumsq: the candidate's std, or raw its sum of squares).
+ * The CPU and CUDA paths call these, so both kinds take one branch in one place.
+ */
+TSW_HD double tsw_shp_pair_d2(int raw, const double *a, double a_sum, double a_sumsq, int fa,
+                              const double *b, double b_sum, double b_sumsq, int fb, int64_t l)
+{
+    return raw ? tsw_shp_window_raw_d2(a, a_sumsq, b, b_sumsq, l)
+               : tsw_shp_window_d2(a, a_sum, a_sumsq, fa, b, b_sum, b_sumsq, fb, l);
+}
+
+TSW_HD double tsw_shp_best_d2(int raw, double best_score, int64_t l, double sa_or_sumsq,
+                              int flat_a, int has_flat)
+{
+    return raw ? tsw_shp_raw_d2_from_score(best_score, l, sa_or_sumsq)
+               : tsw_shp_d2_from_score(best_score, l, sa_or_sumsq, flat_a, has_flat);
+}
+
 /* Group k's squared distance on an order line: the least of its gd rows of m2 (a series'
  * phases under dilation gd, rows k gd .. k gd + gd - 1; the series itself when gd = 1). */
 TSW_HD double tsw_shp_group_d2(const double *m2, int64_t k, int64_t gd)

@@ -174,7 +174,7 @@ static int shp_data_make(tsw_dtype dt, const tsw_collection *c, shp_data *d, int
     d->shift = 0.0;
     d->scale = 1.0;
     const size_t esz = tsw__dtype_size(dt);
-    for (int64_t i = 0; raw && i < c->count; ++i) /* finite first: the stats sum them all */
+    for (int64_t i = 0; i < c->count; ++i) /* finite first: raw data's stats sum them all */
         if (tsw__check_finite(dt, (const char *)c->values + (size_t)tsw__coll_off(c, i) * esz,
                               tsw__coll_len(c, i))) {
             shp_data_free(d);
@@ -190,25 +190,21 @@ static int shp_data_make(tsw_dtype dt, const tsw_collection *c, shp_data *d, int
     for (int64_t i = 0; i < c->count; ++i) {
         int64_t n = tsw__coll_len(c, i);
         const char *src = (const char *)c->values + (size_t)tsw__coll_off(c, i) * esz;
-        if (tsw__check_finite(dt, src, n)) {
-            shp_data_free(d);
-            return TSW_ENONFINITE;
-        }
         d->off[i] = row;
         d->len[i] = n;
-        double mean = 0.0, var = 0.0;
-        for (int64_t t = 0; t < n; ++t)
-            mean += shp_value(dt, src, t);
-        mean /= (double)n;
-        for (int64_t t = 0; t < n; ++t) {
-            double v = shp_value(dt, src, t) - mean;
-            var += v * v;
-        }
-        double sd = sqrt(var / (double)n);
-        double inv = sd > 0.0 ? 1.0 / sd : 0.0;
-        if (raw) {
-            mean = d->shift;
-            inv = 1.0 / d->scale;
+        double mean = d->shift, inv = 1.0 / d->scale; /* raw: the collection's */
+        if (!raw) { /* the series' own */
+            double var = 0.0;
+            mean = 0.0;
+            for (int64_t t = 0; t < n; ++t)
+                mean += shp_value(dt, src, t);
+            mean /= (double)n;
+            for (int64_t t = 0; t < n; ++t) {
+                double v = shp_value(dt, src, t) - mean;
+                var += v * v;
+            }
+            double sd = sqrt(var / (double)n);
+            inv = sd > 0.0 ? 1.0 / sd : 0.0;
         }
         double *z = d->z + row, *P = d->P + row + i, *Q = d->Q + row + i;
         P[0] = Q[0] = 0.0;
@@ -454,9 +450,8 @@ static void shp_fill_short(const shp_job *J, int64_t i, int64_t s0, int64_t nb,
             amax = TSW_MAX(amax, s0 + b + lmaxb[b] - nj);
     double *e = w->row;
     for (int64_t a = s0; a <= amax; ++a)
-        e[a - s0] = J->d->raw ? tsw_shp_window_raw_d2(za + a, Qa[a + nj] - Qa[a], zb, SQb, nj)
-                              : tsw_shp_window_d2(za + a, Pa[a + nj] - Pa[a], Qa[a + nj] - Qa[a],
-                                                  ra[a] >= nj, zb, Sb, SQb, fb, nj);
+        e[a - s0] = tsw_shp_pair_d2(J->d->raw, za + a, Pa[a + nj] - Pa[a], Qa[a + nj] - Qa[a],
+                                    ra[a] >= nj, zb, Sb, SQb, fb, nj);
     for (int64_t b = 0; b < nb && lmaxb[b] >= next; ++b) {
         double m = TSW_INF_F64;
         int64_t r = b; /* e[b .. r) taken */
@@ -573,11 +568,8 @@ static void shp_fill_fast(const shp_job *J, int64_t i, int64_t s0, int64_t nb,
                                          w->cstat[2 * b * nlen + li], isd, nu);
             for (b = 0; b < active; ++b)
                 w->mind2[(b * nlen + li) * ns + jj] =
-                    J->d->raw ? tsw_shp_raw_d2_from_score(best[b], l,
-                                                          w->cstat[2 * b * nlen + nlen + li])
-                              : tsw_shp_d2_from_score(best[b], l,
-                                                      w->cstat[2 * b * nlen + nlen + li],
-                                                      ra[b] >= l, has_flat);
+                    tsw_shp_best_d2(J->d->raw, best[b], l, w->cstat[2 * b * nlen + nlen + li],
+                                    ra[b] >= l, has_flat);
             ++li;
             next += J->step;
         }
@@ -1582,11 +1574,9 @@ static double shp_feature_pair(const shp_data *S, int64_t k, const shp_data *X, 
         const int64_t ua = n < l ? u : 0, ub = n < l ? 0 : u;
         const double v =
             reference ? shp_d2_direct(S->raw, a + ua, b + ub, m)
-            : S->raw  ? tsw_shp_window_raw_d2(a + ua, Qa[ua + m] - Qa[ua], b + ub,
-                                              Qb[ub + m] - Qb[ub], m)
-                      : tsw_shp_window_d2(a + ua, Pa[ua + m] - Pa[ua], Qa[ua + m] - Qa[ua],
-                                          ra[ua] >= m, b + ub, Pb[ub + m] - Pb[ub],
-                                          Qb[ub + m] - Qb[ub], rb[ub] >= m, m);
+                      : tsw_shp_pair_d2(S->raw, a + ua, Pa[ua + m] - Pa[ua], Qa[ua + m] - Qa[ua],
+                                        ra[ua] >= m, b + ub, Pb[ub + m] - Pb[ub],
+                                        Qb[ub + m] - Qb[ub], rb[ub] >= m, m);
         if (v < best) {
             best = v;
             at = u;

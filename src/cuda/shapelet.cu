@@ -169,8 +169,7 @@ __global__ void __launch_bounds__(256, TABLE ? 3 : 2)
                 m = v > m ? v : m;
             }
             if (lane == 0)
-                out[li * g.ns] = RAW ? tsw_shp_raw_d2_from_score(m, l, sa)
-                                     : tsw_shp_d2_from_score(m, l, sa, ra >= l, mr >= l);
+                out[li * g.ns] = tsw_shp_best_d2(RAW, m, l, sa, ra >= l, mr >= l);
             ++li;
             next += g.step;
         }
@@ -183,10 +182,8 @@ __global__ void __launch_bounds__(256, TABLE ? 3 : 2)
             const double Sb = P[nj], SQb = Q[nj];
             const int fb = run[0] >= nj;
             for (int64_t r = lane; r < na; r += 32)
-                acc[r] = RAW ? tsw_shp_window_raw_d2(a + r, Qa[r + nj] - Qa[r], b, SQb, nj)
-                             : tsw_shp_window_d2(a + r, Pa[r + nj] - Pa[r], Qa[r + nj] - Qa[r],
-                                                 g.d.run[g.d.off[i] + s + r] >= nj, b, Sb, SQb,
-                                                 fb, nj);
+                acc[r] = tsw_shp_pair_d2(RAW, a + r, Pa[r + nj] - Pa[r], Qa[r + nj] - Qa[r],
+                                         g.d.run[g.d.off[i] + s + r] >= nj, b, Sb, SQb, fb, nj);
             double m = TSW_INF_F64;
             int64_t r = lane;
             for (int64_t l = next; l <= lmax; l += g.step, ++li) {
@@ -307,12 +304,10 @@ __global__ void shp_dist_kernel(DData S, DData X, int64_t nsh, int64_t nx, doubl
         int64_t where = 0, near = 0;
         for (int64_t u = lane; u < nu; u += 32) {
             const int64_t ua = nj < l ? u : 0, ub = nj < l ? 0 : u;
-            const double v =
-                S.raw ? tsw_shp_window_raw_d2(a + ua, Qa[ua + m] - Qa[ua], b + ub,
-                                              Q[ub + m] - Q[ub], m)
-                      : tsw_shp_window_d2(a + ua, Pa[ua + m] - Pa[ua], Qa[ua + m] - Qa[ua],
-                                          ra[ua] >= m, b + ub, P[ub + m] - P[ub],
-                                          Q[ub + m] - Q[ub], rb[ub] >= m, m);
+            const double v = tsw_shp_pair_d2(S.raw, a + ua, Pa[ua + m] - Pa[ua],
+                                             Qa[ua + m] - Qa[ua], ra[ua] >= m, b + ub,
+                                             P[ub + m] - P[ub], Q[ub + m] - Q[ub], rb[ub] >= m,
+                                             m);
             if (v < best) {
                 best = v;
                 where = u;
