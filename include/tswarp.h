@@ -606,7 +606,8 @@ TSW_EXPORT int tsw_shapelet_features_dilated(tsw_dtype dtype, const tsw_collecti
  * (n * min(m, 2r + 1 + |n - m|) values for a Sakoe-Chiba radius r) per thread working, for
  * the largest pair of the call; TSW_ENOMEM when that cannot be allocated
  * (tsw_last_error_detail() says how many bytes). Windows: none or Sakoe-Chiba (radius or
- * fraction, unequal lengths widened as tsw_params documents); Itakura gives TSW_ENOTSUP.
+ * fraction, unequal lengths widened as tsw_params documents) and Itakura, which runs on
+ * the CPU's full-matrix kernel ((n + 2) (m + 2) values per pair; the GPU gives TSW_ENOTSUP).
  * exec->impl = TSW_IMPL_REFERENCE runs the plain full-matrix reference. exec->device AUTO
  * computes on the CPU; CUDA uses the GPU (TSW_ENODEV without a CUDA backend).
  * ------------------------------------------------------------------------------------- */

@@ -17,6 +17,17 @@
 #define TSW__SDG_CUDA 0
 #endif
 
+/* The GPU kernels take Sakoe-Chiba bands; Itakura gradients are computed on the CPU. */
+static int tsw__sdg_gpu_window(const tsw_params *p)
+{
+    if (p->window == TSW_WINDOW_ITAKURA) {
+        tsw__set_detail("soft-DTW gradients with an Itakura window are computed on the CPU "
+                        "only (device = CPU or AUTO)");
+        return TSW_ENOTSUP;
+    }
+    return TSW_OK;
+}
+
 static int tsw__sdg_check_common(const tsw_params *p, tsw_dtype dtype, const tsw_exec *ex,
                                  const void *values)
 {
@@ -27,10 +38,6 @@ static int tsw__sdg_check_common(const tsw_params *p, tsw_dtype dtype, const tsw
         return rc;
     if (p->measure != TSW_SOFT_DTW)
         return TSW_EPARAM;
-    if (p->window == TSW_WINDOW_ITAKURA) {
-        tsw__set_detail("soft-DTW gradients support Sakoe-Chiba windows only");
-        return TSW_ENOTSUP;
-    }
     if (dtype != TSW_F32 && dtype != TSW_F64)
         return TSW_EDTYPE;
     /* float32 computes with gamma and 1 / gamma as floats: both must be finite there */
@@ -147,6 +154,8 @@ int tsw_soft_dtw_grad(const tsw_params *params, tsw_dtype dtype, int64_t dim,
     if (rc)
         return rc;
     if (ex.device == TSW_DEVICE_CUDA) {
+        if ((rc = tsw__sdg_gpu_window(params)))
+            return rc;
 #if TSW__SDG_CUDA
         return tsw__cuda_soft_dtw_grad(params, dtype, dim, x, y, values, grad_x, grad_y, &ex, 0);
 #else
@@ -170,6 +179,8 @@ int tsw_soft_dtw_cost_grad(const tsw_params *params, tsw_dtype dtype, int64_t co
     if (rc)
         return rc;
     if (ex.device == TSW_DEVICE_CUDA) {
+        if ((rc = tsw__sdg_gpu_window(params)))
+            return rc;
 #if TSW__SDG_CUDA
         return tsw__cuda_soft_dtw_cost_grad(params, dtype, count, n, m, lengths_x, lengths_y,
                                             cost, values, grad_cost, &ex, 0);
@@ -194,6 +205,8 @@ int tsw_soft_dtw_grad_device(const tsw_params *params, tsw_dtype dtype, int64_t 
     if (rc)
         return rc;
 #if TSW__SDG_CUDA
+    if ((rc = tsw__sdg_gpu_window(params)))
+        return rc;
     return tsw__cuda_soft_dtw_grad(params, dtype, dim, x, y, values, grad_x, grad_y, &ex, 1);
 #else
     (void)grad_x, (void)grad_y;
@@ -216,6 +229,8 @@ int tsw_soft_dtw_cost_grad_device(const tsw_params *params, tsw_dtype dtype, int
     if (rc)
         return rc;
 #if TSW__SDG_CUDA
+    if ((rc = tsw__sdg_gpu_window(params)))
+        return rc;
     return tsw__cuda_soft_dtw_cost_grad(params, dtype, count, n, m, lengths_x, lengths_y, cost,
                                         values, grad_cost, &ex, 1);
 #else
@@ -246,6 +261,8 @@ int tsw_soft_dtw_grad_workspace_size(const tsw_params *params, tsw_dtype dtype, 
     if (rc)
         return rc;
 #if TSW__SDG_CUDA
+    if ((rc = tsw__sdg_gpu_window(params)))
+        return rc;
     return tsw__cuda_soft_dtw_grad_workspace(params, dtype, dim, &cx, &cy, want_grad_x,
                                              want_grad_y, &ex, bytes);
 #else
@@ -272,6 +289,8 @@ int tsw_soft_dtw_cost_grad_workspace_size(const tsw_params *params, tsw_dtype dt
     if (rc)
         return rc;
 #if TSW__SDG_CUDA
+    if ((rc = tsw__sdg_gpu_window(params)))
+        return rc;
     return tsw__cuda_soft_dtw_cost_grad_workspace(params, dtype, count, n, m, lengths_x,
                                                   lengths_y, want_grad, &ex, bytes);
 #else

@@ -11,10 +11,10 @@ paths, as the other functions give numpy results for them.
 from __future__ import annotations
 
 import inspect
-import operator
 
 import numpy as np
 
+from ._conventions import check_bool, check_int, check_layout
 from ._tswarp import NoDeviceError, _segmental_dtw, _subsequence_dtw
 from ._tswarp import dtw_path as _dtw_path
 
@@ -68,13 +68,16 @@ dtw_path.__doc__ = _dtw_path.__doc__
 dtw_path.__signature__ = inspect.signature(_dtw_path)
 
 _VARIANTS = {"none": 0, "weak": 1, "strict": 2}
+_INT64_MAX = 2**63 - 1
 
 
 class Match(tuple):
     """One subsequence match: unpacks as ``start, end, cost``; ``.path`` holds its path.
 
     ``start`` and ``end`` are the reference indices of the path's first and last cells
-    (inclusive); ``cost`` is the accumulated cost D(n-1, end); ``path`` is an (L, 2) int64
+    (inclusive); ``cost`` is the match's cost by :func:`tswarp.dtw_path`'s rule (the square
+    root of the accumulated cost D(n-1, end) for the sqeuclidean cost unless
+    ``accumulated=True``, else D(n-1, end)); ``path`` is an (L, 2) int64
     array of (query index, reference index) pairs, or None when ``return_path=False``.
     """
 
@@ -103,8 +106,8 @@ class Match(tuple):
 
 
 def subsequence_dtw(query, reference, *, step="symmetric1", cost="sqeuclidean", k=None,
-                    return_path=True, method="auto", memory_limit=None, device="auto",
-                    n_jobs=None, progress=False):
+                    return_path=True, accumulated=False, method="auto", memory_limit=None,
+                    device="auto", n_jobs=None, progress=False, layout=None):
     """Subsequence DTW: where ``query`` best matches a stretch of ``reference``.
 
     The path may start and end at any reference index (Mueller, Fundamentals of Music
@@ -117,8 +120,10 @@ def subsequence_dtw(query, reference, *, step="symmetric1", cost="sqeuclidean", 
     reference : array-like, shape (m,) or (m, d)
         Host arrays, or CuPy arrays / PyTorch CUDA tensors on one GPU (copied to the host;
         the paths come back as arrays of their library on their GPU).
-    step, cost, method, memory_limit, device, n_jobs, progress
-        As in :func:`tswarp.dtw_path` (no windows).
+    step, cost, accumulated, method, memory_limit, device, n_jobs, progress, layout
+        As in :func:`tswarp.dtw_path` (no windows): with the default sqeuclidean cost a
+        match's ``cost`` is the square root of its accumulated cost D(n-1, end) unless
+        ``accumulated=True`` (librosa's ``D[-1, end]``); the matches do not depend on it.
     k : int, optional
         None (default): the best match. An int: a list of up to k matches whose reference
         ranges [start, end] do not overlap, best first (each end in order of cost, kept
@@ -147,7 +152,8 @@ def subsequence_dtw(query, reference, *, step="symmetric1", cost="sqeuclidean", 
         query, reference = h.arrays
     starts, ends, costs, path, offsets, lengths = _on_device(h, lambda dev: _subsequence_dtw(
         query, reference, step=step, cost=cost, k=kk, return_path=return_path, method=method,
-        memory_limit=memory_limit, device=dev, n_jobs=n_jobs, progress=progress), device)
+        memory_limit=memory_limit, device=dev, n_jobs=n_jobs, progress=progress, layout=layout,
+        accumulated=accumulated), device)
     out = []
     for q in range(len(starts)):
         p = None
@@ -161,19 +167,10 @@ def subsequence_dtw(query, reference, *, step="symmetric1", cost="sqeuclidean", 
     return out
 
 
-def _count(value, name, minimum):
-    """An int argument (bool and float refused) of at least ``minimum``."""
-    if isinstance(value, bool) or not hasattr(value, "__index__"):
-        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
-    v = operator.index(value)
-    if v < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {v}")
-    return v
-
-
 def segmental_dtw(a, b, n_fragments=32, variant="weak", *, step="p05_query",
                   cost="sqeuclidean", n_chunks=None, method="auto", memory_limit=None,
-                  device="auto", n_jobs=None, progress=False, return_segments=False):
+                  device="auto", n_jobs=None, progress=False, return_segments=False,
+                  accumulated=False, layout=None):
     """Segmental DTW: an approximate alignment of ``a`` and ``b`` from independent pieces.
 
     ``a`` is cut into ``n_fragments`` fragments (fragment f holds rows
@@ -214,6 +211,11 @@ def segmental_dtw(a, b, n_fragments=32, variant="weak", *, step="p05_query",
     return_segments : bool, default False
         Also return one :class:`Match` per fragment (its start, end and cost in ``b``, and
         its ``path`` with the indices of ``a`` and ``b``).
+    accumulated : bool, default False
+        The segments' costs by :func:`tswarp.dtw_path`'s rule (square roots of the
+        accumulated costs for the sqeuclidean cost unless True).
+    layout : {None, 'channels_last', 'channels_first'}
+        As in :func:`tswarp.dtw_path`.
 
     Returns
     -------
@@ -231,8 +233,11 @@ def segmental_dtw(a, b, n_fragments=32, variant="weak", *, step="p05_query",
     >>> bool((path[:, 0] == path[:, 1]).all())
     True
     """
-    n_fragments = _count(n_fragments, "n_fragments", 1)
-    chunks = 0 if n_chunks is None else _count(n_chunks, "n_chunks", 1)
+    n_fragments = check_int(n_fragments, "n_fragments", 1, _INT64_MAX)
+    chunks = 0 if n_chunks is None else check_int(n_chunks, "n_chunks", 1, _INT64_MAX)
+    code = check_layout(layout)
+    acc = check_bool(accumulated, "accumulated")
+    return_segments = check_bool(return_segments, "return_segments")
     if not isinstance(variant, str):
         raise TypeError(f"variant must be a str, got {type(variant).__name__}")
     if variant not in _VARIANTS:
@@ -242,7 +247,7 @@ def segmental_dtw(a, b, n_fragments=32, variant="weak", *, step="p05_query",
         a, b = h.arrays
     path, starts, ends, costs, offsets, lengths = _on_device(h, lambda dev: _segmental_dtw(
         a, b, n_fragments, _VARIANTS[variant], chunks, step, cost, method, memory_limit,
-        dev, n_jobs, progress), device)
+        dev, n_jobs, progress, code, int(acc)), device)
     back = (lambda x: x) if h is None else h.back
     if not return_segments:
         return back(path)

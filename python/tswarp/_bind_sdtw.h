@@ -13,7 +13,8 @@
  *     x: (count, n, dim) and y: (count, m, dim) C-contiguous of dtype (0 float32,
  *     1 float64); values (count,); grad_x / grad_y like x / y or 0; lengths_x / lengths_y
  *     0 or host int64 (count,) arrays (series k is x[k, :lengths_x[k]]).
- *     window_kind: 0 none, 1 Sakoe-Chiba radius in cells, 2 fraction of the shorter length.
+ *     window_kind: 0 none, 1 Sakoe-Chiba radius in cells, 2 fraction of the shorter length,
+ *     3 Itakura with maximum slope `window` (tsw_window; tswarp/_conventions.py band()).
  *   _soft_dtw_cost_grad_raw(cost, values, grad_cost, dtype, count, n, m, lengths_x,
  *                           lengths_y, gamma, window_kind, window, on_device, stream,
  *                           device_index, n_threads[, workspace, workspace_bytes,
@@ -30,12 +31,15 @@ static int sdtw_raw_params(double gamma, int window_kind, double window, int nor
     tsw_params_default(p, TSW_SOFT_DTW);
     p->gamma = gamma;
     p->normalize = normalize;
-    if (window_kind < 0 || window_kind > 2) {
-        PyErr_SetString(PyExc_ValueError, "window_kind must be 0, 1 or 2");
+    if (window_kind < 0 || window_kind > 3) {
+        PyErr_SetString(PyExc_ValueError, "window_kind must be 0, 1, 2 or 3");
         return -1;
     }
     p->window = (tsw_window)window_kind;
-    p->window_radius = window_kind ? window : 0;
+    if (window_kind == TSW_WINDOW_ITAKURA)
+        p->itakura_max_slope = window;
+    else
+        p->window_radius = window_kind ? window : 0;
     return 0;
 }
 
@@ -102,14 +106,20 @@ static PyObject *py_soft_dtw_grad_raw(PyObject *self, PyObject *args)
         }
         return PyLong_FromSize_t(bytes);
     }
-    Py_BEGIN_ALLOW_THREADS
+    /* host calls poll for Ctrl-C between pairs (stream-ordered device calls do not wait) */
+    progress_ctx ctx = {NULL, NULL};
+    if (!on_device) {
+        ex.progress = progress_trampoline;
+        ex.progress_user = &ctx;
+    }
+    ctx.tstate = PyEval_SaveThread();
     if (on_device)
         rc = tsw_soft_dtw_grad_device(&p, dt, dim, &cx, &cy, (void *)(uintptr_t)pv,
                                       (void *)(uintptr_t)pgx, (void *)(uintptr_t)pgy, &ex);
     else
         rc = tsw_soft_dtw_grad(&p, dt, dim, &cx, &cy, (void *)(uintptr_t)pv,
                                (void *)(uintptr_t)pgx, (void *)(uintptr_t)pgy, &ex);
-    Py_END_ALLOW_THREADS
+    PyEval_RestoreThread(ctx.tstate);
     PyMem_Free(off);
     if (rc) {
         raise_status(rc, "soft_dtw_grad");
@@ -151,7 +161,12 @@ static PyObject *py_soft_dtw_cost_grad_raw(PyObject *self, PyObject *args)
         }
         return PyLong_FromSize_t(bytes);
     }
-    Py_BEGIN_ALLOW_THREADS
+    progress_ctx ctx = {NULL, NULL};
+    if (!on_device) {
+        ex.progress = progress_trampoline;
+        ex.progress_user = &ctx;
+    }
+    ctx.tstate = PyEval_SaveThread();
     if (on_device)
         rc = tsw_soft_dtw_cost_grad_device(&p, dt, count, n, m, (const int64_t *)(uintptr_t)plx,
                                            (const int64_t *)(uintptr_t)ply,
@@ -161,7 +176,7 @@ static PyObject *py_soft_dtw_cost_grad_raw(PyObject *self, PyObject *args)
         rc = tsw_soft_dtw_cost_grad(&p, dt, count, n, m, (const int64_t *)(uintptr_t)plx,
                                     (const int64_t *)(uintptr_t)ply, (const void *)(uintptr_t)pc,
                                     (void *)(uintptr_t)pv, (void *)(uintptr_t)pg, &ex);
-    Py_END_ALLOW_THREADS
+    PyEval_RestoreThread(ctx.tstate);
     if (rc) {
         raise_status(rc, "soft_dtw_cost_grad");
         return NULL;

@@ -5,19 +5,21 @@
  * which names and checks the arguments, so it takes them positionally:
  *
  *   _segmental_dtw(a, b, n_fragments, variant, n_chunks, step, cost, method, memory_limit,
- *                  device, n_jobs, progress)
+ *                  device, n_jobs, progress, layout, accumulated)
  *     -> (path, starts, ends, costs, offsets, lengths)
  *
  * path is the (L, 2) int64 concatenation of the fragments' paths; the other five are (N,)
  * arrays: fragment f's reference start and end, cost, and its rows offsets[f] ..
  * offsets[f] + lengths[f] of path. variant: 0 none, 1 weak, 2 strict (tsw_segmental).
+ * layout: a LAYOUT_* code (tswarp/_conventions.py checks the name); accumulated: 0 or 1, the
+ * costs reported by dtw_path's rule (align_cost).
  */
 
 static PyObject *py_segmental(PyObject *self, PyObject *args)
 {
     PyObject *oa, *ob, *ostep, *ocost, *omethod, *olimit, *odevice, *ojobs, *oprog;
     long long n_fragments, n_chunks;
-    int variant;
+    int variant, layout, accumulated;
     PyObject *slot[K_COUNT] = {0};
     tsw_align_params ap;
     tsw_exec ex;
@@ -29,8 +31,9 @@ static PyObject *py_segmental(PyObject *self, PyObject *args)
     int64_t na, nb, dim;
     tsw_dtype dt;
     (void)self;
-    if (!PyArg_ParseTuple(args, "OOLiLOOOOOOO:_segmental_dtw", &oa, &ob, &n_fragments, &variant,
-                          &n_chunks, &ostep, &ocost, &omethod, &olimit, &odevice, &ojobs, &oprog))
+    if (!PyArg_ParseTuple(args, "OOLiLOOOOOOOii:_segmental_dtw", &oa, &ob, &n_fragments,
+                          &variant, &n_chunks, &ostep, &ocost, &omethod, &olimit, &odevice,
+                          &ojobs, &oprog, &layout, &accumulated))
         return NULL;
     slot[K_STEP] = ostep;
     slot[K_COST] = ocost;
@@ -42,7 +45,7 @@ static PyObject *py_segmental(PyObject *self, PyObject *args)
         return NULL;
     if (align_progress(oprog, "segmental_dtw", &bar) < 0)
         return NULL;
-    if (align_inputs(oa, ob, "a", "b", &a, &b, &dt, &na, &nb, &dim) < 0)
+    if (align_inputs(oa, ob, "a", "b", layout, &a, &b, &dt, &na, &nb, &dim) < 0)
         goto done;
     tsw_segmental_params sp;
     tsw_segmental_params_default(&sp);
@@ -92,7 +95,7 @@ static PyObject *py_segmental(PyObject *self, PyObject *args)
     for (int64_t i = 0; i < nseg; ++i) {
         ((int64_t *)PyArray_DATA((PyArrayObject *)st))[i] = seg[i].start;
         ((int64_t *)PyArray_DATA((PyArrayObject *)en))[i] = seg[i].end;
-        ((double *)PyArray_DATA((PyArrayObject *)co))[i] = seg[i].cost;
+        ((double *)PyArray_DATA((PyArrayObject *)co))[i] = align_cost(&ap, accumulated, seg[i].cost);
         ((int64_t *)PyArray_DATA((PyArrayObject *)of))[i] = seg[i].path_offset;
         ((int64_t *)PyArray_DATA((PyArrayObject *)ln))[i] = seg[i].path_length;
     }
@@ -109,7 +112,7 @@ done:
 
 PyDoc_STRVAR(segmental_doc,
 "_segmental_dtw(a, b, n_fragments, variant, n_chunks, step, cost, method, memory_limit,\n"
-"    device, n_jobs, progress)\n"
+"    device, n_jobs, progress, layout, accumulated)\n"
 "--\n\n"
 "Segmental DTW (see tswarp.segmental_dtw): (path, starts, ends, costs, offsets, lengths).\n");
 

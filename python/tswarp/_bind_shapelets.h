@@ -57,10 +57,11 @@ static int shp_exec(PyObject *device, PyObject *impl, PyObject *n_jobs, tsw_exec
     return build_exec(slot, ex, &idx);
 }
 
-/* Runs fn(arg) with the GIL released and Ctrl-C able to cancel it. */
-#define SHP_CALL(rc, ex, call)                                                                 \
+/* Runs the call with the GIL released and Ctrl-C able to cancel it; cb: None or a
+ * callable(done, total) called about every 50 ms (tswarp/shapelets.py's progress). */
+#define SHP_CALL(rc, ex, cb, call)                                                             \
     do {                                                                                       \
-        progress_ctx ctx_ = {NULL, NULL};                                                      \
+        progress_ctx ctx_ = {NULL, (cb) == Py_None ? NULL : (cb)};                            \
         (ex).progress = progress_trampoline;                                                   \
         (ex).progress_user = &ctx_;                                                            \
         ctx_.tstate = PyEval_SaveThread();                                                     \
@@ -131,18 +132,18 @@ static int shp_args_parse(shp_args *a, PyObject *values, PyObject *offsets, PyOb
 static const char *shp_kw[] = {"values", "offsets", "lengths", "labels", "n_classes",
                                "min_length", "max_length", "length_step", "subset", "logic",
                                "partner", "device", "_impl", "n_jobs", "k", "dilation",
-                               "one_vs_rest", "raw", NULL};
+                               "one_vs_rest", "raw", "progress", NULL};
 
 static PyObject *py_shapelet_search(PyObject *self, PyObject *args, PyObject *kw)
 {
     PyObject *v, *o, *l, *lab, *sub = Py_None, *part = Py_None, *dev = Py_None,
-                                *impl = NULL, *nj = Py_None;
+                                *impl = NULL, *nj = Py_None, *cb = Py_None;
     int nc, logic = 0, ovr = 0, raw = 0;
     long long minl, maxl, step, k = 1, dil = 1;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOOiLLL|OiOOOOLLpp:_shapelet_search",
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOOiLLL|OiOOOOLLppO:_shapelet_search",
                                      (char **)shp_kw, &v, &o, &l, &lab, &nc, &minl, &maxl,
                                      &step, &sub, &logic, &part, &dev, &impl, &nj, &k, &dil,
-                                     &ovr, &raw))
+                                     &ovr, &raw, &cb))
         return NULL;
     shp_args a;
     PyObject *result = NULL;
@@ -150,7 +151,7 @@ static PyObject *py_shapelet_search(PyObject *self, PyObject *args, PyObject *kw
                        nj, dil, ovr, raw) == 0) {
         tsw_shapelet best;
         int rc;
-        SHP_CALL(rc, a.ex,
+        SHP_CALL(rc, a.ex, cb,
                  tsw_shapelet_search(&a.sp, TSW_F64, &a.x, PyArray_DATA(a.labels),
                                      a.subset ? PyArray_DATA(a.subset) : NULL,
                                      a.subset ? PyArray_DIM(a.subset, 0) : 0, &best, &a.ex));
@@ -166,13 +167,13 @@ static PyObject *py_shapelet_search(PyObject *self, PyObject *args, PyObject *kw
 static PyObject *py_shapelet_top(PyObject *self, PyObject *args, PyObject *kw)
 {
     PyObject *v, *o, *l, *lab, *sub = Py_None, *part = Py_None, *dev = Py_None,
-                                *impl = NULL, *nj = Py_None;
+                                *impl = NULL, *nj = Py_None, *cb = Py_None;
     int nc, logic = 0, ovr = 0, raw = 0;
     long long minl, maxl, step, k = 1, dil = 1;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOOiLLL|OiOOOOLLpp:_shapelet_top",
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOOiLLL|OiOOOOLLppO:_shapelet_top",
                                      (char **)shp_kw, &v, &o, &l, &lab, &nc, &minl, &maxl,
                                      &step, &sub, &logic, &part, &dev, &impl, &nj, &k, &dil,
-                                     &ovr, &raw))
+                                     &ovr, &raw, &cb))
         return NULL;
     if (k < 1 || k > (long long)(PY_SSIZE_T_MAX / (Py_ssize_t)sizeof(tsw_shapelet))) {
         PyErr_Format(PyExc_ValueError, "n_shapelets must be a positive int, got %lld", k);
@@ -190,7 +191,7 @@ static PyObject *py_shapelet_top(PyObject *self, PyObject *args, PyObject *kw)
         }
         int64_t count = 0;
         int rc;
-        SHP_CALL(rc, a.ex,
+        SHP_CALL(rc, a.ex, cb,
                  tsw_shapelet_top(&a.sp, TSW_F64, &a.x, PyArray_DATA(a.labels),
                                   a.subset ? PyArray_DATA(a.subset) : NULL,
                                   a.subset ? PyArray_DIM(a.subset, 0) : 0, (int64_t)k, out,
@@ -218,12 +219,13 @@ static PyObject *py_shapelet_distances(PyObject *self, PyObject *args, PyObject 
 {
     static const char *kwl[] = {"shapelets", "shapelet_offsets", "shapelet_lengths", "values",
                                 "offsets", "lengths", "device", "_impl", "n_jobs",
-                                "thresholds", "dilations", "raw", NULL};
+                                "thresholds", "dilations", "raw", "progress", NULL};
     PyObject *sv, *so, *sl, *v, *o, *l, *dev = Py_None, *impl = NULL, *nj = Py_None,
-                                                  *th = Py_None, *di = Py_None, *rw = Py_None;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOOOO|OOOOOO:_shapelet_distances",
+                                                  *th = Py_None, *di = Py_None, *rw = Py_None,
+                                                  *cb = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOOOO|OOOOOOO:_shapelet_distances",
                                      (char **)kwl, &sv, &so, &sl, &v, &o, &l, &dev, &impl, &nj,
-                                     &th, &di, &rw))
+                                     &th, &di, &rw, &cb))
         return NULL;
     PyArrayObject *ks[3] = {0}, *kx[3] = {0}, *dist = NULL, *pos = NULL, *thr = NULL,
                   *cnt = NULL, *dil = NULL, *raw = NULL;
@@ -270,7 +272,7 @@ static PyObject *py_shapelet_distances(PyObject *self, PyObject *args, PyObject 
     if (!dist || !pos)
         goto done;
     int rc;
-    SHP_CALL(rc, ex,
+    SHP_CALL(rc, ex, cb,
              tsw_shapelet_features_dilated(TSW_F64, &s, dil ? PyArray_DATA(dil) : NULL,
                                            raw ? PyArray_DATA(raw) : NULL,
                                            thr ? PyArray_DATA(thr) : NULL, &x,
@@ -305,7 +307,8 @@ done:
      METH_VARARGS | METH_KEYWORDS,                                                             \
      "_shapelet_search(values, offsets, lengths, labels, n_classes, min_length, max_length, "  \
      "length_step, subset=None, logic=0, partner=None, device=None, _impl='auto', "            \
-     "n_jobs=None, k=1, dilation=1, one_vs_rest=False, raw=False) -> (series, start, length, "\
+     "n_jobs=None, k=1, dilation=1, one_vs_rest=False, raw=False, progress=None) -> (series, "\
+     "start, length, "\
      "threshold, gain, gap, dilation)"},                                                       \
         {"_shapelet_top", (PyCFunction)(void (*)(void))py_shapelet_top,                        \
          METH_VARARGS | METH_KEYWORDS,                                                         \
@@ -315,5 +318,5 @@ done:
          METH_VARARGS | METH_KEYWORDS,                                                         \
          "_shapelet_distances(shapelets, shapelet_offsets, shapelet_lengths, values, "         \
          "offsets, lengths, device=None, _impl='auto', n_jobs=None, thresholds=None, "        \
-         "dilations=None, raw=None) -> "                                                       \
+         "dilations=None, raw=None, progress=None) -> "                                        \
          "(dist (n, k), pos (n, k)[, count (n, k) of windows within thresholds])"},

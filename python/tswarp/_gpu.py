@@ -44,6 +44,7 @@ import sys
 
 import numpy as np
 
+from ._conventions import FIRST, GUARD, collection_transpose, series_transpose
 from ._tswarp import NoDeviceError
 
 __all__ = ["pair_plan", "batch_plan", "workspace", "diagnose", "gpu_kind", "align_inputs"]
@@ -94,6 +95,10 @@ class _CuPy:
 
     def reshape(self, x, shape):
         return x.reshape(shape)
+
+    def swap(self, x):
+        """The last two axes swapped (a view): channels_first to tswarp's layout."""
+        return x.swapaxes(-1, -2)
 
     def concat(self, xs):
         return self.cp.concatenate(xs)
@@ -155,6 +160,10 @@ class _Torch:
 
     def reshape(self, x, shape):
         return x.reshape(shape)
+
+    def swap(self, x):
+        """The last two axes swapped (a view): channels_first to tswarp's layout."""
+        return x.transpose(-1, -2)
 
     def concat(self, xs):
         return self.t.cat(xs)
@@ -384,7 +393,7 @@ def _series_shape(lib, x, label):
     return n, d
 
 
-def pair_plan(fname, a, b, ta, tb, device_kind, device_index, cuda_devices):
+def pair_plan(fname, a, b, ta, tb, device_kind, device_index, cuda_devices, layout=GUARD):
     """None when a, b, ta, tb are all host objects; else
     (dtype, dim, device, stream, out_ptr, out, plan, (a_ptr, ta_ptr, len_a), (b_ptr, tb_ptr, len_b))
     with `out` the 0-d result array on the device."""
@@ -398,6 +407,9 @@ def pair_plan(fname, a, b, ta, tb, device_kind, device_index, cuda_devices):
     with lib.use(dev):
         da_t = _value_dtype(lib, arr["a"], "a")
         db_t = _value_dtype(lib, arr["b"], "b")
+        for label in ("a", "b"):
+            if series_transpose(tuple(arr[label].shape), label, layout):
+                arr[label] = lib.swap(arr[label])
         na, da = _series_shape(lib, arr["a"], "a")
         nb, db = _series_shape(lib, arr["b"], "b")
         if da != db:
@@ -444,7 +456,7 @@ class _Coll:
                 "a 2-D array (n, len) of univariate series, a 3-D array (n, len, d) or a list "
                 "of (len,) or (len, d) series")
 
-    def inspect(self, lib, value):
+    def inspect(self, lib, value, layout=GUARD):
         if isinstance(value, list):  # the sequence form, already adopted
             self.items = value
             if not value:
@@ -454,6 +466,8 @@ class _Coll:
             for i, x in enumerate(value):
                 label = f"{self.name}[{i}]"
                 self._dtype(lib, x, label)
+                if not self.times and series_transpose(tuple(x.shape), label, layout):
+                    x = value[i] = lib.swap(x)
                 shape = tuple(x.shape)
                 if len(shape) != 1 and (self.times or len(shape) != 2):
                     what = "1-D (len,)" if self.times else "one series (len,) or (len, d)"
@@ -470,8 +484,10 @@ class _Coll:
                                      f"dimension {self.dim}")
                 self.lengths[i] = n
             return
-        self.whole = value
         self._dtype(lib, value, self.name)
+        if not self.times and collection_transpose(tuple(value.shape), self.name, layout):
+            value = lib.swap(value)
+        self.whole = value
         shape = tuple(value.shape)
         if len(shape) != 2 and (self.times or len(shape) != 3):
             hint = " (for one series pass [x] or x[None])" if len(shape) == 1 and not self.times else ""
@@ -539,7 +555,14 @@ def _whole_array(x, cp, torch):
     return None
 
 
-def _batch_fast(fname, X, Y, is_pdist, condensed, device_kind, device_index, cuda_devices):
+def _needs_layout_work(shape, layout):
+    """A whole 3-D array that the layout transposes or may refuse."""
+    return len(shape) == 3 and (layout == FIRST or (
+        layout == GUARD and shape[2] > 1 and shape[2] >= shape[1]))
+
+
+def _batch_fast(fname, X, Y, is_pdist, condensed, device_kind, device_index, cuda_devices,
+                layout):
     """batch_plan's answer for its common case, with a fraction of its Python work: X (and Y)
     one CuPy array or one CUDA tensor each, of one library, GPU, dtype and dimension, laid out
     as the C library reads them. None for anything else (and for anything batch_plan would
@@ -553,6 +576,9 @@ def _batch_fast(fname, X, Y, is_pdist, condensed, device_kind, device_index, cud
     kind, dev, f32, xs = fx
     if (device_index >= 0 and device_index != dev) or 0 in xs:
         return None
+    # channels_first, or a shape the layout check may refuse: the general path
+    if _needs_layout_work(xs, layout):
+        return None
     ys = None
     if is_pdist != 1:
         fy = _whole_array(Y, cp, torch)
@@ -560,6 +586,8 @@ def _batch_fast(fname, X, Y, is_pdist, condensed, device_kind, device_index, cud
             return None
         ys = fy[3]
         if len(ys) != len(xs) or 0 in ys or (len(xs) == 3 and ys[2] != xs[2]):
+            return None
+        if _needs_layout_work(ys, layout):
             return None
     n = xs[0]
     if is_pdist == 2:
@@ -592,7 +620,7 @@ def _batch_fast(fname, X, Y, is_pdist, condensed, device_kind, device_index, cud
 
 
 def batch_plan(fname, X, Y, tx, ty, is_pdist, condensed, device_kind, device_index,
-               cuda_devices):
+               cuda_devices, layout=GUARD):
     """None when every argument is in host memory; else
     (dtype, dim, device, stream, out_ptr, out, plan, xdesc, ydesc or None) with
     desc = (values_ptr, times_ptr, count, length, offsets, lengths): length is the common
@@ -600,7 +628,7 @@ def batch_plan(fname, X, Y, tx, ty, is_pdist, condensed, device_kind, device_ind
     # is_pdist: 0 cdist, 1 pdist (X only), 2 paired (X[k] with Y[k])
     if tx is None and ty is None:
         fast = _batch_fast(fname, X, Y, is_pdist, condensed, device_kind, device_index,
-                           cuda_devices)
+                           cuda_devices, layout)
         if fast is not None:
             return fast
     colls = [("X", X, False)]
@@ -631,7 +659,7 @@ def batch_plan(fname, X, Y, tx, ty, is_pdist, condensed, device_kind, device_ind
         c = {}
         for (name, _, times), value in zip(colls, adopted):
             c[name] = _Coll(name, times)
-            c[name].inspect(lib, value)
+            c[name].inspect(lib, value, layout)
         del adopted
         x, y = c["X"], c.get("Y")
         if y is not None and x.dim != y.dim:

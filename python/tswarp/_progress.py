@@ -1,14 +1,16 @@
-"""Text progress bar for long cdist/pdist calls (``progress=True``).
+"""Text progress bar for long calls (``progress=True`` everywhere in tswarp).
 
 The C library calls the bar from the calling thread about every 50 ms with the number of
-pairs done and the total; the bar redraws one stderr line in place with ``\\r`` and ends it
-with a newline when the call finishes or fails.
+pairs (or cells) done and the total; the Python loops (shapelet trees, k-means,
+barycenters) call it after each step. The bar redraws one stderr line in place with
+``\\r``, with the elapsed time, the rate and an estimate of the time left, and ends it with
+a newline when the call finishes or fails.
 """
 
 import sys
 import time
 
-__all__ = ["ProgressBar"]
+__all__ = ["ProgressBar", "make_progress"]
 
 
 def _rate(x):
@@ -75,9 +77,10 @@ class ProgressBar:
         filled = int(round(frac * self.width))
         bar = "#" * filled + "." * (self.width - filled)
         rate = done / elapsed if elapsed > 0 else 0.0
+        eta = "--:--" if rate <= 0 else _clock((total - done) / rate)
         line = (
             f"\r{self.desc} [{bar}] {done}/{total} {100.0 * frac:5.1f}% "
-            f"{_clock(elapsed)} {_rate(rate)} {self.unit}/s"
+            f"{_clock(elapsed)} eta {eta if not final else _clock(0)} {_rate(rate)} {self.unit}/s"
         )
         out = self._out()
         out.write(line)
@@ -93,3 +96,16 @@ class ProgressBar:
             out.write("\n")
             out.flush()
             self._open = False
+
+
+def make_progress(progress, desc, unit="steps"):
+    """What a function's ``progress`` argument asks for: None (False/None), a ProgressBar
+    (True), or the caller's callable(done, total); anything else is a TypeError."""
+    if progress is None or progress is False:
+        return None
+    if progress is True:
+        return ProgressBar(desc, unit=unit)
+    if callable(progress):
+        return progress
+    raise TypeError(f"progress must be a bool or a callable(done, total), got "
+                    f"{type(progress).__name__}")

@@ -4,61 +4,37 @@ The computation is the C library's (``tsw_soft_dtw_grad``), reached through the 
 binding ``_tswarp._soft_dtw_grad_raw`` that ``tswarp.torch`` shares.
 """
 
-import numbers
-
 import numpy as np
 
 from . import _tswarp
+from ._conventions import (FIRST, as_collection, as_series, band, check_bool, check_int,
+                           check_layout, check_n_jobs, check_real, from_layout)
 
 __all__ = ["soft_dtw_grad", "soft_dtw_barycenter"]
 
 
 def _gamma(gamma):
-    if isinstance(gamma, bool) or not isinstance(gamma, numbers.Real):
-        raise TypeError(f"gamma must be a real number > 0, got {type(gamma).__name__}")
-    g = float(gamma)
-    if not (np.isfinite(g) and g > 0):
-        raise ValueError(f"gamma must be a finite number > 0, got {gamma!r}")
-    return g
+    return check_real(gamma, "gamma", low=0.0, strict=True)
 
 
-def _window(window, name="window"):
-    """(kind, value) for the binding: 0 none, 1 radius in cells, 2 fraction."""
-    if window is None:
-        return 0, 0.0
-    if isinstance(window, bool):
-        raise TypeError(f"{name} must be an int (radius in cells) or a float in [0, 1], got bool")
-    if isinstance(window, numbers.Integral):
-        if window < 0:
-            raise ValueError(f"{name} must be >= 0 (a radius in cells), got {window!r}")
-        if window >= 2**53:
-            return 0, 0.0
-        return 1, float(window)
-    if isinstance(window, numbers.Real):
-        f = float(window)
-        if not (0.0 <= f <= 1.0):
-            raise ValueError(
-                f"{name}={window!r}: a float window is a fraction of the shorter length and "
-                "must lie in [0, 1]; pass an int for a radius in cells")
-        return 2, f
-    raise TypeError(f"{name} must be None, an int or a float, got {type(window).__name__}")
+def _window(window=None, radius=None, itakura_max_slope=None):
+    """(kind, value) for the binding (tswarp/_conventions.py band)."""
+    return band(window, radius, itakura_max_slope)
 
 
 def _n_jobs(n_jobs):
-    if n_jobs is None or n_jobs == -1:
-        return 0
-    if isinstance(n_jobs, bool) or not isinstance(n_jobs, numbers.Integral) or n_jobs < 1:
-        raise ValueError(f"n_jobs must be None, -1 or an int >= 1, got {n_jobs!r}")
-    return int(n_jobs)
+    return check_n_jobs(n_jobs)
 
 
-def _as_batch(v, name):
-    """(count, len, dim) float array and whether the input was one series."""
+def _as_batch(v, name, code):
+    """(count, len, dim) float array in tswarp's layout and whether the input was one
+    series (code: the layout, tswarp/_conventions.py)."""
     if isinstance(v, (str, bytes)) or v is None:
         raise TypeError(f"{name} must be an array of numbers, got {type(v).__name__}")
     a = np.asarray(v)
     if a.dtype.kind not in "biuf":
         raise TypeError(f"{name} must hold real numbers, got dtype {a.dtype}")
+    a = as_series(a, name, code) if a.ndim == 2 else as_collection(a, name, code)
     if a.ndim == 1:
         a, single = a[None, :, None], True
     elif a.ndim == 2:
@@ -72,7 +48,8 @@ def _as_batch(v, name):
     return a, single
 
 
-def soft_dtw_grad(a, b, gamma=1.0, window=None, normalize=False, n_jobs=None):
+def soft_dtw_grad(a, b, *, gamma=1.0, window=None, radius=None, itakura_max_slope=None,
+                  normalize=False, n_jobs=None, layout=None):
     """Soft-DTW value and its gradients with respect to both series.
 
     Parameters
@@ -81,14 +58,18 @@ def soft_dtw_grad(a, b, gamma=1.0, window=None, normalize=False, n_jobs=None):
         One pair, or a batch of pairs a[k], b[k] (same batch size, same d).
     gamma : float, default 1.0
         Smoothing > 0; stable from 1e-4 to 1e3 and beyond.
-    window : None, int or float
-        Sakoe-Chiba radius in cells (int) or as a fraction of the shorter length (float in
-        [0, 1]); for unequal lengths the band is widened by ``abs(n - m)`` as in tslearn.
+    window, radius, itakura_max_slope : optional
+        The global constraint, as in :func:`tswarp.soft_dtw`: ``window`` a fraction of the
+        shorter length in [0, 1], ``radius`` a Sakoe-Chiba radius in cells (widened by
+        ``abs(n - m)`` for unequal lengths as in tslearn), or an Itakura parallelogram
+        (computed on the full-matrix kernel).
     normalize : bool
         The soft-DTW divergence sdtw(a, b) - (sdtw(a, a) + sdtw(b, b)) / 2 (Blondel, Mensch
         and Vert 2021), which is >= 0 and 0 for a == b.
     n_jobs : int, optional
-        CPU threads (None or -1: all cores).
+        CPU threads (None or -1: all cores; more than the cores available are not used).
+    layout : {None, 'channels_last', 'channels_first'}
+        As in :func:`tswarp.cdist`; the gradients come back in the inputs' layout.
 
     Returns
     -------
@@ -100,9 +81,12 @@ def soft_dtw_grad(a, b, gamma=1.0, window=None, normalize=False, n_jobs=None):
     ``SoftDTW(SquaredEuclidean(a, b)).grad()`` chained through the cost.
     """
     g = _gamma(gamma)
-    wk, wv = _window(window)
-    A, sa = _as_batch(a, "a")
-    B, sb = _as_batch(b, "b")
+    wk, wv = _window(window, radius, itakura_max_slope)
+    code = check_layout(layout)
+    normalize = check_bool(normalize, "normalize")
+    nj = _n_jobs(n_jobs)
+    A, sa = _as_batch(a, "a", code)
+    B, sb = _as_batch(b, "b", code)
     if sa != sb:
         raise ValueError("a and b must both be single series or both batches")
     if A.shape[0] != B.shape[0]:
@@ -122,36 +106,48 @@ def soft_dtw_grad(a, b, gamma=1.0, window=None, normalize=False, n_jobs=None):
     gb = np.empty_like(B)
     _tswarp._soft_dtw_grad_raw(
         A.ctypes.data, B.ctypes.data, values.ctypes.data, ga.ctypes.data, gb.ctypes.data,
-        0 if dt == np.float32 else 1, d, count, n, m, 0, 0, g, wk, wv, bool(normalize),
-        False, 0, 0, _n_jobs(n_jobs))
+        0 if dt == np.float32 else 1, d, count, n, m, 0, 0, g, wk, wv, normalize,
+        False, 0, 0, nj)
     if sa:
         shape_a, shape_b = np.shape(a), np.shape(b)
+        if code == FIRST and len(shape_a) == 2:
+            return float(values[0]), ga[0].T.reshape(shape_a), gb[0].T.reshape(shape_b)
         return float(values[0]), ga[0].reshape(shape_a), gb[0].reshape(shape_b)
-    return values, ga, gb
+    return values, from_layout(ga, code), from_layout(gb, code)
 
 
-def _barycenter_series(X):
-    """List of (len_i, d) float64 arrays from a (n, len, d)/(n, len) array or a list."""
+def _barycenter_series(X, code=0, name="X"):
+    """List of (len_i, d) float64 arrays in tswarp's layout from a (n, len, d)/(n, len)
+    array or a list of series (code: the layout, tswarp/_conventions.py)."""
+    if isinstance(X, (str, bytes)) or X is None:
+        raise TypeError(f"{name} must be series of numbers, got {type(X).__name__}")
     if isinstance(X, np.ndarray) and X.ndim in (2, 3):
-        arr = X[:, :, None] if X.ndim == 2 else X
+        arr = as_collection(X, name, code)
+        arr = arr[:, :, None] if arr.ndim == 2 else arr
         series = [np.asarray(s, dtype=np.float64) for s in arr]
     else:
         series = []
-        for i, s in enumerate(X):
-            s = np.asarray(s, dtype=np.float64)
+        for i, s in enumerate(as_collection(list(X), name, code)):
+            s = np.asarray(s)
+            if s.dtype.kind not in "biuf":
+                raise TypeError(f"{name}[{i}] must hold real numbers, got dtype {s.dtype}")
+            s = s.astype(np.float64)
             if s.ndim == 1:
                 s = s[:, None]
-            if s.ndim != 2 or s.shape[0] == 0:
-                raise ValueError(f"X[{i}] must be a non-empty (len,) or (len, d) series")
+            if s.ndim != 2 or s.shape[0] == 0 or s.shape[1] == 0:
+                raise ValueError(f"{name}[{i}] must be a non-empty (len,) or (len, d) series, "
+                                 f"got shape {s.shape}")
             series.append(s)
     if not series:
-        raise ValueError("X holds no series")
+        raise ValueError(f"{name} holds no series")
+    if any(0 in s.shape for s in series):
+        raise ValueError(f"{name} holds empty series (shape {np.shape(X)})")
     d = series[0].shape[1]
     for i, s in enumerate(series):
         if s.shape[1] != d:
-            raise ValueError(f"X[{i}] has dimension {s.shape[1]}, X[0] has {d}")
+            raise ValueError(f"{name}[{i}] has dimension {s.shape[1]}, {name}[0] has {d}")
         if not np.isfinite(s).all():
-            raise ValueError(f"X[{i}] contains NaN or infinity")
+            raise ValueError(f"{name}[{i}] contains NaN or infinity")
     return series
 
 
@@ -164,8 +160,9 @@ def _resample(s, length):
     return np.stack([np.interp(dst, src, s[:, k]) for k in range(s.shape[1])], axis=1)
 
 
-def soft_dtw_barycenter(X, gamma=1.0, weights=None, max_iter=100, tol=1e-3, init=None,
-                        window=None, n_jobs=None):
+def soft_dtw_barycenter(X, *, gamma=1.0, weights=None, max_iter=100, tol=1e-3, init=None,
+                        window=None, radius=None, itakura_max_slope=None, n_jobs=None,
+                        progress=False, layout=None):
     """Soft-DTW barycenter: argmin_z sum_i w_i sdtw(z, X_i) by L-BFGS (Cuturi and Blondel).
 
     Parameters
@@ -181,8 +178,15 @@ def soft_dtw_barycenter(X, gamma=1.0, weights=None, max_iter=100, tol=1e-3, init
     init : array (len, d) or (len,), optional
         Starting barycenter; default the Euclidean mean of the series (resampled to the
         longest length when they differ), as tslearn does. Its length is the result's.
-    window : None, int or float
-        Sakoe-Chiba window of the soft-DTW terms (see :func:`soft_dtw_grad`).
+    window, radius, itakura_max_slope : optional
+        The global constraint of the soft-DTW terms (see :func:`soft_dtw_grad`).
+    n_jobs : int, optional
+    progress : bool or callable, default False
+        True draws a bar of the L-BFGS iterations on stderr; a callable is called as
+        ``progress(done, total)`` after each iteration. Ctrl-C stops the fit within a
+        second either way (KeyboardInterrupt).
+    layout : {None, 'channels_last', 'channels_first'}
+        As in :func:`tswarp.cdist`; the barycenter comes back in that layout.
 
     Returns
     -------
@@ -192,27 +196,38 @@ def soft_dtw_barycenter(X, gamma=1.0, weights=None, max_iter=100, tol=1e-3, init
     """
     from scipy.optimize import minimize
 
+    from ._progress import make_progress
+
     g = _gamma(gamma)
-    wk, wv = _window(window)
+    wk, wv = _window(window, radius, itakura_max_slope)
+    code = check_layout(layout)
+    max_iter = check_int(max_iter, "max_iter", 0)
+    tol = check_real(tol, "tol", low=0.0)
+    nj = _n_jobs(n_jobs)
+    bar = make_progress(progress, "soft_dtw_barycenter", "iterations")
     flat = (isinstance(X, np.ndarray) and X.ndim == 2) or (
         not isinstance(X, np.ndarray) and all(np.ndim(s) == 1 for s in X))
-    series = _barycenter_series(X)
+    series = _barycenter_series(X, code)
     count, d = len(series), series[0].shape[1]
     if weights is None:
         w = np.ones(count)
     else:
-        w = np.asarray(weights, dtype=np.float64).reshape(-1)
+        w = np.asarray(weights)
+        if w.dtype.kind not in "biuf":
+            raise TypeError(f"weights must hold real numbers, got dtype {w.dtype}")
+        w = w.astype(np.float64).reshape(-1)
         if w.shape[0] != count:
             raise ValueError(f"weights has {w.shape[0]} entries for {count} series")
         if not (np.isfinite(w).all() and (w >= 0).all()):
             raise ValueError("weights must be finite and >= 0")
-    if isinstance(max_iter, bool) or not isinstance(max_iter, numbers.Integral) or max_iter < 0:
-        raise ValueError(f"max_iter must be an int >= 0, got {max_iter!r}")
     if init is None:
         L = max(s.shape[0] for s in series)
         z0 = sum(wi * _resample(s, L) for wi, s in zip(w, series)) / max(w.sum(), 1e-300)
     else:
-        z0 = np.asarray(init, dtype=np.float64)
+        z0 = np.asarray(as_series(init, "init", code))
+        if z0.dtype.kind not in "biuf":
+            raise TypeError(f"init must hold real numbers, got dtype {z0.dtype}")
+        z0 = z0.astype(np.float64)
         if z0.ndim == 1:
             z0 = z0[:, None]
         if z0.ndim != 2 or z0.shape[1] != d or z0.shape[0] == 0:
@@ -229,9 +244,7 @@ def soft_dtw_barycenter(X, gamma=1.0, weights=None, max_iter=100, tol=1e-3, init
     Z = np.empty((count, L, d))
     values = np.empty(count)
     gz = np.empty_like(Z)
-    gy = None  # the series are constants: no gradient for them
     ragged = 0 if (lengths == M).all() else lengths.ctypes.data
-    nj = _n_jobs(n_jobs)
 
     def f(zflat):
         Z[:] = zflat.reshape(L, d)
@@ -241,9 +254,23 @@ def soft_dtw_barycenter(X, gamma=1.0, weights=None, max_iter=100, tol=1e-3, init
         return float(w @ values), np.tensordot(w, gz, axes=1).ravel()
 
     z = z0
-    if max_iter > 0:
-        res = minimize(f, z0.ravel(), method="L-BFGS-B", jac=True, tol=tol,
-                       options=dict(maxiter=max_iter))
-        z = res.x.reshape(L, d)
-    del gy
-    return z[:, 0].copy() if flat and d == 1 else z
+    try:
+        if max_iter > 0:
+            it = [0]
+
+            def step(_):
+                it[0] += 1
+                if bar is not None:
+                    bar(it[0], max_iter)
+
+            res = minimize(f, z0.ravel(), method="L-BFGS-B", jac=True, tol=tol,
+                           options=dict(maxiter=max_iter), callback=step)
+            z = res.x.reshape(L, d)
+        if bar is not None:
+            bar(max_iter, max_iter)
+    finally:
+        if bar is not None and hasattr(bar, "close"):
+            bar.close()
+    if flat and d == 1:
+        return z[:, 0].copy()
+    return from_layout(z, code)

@@ -44,6 +44,7 @@ enum {
     K_NORMALIZE, K_TX, K_TY,
     K_DEVICE, K_IMPL, K_CONDENSED, K_NJOBS, K_PROGRESS,
     K_STEP, K_METHOD, K_MEMORY_LIMIT, K_QUERY, K_REFERENCE, K_K, K_RETURN_PATH,
+    K_RADIUS, K_LAYOUT,
     K_COUNT
 };
 static const char *const kw_names[K_COUNT] = {
@@ -52,18 +53,19 @@ static const char *const kw_names[K_COUNT] = {
     "gamma", "normalize", "tx", "ty",
     "device", "_impl", "condensed", "n_jobs", "progress",
     "step", "method", "memory_limit", "query", "reference", "k", "return_path",
+    "radius", "layout",
 };
 static PyObject *kw_str[K_COUNT]; /* interned */
 
 #define BIT(k) (1u << (k))
 /* Parameters each measure owns; a metric's parameters given to another metric are errors. */
-#define M_WINDOWS (BIT(K_WINDOW) | BIT(K_ITAKURA))
+#define M_WINDOWS (BIT(K_WINDOW) | BIT(K_RADIUS) | BIT(K_ITAKURA))
 #define M_DTW (M_WINDOWS | BIT(K_COST) | BIT(K_ACCUMULATED))
 #define M_TWED (M_WINDOWS | BIT(K_NU) | BIT(K_LMBDA) | BIT(K_P) | BIT(K_TA) | BIT(K_TB) |  \
                 BIT(K_TX) | BIT(K_TY))
 #define M_SOFT (M_WINDOWS | BIT(K_GAMMA) | BIT(K_NORMALIZE))
 #define M_ALL (M_DTW | M_TWED | M_SOFT)
-#define M_EXEC (BIT(K_DEVICE) | BIT(K_IMPL))
+#define M_EXEC (BIT(K_DEVICE) | BIT(K_IMPL) | BIT(K_LAYOUT))
 #define M_BATCH (M_EXEC | BIT(K_METRIC) | BIT(K_NJOBS) | BIT(K_PROGRESS))
 
 static PyObject *NoDeviceError;
@@ -183,15 +185,21 @@ static int parse_call(const signature *s, PyObject *const *args, Py_ssize_t narg
 
 static int given(PyObject *o) { return o && o != Py_None; }
 
-/* A real number (Python float/int, NumPy scalar) into *out; TypeError naming it otherwise. */
+/* Booleans of Python and NumPy, refused wherever a number is expected (window=True). */
+static int is_boolish(PyObject *o) { return PyBool_Check(o) || PyArray_IsScalar(o, Bool); }
+
+/* A real number (Python float/int, NumPy scalar) into *out; TypeError naming it otherwise
+ * (bools, complex numbers and strings are not real numbers here; tswarp/_conventions.py
+ * check_real is the Python side of the same rule). */
 static int get_real(PyObject *o, const char *name, double *out)
 {
     if (PyFloat_CheckExact(o)) {
         *out = PyFloat_AS_DOUBLE(o);
         return 0;
     }
-    if (PyUnicode_Check(o) || PyBytes_Check(o) || o == Py_None) {
-        PyErr_Format(PyExc_TypeError, "%s must be a real number, got %s", name,
+    if (PyUnicode_Check(o) || PyBytes_Check(o) || o == Py_None || is_boolish(o) ||
+        PyComplex_Check(o) || PyArray_IsScalar(o, ComplexFloating)) {
+        PyErr_Format(PyExc_TypeError, "%s must be a real number, got %R (%s)", name, o,
                      Py_TYPE(o)->tp_name);
         return -1;
     }
@@ -222,16 +230,17 @@ static int get_bounded(PyObject *o, const char *name, double lo, int strict, dou
     return 0;
 }
 
+/* True/False (NumPy's bool too); anything else ('no', 'False', 1) is a TypeError: a value
+ * is never read for its truth (tswarp/_conventions.py check_bool is the Python side). */
 static int get_bool(PyObject *o, const char *name, int *out)
 {
-    int t = PyObject_IsTrue(o);
-    if (t < 0) {
-        PyErr_Clear();
-        PyErr_Format(PyExc_TypeError, "%s must be a bool, got %s", name, Py_TYPE(o)->tp_name);
-        return -1;
+    if (is_boolish(o)) {
+        *out = PyObject_IsTrue(o);
+        return 0;
     }
-    *out = t;
-    return 0;
+    PyErr_Format(PyExc_TypeError, "%s must be a bool, got %R (%s)", name, o,
+                 Py_TYPE(o)->tp_name);
+    return -1;
 }
 
 /* Index of s in names[0..n), -1 when absent; -2 with TypeError when s is not a str. */
@@ -269,61 +278,180 @@ static int parse_metric(PyObject *o, tsw_measure *m)
     return 0;
 }
 
-/* window: None; int >= 0 = Sakoe-Chiba radius in cells; float in [0, 1] = fraction of the
- * shorter length. itakura_max_slope: None or a real >= 1. Not both. */
-static int parse_window(PyObject *w, PyObject *slope, tsw_params *p)
+/* The global constraint (tswarp/_conventions.py band() is the Python side of the same
+ * rules and messages): one meaning per parameter, whatever the type of its value.
+ *   radius            Sakoe-Chiba radius in cells: an int >= 0 (tslearn's
+ *                     sakoe_chiba_radius; an integral float such as 10.0 is the same radius)
+ *   window            a fraction of the shorter length in [0, 1] (aeon's window; 1 and 1.0
+ *                     are both the full band)
+ *   itakura_max_slope a real >= 1
+ * At most one of them. */
+static int parse_window(PyObject *w, PyObject *r, PyObject *slope, tsw_params *p)
 {
-    if (given(w) && given(slope)) {
-        PyErr_SetString(PyExc_ValueError,
-                        "give either window (Sakoe-Chiba) or itakura_max_slope, not both");
+    int nw = given(w), nr = given(r), ns = given(slope);
+    if (nw + nr + ns > 1) {
+        const char *names[3];
+        int k = 0;
+        if (nw)
+            names[k++] = "window";
+        if (nr)
+            names[k++] = "radius";
+        if (ns)
+            names[k++] = "itakura_max_slope";
+        PyErr_Format(PyExc_ValueError,
+                     "give at most one of window (a fraction), radius (cells) and "
+                     "itakura_max_slope; got %s and %s%s%s",
+                     names[0], names[1], k == 3 ? " and " : "", k == 3 ? names[2] : "");
         return -1;
     }
-    if (given(slope)) {
+    if (ns) {
         if (get_bounded(slope, "itakura_max_slope", 1.0, 0, &p->itakura_max_slope) < 0)
             return -1;
         p->window = TSW_WINDOW_ITAKURA;
         return 0;
     }
-    if (!given(w))
-        return 0;
-    if (PyBool_Check(w)) {
-        PyErr_SetString(PyExc_TypeError,
-                        "window must be an int (radius in cells) or a float in [0, 1] "
-                        "(fraction of the shorter length), got bool");
-        return -1;
-    }
-    if (PyLong_Check(w) || (!PyFloat_Check(w) && PyIndex_Check(w))) {
-        PyObject *idx = PyNumber_Index(w);
-        if (!idx)
+    if (nr) {
+        if (is_boolish(r) || PyUnicode_Check(r) || PyComplex_Check(r) ||
+            PyArray_IsScalar(r, ComplexFloating) ||
+            !(PyLong_Check(r) || PyFloat_Check(r) || PyIndex_Check(r) ||
+              PyArray_IsScalar(r, Floating))) {
+            PyErr_Format(PyExc_TypeError,
+                         "radius must be an int (a Sakoe-Chiba radius in cells), got %s",
+                         Py_TYPE(r)->tp_name);
             return -1;
-        int overflow = 0;
-        long long r = PyLong_AsLongLongAndOverflow(idx, &overflow);
-        Py_DECREF(idx);
-        if (r == -1 && PyErr_Occurred())
-            return -1;
-        if (overflow < 0 || (!overflow && r < 0)) {
-            PyErr_Format(PyExc_ValueError, "window must be >= 0 (a radius in cells), got %R", w);
+        }
+        double v;
+        if (PyLong_Check(r) || (PyIndex_Check(r) && !PyFloat_Check(r))) {
+            PyObject *idx = PyNumber_Index(r);
+            if (!idx)
+                return -1;
+            int overflow = 0;
+            long long ll = PyLong_AsLongLongAndOverflow(idx, &overflow);
+            Py_DECREF(idx);
+            if (ll == -1 && PyErr_Occurred())
+                return -1;
+            v = overflow > 0 ? INFINITY : overflow < 0 ? -1.0 : (double)ll;
+        } else {
+            if (get_real(r, "radius", &v) < 0)
+                return -1;
+            if (!(isfinite(v) && v == floor(v))) {
+                PyErr_Format(PyExc_ValueError,
+                             "radius=%R: a radius is a whole number of cells; for a fraction "
+                             "of the length pass window=%R",
+                             r, r);
+                return -1;
+            }
+        }
+        if (v < 0) {
+            PyErr_Format(PyExc_ValueError, "radius must be >= 0 (cells), got %R", r);
             return -1;
         }
         /* A radius beyond any representable length is no constraint at all. */
-        if (overflow > 0 || r >= (1LL << 53))
+        if (v >= 9007199254740992.0)
             return 0;
         p->window = TSW_WINDOW_SAKOE_CHIBA;
-        p->window_radius = (double)r;
+        p->window_radius = v;
         return 0;
+    }
+    if (!nw)
+        return 0;
+    if (is_boolish(w) || PyUnicode_Check(w) || PyBytes_Check(w)) {
+        PyErr_Format(PyExc_TypeError,
+                     "window must be a real number in [0, 1] (a fraction of the shorter "
+                     "length), got %s",
+                     Py_TYPE(w)->tp_name);
+        return -1;
     }
     double f;
     if (get_real(w, "window", &f) < 0)
         return -1;
     if (!(f >= 0.0 && f <= 1.0)) {
         PyErr_Format(PyExc_ValueError,
-                     "window=%R: a float window is a fraction of the shorter length and must "
-                     "lie in [0, 1]; pass an int for a radius in cells",
-                     w);
+                     "window=%R: window is a fraction of the shorter length in [0, 1] (aeon's "
+                     "window); for a Sakoe-Chiba radius in cells pass radius=%R",
+                     w, w);
         return -1;
     }
     p->window = TSW_WINDOW_SAKOE_CHIBA_FRACTION;
     p->window_radius = f;
+    return 0;
+}
+
+/* ---- layout ------------------------------------------------------------------------------
+ * tswarp's layout is channels_last: a series (length, dim), a collection (n, length, dim).
+ * layout='channels_first' reads aeon/sktime's (channels, length) and (n, channels, length)
+ * by transposing (a copy); without layout, a 2-D series or 3-D collection whose last axis
+ * is longer than 1 and at least as long as its time axis is refused (it may be the other
+ * layout). tswarp/_conventions.py holds the same rules and messages for the Python side. */
+enum { LAYOUT_GUARD = 0, LAYOUT_LAST = 1, LAYOUT_FIRST = 2 };
+
+static int parse_layout(PyObject *o, int *code)
+{
+    *code = LAYOUT_GUARD;
+    if (!given(o))
+        return 0;
+    int i = match_name(o, "layout", (const char *const[]){"channels_last", "channels_first"}, 2);
+    if (i == -2)
+        return -1;
+    if (i < 0) {
+        PyErr_Format(PyExc_ValueError,
+                     "layout must be None, 'channels_last' (n_series, length, dim) or "
+                     "'channels_first' (n_series, channels, length), got %R",
+                     o);
+        return -1;
+    }
+    *code = i == 0 ? LAYOUT_LAST : LAYOUT_FIRST;
+    return 0;
+}
+
+/* The error for a shape that may be the other layout. */
+static void layout_error(const char *label, PyArrayObject *a)
+{
+    PyObject *shape = PyObject_GetAttrString((PyObject *)a, "shape");
+    long long r, c, n = 0;
+    int coll = PyArray_NDIM(a) == 3;
+    if (coll) {
+        n = PyArray_DIM(a, 0), r = PyArray_DIM(a, 1), c = PyArray_DIM(a, 2);
+        PyErr_Format(PyExc_ValueError,
+                     "%s has shape %S, which tswarp's layout (n_series, length, dim) reads as "
+                     "%lld series of length %lld with %lld dims. If it is aeon/sktime's "
+                     "(n_series, channels, length), pass layout='channels_first'; if it is what "
+                     "it says, pass layout='channels_last'",
+                     label, shape ? shape : Py_None, n, r, c);
+    } else {
+        r = PyArray_DIM(a, 0), c = PyArray_DIM(a, 1);
+        PyErr_Format(PyExc_ValueError,
+                     "%s has shape %S, which tswarp's layout (length, dim) reads as %lld time "
+                     "point%s of %lld dims. If it is aeon/sktime's (channels, length), pass "
+                     "layout='channels_first'; if it is what it says, pass "
+                     "layout='channels_last'",
+                     label, shape ? shape : Py_None, r, r == 1 ? "" : "s", c);
+    }
+    Py_XDECREF(shape);
+}
+
+/* *a in tswarp's layout when it has nd dimensions (2: a series, 3: a collection):
+ * transposed for channels_first (a view; to_dtype makes it contiguous), refused when
+ * ambiguous without a layout. Other shapes are left to the callers' shape checks. */
+static int apply_layout(PyArrayObject **a, const char *label, int code, int nd)
+{
+    if (PyArray_NDIM(*a) != nd)
+        return 0;
+    if (code == LAYOUT_FIRST) {
+        npy_intp perm3[3] = {0, 2, 1}, perm2[2] = {1, 0};
+        PyArray_Dims perm = {nd == 3 ? perm3 : perm2, nd};
+        PyObject *t = PyArray_Transpose(*a, &perm);
+        if (!t)
+            return -1;
+        Py_DECREF(*a);
+        *a = (PyArrayObject *)t;
+        return 0;
+    }
+    npy_intp r = PyArray_DIM(*a, nd - 2), c = PyArray_DIM(*a, nd - 1);
+    if (code == LAYOUT_GUARD && c > 1 && c >= r) {
+        layout_error(label, *a);
+        return -1;
+    }
     return 0;
 }
 
@@ -338,7 +466,7 @@ static int build_params(tsw_measure m, const char *fname, PyObject **slot, tsw_p
             return -1;
         }
     tsw_params_default(p, m);
-    if ((slot[K_WINDOW] || slot[K_ITAKURA]) && parse_window(slot[K_WINDOW], slot[K_ITAKURA], p))
+    if (parse_window(slot[K_WINDOW], slot[K_RADIUS], slot[K_ITAKURA], p) < 0)
         return -1;
     switch (m) {
     case TSW_DTW:
@@ -807,13 +935,13 @@ static void series_from_desc(PyObject *d, tsw_series *s, int *ok)
 /* One pair of GPU arrays. *handled = 0 (and NULL returned without error) when _gpu found
  * every argument in host memory after all: the caller goes on with the numpy path. */
 static PyObject *pair_compute_gpu(const char *fname, PyObject **slot, const tsw_params *prm,
-                                  tsw_exec *ex, int explicit_index, int *handled)
+                                  tsw_exec *ex, int explicit_index, int layout, int *handled)
 {
     PyObject *ta = prm->measure == TSW_TWED && given(slot[K_TA]) ? slot[K_TA] : Py_None;
     PyObject *tb = prm->measure == TSW_TWED && given(slot[K_TB]) ? slot[K_TB] : Py_None;
     *handled = 1;
-    PyObject *r = gpu_call("pair_plan", "(sOOOOiii)", fname, slot[K_A], slot[K_B], ta, tb,
-                           (int)ex->device, explicit_index, cuda_count());
+    PyObject *r = gpu_call("pair_plan", "(sOOOOiiii)", fname, slot[K_A], slot[K_B], ta, tb,
+                           (int)ex->device, explicit_index, cuda_count(), layout);
     if (!r)
         return NULL;
     if (r == Py_None) {
@@ -865,20 +993,23 @@ static PyObject *pair_compute(tsw_measure m, const char *fname, PyObject **slot)
     PyObject *result = NULL;
     int64_t na, nb, da, db;
     double out = 0;
-    int rc, explicit_index;
+    int rc, explicit_index, layout;
 
-    if (build_params(m, fname, slot, &prm) < 0 || build_exec(slot, &ex, &explicit_index) < 0)
+    if (build_params(m, fname, slot, &prm) < 0 || build_exec(slot, &ex, &explicit_index) < 0 ||
+        parse_layout(slot[K_LAYOUT], &layout) < 0)
         return NULL;
     /* numpy arrays skip this: one type check each. */
     if ((!PyArray_Check(slot[K_A]) && maybe_gpu(slot[K_A])) ||
         (!PyArray_Check(slot[K_B]) && maybe_gpu(slot[K_B])) ||
         (m == TSW_TWED && (maybe_gpu(slot[K_TA]) || maybe_gpu(slot[K_TB])))) {
         int handled;
-        result = pair_compute_gpu(fname, slot, &prm, &ex, explicit_index, &handled);
+        result = pair_compute_gpu(fname, slot, &prm, &ex, explicit_index, layout, &handled);
         if (handled)
             return result;
     }
     if (!(a = as_array(slot[K_A], "a", -1)) || !(b = as_array(slot[K_B], "b", -1)))
+        goto done;
+    if (apply_layout(&a, "a", layout, 2) < 0 || apply_layout(&b, "b", layout, 2) < 0)
         goto done;
     int ca = dtype_class(a, "a", -1), cb;
     if (ca < 0 || (cb = dtype_class(b, "b", -1)) < 0)
@@ -976,6 +1107,7 @@ static PyObject *py_distance(PyObject *self, PyObject *const *args, Py_ssize_t n
 typedef struct {
     const char *name; /* "X", "Y", "tx", "ty" */
     int times;        /* series are 1-D timestamps (no dim axis) */
+    int layout;       /* LAYOUT_* of the values (not used for timestamps) */
     /* inspected */
     PyArrayObject *whole;  /* the one-array form */
     PyArrayObject **items; /* the sequence form: n arrays */
@@ -1031,6 +1163,9 @@ static int coll_inspect(PyObject *o, coll *c)
         c->whole = a;
         if ((c->dclass = dtype_class(a, c->name, -1)) < 0)
             return -1;
+        if (!c->times && apply_layout(&c->whole, c->name, c->layout, 3) < 0)
+            return -1;
+        a = c->whole;
         int nd = PyArray_NDIM(a);
         if (nd != 2 && (c->times || nd != 3)) {
             PyObject *shape = PyObject_GetAttrString((PyObject *)a, "shape");
@@ -1085,6 +1220,13 @@ static int coll_inspect(PyObject *o, coll *c)
         int cl = dtype_class(a, c->name, i);
         if (cl < 0)
             goto out;
+        if (!c->times && PyArray_NDIM(a) == 2 && c->layout != LAYOUT_LAST) {
+            char label[64];
+            PyOS_snprintf(label, sizeof(label), "%s[%zd]", c->name, i);
+            if (apply_layout(&c->items[i], label, c->layout, 2) < 0)
+                goto out;
+            a = c->items[i];
+        }
         if (cl == TSW_F64)
             c->dclass = TSW_F64;
         int nd = PyArray_NDIM(a);
@@ -1334,16 +1476,16 @@ static int coll_from_desc(PyObject *d, tsw_collection *c)
 /* cdist/pdist of GPU arrays; *handled as in pair_compute_gpu. */
 static PyObject *batch_compute_gpu(const char *fname, PyObject **slot, const tsw_params *prm,
                                    tsw_exec *ex, int explicit_index, int is_pdist,
-                                   int condensed, int paired, PyObject *bar, int *handled)
+                                   int condensed, int paired, int layout, PyObject *bar,
+                                   int *handled)
 {
     int twed = prm->measure == TSW_TWED;
     PyObject *tx = twed && given(slot[K_TX]) ? slot[K_TX] : Py_None;
     PyObject *ty = twed && !is_pdist && given(slot[K_TY]) ? slot[K_TY] : Py_None;
     *handled = 1;
-    PyObject *r = gpu_call("batch_plan", "(sOOOOiiiii)", fname, slot[K_X],
+    PyObject *r = gpu_call("batch_plan", "(sOOOOiiiiii)", fname, slot[K_X],
                            is_pdist ? Py_None : slot[K_Y], tx, ty, paired ? 2 : is_pdist,
-                           condensed,
-                           (int)ex->device, explicit_index, cuda_count());
+                           condensed, (int)ex->device, explicit_index, cuda_count(), layout);
     if (!r)
         return NULL;
     if (r == Py_None) {
@@ -1361,9 +1503,9 @@ static PyObject *batch_compute_gpu(const char *fname, PyObject **slot, const tsw
     ex->cuda_stream = (void *)(uintptr_t)g.stream;
     ex->cuda_async = 1; /* stream-ordered, as the array library's own operations */
     tsw_dtype dt = (tsw_dtype)g.dtype;
-    tsw_pdist_layout layout = condensed ? TSW_PDIST_CONDENSED : TSW_PDIST_FULL;
+    tsw_pdist_layout playout = condensed ? TSW_PDIST_CONDENSED : TSW_PDIST_FULL;
     size_t bytes = 0;
-    int rc = is_pdist ? tsw_pdist_workspace_size(prm, dt, g.dim, &cx, layout, ex, &bytes)
+    int rc = is_pdist ? tsw_pdist_workspace_size(prm, dt, g.dim, &cx, playout, ex, &bytes)
              : paired ? tsw_paired_workspace_size(prm, dt, g.dim, &cx, &cy, ex, &bytes)
                       : tsw_cdist_workspace_size(prm, dt, g.dim, &cx, &cy, ex, &bytes);
     if (gpu_workspace(&g, rc, bytes, ex, &ws) < 0)
@@ -1374,7 +1516,7 @@ static PyObject *batch_compute_gpu(const char *fname, PyObject **slot, const tsw
     ex->progress_user = &ctx;
     ctx.tstate = PyEval_SaveThread();
     if (is_pdist)
-        rc = tsw_pdist_device(prm, dt, g.dim, &cx, layout, out, ex);
+        rc = tsw_pdist_device(prm, dt, g.dim, &cx, playout, out, ex);
     else if (paired)
         rc = tsw_paired_device(prm, dt, g.dim, &cx, &cy, out, ex);
     else
@@ -1405,11 +1547,12 @@ static PyObject *batch_compute(const char *fname, PyObject **slot, int is_pdist,
     PyObject *bar = NULL;
     PyArrayObject *out = NULL;
     PyObject *result = NULL;
-    int rc, explicit_index;
+    int rc, explicit_index, layout;
 
     if (parse_metric(slot[K_METRIC], &m) < 0 || build_params(m, fname, slot, &prm) < 0 ||
-        build_exec(slot, &ex, &explicit_index) < 0)
+        build_exec(slot, &ex, &explicit_index) < 0 || parse_layout(slot[K_LAYOUT], &layout) < 0)
         return NULL;
+    x.layout = y.layout = layout;
     if (is_pdist && given(slot[K_TY])) {
         PyErr_Format(PyExc_ValueError, "%s(): ty is given but Y is None", fname);
         return NULL;
@@ -1420,7 +1563,7 @@ static PyObject *batch_compute(const char *fname, PyObject **slot, int is_pdist,
         (m == TSW_TWED && (coll_maybe_gpu(slot[K_TX]) || (!is_pdist && coll_maybe_gpu(slot[K_TY]))))) {
         int handled;
         result = batch_compute_gpu(fname, slot, &prm, &ex, explicit_index, is_pdist, condensed,
-                                   paired, bar, &handled);
+                                   paired, layout, bar, &handled);
         if (handled)
             goto done;
     }
@@ -1562,7 +1705,7 @@ static PyObject *py_paired(PyObject *self, PyObject *const *args, Py_ssize_t nar
  * objects by the Python layer (tswarp/_align.py). */
 
 #define M_ALIGN (BIT(K_STEP) | BIT(K_COST) | M_WINDOWS | BIT(K_METHOD) | BIT(K_MEMORY_LIMIT) | \
-                 M_EXEC | BIT(K_NJOBS) | BIT(K_PROGRESS))
+                 M_EXEC | BIT(K_NJOBS) | BIT(K_PROGRESS) | BIT(K_ACCUMULATED))
 static const signature sig_dtw_path = {"dtw_path", 2, 2, {K_A, K_B}, M_ALIGN};
 static const signature sig_subseq = {"subsequence_dtw", 2, 2, {K_QUERY, K_REFERENCE},
                                      M_ALIGN | BIT(K_K) | BIT(K_RETURN_PATH)};
@@ -1594,6 +1737,14 @@ static int get_positive_int(PyObject *o, const char *name, long long *out)
     return 0;
 }
 
+/* The cost an alignment reports, by dtw()'s rule (tsw_params.accumulated): the square root
+ * of the accumulated cost for the sqeuclidean cost unless accumulated=True, so that
+ * dtw_path(a, b)[1] == dtw(a, b) and tslearn's dtw_path; other costs as accumulated. */
+static double align_cost(const tsw_align_params *ap, int accumulated, double D)
+{
+    return !accumulated && ap->cost == TSW_COST_SQEUCLIDEAN ? sqrt(D) : D;
+}
+
 static int build_align_params(const char *fname, PyObject **slot, tsw_align_params *ap)
 {
     tsw_align_params_default(ap);
@@ -1614,6 +1765,7 @@ static int build_align_params(const char *fname, PyObject **slot, tsw_align_para
     PyObject *sub[K_COUNT] = {0};
     sub[K_COST] = slot[K_COST];
     sub[K_WINDOW] = slot[K_WINDOW];
+    sub[K_RADIUS] = slot[K_RADIUS];
     sub[K_ITAKURA] = slot[K_ITAKURA];
     tsw_params prm;
     if (build_params(TSW_DTW, fname, sub, &prm) < 0)
@@ -1644,11 +1796,13 @@ static int build_align_params(const char *fname, PyObject **slot, tsw_align_para
 
 /* Two series for an alignment: arrays of one computation dtype, same dim. */
 static int align_inputs(PyObject *oa, PyObject *ob, const char *na, const char *nb,
-                        PyArrayObject **a, PyArrayObject **b, tsw_dtype *dt, int64_t *la,
-                        int64_t *lb, int64_t *dim)
+                        int layout, PyArrayObject **a, PyArrayObject **b, tsw_dtype *dt,
+                        int64_t *la, int64_t *lb, int64_t *dim)
 {
     int64_t da, db;
     if (!(*a = as_array(oa, na, -1)) || !(*b = as_array(ob, nb, -1)))
+        return -1;
+    if (apply_layout(a, na, layout, 2) < 0 || apply_layout(b, nb, layout, 2) < 0)
         return -1;
     int ca = dtype_class(*a, na, -1), cb;
     if (ca < 0 || (cb = dtype_class(*b, nb, -1)) < 0)
@@ -1712,16 +1866,18 @@ static PyObject *py_dtw_path(PyObject *self, PyObject *const *args, Py_ssize_t n
     PyArrayObject *a = NULL, *b = NULL;
     PyObject *bar = NULL, *result = NULL;
     int64_t *pairs = NULL;
-    int explicit_index, rc;
+    int explicit_index, rc, layout, accumulated = 0;
     int64_t na, nb, dim;
     tsw_dtype dt;
     if (parse_call(&sig_dtw_path, args, nargs, kwnames, slot) < 0 ||
         build_align_params("dtw_path", slot, &ap) < 0 ||
-        build_exec(slot, &ex, &explicit_index) < 0)
+        build_exec(slot, &ex, &explicit_index) < 0 ||
+        parse_layout(slot[K_LAYOUT], &layout) < 0 ||
+        (slot[K_ACCUMULATED] && get_bool(slot[K_ACCUMULATED], "accumulated", &accumulated) < 0))
         return NULL;
     if (align_progress(slot[K_PROGRESS], "dtw_path", &bar) < 0)
         return NULL;
-    if (align_inputs(slot[K_A], slot[K_B], "a", "b", &a, &b, &dt, &na, &nb, &dim) < 0)
+    if (align_inputs(slot[K_A], slot[K_B], "a", "b", layout, &a, &b, &dt, &na, &nb, &dim) < 0)
         goto done;
     int64_t cap = tsw_path_max_length(na, nb);
     if (cap == 0 || cap > (int64_t)(PY_SSIZE_T_MAX / 16)) {
@@ -1751,7 +1907,7 @@ static PyObject *py_dtw_path(PyObject *self, PyObject *const *args, Py_ssize_t n
     PyObject *arr = path_array(pairs, len);
     if (!arr)
         goto done;
-    result = Py_BuildValue("(Nd)", arr, cost);
+    result = Py_BuildValue("(Nd)", arr, align_cost(&ap, accumulated, cost));
 done:
     progress_close(bar);
     Py_XDECREF(bar);
@@ -1773,25 +1929,27 @@ static PyObject *py_subsequence(PyObject *self, PyObject *const *args, Py_ssize_
     PyObject *bar = NULL, *result = NULL;
     int64_t *pairs = NULL;
     tsw_match *mt = NULL;
-    int explicit_index, rc, with_path = 1;
+    int explicit_index, rc, with_path = 1, layout, accumulated = 0;
     int64_t nq, nr, dim;
     long long k = 1;
     tsw_dtype dt;
     if (parse_call(&sig_subseq, args, nargs, kwnames, slot) < 0 ||
         build_align_params("subsequence_dtw", slot, &ap) < 0 ||
         build_exec(slot, &ex, &explicit_index) < 0 ||
+        parse_layout(slot[K_LAYOUT], &layout) < 0 ||
+        (slot[K_ACCUMULATED] && get_bool(slot[K_ACCUMULATED], "accumulated", &accumulated) < 0) ||
         get_positive_int(slot[K_K], "k", &k) < 0 ||
         (slot[K_RETURN_PATH] && get_bool(slot[K_RETURN_PATH], "return_path", &with_path) < 0))
         return NULL;
     if (ap.window != TSW_WINDOW_NONE) {
         PyErr_SetString(PyExc_ValueError,
-                        "subsequence_dtw() takes no window or itakura_max_slope");
+                        "subsequence_dtw() takes no window, radius or itakura_max_slope");
         return NULL;
     }
     if (align_progress(slot[K_PROGRESS], "subsequence_dtw", &bar) < 0)
         return NULL;
-    if (align_inputs(slot[K_QUERY], slot[K_REFERENCE], "query", "reference", &q, &r, &dt, &nq,
-                     &nr, &dim) < 0)
+    if (align_inputs(slot[K_QUERY], slot[K_REFERENCE], "query", "reference", layout, &q, &r,
+                     &dt, &nq, &nr, &dim) < 0)
         goto done;
     if (k > nr)
         k = nr; /* no more matches than reference points */
@@ -1836,7 +1994,7 @@ static PyObject *py_subsequence(PyObject *self, PyObject *const *args, Py_ssize_
     for (int64_t i = 0; i < count; ++i) {
         ((int64_t *)PyArray_DATA((PyArrayObject *)st))[i] = mt[i].start;
         ((int64_t *)PyArray_DATA((PyArrayObject *)en))[i] = mt[i].end;
-        ((double *)PyArray_DATA((PyArrayObject *)co))[i] = mt[i].cost;
+        ((double *)PyArray_DATA((PyArrayObject *)co))[i] = align_cost(&ap, accumulated, mt[i].cost);
         ((int64_t *)PyArray_DATA((PyArrayObject *)of))[i] = mt[i].path_offset;
         ((int64_t *)PyArray_DATA((PyArrayObject *)ln))[i] = mt[i].path_length;
     }
@@ -1976,16 +2134,28 @@ static PyObject *py_empty_cache(PyObject *self, PyObject *const *args, Py_ssize_
     "    Two series of real numbers, of any lengths and the same dimension d. Computed\n"   \
     "    in float32 when both are float32 (float16 counts as float32), else float64.\n"     \
     "    Non-contiguous views are accepted. CuPy arrays and PyTorch CUDA tensors\n"         \
-    "    (float32 or float64) are used in place on their GPU (see `device`).\n"
+    "    (float32 or float64) are used in place on their GPU (see `device`).\n"             \
+    DOC_LAYOUT("(len, d)", "(d, len)")
+
+#define DOC_LAYOUT(ours, theirs)                                                            \
+    "layout : {None, 'channels_last', 'channels_first'}, default None\n"                    \
+    "    How the arrays are laid out. tswarp's layout is channels_last " ours ";\n"         \
+    "    'channels_first' reads aeon/sktime's " theirs ". None reads channels_last\n"       \
+    "    but refuses, with a ValueError naming the argument, a shape that may be the\n"    \
+    "    other layout: a last axis longer than 1 and at least as long as the time axis\n" \
+    "    (aeon's univariate (n, 1, len), say).\n"
 
 #define DOC_WINDOW                                                                          \
-    "window : int or float, optional\n"                                                     \
-    "    Sakoe-Chiba band. An int is the radius in cells (extended for unequal\n"          \
-    "    lengths as tslearn does); a float in [0, 1] is a fraction of the shorter\n"        \
-    "    length, r = floor(window * min(len(a), len(b))). None: no band.\n"                \
+    "window : float in [0, 1], optional\n"                                                  \
+    "    Sakoe-Chiba band as a fraction of the shorter length (aeon's `window`): radius\n"  \
+    "    floor(window * min(len(a), len(b))); 1 (or 1.0) is the full band. Never a\n"       \
+    "    count of cells, whatever its type: a value above 1 is a ValueError.\n"             \
+    "radius : int, optional\n"                                                              \
+    "    Sakoe-Chiba radius in cells (tslearn's `sakoe_chiba_radius`; dtaidistance's\n"     \
+    "    `window` is radius + 1), widened for unequal lengths as tslearn does.\n"           \
     "itakura_max_slope : float, optional\n"                                                  \
     "    Itakura parallelogram with this maximum slope (>= 1), as in tslearn; +inf\n"        \
-    "    when it admits no path. Exclusive with `window`.\n"
+    "    when it admits no path. At most one of window, radius, itakura_max_slope.\n"
 
 #define DOC_DEVICE                                                                          \
     "device : {'auto', 'cpu', 'cuda', 'cuda:N'}, default 'auto'\n"                           \
@@ -2014,8 +2184,8 @@ static PyObject *py_empty_cache(PyObject *self, PyObject *const *args, Py_ssize_
     "    A CUDA runtime error (a RuntimeError; the message carries CUDA's).\n"
 
 PyDoc_STRVAR(dtw_doc,
-"dtw($module, /, a, b, *, cost='sqeuclidean', window=None, itakura_max_slope=None,\n"
-"    accumulated=False, device='auto')\n"
+"dtw($module, /, a, b, *, cost='sqeuclidean', window=None, radius=None,\n"
+"    itakura_max_slope=None, accumulated=False, device='auto', layout=None)\n"
 "--\n\n"
 "Dynamic time warping distance between two series.\n\n"
 "With the default squared Euclidean cost the value is the square root of the\n"
@@ -2051,7 +2221,7 @@ DOC_RAISES
 
 PyDoc_STRVAR(twed_doc,
 "twed($module, /, a, b, *, nu=0.001, lmbda=1.0, p=2.0, ta=None, tb=None, window=None,\n"
-"    itakura_max_slope=None, device='auto')\n"
+"    radius=None, itakura_max_slope=None, device='auto', layout=None)\n"
 "--\n\n"
 "Time warp edit distance (Marteau 2009) between two series.\n\n"
 "Equal to ``aeon.distances.twe_distance`` with the default timestamps 1..len.\n\n"
@@ -2084,8 +2254,8 @@ DOC_RAISES
 "1.0\n");
 
 PyDoc_STRVAR(soft_dtw_doc,
-"soft_dtw($module, /, a, b, *, gamma=1.0, normalize=False, window=None,\n"
-"    itakura_max_slope=None, device='auto')\n"
+"soft_dtw($module, /, a, b, *, gamma=1.0, normalize=False, window=None, radius=None,\n"
+"    itakura_max_slope=None, device='auto', layout=None)\n"
 "--\n\n"
 "Soft-DTW (Cuturi and Blondel 2017) between two series, squared Euclidean cost.\n\n"
 "Equal to ``tslearn.metrics.soft_dtw``. The value can be negative; it is stable for\n"
@@ -2140,9 +2310,10 @@ DOC_RAISES
 #define DOC_COLLECTION(name)                                                                \
     name " : array_like or list of array_like\n"                                            \
     "    A collection of series: a 3-D array (n, len, d), a 2-D array (n, len) of\n"        \
-    "    univariate series (tslearn's convention), or a list of series of any lengths,\n"   \
-    "    each (len_i,) or (len_i, d). CuPy arrays and PyTorch CUDA tensors (or lists of\n"  \
-    "    them, concatenated on the device) are used in place on their GPU.\n"
+    "    univariate series, or a list of series of any lengths, each (len_i,) or\n"        \
+    "    (len_i, d) (with layout='channels_first': (n, d, len) and (d, len_i)). CuPy\n"   \
+    "    arrays and PyTorch CUDA tensors (or lists of them, concatenated on the device)\n" \
+    "    are used in place on their GPU.\n"
 
 #define DOC_BATCH                                                                           \
     "metric : {'dtw', 'twed', 'soft_dtw'}, default 'dtw'\n"                                 \
@@ -2153,11 +2324,12 @@ DOC_RAISES
     "    True draws a progress bar on stderr; a callable is called as\n"                     \
     "    progress(done, total) about every 50 ms (raising from it cancels the call).\n"     \
     "    Ctrl-C interrupts the computation with KeyboardInterrupt either way.\n"             \
-    DOC_DEVICE
+    DOC_DEVICE                                                                              \
+    DOC_LAYOUT("(n, len, d)", "(n, d, len)")
 
 PyDoc_STRVAR(cdist_doc,
 "cdist($module, /, X, Y=None, *, metric='dtw', n_jobs=None, progress=False,\n"
-"    device='auto', tx=None, ty=None, **params)\n"
+"    device='auto', layout=None, tx=None, ty=None, **params)\n"
 "--\n\n"
 "Distances between every series of X and every series of Y.\n\n"
 "Parameters\n"
@@ -2188,7 +2360,7 @@ DOC_RAISES
 
 PyDoc_STRVAR(paired_doc,
 "paired($module, /, X, Y, *, metric='dtw', n_jobs=None, progress=False,\n"
-"    device='auto', tx=None, ty=None, **params)\n"
+"    device='auto', layout=None, tx=None, ty=None, **params)\n"
 "--\n\n"
 "Distances between X[k] and Y[k] for every k: a batch of pairs, as a batched loss takes\n"
 "them (pytorch-softdtw-cuda's (B, N, d) against (B, M, d)).\n\n"
@@ -2218,7 +2390,7 @@ DOC_RAISES
 
 PyDoc_STRVAR(pdist_doc,
 "pdist($module, /, X, *, metric='dtw', condensed=False, n_jobs=None, progress=False,\n"
-"    device='auto', tx=None, **params)\n"
+"    device='auto', layout=None, tx=None, **params)\n"
 "--\n\n"
 "Distances between all pairs of one collection, each unordered pair computed once.\n\n"
 "Parameters\n"
@@ -2302,10 +2474,10 @@ PyDoc_STRVAR(empty_cache_doc,
 
 PyDoc_STRVAR(dtw_path_doc,
 "dtw_path($module, /, a, b, *, step='symmetric1', cost='sqeuclidean', window=None,\n"
-"    itakura_max_slope=None, method='auto', memory_limit=None, device='auto',\n"
-"    n_jobs=None, progress=False)\n"
+"    radius=None, itakura_max_slope=None, accumulated=False, method='auto',\n"
+"    memory_limit=None, device='auto', n_jobs=None, progress=False, layout=None)\n"
 "--\n\n"
-"Optimal warping path between two series and its accumulated cost.\n\n"
+"Optimal warping path between two series and its cost.\n\n"
 "D(0, 0) = c(0, 0) and D(i, j) = min over the steps (di, dj) of\n"
 "D(i - di, j - dj) + w c(i, j), as ``librosa.sequence.dtw`` computes it.\n"
 "Ties go to the first step of the pattern's order (librosa's rule); every method\n"
@@ -2318,6 +2490,7 @@ PyDoc_STRVAR(dtw_path_doc,
 "    CuPy arrays and PyTorch CUDA tensors (both on one GPU) are copied to the host\n"
 "    ((len(a) + len(b)) d values, small against the len(a) len(b) cells), and the\n"
 "    path comes back as an array of their library on their GPU.\n"
+DOC_LAYOUT("(len, d)", "(d, len)")
 "step : {'symmetric1', 'p05'}, default 'symmetric1'\n"
 "    'symmetric1': steps (1,1), (0,1), (1,0) with weights 1 (dtaidistance,\n"
 "    librosa's default). 'p05': steps (1,1), (1,2), (2,1) with weights 2, 3, 3\n"
@@ -2325,6 +2498,11 @@ PyDoc_STRVAR(dtw_path_doc,
 "    exists only if len(b) <= 2 len(a) - 1 and len(a) <= 2 len(b) - 1.\n"
 "cost : {'sqeuclidean', 'euclidean', 'abs', 'cosine'}, default 'sqeuclidean'\n"
 DOC_WINDOW
+"accumulated : bool, default False\n"
+"    As in :func:`dtw`: the returned cost is the square root of the accumulated cost\n"
+"    for 'sqeuclidean' (so that dtw_path(a, b)[1] == dtw(a, b), as tslearn's dtw_path)\n"
+"    and the accumulated cost for the other costs; True always returns the\n"
+"    accumulated cost D(len(a) - 1, len(b) - 1) (librosa's D[-1, -1]).\n"
 "method : {'auto', 'stored', 'linear'}, default 'auto'\n"
 "    'stored' keeps 2 bits per cell (len(a) len(b) / 4 bytes); 'linear' needs\n"
 "    O(len(a) + len(b)) memory and recomputes blocks; 'auto' stores when that fits\n"
@@ -2349,8 +2527,8 @@ DOC_WINDOW
 "    the GPU. For GPU inputs an int64 array (CuPy) or tensor (torch) on their GPU;\n"
 "    numpy for host inputs (torch CPU tensors included).\n"
 "cost : float\n"
-"    D(len(a) - 1, len(b) - 1), the accumulated cost (for 'symmetric1' and\n"
-"    'sqeuclidean' the square of ``tswarp.dtw``).\n\n"
+"    sqrt(D(len(a) - 1, len(b) - 1)) for 'sqeuclidean' (``tswarp.dtw``'s value with\n"
+"    'symmetric1'), else D(len(a) - 1, len(b) - 1); see `accumulated`.\n\n"
 "Raises\n"
 "------\n"
 "ValueError\n"
@@ -2369,7 +2547,7 @@ DOC_WINDOW
 PyDoc_STRVAR(subsequence_doc,
 "_subsequence_dtw($module, /, query, reference, *, step='symmetric1', cost='sqeuclidean',\n"
 "    method='auto', memory_limit=None, k=1, return_path=True, device='auto', n_jobs=None,\n"
-"    progress=False)\n"
+"    progress=False, layout=None, accumulated=False)\n"
 "--\n\n"
 "Subsequence DTW (see tswarp.subsequence_dtw): (starts, ends, costs, path, offsets,\n"
 "lengths) of the best k non-overlapping matches, best first; path is the\n"

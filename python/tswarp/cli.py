@@ -20,6 +20,7 @@ import numpy as np
 import tswarp
 
 from . import io as tsio
+from ._conventions import as_collection, check_layout
 from .datasets import load_gunpoint
 
 __all__ = ["main", "build_parser", "knn_predict", "count_cells"]
@@ -27,12 +28,13 @@ __all__ = ["main", "build_parser", "knn_predict", "count_cells"]
 # Which keyword arguments each measure accepts (besides ``device``), in the order of its
 # signature. The CLI passes a measure only the options the user set that apply to it.
 MEASURE_OPTIONS: Dict[str, Sequence[str]] = {
-    "dtw": ("cost", "window", "itakura_max_slope", "accumulated"),
-    "twed": ("nu", "lmbda", "p", "window", "itakura_max_slope"),
-    "soft_dtw": ("gamma", "normalize", "window", "itakura_max_slope"),
+    "dtw": ("cost", "window", "radius", "itakura_max_slope", "accumulated"),
+    "twed": ("nu", "lmbda", "p", "window", "radius", "itakura_max_slope"),
+    "soft_dtw": ("gamma", "normalize", "window", "radius", "itakura_max_slope"),
 }
 _OPTION_FLAGS = {
-    "cost": "--cost", "window": "--window", "itakura_max_slope": "--itakura-max-slope",
+    "cost": "--cost", "window": "--window", "radius": "--radius",
+    "itakura_max_slope": "--itakura-max-slope",
     "accumulated": "--accumulated", "nu": "--nu", "lmbda": "--lmbda", "p": "--p",
     "gamma": "--gamma", "normalize": "--normalize",
 }
@@ -46,17 +48,28 @@ class UsageError(Exception):
 # ---- helpers shared by the subcommands -------------------------------------------------------
 
 
-def _window(text: str):
-    """``--window``: digits only = a radius in cells (int); with a point or exponent = a fraction."""
+def _window(text: str) -> float:
+    """``--window``: a fraction of the shorter length in [0, 1] (aeon's window), whatever
+    its spelling (1 and 1.0 are both the full band)."""
     try:
-        if any(c in text for c in ".eE"):
-            value = float(text)
-        else:
-            value = int(text)
+        value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(
-            "expected an integer radius in cells (10) or a fraction of the length (0.1), "
-            f"got {text!r}") from None
+            f"expected a fraction of the length in [0, 1] (0.1), got {text!r}") from None
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(
+            f"{text} is not a fraction in [0, 1]; for a radius in cells use --radius {text}")
+    return value
+
+
+def _radius(text: str) -> int:
+    """``--radius``: a Sakoe-Chiba radius in cells, an integer >= 0."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected a whole number of cells (10), got {text!r}; for a fraction of the "
+            f"length use --window") from None
     if value < 0:
         raise argparse.ArgumentTypeError(f"must be >= 0, got {text}")
     return value
@@ -104,6 +117,7 @@ def _measure_params(args, metric: str, strict: bool) -> dict:
             raise UsageError(f"{flag} does not apply to --metric {metric} "
                              f"(it applies to {', '.join(takers)})")
     params["device"] = args.device
+    params["layout"] = "channels_last"  # _read gave the series in tswarp's layout
     return params
 
 
@@ -138,9 +152,15 @@ def _describe(series) -> str:
     return f"{len(lengths)} series, {length}, {d} dim{'s' if d > 1 else ''}"
 
 
-def _read(path: str, labels_first: bool, role: str):
+def _read(args, path: str, role: str):
+    """The series of a file in tswarp's layout, and its labels (or None). A 3-D .npy is read
+    with --layout (None: tswarp's (n, len, d), ambiguous shapes refused); the text formats
+    say what they hold."""
     try:
-        return tsio.read_series(path, labels_first=labels_first)
+        X, y = tsio.read_series(path, labels_first=args.labels_first)
+        if isinstance(X, np.ndarray) and X.ndim == 3:
+            X = np.ascontiguousarray(as_collection(X, role, check_layout(args.layout)))
+        return X, y
     except FileNotFoundError:
         raise UsageError(f"{role} {path!r}: no such file") from None
     except IsADirectoryError:
@@ -148,6 +168,10 @@ def _read(path: str, labels_first: bool, role: str):
     except ValueError as e:
         # read_series names the argument 'path'; here the user knows it as TRAIN, X, ...
         msg = str(e)
+        if "layout=" in msg:  # the layout check: the option is --layout here
+            msg = (f"{role} {path!r}: " + msg.replace("pass layout='channels_first'",
+                                                      "pass --layout channels_first")
+                   .replace("pass layout='channels_last'", "pass --layout channels_last"))
         raise UsageError(msg.replace("path: ", f"{role}: ", 1) if msg.startswith("path: ") else msg) from None
 
 
@@ -173,8 +197,8 @@ def cmd_distance(args) -> int:
     params = _measure_params(args, args.metric, strict=True)
     row_a = args.row_a if args.row_a is not None else args.row
     row_b = args.row_b if args.row_b is not None else args.row
-    A, _ = _read(args.a, args.labels_first, "A")
-    B, _ = _read(args.b, args.labels_first, "B")
+    A, _ = _read(args, args.a, "A")
+    B, _ = _read(args, args.b, "B")
     a = _pick(A, row_a, args.a, "--row-a" if args.row is None else "--row")
     b = _pick(B, row_b, args.b, "--row-b" if args.row is None else "--row")
     value = tswarp.distance(a, b, metric=args.metric, **params)
@@ -193,10 +217,10 @@ def cmd_matrix(args) -> int:
         out_dir = os.path.dirname(os.path.abspath(args.out))
         if not os.path.isdir(out_dir):
             raise UsageError(f"--out {args.out!r}: directory {out_dir!r} does not exist")
-    X, _ = _read(args.x, args.labels_first, "X")
+    X, _ = _read(args, args.x, "X")
     Y = None
     if args.y is not None:
-        Y, _ = _read(args.y, args.labels_first, "Y")
+        Y, _ = _read(args, args.y, "Y")
 
     start = time.perf_counter()
     if Y is None:
@@ -242,18 +266,18 @@ def cmd_align(args) -> int:
             raise UsageError(f"{flag} {value!r}: directory {out_dir!r} does not exist")
     row_a = args.row_a if args.row_a is not None else args.row
     row_b = args.row_b if args.row_b is not None else args.row
-    A, _ = _read(args.a, args.labels_first, "A")
-    B, _ = _read(args.b, args.labels_first, "B")
+    A, _ = _read(args, args.a, "A")
+    B, _ = _read(args, args.b, "B")
     a = _pick(A, row_a, args.a, "--row-a" if args.row is None else "--row")
     b = _pick(B, row_b, args.b, "--row-b" if args.row is None else "--row")
     step = args.step or ("p05_query" if args.segmental else "symmetric1")
     kwargs = {"step": step, "method": args.method, "device": args.device, "n_jobs": args.jobs,
-              "progress": args.progress}
-    for name in ("cost", "window", "itakura_max_slope", "memory_limit"):
+              "progress": args.progress, "layout": "channels_last"}
+    for name in ("cost", "window", "radius", "itakura_max_slope", "memory_limit"):
         if getattr(args, name) is not None:
             kwargs[name] = getattr(args, name)
-    if args.segmental and ("window" in kwargs or "itakura_max_slope" in kwargs):
-        raise UsageError("--segmental takes no --window or --itakura-max-slope")
+    if args.segmental and ({"window", "radius", "itakura_max_slope"} & set(kwargs)):
+        raise UsageError("--segmental takes no --window, --radius or --itakura-max-slope")
     start = time.perf_counter()
     if args.segmental:  # the cost printed: the sum of the fragments' subsequence costs
         path, segs = tswarp.segmental_dtw(a, b, args.fragments, args.segmental,
@@ -332,8 +356,8 @@ def cmd_knn(args) -> int:
         X_test, y_test = load_gunpoint("test")
         name = "GunPoint (shipped)"
     else:
-        X_train, y_train = _read(args.train, args.labels_first, "TRAIN")
-        X_test, y_test = _read(args.test, args.labels_first, "TEST")
+        X_train, y_train = _read(args, args.train, "TRAIN")
+        X_test, y_test = _read(args, args.test, "TEST")
         name = f"{args.train} / {args.test}"
         hint = " (use .ts or UCR .tsv, or --labels-first for .csv/.txt)"
         if y_train is None:
@@ -370,8 +394,8 @@ def cmd_knn(args) -> int:
 def cmd_shapelets(args) -> int:
     from .shapelets import ShapeletTreeClassifier  # imports scikit-learn: only here
 
-    X_train, y_train = _read(args.train, args.labels_first, "TRAIN")
-    X_test, y_test = _read(args.test, args.labels_first, "TEST")
+    X_train, y_train = _read(args, args.train, "TRAIN")
+    X_test, y_test = _read(args, args.test, "TEST")
     hint = " (use .ts or UCR .tsv, or --labels-first for .csv/.txt)"
     if y_train is None:
         raise UsageError(f"TRAIN {args.train!r} has no labels{hint}")
@@ -454,9 +478,12 @@ def _add_measure_options(p: argparse.ArgumentParser, allow_all: bool) -> None:
     g.add_argument("--metric", choices=choices, default="dtw",
                    help="measure (default dtw)" + ("; 'all' runs each one in turn" if allow_all else ""))
     g.add_argument("--cost", choices=COSTS, help="[dtw] local cost (default sqeuclidean)")
-    g.add_argument("--window", type=_window, metavar="W",
-                   help="[all] Sakoe-Chiba band: an integer radius in cells (10), or with a decimal "
-                        "point a fraction of the shorter length (0.1)")
+    g.add_argument("--window", type=_window, metavar="F",
+                   help="[all] Sakoe-Chiba band as a fraction of the shorter length in [0, 1] "
+                        "(aeon's window: 0.1; 1 is the full band)")
+    g.add_argument("--radius", type=_radius, metavar="R",
+                   help="[all] Sakoe-Chiba radius in cells (tslearn's sakoe_chiba_radius; "
+                        "dtaidistance's window is R + 1)")
     g.add_argument("--itakura-max-slope", type=float, metavar="S", dest="itakura_max_slope",
                    help="[all] Itakura parallelogram with this maximum slope (>= 1)")
     g.add_argument("--accumulated", action="store_true",
@@ -475,6 +502,10 @@ def _add_measure_options(p: argparse.ArgumentParser, allow_all: bool) -> None:
 def _add_input_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--labels-first", action="store_true",
                    help="in .csv/.txt inputs the first field of each line is the label")
+    p.add_argument("--layout", choices=("channels_last", "channels_first"), default=None,
+                   help="how a 3-D .npy is laid out: channels_last (n, len, d), tswarp's and "
+                        "tslearn's, or channels_first (n, d, len), aeon's (default: "
+                        "channels_last, with shapes that may be the other layout refused)")
 
 
 def _add_batch_options(p: argparse.ArgumentParser) -> None:
@@ -548,8 +579,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--fragments", type=_positive_int, default=32, metavar="N",
                    help="with --segmental: cut A into N fragments (default 32)")
     p.add_argument("--cost", choices=COSTS, help="local cost (default sqeuclidean)")
-    p.add_argument("--window", type=_window, metavar="W",
-                   help="Sakoe-Chiba band: an integer radius in cells, or a fraction (0.1)")
+    p.add_argument("--window", type=_window, metavar="F",
+                   help="Sakoe-Chiba band as a fraction of the shorter length in [0, 1]")
+    p.add_argument("--radius", type=_radius, metavar="R",
+                   help="Sakoe-Chiba radius in cells")
     p.add_argument("--itakura-max-slope", type=float, metavar="S", dest="itakura_max_slope",
                    help="Itakura parallelogram with this maximum slope (>= 1)")
     p.add_argument("--method", choices=("auto", "stored", "linear"), default="auto",

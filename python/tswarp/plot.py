@@ -100,7 +100,7 @@ def alignment(a, b, path, *, cost="sqeuclidean", max_pixels=500, title=None):
     return fig
 
 
-def shapelet(model, X, *, index=0, max_shapelets=8, title=None):
+def shapelet(model, X, *, index=0, max_shapelets=8, title=None, layout=None):
     """Draw series X[index] and each shapelet of a fitted model where it matches best.
 
     model: a fitted ``tswarp.shapelets.ShapeletTreeClassifier`` (the shapelets of its nodes,
@@ -112,7 +112,8 @@ def shapelet(model, X, *, index=0, max_shapelets=8, title=None):
     """
     import matplotlib.pyplot as plt  # lazily: import tswarp must not import matplotlib
 
-    from .shapelets import Shapelet, _as_series, shapelet_distances
+    from ._conventions import check_layout
+    from .shapelets import Shapelet, _univariate, shapelet_distances
 
     if isinstance(model, Shapelet):
         shapes = [model]
@@ -131,7 +132,7 @@ def shapelet(model, X, *, index=0, max_shapelets=8, title=None):
             or max_shapelets < 1:
         raise ValueError(f"max_shapelets must be a positive int, got {max_shapelets!r}")
     shapes = shapes[:max_shapelets]
-    series = _as_series(X)
+    series = _univariate(X, check_layout(layout))
     if not 0 <= index < len(series):
         raise ValueError(f"index {index} is out of range: X holds {len(series)} series")
     x = series.series(index)

@@ -46,6 +46,35 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 from . import _tswarp
+from ._conventions import FIRST, as_collection, as_series, check_bool, check_int, check_layout
+from ._progress import make_progress
+
+
+def _close(bar):
+    if bar is not None and hasattr(bar, "close"):
+        bar.close()
+
+
+def _label(v):
+    """A class label as Python shows it: 2, 'Gun' (not np.int64(2))."""
+    return v.item() if isinstance(v, np.generic) else v
+
+
+class _Share:
+    """Progress of a part of a longer task: (done, total) of one C call mapped onto
+    [start, start + width) of the task's total (`outer` a callable or None)."""
+
+    def __init__(self, outer, total):
+        self.outer, self.total, self.start, self.width = outer, float(total), 0.0, 0.0
+
+    def part(self, start, width):
+        self.start, self.width = float(start), float(width)
+        return self if self.outer is not None else None
+
+    def __call__(self, done, total):
+        frac = done / total if total > 0 else 1.0
+        self.outer(min(int(self.start + frac * self.width), int(self.total) - 1),
+                   int(self.total))
 
 __all__ = ["Shapelet", "find_shapelet", "shapelet_distances", "ShapeletTreeClassifier",
            "ShapeletTransform"]
@@ -109,8 +138,8 @@ class _Series:
 
 
 def _as_series(X, name="X") -> _Series:
-    """X: (n, len) array, (n, 1, len) (aeon) or (n, len, 1) (tslearn) array, or a list of 1-D
-    series of any lengths. Univariate only."""
+    """X: a (n, len) array or a list of 1-D series of any lengths (univariate, in tswarp's
+    layout: _channels has converted other shapes)."""
     if X is None:
         raise ValueError(f"{name} is None; expected series")
     if hasattr(X, "toarray") or type(X).__module__.startswith("scipy.sparse"):
@@ -126,24 +155,15 @@ def _as_series(X, name="X") -> _Series:
             if a.ndim != 1:
                 raise ValueError(f"{name}[{i}] must be one univariate series (len,); got shape "
                                  f"{a.shape} (ShapeletTransform takes multivariate series, "
-                                 "each (channels, len))")
+                                 "each (len, channels))")
             rows.append(a)
     else:
         a = _as_float(X, name)
-        if a.ndim == 3:
-            if a.shape[1] == 1:
-                a = a[:, 0, :]
-            elif a.shape[2] == 1:
-                a = a[:, :, 0]
-            else:
-                raise ValueError(f"{name}: multivariate series (shape {a.shape}) are not "
-                                 "supported here; pass univariate series (ShapeletTransform "
-                                 "takes multivariate ones, shaped (n, channels, len))")
         if a.ndim == 2 and a.shape[1] == 0:
             raise ValueError(f"{name} has 0 feature(s) (shape={a.shape}) while a minimum of 1 "
                              "is required.")
         if a.ndim != 2:
-            raise ValueError(f"{name} must be a 2-D array (n_series, length), (n, 1, length), "
+            raise ValueError(f"{name} must be a 2-D array (n_series, length), (n, length, 1), "
                              f"or a list of 1-D series; got shape {a.shape}. Reshape your data "
                              "with array.reshape(-1, 1) if it holds one series per row of "
                              "one time point, or array.reshape(1, -1) for one series.")
@@ -245,12 +265,13 @@ def _device(device):
 
 
 def _search(X: _Series, codes, n_classes, lengths, subset=None, logic=None, partner=None,
-            device="auto", n_jobs=None, _impl="auto", dilation=1, normalize=True):
+            device="auto", n_jobs=None, _impl="auto", dilation=1, normalize=True,
+            progress=None):
     minl, maxl, step = lengths
     r = _tswarp._shapelet_search(X.values, X.offsets, X.lengths, codes, n_classes, minl, maxl,
                                  step, subset=subset, logic=_LOGIC[logic], partner=partner,
                                  device=device, _impl=_impl, n_jobs=n_jobs, dilation=dilation,
-                                 raw=not normalize)
+                                 raw=not normalize, progress=progress)
     return r  # (series, start, length, threshold, gain, gap, dilation)
 
 
@@ -261,12 +282,6 @@ def _to_shapelet(X: _Series, r, channel=0, normalized=True) -> Optional[Shapelet
     values = X.series(series)[start:start + (length - 1) * dil + 1:dil].copy()
     return Shapelet(values, int(series), int(start), int(length), float(thr), float(gain),
                     float(gap), int(channel), int(dil), bool(normalized))
-
-
-def _bool_arg(value, name):
-    if not isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{name} must be a bool, got {type(value).__name__}")
-    return bool(value)
 
 
 def _normalize_arg(normalize):
@@ -308,39 +323,76 @@ def _dilations_arg(dilation, shortest, longest, min_length):
     return tuple(sorted(set(int(d) for d in ds)))
 
 
-def _channels(X):
-    """The channels of a multivariate X, or None when X is not multivariate. X: a (n,
-    channels, len) array with channels > 1 and len > 1 (aeon's layout; each channel a (n, len)
-    array), or a list of (channels, len_i) arrays of the same channels (aeon's unequal-length
-    collections; each channel a list of the series' rows), multivariate when one of them
-    has channels > 1 and len_i > 1."""
-    if isinstance(X, np.ndarray) and X.ndim == 3 and X.dtype != object and X.shape[1] > 1 \
-            and X.shape[2] > 1:
-        return [X[:, c, :] for c in range(X.shape[1])]
-    if not (isinstance(X, (list, tuple)) or (isinstance(X, np.ndarray) and X.dtype == object
-                                             and X.ndim == 1)):
-        return None
-    try:
-        shapes = [np.shape(x) for x in X]
-    except ValueError:  # a case that is not rectangular: _as_series names it
-        return None
-    if not any(len(sh) == 2 and sh[0] > 1 and sh[1] > 1 for sh in shapes):
-        return None
-    C = next(sh[0] for sh in shapes if len(sh) == 2 and sh[0] > 1 and sh[1] > 1)
-    for i, sh in enumerate(shapes):
-        if len(sh) != 2 or sh[0] != C:
-            raise ValueError(f"X[{i}] has shape {sh}; the multivariate series of X must each be "
-                             f"(channels, len) with the same channels ({C}, as in the others)")
-    cases = [np.asarray(x) for x in X]
-    return [[x[c] for x in cases] for c in range(C)]
+def _channels(X, code, name="X"):
+    """X in the layout `code` (tswarp/_conventions.py) split by channel: (None, [X']) for
+    univariate series (X' a (n, len) array or a list of 1-D series, for _as_series), else
+    (C, [X_0, .., X_{C-1}]) with X_c the channel's (n, len) array or list of 1-D series.
+    X: a (n, len) array, a (n, len, d) array (d = 1: univariate), or a list of (len_i,) or
+    (len_i, d) series of one d; with layout='channels_first' (n, d, len) and (d, len_i)
+    (aeon's layout and its unequal-length collections)."""
+    if X is None:
+        raise ValueError(f"{name} is None; expected series")
+    if hasattr(X, "toarray") or type(X).__module__.startswith("scipy.sparse"):
+        raise TypeError(f"{name}: sparse input is not supported; pass dense series")
+    ragged = isinstance(X, (list, tuple)) or (isinstance(X, np.ndarray) and X.dtype == object
+                                              and X.ndim == 1)
+    if not ragged:
+        a = _as_float(X, name)
+        if a.ndim != 3:
+            return None, [a]
+        a = as_collection(a, name, code)
+        if a.shape[2] == 1:
+            return None, [a[:, :, 0]]
+        return a.shape[2], [a[:, :, c] for c in range(a.shape[2])]
+    items = []
+    for i, x in enumerate(X):
+        label = f"{name}[{i}]"
+        a = as_series(_as_float(x, label), label, code)
+        if a.ndim not in (1, 2):
+            raise ValueError(f"{label} must be one series (len,) or (len, channels); got shape "
+                             f"{a.shape}")
+        items.append(a)
+    dims = [1 if a.ndim == 1 else a.shape[1] for a in items]
+    if all(d == 1 for d in dims):
+        return None, [[a.reshape(-1) for a in items]]
+    C = next(d for d in dims if d > 1)
+    for i, d in enumerate(dims):
+        if d != C:
+            raise ValueError(f"{name}[{i}] has {d} channel(s); the multivariate series of "
+                             f"{name} must all have the same channels ({C}, as in the others)")
+    return C, [[a[:, c] for a in items] for c in range(C)]
 
 
-def _channel_series(X, chans):
-    """X's series per channel: [X] for univariate X (chans None, from _channels), else one
-    _Series per channel, named X[:, c, :] in errors."""
+def _univariate(X, code, name="X"):
+    """X's univariate series as a _Series (the trees, find_shapelet, distances)."""
+    chans, parts = _channels(X, code, name)
+    if chans is not None:
+        raise ValueError(f"{name}: multivariate series ({chans} channels) are not supported "
+                         "here; pass univariate series (ShapeletTransform takes multivariate "
+                         "ones)")
+    return _as_series(parts[0], name)
+
+
+def _channel_series(parts, chans, code, name="X"):
+    """One _Series per channel of _channels' parts, named as the caller indexes the channel
+    (X[:, :, c], or X[:, c, :] for channels_first) in errors."""
     if chans is None:
-        return [_as_series(X)]
-    return [_as_series(Xc, f"X[:, {c}, :]") for c, Xc in enumerate(chans)]
+        return [_as_series(parts[0], name)]
+    where = "{}[:, {}, :]" if code == FIRST else "{}[:, :, {}]"
+    return [_as_series(Xc, where.format(name, c)) for c, Xc in enumerate(parts)]
+
+
+def _n_candidates(lengths, grid, dils):
+    """How many candidates the search of every dilation weighs (an upper bound: every
+    series, start and length of the grid that fits; the count of one channel)."""
+    minl, maxl, step = grid
+    total = 0
+    for d in dils:
+        top = min(maxl or int(lengths.max()), int(lengths.max()) // d)
+        for ln in range(minl, top + 1, step):
+            span = (ln - 1) * d + 1
+            total += int(np.maximum(lengths - span + 1, 0).sum())
+    return max(total, 1)
 
 
 def _rank_key(r):
@@ -352,7 +404,7 @@ def _rank_key(r):
 
 
 def _distances(shapelets: List[np.ndarray], X: _Series, device="auto", n_jobs=None,
-               _impl="auto", thresholds=None, dilations=None, normalized=None):
+               _impl="auto", thresholds=None, dilations=None, normalized=None, progress=None):
     """(n_series, n_shapelets) distances and best-match starts, and with thresholds (one per
     shapelet) the counts of windows within them; dilations: one per shapelet, or None (1);
     normalized: one bool per shapelet, or None (all z-normalised)."""
@@ -372,19 +424,21 @@ def _distances(shapelets: List[np.ndarray], X: _Series, device="auto", n_jobs=No
     return _tswarp._shapelet_distances(sv, so, sl, X.values, X.offsets, X.lengths,
                                        device=device, _impl=_impl, n_jobs=n_jobs,
                                        thresholds=thresholds,
-                                       dilations=None if dilations is None else dl, raw=raw)
+                                       dilations=None if dilations is None else dl, raw=raw,
+                                       progress=progress)
 
 
 # ---- functions -----------------------------------------------------------------------------
 
 
 def find_shapelet(X, y, *, min_length=3, max_length=None, length_step=1, dilation=1,
-                  normalize=True, device="auto", n_jobs=None) -> Shapelet:
+                  normalize=True, device="auto", n_jobs=None, progress=False,
+                  layout=None) -> Shapelet:
     """The best shapelet of (X, y) over every candidate, with its split.
 
     Parameters
     ----------
-    X : (n, len) array or list of 1-D series (lengths may differ)
+    X : (n, len) or (n, len, 1) array, or a list of 1-D series (lengths may differ)
     y : (n,) labels of any type (at least two classes)
     min_length, max_length, length_step : int
         Candidate lengths min_length, min_length + step, ... <= max_length (default: the
@@ -402,12 +456,19 @@ def find_shapelet(X, y, *, min_length=3, max_length=None, length_step=1, dilatio
         searches when one is present.
     n_jobs : int, optional
         CPU threads (None or -1: all cores).
+    progress : bool or callable, default False
+        True draws a bar of the candidates evaluated on stderr; a callable is called as
+        ``progress(done, total)``. Ctrl-C stops the search within a second either way.
+    layout : {None, 'channels_last', 'channels_first'}
+        How a 3-D X is laid out (see :func:`tswarp.cdist`): (n, len, 1) is univariate in
+        tswarp's layout; aeon's (n, 1, len) needs ``layout='channels_first'``.
 
     Returns
     -------
     Shapelet, or raises ValueError when no candidate splits the data (every series constant).
     """
-    Xs = _as_series(X)
+    Xs = _univariate(X, check_layout(layout))
+    bar = make_progress(progress, "find_shapelet", "candidates")
     classes, codes = _encode(y, len(Xs))
     _check_two(Xs, codes, classes)
     shortest, longest = int(Xs.lengths.min()), int(Xs.lengths.max())
@@ -418,9 +479,12 @@ def find_shapelet(X, y, *, min_length=3, max_length=None, length_step=1, dilatio
     if max_length is not None and max_length > longest // dil:
         raise ValueError(f"max_length={max_length} is longer than floor({longest} / "
                          f"dilation={dil}) = {longest // dil}")
-    norm = _bool_arg(normalize, "normalize")
-    r = _search(Xs, codes, len(classes), lengths, device=_device(device), n_jobs=n_jobs,
-                dilation=dil, normalize=norm)
+    norm = check_bool(normalize, "normalize")
+    try:
+        r = _search(Xs, codes, len(classes), lengths, device=_device(device), n_jobs=n_jobs,
+                    dilation=dil, normalize=norm, progress=bar)
+    finally:
+        _close(bar)
     s = _to_shapelet(Xs, r, normalized=norm)
     if s is None:
         raise ValueError("no candidate splits X: every candidate is at the same distance from "
@@ -429,7 +493,8 @@ def find_shapelet(X, y, *, min_length=3, max_length=None, length_step=1, dilatio
 
 
 def shapelet_distances(shapelets, X, *, return_positions=False, thresholds=None,
-                       dilations=None, normalize=True, device="auto", n_jobs=None):
+                       dilations=None, normalize=True, device="auto", n_jobs=None,
+                       progress=False, layout=None):
     """Distances (n_series, n_shapelets) of shapelets (1-D arrays) to every series of X.
 
     dilations: one int >= 1 per shapelet (``Shapelet.dilation``), or None (all 1): shapelet
@@ -441,8 +506,10 @@ def shapelet_distances(shapelets, X, *, return_positions=False, thresholds=None,
     thresholds (one per shapelet, finite and >= 0, e.g. each Shapelet's ``threshold``),
     also the occurrences: how many windows of each series lie within the threshold (``d <=
     threshold``, the same distance), the "shapelet occurrence" feature of RDST (Guillaume et
-    al. 2022). Returns D, (D, P), (D, C) or (D, P, C).
+    al. 2022). Returns D, (D, P), (D, C) or (D, P, C). X and ``layout`` as in
+    :func:`find_shapelet`; ``progress`` counts (series, shapelet) pairs.
     """
+    code = check_layout(layout)
     if isinstance(shapelets, np.ndarray) and shapelets.ndim == 1:
         shapelets = [shapelets]
     sh = [_as_float(s, f"shapelets[{i}]").ravel() for i, s in enumerate(shapelets)]
@@ -479,9 +546,14 @@ def shapelet_distances(shapelets, X, *, return_positions=False, thresholds=None,
                             f"{type(normalize).__name__}") from None
         if len(normalized) != len(sh):
             raise ValueError(f"normalize must hold one bool per shapelet ({len(sh)})")
-        normalized = [_bool_arg(v, "normalize") for v in normalized]
-    r = _distances(sh, _as_series(X), device=_device(device), n_jobs=n_jobs,
-                   thresholds=thresholds, dilations=dilations, normalized=normalized)
+        normalized = [check_bool(v, "normalize") for v in normalized]
+    Xs = _univariate(X, code)
+    bar = make_progress(progress, "shapelet_distances", "pairs")
+    try:
+        r = _distances(sh, Xs, device=_device(device), n_jobs=n_jobs, thresholds=thresholds,
+                       dilations=dilations, normalized=normalized, progress=bar)
+    finally:
+        _close(bar)
     D, P = r[0], r[1]
     if thresholds is None:
         return (D, P) if return_positions else D
@@ -519,6 +591,12 @@ class ShapeletTreeClassifier(ClassifierMixin, BaseEstimator):
         find_shapelet's ``normalize``.
     device : 'auto', 'cpu', 'cuda' or 'cuda:N' (the same tree on every device)
     n_jobs : int, optional
+    progress : bool or callable, default False
+        True draws a bar on stderr while fit() runs: the share of the training series
+        settled in leaves, the running node's search counted in; a callable is called as
+        ``progress(done, total)``. Ctrl-C stops fit() within a second either way.
+    layout : {None, 'channels_last', 'channels_first'}
+        How a 3-D X is laid out (see :func:`find_shapelet`).
 
     Attributes
     ----------
@@ -540,7 +618,7 @@ class ShapeletTreeClassifier(ClassifierMixin, BaseEstimator):
 
     def __init__(self, min_length=3, max_length=None, length_step=1, logical=False,
                  max_depth=None, min_samples_split=2, normalize=True, device="auto",
-                 n_jobs=None):
+                 n_jobs=None, progress=False, layout=None):
         self.min_length = min_length
         self.max_length = max_length
         self.length_step = length_step
@@ -550,22 +628,24 @@ class ShapeletTreeClassifier(ClassifierMixin, BaseEstimator):
         self.normalize = normalize
         self.device = device
         self.n_jobs = n_jobs
+        self.progress = progress
+        self.layout = layout
 
     def fit(self, X, y):
-        Xs = _as_series(X)
+        Xs = _univariate(X, check_layout(self.layout))
         classes, codes = _encode(y, len(Xs))
         _check_two(Xs, codes, classes)
         lengths = _lengths_arg(self.min_length, self.max_length, self.length_step,
                                int(Xs.lengths.max()))
-        if self.max_depth is not None and (isinstance(self.max_depth, bool) or not isinstance(
-                self.max_depth, numbers.Integral) or self.max_depth < 1):
-            raise ValueError(f"max_depth must be None or an int >= 1, got {self.max_depth!r}")
-        if isinstance(self.min_samples_split, bool) or not isinstance(
-                self.min_samples_split, numbers.Integral) or self.min_samples_split < 2:
-            raise ValueError(f"min_samples_split must be an int >= 2, got "
-                             f"{self.min_samples_split!r}")
+        if self.max_depth is not None:
+            check_int(self.max_depth, "max_depth", 1)
+        check_int(self.min_samples_split, "min_samples_split", 2)
         device = _device(self.device)
-        norm = _bool_arg(self.normalize, "normalize")
+        norm = check_bool(self.normalize, "normalize")
+        logical = check_bool(self.logical, "logical")
+        bar = make_progress(self.progress, "ShapeletTreeClassifier", "series")
+        share = _Share(bar, len(Xs))
+        settled = [0]
         self.classes_ = classes
         self.n_classes_ = len(classes)
         _set_n_features(self, X, Xs)
@@ -575,6 +655,9 @@ class ShapeletTreeClassifier(ClassifierMixin, BaseEstimator):
 
         def leaf(idx):
             self.tree_.append({"counts": np.bincount(codes[idx], minlength=C)})
+            settled[0] += len(idx)
+            if bar is not None and settled[0] < len(Xs):
+                bar(settled[0], len(Xs))
             return len(self.tree_) - 1
 
         def build(idx, depth):
@@ -587,8 +670,10 @@ class ShapeletTreeClassifier(ClassifierMixin, BaseEstimator):
             if lengths[0] > top:
                 return leaf(idx)
             nl = (lengths[0], min(lengths[1], top) if lengths[1] else 0, lengths[2])
+            # the node's searches count as its series: 1 search, or 3 when logical
+            width = len(idx) / (3 if logical else 1)
             r1 = _search(Xs, codes, C, nl, subset=sub, device=device, n_jobs=self.n_jobs,
-                         normalize=norm)
+                         normalize=norm, progress=share.part(settled[0], width))
             s1 = _to_shapelet(Xs, r1, normalized=norm)
             if s1 is None or s1.gain <= 0:
                 return leaf(idx)
@@ -597,11 +682,12 @@ class ShapeletTreeClassifier(ClassifierMixin, BaseEstimator):
             rule = {"shapelets": [s1], "op": None, "threshold": s1.threshold,
                     "gain": s1.gain, "gap": s1.gap}
             dist = d1
-            if self.logical:
-                for op in ("and", "or"):
+            if logical:
+                for i, op in enumerate(("and", "or")):
                     r2 = _search(Xs, codes, C, nl, subset=sub, logic=op,
                                  partner=np.ascontiguousarray(d1), device=device,
-                                 n_jobs=self.n_jobs, normalize=norm)
+                                 n_jobs=self.n_jobs, normalize=norm,
+                                 progress=share.part(settled[0] + (i + 1) * width, width))
                     s2 = _to_shapelet(Xs, r2, normalized=norm)
                     if s2 is None:
                         continue
@@ -625,7 +711,12 @@ class ShapeletTreeClassifier(ClassifierMixin, BaseEstimator):
             node["right"] = build(idx[~go_left], depth + 1)
             return rule["node"]
 
-        build(np.arange(len(Xs), dtype=np.int64), 0)
+        try:
+            build(np.arange(len(Xs), dtype=np.int64), 0)
+            if bar is not None:
+                bar(len(Xs), len(Xs))
+        finally:
+            _close(bar)
         return self
 
     def _rule_distance(self, rule, Xs):
@@ -639,7 +730,7 @@ class ShapeletTreeClassifier(ClassifierMixin, BaseEstimator):
 
     def _leaf_counts(self, X):
         check_is_fitted(self, "tree_")
-        Xs = _as_series(X)
+        Xs = _univariate(X, check_layout(self.layout))
         out = np.zeros((len(Xs), self.n_classes_), dtype=np.float64)
 
         def walk(node_id, idx):
@@ -675,7 +766,8 @@ class ShapeletTreeClassifier(ClassifierMixin, BaseEstimator):
             pad = "|   " * indent
             if "counts" in node:
                 k = int(np.argmax(node["counts"]))
-                lines.append(f"{pad}class {self.classes_[k]!r} (counts {node['counts'].tolist()})")
+                lines.append(f"{pad}class {_label(self.classes_[k])!r} "
+                             f"(counts {node['counts'].tolist()})")
                 return
             rule = self.shapelets_[node["rule"]]
             names = [f"X[{s.series}][{s.start}:{s.start + s.length}]" for s in rule["shapelets"]]
@@ -775,14 +867,23 @@ class ShapeletTransform(TransformerMixin, BaseEstimator):
         distances alone on series where a pattern recurs; in bench/shapelets_cpu.py it
         was chosen by cross-validation on the training sets (bench/RESULTS.md).
 
-    Multivariate series: X of shape (n, channels, len) (aeon's layout; tslearn's (n, len, d)
-    is ``X.transpose(0, 2, 1)``), or a list of (channels, len_i) arrays of any lengths
-    (aeon's unequal-length collections, e.g. JapaneseVowels). Every channel is searched on
-    its own and the k best shapelets of all channels are kept (no two overlapping in the
-    same series and channel), each compared with its own channel (``Shapelet.channel``), as
-    aeon's ShapeletTransformClassifier does with its channel-specific shapelets.
+    Multivariate series: X of shape (n, len, channels) (tswarp's layout), or a list of
+    (len_i, channels) arrays of any lengths; aeon's (n, channels, len) and its
+    unequal-length collections of (channels, len_i) arrays (e.g. JapaneseVowels) with
+    ``layout='channels_first'``. Every channel is searched on its own and the k best
+    shapelets of all channels are kept (no two overlapping in the same series and channel),
+    each compared with its own channel (``Shapelet.channel``), as aeon's
+    ShapeletTransformClassifier does with its channel-specific shapelets.
     device : 'auto', 'cpu', 'cuda' or 'cuda:N' (the same shapelets on every device)
     n_jobs : int, optional
+    progress : bool or callable, default False
+        True draws a bar of the candidates evaluated (every dilation, kind and channel) on
+        stderr while fit() runs; a callable is called as ``progress(done, total)``. Ctrl-C
+        stops fit() within a second either way.
+    layout : {None, 'channels_last', 'channels_first'}
+        How a 3-D X (or a list of 2-D series) is laid out (see :func:`tswarp.cdist`). None
+        reads tswarp's layout and refuses a shape that may be the other one, such as aeon's
+        univariate (n, 1, len).
 
     Attributes
     ----------
@@ -803,7 +904,7 @@ class ShapeletTransform(TransformerMixin, BaseEstimator):
 
     def __init__(self, n_shapelets="auto", min_length=3, max_length=None, length_step=1,
                  dilation=1, one_vs_rest=False, normalize=True, features="distance",
-                 device="auto", n_jobs=None):
+                 device="auto", n_jobs=None, progress=False, layout=None):
         self.n_shapelets = n_shapelets
         self.min_length = min_length
         self.max_length = max_length
@@ -814,6 +915,8 @@ class ShapeletTransform(TransformerMixin, BaseEstimator):
         self.features = features
         self.device = device
         self.n_jobs = n_jobs
+        self.progress = progress
+        self.layout = layout
 
     def _feature_names(self):
         f = self.features
@@ -831,8 +934,9 @@ class ShapeletTransform(TransformerMixin, BaseEstimator):
 
     def fit(self, X, y):
         features = self._feature_names()
-        chans = _channels(X)
-        Xcs = _channel_series(X, chans)
+        code = check_layout(self.layout)
+        chans, parts = _channels(X, code)
+        Xcs = _channel_series(parts, chans, code)
         Xs = Xcs[0]
         classes, codes = _encode(y, len(Xs))
         _check_two(Xs, codes, classes)
@@ -844,24 +948,39 @@ class ShapeletTransform(TransformerMixin, BaseEstimator):
             k = min(10 * len(Xs), 1000)
         elif isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 1:
             raise ValueError(f"n_shapelets must be a positive int or 'auto', got {k!r}")
-        ovr = _bool_arg(self.one_vs_rest, "one_vs_rest")
+        # the k best are kept out of the candidates: more than there are asks for memory
+        # (k entries) to no purpose
+        k = min(int(k), _n_candidates(Xs.lengths, lengths, dils))
+        ovr = check_bool(self.one_vs_rest, "one_vs_rest")
         norms = _normalize_arg(self.normalize)
         minl, maxl, step = lengths
         # (rank key, kind, channel, result): the k best of each kind (normalised or not),
         # dilation and channel, then the k best of all (the non-overlap rule is per kind and
         # dilation)
         found = []
-        for d, norm in itertools.product(dils, norms):
-            # the grid's lengths that fit this dilation
-            top = min(maxl or longest, longest // d)
-            top = minl + (top - minl) // step * step
-            for c, Xc in enumerate(Xcs):
+        runs = list(itertools.product(dils, norms, range(len(Xcs))))
+        # progress in candidates: each search weighs the candidates of its dilation
+        weights = [_n_candidates(Xcs[c].lengths, lengths, (d,)) for d, _, c in runs]
+        starts = np.concatenate([[0], np.cumsum(weights)]).tolist()
+        bar = make_progress(self.progress, "ShapeletTransform", "candidates")
+        share = _Share(bar, starts[-1])
+        try:
+            for i, (d, norm, c) in enumerate(runs):
+                # the grid's lengths that fit this dilation
+                top = min(maxl or longest, longest // d)
+                top = minl + (top - minl) // step * step
+                Xc = Xcs[c]
                 for r in _tswarp._shapelet_top(Xc.values, Xc.offsets, Xc.lengths, codes,
                                                len(classes), minl, top, step,
                                                device=_device(self.device),
                                                n_jobs=self.n_jobs, k=int(k), dilation=d,
-                                               one_vs_rest=ovr, raw=not norm):
+                                               one_vs_rest=ovr, raw=not norm,
+                                               progress=share.part(starts[i], weights[i])):
                     found.append((_rank_key(r), not norm, c, r))
+            if bar is not None:
+                bar(int(starts[-1]), int(starts[-1]))
+        finally:
+            _close(bar)
         if not found:
             raise ValueError("no candidate splits X: every candidate is at the same distance "
                              "from every series")
@@ -877,7 +996,7 @@ class ShapeletTransform(TransformerMixin, BaseEstimator):
             found = keep
         found = found[:int(k)]
         self.classes_ = classes
-        _set_n_features(self, X if chans is None else chans[0], Xs)
+        _set_n_features(self, X, Xs)
         self.shapelets_ = [_to_shapelet(Xcs[c], r, c, not raw) for _, raw, c, r in found]
         self.n_shapelets_ = len(self.shapelets_)
         self.n_channels_ = len(Xcs)
@@ -886,13 +1005,14 @@ class ShapeletTransform(TransformerMixin, BaseEstimator):
 
     def transform(self, X):
         check_is_fitted(self, "shapelets_")
-        chans = _channels(X)
+        code = check_layout(self.layout)
+        chans, parts = _channels(X, code)
         fitted = getattr(self, "n_channels_", 1)
-        got = 1 if chans is None else len(chans)
+        got = 1 if chans is None else chans
         if got != fitted:
             raise ValueError(f"X has {got} channel(s) but this ShapeletTransform was fitted on "
                              f"{fitted}")
-        Xcs = _channel_series(X, chans)
+        Xcs = _channel_series(parts, chans, code)
         shp = self.shapelets_
         n, k = len(Xcs[0]), len(shp)
         occ = "occurrence" in self.features_

@@ -22,6 +22,7 @@ import numpy as np
 import torch
 
 from . import _tswarp
+from ._conventions import check_bool, check_layout, collection_transpose
 from ._sdtw import _gamma, _n_jobs, _window
 
 __all__ = ["SoftDTW", "soft_dtw", "soft_dtw_cost"]
@@ -67,9 +68,12 @@ def _where(t):
     return False, 0, 0
 
 
-def _series(t, name):
+def _series(t, name, code=0):
+    """A (batch, len, d) view of t in tswarp's layout (code: tswarp/_conventions.py)."""
     if not isinstance(t, torch.Tensor):
         raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
+    if collection_transpose(tuple(t.shape), name, code):
+        t = t.transpose(1, 2)  # channels_first: autograd carries the gradient back
     if t.dim() == 2:
         t = t.unsqueeze(-1)
     if t.dim() != 3:
@@ -157,13 +161,15 @@ class _SoftDTWCostFunction(torch.autograd.Function):
                 None, None, None, None, None, None, None)
 
 
-def soft_dtw(x, y, gamma=1.0, normalize=False, bandwidth=None, x_lengths=None,
-             y_lengths=None, n_jobs=None):
+def soft_dtw(x, y, *, gamma=1.0, normalize=False, window=None, radius=None,
+             itakura_max_slope=None, x_lengths=None, y_lengths=None, n_jobs=None, layout=None):
     """Soft-DTW of the pairs (x[k], y[k]) with autograd; see :class:`SoftDTW`."""
     g = _gamma(gamma)
-    wk, wv = _window(bandwidth, "bandwidth")
-    x = _series(x, "x")
-    y = _series(y, "y")
+    wk, wv = _window(window, radius, itakura_max_slope)
+    normalize = check_bool(normalize, "normalize")
+    code = check_layout(layout)
+    x = _series(x, "x", code)
+    y = _series(y, "y", code)
     if x.shape[0] != y.shape[0]:
         raise ValueError(f"x and y have different batch sizes: {x.shape[0]} and {y.shape[0]}")
     if x.shape[2] != y.shape[2]:
@@ -180,19 +186,21 @@ def soft_dtw(x, y, gamma=1.0, normalize=False, bandwidth=None, x_lengths=None,
                 raise ValueError(f"{name} contains NaN or infinity")
     lx = _lengths(x_lengths, x.shape[0], x.shape[1], "x_lengths")
     ly = _lengths(y_lengths, y.shape[0], y.shape[1], "y_lengths")
-    return _SoftDTWFunction.apply(x, y, g, bool(normalize), wk, wv, lx, ly, _n_jobs(n_jobs),
+    return _SoftDTWFunction.apply(x, y, g, normalize, wk, wv, lx, ly, _n_jobs(n_jobs),
                                   torch.is_grad_enabled())
 
 
-def soft_dtw_cost(C, gamma=1.0, bandwidth=None, x_lengths=None, y_lengths=None, n_jobs=None):
+def soft_dtw_cost(C, *, gamma=1.0, window=None, radius=None, itakura_max_slope=None,
+                  x_lengths=None, y_lengths=None, n_jobs=None):
     """Soft-DTW of cost matrices C (batch, n, m) (or one (n, m)) with autograd.
 
     Pair k uses the top-left x_lengths[k] x y_lengths[k] block of C[k]; the gradient with
     respect to C is the expected alignment E (zeros outside the block and the band).
-    Returns a (batch,) tensor (a 0-d tensor for one matrix).
+    Returns a (batch,) tensor (a 0-d tensor for one matrix). ``window``, ``radius`` and
+    ``itakura_max_slope`` restrict the cells as in :func:`tswarp.soft_dtw`.
     """
     g = _gamma(gamma)
-    wk, wv = _window(bandwidth, "bandwidth")
+    wk, wv = _window(window, radius, itakura_max_slope)
     if not isinstance(C, torch.Tensor):
         raise TypeError(f"C must be a torch.Tensor, got {type(C).__name__}")
     single = C.dim() == 2
@@ -221,17 +229,27 @@ class SoftDTW(torch.nn.Module):
     normalize : bool, default False
         The soft-DTW divergence sdtw(x, y) - (sdtw(x, x) + sdtw(y, y)) / 2 (Blondel, Mensch
         and Vert 2021): >= 0, and 0 when x == y.
-    bandwidth : None, int or float
-        Sakoe-Chiba band: an int is a radius in cells (pytorch-softdtw-cuda's meaning:
-        cells with abs(i - j) > bandwidth are pruned), a float in [0, 1] a fraction of the
-        shorter length. For unequal lengths n != m the band is widened by abs(n - m) on the
-        longer side (tslearn's rule), so that the last cell (n-1, m-1) always stays
-        reachable (pytorch-softdtw-cuda prunes it and returns inf there).
+    window : float in [0, 1], optional
+        Sakoe-Chiba band as a fraction of the shorter length (aeon's ``window``).
+    radius : int, optional
+        Sakoe-Chiba radius in cells: pytorch-softdtw-cuda's ``bandwidth=r`` is
+        ``radius=r`` (cells with abs(i - j) > r are pruned). For unequal lengths n != m the
+        band is widened by abs(n - m) on the longer side (tslearn's rule), so that the last
+        cell (n-1, m-1) always stays reachable (pytorch-softdtw-cuda prunes it and returns
+        inf there).
+    itakura_max_slope : float, optional
+        Itakura parallelogram (CPU tensors only: the GPU kernels take Sakoe-Chiba bands,
+        and CUDA tensors with it raise NotImplementedError).
     dist : "sqeuclidean"
         The local cost; for another cost build the (batch, n, m) cost tensor yourself and
         call :func:`soft_dtw_cost`.
     n_jobs : int, optional
         CPU threads for CPU tensors (None: all cores).
+    layout : {None, 'channels_last', 'channels_first'}
+        channels_last (batch, len, d) is pytorch-softdtw-cuda's and tslearn's layout;
+        'channels_first' reads (batch, d, len) (a Conv1d's output). None reads
+        channels_last and refuses a shape that may be the other layout (d > 1 and
+        d >= len): pass the layout then.
 
     forward(x, y, x_lengths=None, y_lengths=None) -> (batch,) tensor
         x (batch, n, d) or (batch, n), y (batch, m, d) or (batch, m), float32 or float64,
@@ -239,22 +257,30 @@ class SoftDTW(torch.nn.Module):
         padded series (ints, a list or a tensor); padding gets a zero gradient.
     """
 
-    def __init__(self, gamma=1.0, normalize=False, bandwidth=None, dist="sqeuclidean",
-                 n_jobs=None):
+    def __init__(self, gamma=1.0, normalize=False, window=None, radius=None,
+                 itakura_max_slope=None, dist="sqeuclidean", n_jobs=None, layout=None):
         super().__init__()
         if dist != "sqeuclidean":
             raise ValueError("dist must be 'sqeuclidean'; for another cost use "
                              "tswarp.torch.soft_dtw_cost on a cost tensor")
         self.gamma = _gamma(gamma)
-        self.normalize = bool(normalize)
-        _window(bandwidth, "bandwidth")
-        self.bandwidth = bandwidth
+        self.normalize = check_bool(normalize, "normalize")
+        _window(window, radius, itakura_max_slope)
+        self.window, self.radius, self.itakura_max_slope = window, radius, itakura_max_slope
         self.n_jobs = n_jobs
         _n_jobs(n_jobs)
+        check_layout(layout)
+        self.layout = layout
 
     def forward(self, x, y, x_lengths=None, y_lengths=None):
-        return soft_dtw(x, y, self.gamma, self.normalize, self.bandwidth, x_lengths,
-                        y_lengths, self.n_jobs)
+        return soft_dtw(x, y, gamma=self.gamma, normalize=self.normalize, window=self.window,
+                        radius=self.radius, itakura_max_slope=self.itakura_max_slope,
+                        x_lengths=x_lengths, y_lengths=y_lengths, n_jobs=self.n_jobs,
+                        layout=self.layout)
 
     def extra_repr(self):
-        return f"gamma={self.gamma}, normalize={self.normalize}, bandwidth={self.bandwidth}"
+        band = ", ".join(f"{k}={v}" for k, v in (("window", self.window), ("radius", self.radius),
+                                                 ("itakura_max_slope", self.itakura_max_slope))
+                         if v is not None)
+        return (f"gamma={self.gamma}, normalize={self.normalize}" + (f", {band}" if band else "")
+                + (f", layout={self.layout!r}" if self.layout else ""))

@@ -103,4 +103,19 @@ TSW_HD void tsw_band_range(const tsw_band *b, int64_t r, int64_t *lo, int64_t *h
     *hi = h;
 }
 
+/* Whether cell (i, j) of the (n, m) grid is admissible, i indexing a and j indexing b
+ * (whatever the band's swap). */
+TSW_HD int tsw_band_admits(const tsw_band *b, int64_t i, int64_t j)
+{
+    int64_t lo, hi;
+    if (b->kind == TSW_BAND_NONE)
+        return 1;
+    if (b->swap) {
+        tsw_band_range(b, j, &lo, &hi);
+        return i >= lo && i < hi;
+    }
+    tsw_band_range(b, i, &lo, &hi);
+    return j >= lo && j < hi;
+}
+
 #endif

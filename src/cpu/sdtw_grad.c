@@ -261,7 +261,8 @@ int tsw__cpu_soft_dtw_grad(const tsw_params *params, tsw_dtype dtype, int64_t di
     memset(&job, 0, sizeof(job));
     job.p = params;
     job.dt = dtype;
-    job.reference = exec->impl == TSW_IMPL_REFERENCE;
+    /* the anti-diagonal kernel takes Sakoe-Chiba bands; Itakura runs on the reference */
+    job.reference = exec->impl == TSW_IMPL_REFERENCE || params->window == TSW_WINDOW_ITAKURA;
     job.dim = dim;
     job.x = x;
     job.y = y;
@@ -282,7 +283,8 @@ int tsw__cpu_soft_dtw_cost_grad(const tsw_params *params, tsw_dtype dtype, int64
     memset(&job, 0, sizeof(job));
     job.p = params;
     job.dt = dtype;
-    job.reference = exec->impl == TSW_IMPL_REFERENCE;
+    /* the anti-diagonal kernel takes Sakoe-Chiba bands; Itakura runs on the reference */
+    job.reference = exec->impl == TSW_IMPL_REFERENCE || params->window == TSW_WINDOW_ITAKURA;
     job.dim = 1;
     job.cost = cost;
     job.n = n;

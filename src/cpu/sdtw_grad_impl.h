@@ -12,7 +12,9 @@
  *
  * ref_*: the plain reference, Cuturi and Blondel's Algorithm 1 and 2 as tslearn writes
  *   them, on full (n+2) x (m+2) matrices R and E with +inf/-inf borders; successors whose
- *   R is +inf (outside the window) are skipped, which is what keeps it NaN-free.
+ *   R is +inf (outside the window) are skipped, which is what keeps it NaN-free. It takes
+ *   every window, Itakura's included (the fast kernel takes Sakoe-Chiba bands only, so
+ *   cpu/sdtw_grad.c runs this one for Itakura).
  * fast_*: anti-diagonal by anti-diagonal in the window only, vectorised
  *   (sdtw_grad_diag_impl.h); the forward keeps the softmin S(i,j) of every window cell,
  *   the backward recomputes R = S + c exactly and takes every weight as
@@ -67,16 +69,19 @@ static double TSW_F(sdg_ref)(const tsw_params *p, int64_t dim, int64_t n, int64_
     const int64_t w = m + 2;
     T *R = ws, *E = R + (n + 2) * w;
     const T inf = INF, gamma = (T)p->gamma, inv_gamma = (T)(1.0 / p->gamma);
-    tsw_band band = tsw_band_make(p->window, p->window_radius, 0, n, m);
+    tsw_band band = tsw_band_make(p->window, p->window_radius, p->itakura_max_slope, n, m);
 #define RR(i, j) R[(i) * w + (j)]
 #define EE(i, j) E[(i) * w + (j)]
     for (int64_t k = 0; k < (n + 2) * w; ++k)
         R[k] = inf;
     RR(0, 0) = 0;
     for (int64_t i = 1; i <= n; ++i) {
-        int64_t lo, hi;
-        tsw_band_range(&band, i - 1, &lo, &hi);
+        int64_t lo = 0, hi = m;
+        if (!band.swap)
+            tsw_band_range(&band, i - 1, &lo, &hi);
         for (int64_t j = lo + 1; j <= hi; ++j) {
+            if (band.swap && !tsw_band_admits(&band, i - 1, j - 1))
+                continue; /* Itakura: the band's rows run over b */
             T c = TSW_F(sdg_cost)(x, y, dim, C, ldc, i - 1, j - 1);
             RR(i, j) = TSW_F(tsw_sdtw_cell)(c, RR(i - 1, j - 1), RR(i - 1, j), RR(i, j - 1),
                                            gamma, inv_gamma);

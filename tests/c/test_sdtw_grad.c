@@ -36,7 +36,8 @@ static double max_abs(const double *v, int64_t n)
     return s;
 }
 
-/* fast = reference, both = finite differences, value = tsw_paired. */
+/* fast = reference, both = finite differences, value = tsw_paired (the distance engine,
+ * written apart). window 3 (Itakura): radius is the slope. */
 static void check_pair(double gamma, int window, double radius, int normalize, int64_t n,
                        int64_t m, int64_t dim)
 {
@@ -44,7 +45,10 @@ static void check_pair(double gamma, int window, double radius, int normalize, i
     tsw_params_default(&p, TSW_SOFT_DTW);
     p.gamma = gamma;
     p.window = (tsw_window)window;
-    p.window_radius = radius;
+    if (window == TSW_WINDOW_ITAKURA)
+        p.itakura_max_slope = radius;
+    else
+        p.window_radius = radius;
     p.normalize = normalize;
     double *x = malloc(sizeof(double) * (size_t)(n * dim)), *y = malloc(sizeof(double) * (size_t)(m * dim));
     double *gx = calloc((size_t)(n * dim), sizeof(double)), *gy = calloc((size_t)(m * dim), sizeof(double));
@@ -314,8 +318,14 @@ static void check_errors(void)
     tsw_params_default(&p, TSW_DTW);
     CHECK_RC(tsw_soft_dtw_grad(&p, TSW_F64, 1, &c, &c, &v, g, g, NULL), TSW_EPARAM);
     tsw_params_default(&p, TSW_SOFT_DTW);
-    p.window = TSW_WINDOW_ITAKURA;
-    CHECK_RC(tsw_soft_dtw_grad(&p, TSW_F64, 1, &c, &c, &v, g, g, NULL), TSW_ENOTSUP);
+    p.window = TSW_WINDOW_ITAKURA; /* the CPU takes it; the GPU kernels do not */
+    CHECK_RC(tsw_soft_dtw_grad(&p, TSW_F64, 1, &c, &c, &v, g, g, NULL), TSW_OK);
+    {
+        tsw_exec gpu;
+        tsw_exec_default(&gpu);
+        gpu.device = TSW_DEVICE_CUDA;
+        CHECK_RC(tsw_soft_dtw_grad(&p, TSW_F64, 1, &c, &c, &v, g, g, &gpu), TSW_ENOTSUP);
+    }
     tsw_params_default(&p, TSW_SOFT_DTW);
     x[4] = NAN;
     CHECK_RC(tsw_soft_dtw_grad(&p, TSW_F64, 1, &c, &c, &v, g, g, NULL), TSW_ENONFINITE);
@@ -415,6 +425,8 @@ int main(void)
         check_pair(gammas[g], 1, 0, 0, 20, 12, 2);
         check_pair(gammas[g], 2, 0.3, 1, 15, 11, 2); /* divergence with a band */
         check_pair(gammas[g], 0, 0, 1, 8, 14, 1);
+        check_pair(gammas[g], 3, 2.0, 0, 14, 11, 2); /* Itakura (the full-matrix kernel) */
+        check_pair(gammas[g], 3, 1.5, 1, 12, 12, 1);
     }
     check_kernels();
     check_cost_form();

@@ -92,3 +92,42 @@ def aeon_distances():
 @pytest.fixture(scope="session")
 def dtaidistance():
     return peer("dtaidistance")
+
+
+class _ChannelsLast:
+    """tswarp with layout='channels_last' given to every call that takes it (unless the
+    call gives its own). The value tests draw random series in tswarp's layout, some of
+    them shorter than their dimension, which the default layout check would refuse as
+    possibly aeon's: these tests are about values, tests/python/test_layout.py about the
+    layout."""
+
+    _TAKES = frozenset({"dtw", "twed", "soft_dtw", "distance", "cdist", "pdist", "paired",
+                        "dtw_path", "subsequence_dtw", "segmental_dtw", "soft_dtw_grad",
+                        "soft_dtw_barycenter"})
+
+    _ALIGN = frozenset({"dtw_path", "subsequence_dtw", "segmental_dtw"})
+
+    def __init__(self, module, accumulated):
+        self._module = module
+        self._accumulated = accumulated
+
+    def __getattr__(self, name):
+        obj = getattr(self._module, name)
+        if name not in self._TAKES:
+            return obj
+
+        def call(*args, **kwargs):
+            kwargs.setdefault("layout", "channels_last")
+            if self._accumulated and name in self._ALIGN:
+                kwargs.setdefault("accumulated", True)
+            return obj(*args, **kwargs)
+
+        call.__name__ = name
+        return call
+
+
+def channels_last(module, accumulated=False):
+    """See _ChannelsLast. accumulated=True: the alignment functions also report accumulated
+    costs D(n-1, m-1) (librosa's), what the alignment tests compare with their brute force;
+    tests/python/test_layout.py checks the default (dtw()'s rule)."""
+    return _ChannelsLast(module, accumulated)

@@ -20,6 +20,10 @@ import numpy as np
 import pytest
 
 import tswarp
+from conftest import channels_last
+
+# random series in tswarp's layout, any shape; costs compared as accumulated (conftest)
+tswarp = channels_last(tswarp, accumulated=True)
 
 STEPS = {"symmetric1": (((1, 1), (0, 1), (1, 0)), (1.0, 1.0, 1.0)),
          "p05": (((1, 1), (1, 2), (2, 1)), (2.0, 3.0, 3.0))}
@@ -153,7 +157,7 @@ def test_window_brute_force():
         if trial % 2:
             radius = int(rng.integers(0, 4))
             mask = admissible_cells(from_tslearn.sakoe_chiba_mask(n, m, radius))
-            kw = {"window": radius}
+            kw = {"radius": radius}
         else:
             slope = float(rng.uniform(1.5, 3))
             try:
@@ -258,7 +262,7 @@ def test_windowed_paths_do_not_depend_on_threads(rng, step):
         a = rng.integers(0, 3, (n, dim)).astype(float)
         b = rng.integers(0, 3, (m, dim)).astype(float)
         kw = ({"itakura_max_slope": float(rng.uniform(2.5, 3.5))} if trial < 2 else
-              {"window": int(rng.integers(20, 300))})
+              {"radius": int(rng.integers(20, 300))})
         what = f"seed={rng.seed} trial={trial} n={n} m={m} dim={dim} {kw}"
         ref, c0 = tswarp.dtw_path(a, b, step=step, method="stored", n_jobs=1, **kw)
         assert path_cost(local_costs(a, b, "sqeuclidean"), ref, step) == c0, what
@@ -350,6 +354,11 @@ def test_subsequence_librosa_and_k():
     ({"memory_limit": 0}, ValueError, "memory_limit"),
     ({"memory_limit": 1.5}, TypeError, "memory_limit"),
     ({"window": -1}, ValueError, "window"),
+    ({"window": 2}, ValueError, "radius=2"),
+    ({"radius": -1}, ValueError, "radius"),
+    ({"radius": 0.5}, ValueError, "window=0.5"),
+    ({"accumulated": "no"}, TypeError, "accumulated"),
+    ({"layout": "ncl"}, ValueError, "layout"),
     ({"n_jobs": 0}, ValueError, "n_jobs"),
     ({"device": "tpu"}, ValueError, "device"),
     ({"progress": 3}, TypeError, "progress"),
@@ -379,6 +388,8 @@ def test_bad_inputs():
         tswarp.subsequence_dtw(np.zeros(6), np.zeros(3), step="p05")
     with pytest.raises(TypeError, match="window"):  # no windows for subsequence DTW
         tswarp.subsequence_dtw([0.0, 1.0], [1.0, 2.0, 3.0], window=1)
+    with pytest.raises(TypeError, match="radius"):
+        tswarp.subsequence_dtw([0.0, 1.0], [1.0, 2.0, 3.0], radius=1)
     with pytest.raises(ValueError, match="k"):
         tswarp.subsequence_dtw([0.0, 1.0], [1.0, 2.0, 3.0], k=0)
     with pytest.raises(ValueError, match="query contains NaN"):

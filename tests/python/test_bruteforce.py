@@ -17,6 +17,9 @@ import numpy as np
 import pytest
 
 import tswarp
+from conftest import channels_last
+
+tswarp = channels_last(tswarp)  # random series in tswarp's layout, any shape (conftest)
 
 F64_TOL = 1e-12
 F32_TOL = 1e-4
@@ -50,14 +53,14 @@ def itakura_mask(n, m, max_slope):
     return mask
 
 
-def window_mask(n, m, window=None, itakura_max_slope=None):
+def window_mask(n, m, window=None, radius=None, itakura_max_slope=None):
     if itakura_max_slope is not None:
         return itakura_mask(n, m, itakura_max_slope)
-    if window is None:
-        return np.ones((n, m), dtype=bool)
-    if isinstance(window, float):
+    if window is not None:  # a fraction of the shorter length, whatever its type
         return sakoe_chiba_mask(n, m, math.floor(window * min(n, m)))
-    return sakoe_chiba_mask(n, m, window)
+    if radius is not None:
+        return sakoe_chiba_mask(n, m, radius)
+    return np.ones((n, m), dtype=bool)
 
 
 # ---------------------------------------------------------------------------------------
@@ -185,9 +188,10 @@ def draw_window(rng, n, m, allow_itakura=True):
     if kind == 0:
         return {}
     if kind == 1:
-        return {"window": int(rng.integers(0, max(n, m) + 2))}
+        return {"radius": int(rng.integers(0, max(n, m) + 2))}
     if kind == 2:
-        f = float(rng.choice([0.0, 1.0, rng.random(), rng.random()]))
+        # a fraction whatever its type: the ints 0 and 1 are the diagonal and the full band
+        f = [0, 1, 0.0, 1.0, float(rng.random()), float(rng.random())][int(rng.integers(6))]
         return {"window": f}
     return {"itakura_max_slope": float(rng.choice([1.0, rng.uniform(1.0, 4.0)]))}
 
@@ -250,7 +254,7 @@ def test_dtw_long_pair_matches_bruteforce(rng, cost):
     d = int(rng.choice([1, 3]))
     a = draw_series(rng, n, d, zero_rows=cost == "cosine")
     b = draw_series(rng, m, d, zero_rows=cost == "cosine")
-    win = {"window": int(rng.integers(0, 60))} if rng.random() < 0.5 else {}
+    win = {"radius": int(rng.integers(0, 60))} if rng.random() < 0.5 else {}
     acc, scale = dtw_brute(a, b, cost, window_mask(n, m, **win))
     got = tswarp.dtw(a, b, cost=cost, accumulated=True, **win)
     check(got, acc, scale, np.float64, f"seed={rng.seed} long dtw n={n} m={m} d={d} cost={cost} {win}")

@@ -69,7 +69,8 @@ def test_help_on_every_subcommand(capsys, sub):
     assert code == 0
     assert out.startswith("usage: tswarp")
     if sub and sub[0] != "info":
-        for flag in ("--metric", "--window", "--device", "--nu", "--gamma", "--cost"):
+        for flag in ("--metric", "--window", "--radius", "--layout", "--device", "--nu",
+                     "--gamma", "--cost"):
             assert flag in out
 
 
@@ -91,7 +92,13 @@ def test_usage_errors_exit_2(capsys):
     code, _, err = run(capsys, "frobnicate")
     assert code == 2 and "invalid choice" in err
     code, _, err = run(capsys, "knn", "--window", "-3")
-    assert code == 2 and "--window: must be >= 0" in err
+    assert code == 2 and "--window: -3 is not a fraction in [0, 1]" in err
+    code, _, err = run(capsys, "knn", "--window", "10")  # a fraction, never a radius
+    assert code == 2 and "use --radius 10" in err
+    code, _, err = run(capsys, "knn", "--radius", "-1")
+    assert code == 2 and "--radius: must be >= 0" in err
+    code, _, err = run(capsys, "knn", "--radius", "0.1")
+    assert code == 2 and "for a fraction of the length use --window" in err
     code, _, err = run(capsys, "knn", "--k", "0")
     assert code == 2 and "positive integer" in err
     code, out, _ = run(capsys, "--version")
@@ -102,13 +109,14 @@ def test_usage_errors_exit_2(capsys):
 # distance
 # ---------------------------------------------------------------------------------------
 def test_distance_two_files(tmp_path, capsys, rng):
-    a = rng.standard_normal((int(rng.integers(2, 40)), 3))
-    b = rng.standard_normal((int(rng.integers(2, 40)), 3))
+    a = rng.standard_normal((int(rng.integers(4, 40)), 3))
+    b = rng.standard_normal((int(rng.integers(4, 40)), 3))
     np.save(tmp_path / "a.npy", a[None])  # (1, len, d): one multivariate series
     np.save(tmp_path / "b.npy", b[None])
     cases = [
         ([], tswarp.dtw(a, b)),
-        (["--window", "3", "--cost", "abs"], tswarp.dtw(a, b, window=3, cost="abs")),
+        (["--radius", "3", "--cost", "abs"], tswarp.dtw(a, b, radius=3, cost="abs")),
+        (["--window", "1"], tswarp.dtw(a, b)),  # the full band
         (["--window", "0.5", "--accumulated"], tswarp.dtw(a, b, window=0.5, accumulated=True)),
         (["--metric", "twed", "--nu", "0.1", "--lmbda", "0.5"], tswarp.twed(a, b, nu=0.1, lmbda=0.5)),
         (["--metric", "soft_dtw", "--gamma", "0.1", "--normalize"],
@@ -179,9 +187,9 @@ def test_matrix_pdist_and_cdist_files(tmp_path, capsys, rng):
         for y in Y:
             f.write(":".join(",".join(map(repr, y[:, j].tolist())) for j in range(2)) + "\n")
 
-    code, out, err = run(capsys, "matrix", tmp_path / "X.npy", "--out", tmp_path / "P.npy", "--window", "4")
+    code, out, err = run(capsys, "matrix", tmp_path / "X.npy", "--out", tmp_path / "P.npy", "--radius", "4")
     assert code == 0, err
-    np.testing.assert_array_equal(np.load(tmp_path / "P.npy"), tswarp.pdist(X, window=4))
+    np.testing.assert_array_equal(np.load(tmp_path / "P.npy"), tswarp.pdist(X, radius=4))
     cells = (6 * 20) ** 2 // 2 - 6 * 20 * 20 // 2  # pairs i < j, 20 x 20 cells each
     assert "matrix 6 x 6 float64" in out and f"{cells:,} cells" in out and "Gcells/s" in out
 

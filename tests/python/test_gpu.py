@@ -31,6 +31,9 @@ import numpy as np
 import pytest
 
 import tswarp
+from conftest import channels_last
+
+tswarp = channels_last(tswarp)  # random series in tswarp's layout, any shape (conftest)
 
 INFO = tswarp.info()
 HAS_GPU = bool(INFO["cuda_built"] and INFO["cuda_devices"] > 0)
@@ -78,7 +81,7 @@ def random_params(rng, metric, twed_times=None):
             params["normalize"] = True
     k = rng.integers(0, 4)
     if k == 1:
-        params["window"] = int(rng.integers(0, 50))
+        params["radius"] = int(rng.integers(0, 50))
     elif k == 2:
         params["window"] = float(rng.random())
     elif k == 3:
@@ -947,7 +950,7 @@ def test_concurrent_calls_from_threads(rng, xp):
         lambda: xp.get(tswarp.pdist(gX)),
         lambda: xp.get(tswarp.cdist(gX, gX[:7], metric="twed", nu=0.1)),
         lambda: xp.get(tswarp.pdist(gL, metric="soft_dtw", gamma=0.1, condensed=True)),
-        lambda: xp.get(tswarp.dtw(gX[0], gX[1], window=10)),
+        lambda: xp.get(tswarp.dtw(gX[0], gX[1], radius=10)),
         lambda: tswarp.cdist(X, L, device="cuda", metric="twed"),
         lambda: tswarp.soft_dtw(L[0], L[1], device="cuda"),
     ]
@@ -1040,7 +1043,7 @@ def test_dtw_path_on_gpu_equals_cpu(rng, step, dtype):
         cost = str(rng.choice(["sqeuclidean", "euclidean", "abs", "cosine"]))
         kw = dict(step=step, cost=cost)
         if trial % 3 == 1:
-            kw["window"] = int(rng.integers(0, max(n, m) // 3 + 2))
+            kw["radius"] = int(rng.integers(0, max(n, m) // 3 + 2))
         a = rng.standard_normal((n, dim)).cumsum(axis=0).astype(dtype)
         b = rng.standard_normal((m, dim)).cumsum(axis=0).astype(dtype)
         what = f"seed={rng.seed} trial={trial} {a.shape} {b.shape} {kw}"
@@ -1124,7 +1127,7 @@ def _all_alignments(a, b, wrap=lambda x: x, **kw):
     n, m = len(a), len(b)
     q, a, b = wrap(a[: max(1, n // 3)]), wrap(a), wrap(b)
     out = {"p05": tswarp.dtw_path(a, b, step="p05", cost="cosine", **kw),
-           "sym1": tswarp.dtw_path(a, b, window=max(3, abs(n - m) + 2), **kw),
+           "sym1": tswarp.dtw_path(a, b, radius=max(3, abs(n - m) + 2), **kw),
            "subseq": tswarp.subsequence_dtw(q, b, step="p05_query", k=3, **kw)}
     N = max(1, min(4, n // 4))
     out["seg"] = tswarp.segmental_dtw(a, b, N, "weak", step="symmetric1", return_segments=True, **kw)

@@ -4,11 +4,14 @@ import numpy as np
 import pytest
 
 import tswarp
+from conftest import channels_last
+
+tswarp = channels_last(tswarp)  # random series in tswarp's layout, any shape (conftest)
 
 
 @pytest.mark.parametrize("metric,params", [
     ("dtw", {}),
-    ("dtw", {"window": 3, "cost": "abs"}),
+    ("dtw", {"radius": 3, "cost": "abs"}),
     ("twed", {"nu": 0.01, "lmbda": 0.5}),
     ("soft_dtw", {"gamma": 0.3}),
     ("soft_dtw", {"gamma": 1.0, "normalize": True}),

@@ -13,6 +13,9 @@ import numpy as np
 import pytest
 
 import tswarp
+from conftest import channels_last
+
+tswarp = channels_last(tswarp)  # random series in tswarp's layout, any shape (conftest)
 
 LOG3 = math.log(3.0)
 
@@ -50,7 +53,7 @@ def random_case(rng, metric, n, m, d, itakura=True):
         params["gamma"] = float(rng.choice([0.01, 0.1, 1.0, 10.0]))
     k = rng.integers(0, 4)
     if k == 1:
-        params["window"] = int(rng.integers(0, max(n, m) + 1))
+        params["radius"] = int(rng.integers(0, max(n, m) + 1))
     elif k == 2:
         params["window"] = float(rng.random())
     elif k == 3 and itakura:
@@ -166,24 +169,30 @@ def test_window_monotonicity(rng, metric):
         d = int(rng.choice([1, 3]))
         a, b, params = random_case(rng, metric, n, m, d)
         params.pop("window", None)
+        params.pop("radius", None)
         params.pop("itakura_max_slope", None)
         # soft-DTW: softmin over more paths is smaller, up to rounding of the exponentials
         tol = 1e-12 * (params.get("gamma", 0.0) * (n + m) + tswarp.dtw(a, b, accumulated=True) + 1)
-        vals = [f(a, b, window=r, **params) for r in range(0, max(n, m) + 2)]
+        vals = [f(a, b, radius=r, **params) for r in range(0, max(n, m) + 2)]
         what = f"seed={rng.seed} trial={trial} {metric} n={n} m={m} {params}"
         for r in range(1, len(vals)):
             assert vals[r] <= vals[r - 1] + tol, f"{what}: radius {r - 1} -> {vals[r - 1]}, {r} -> {vals[r]}"
         full = f(a, b, **params)
         assert close(full, vals[-1], 1e-12, tol), f"{what}: no window {full} vs huge radius {vals[-1]}"
-        assert close(full, f(a, b, window=10**9, **params), 1e-12, tol), what
+        assert close(full, f(a, b, radius=10**9, **params), 1e-12, tol), what
+        assert close(full, f(a, b, radius=2**80, **params), 1e-12, tol), what
         assert close(full, f(a, b, window=1.0, **params), 1e-12, tol), f"{what}: fraction 1.0"
+        # one meaning whatever the type: the int 1 is the full band too, 0 the diagonal
+        assert f(a, b, window=1, **params) == f(a, b, window=1.0, **params), what
+        assert f(a, b, window=0, **params) == f(a, b, radius=0, **params), what
+        assert f(a, b, radius=3.0, **params) == f(a, b, radius=3, **params), what
         fracs = np.sort(rng.random(6))
         fvals = [f(a, b, window=float(x), **params) for x in fracs]
         for k in range(1, len(fvals)):
             assert fvals[k] <= fvals[k - 1] + tol, f"{what}: fractions {fracs} -> {fvals}"
         # a fraction is the radius floor(f * min(n, m))
         x = float(fracs[3])
-        assert f(a, b, window=x, **params) == f(a, b, window=math.floor(x * min(n, m)), **params), what
+        assert f(a, b, window=x, **params) == f(a, b, radius=math.floor(x * min(n, m)), **params), what
 
 
 # ---------------------------------------------------------------------------------------
@@ -196,7 +205,7 @@ def test_soft_dtw_tends_to_dtw(rng, dtype):
     for trial in range(30):
         n, m, d = draw_len(rng), draw_len(rng), int(rng.choice([1, 2, 6]))
         a, b = series(rng, n, d).astype(dtype), series(rng, m, d).astype(dtype)
-        win = {"window": int(rng.integers(0, 10))} if rng.random() < 0.3 else {}
+        win = {"radius": int(rng.integers(0, 10))} if rng.random() < 0.3 else {}
         acc = tswarp.dtw(a, b, accumulated=True, **win)
         for gamma in (1e-4, 1e-2, 1.0):
             s = tswarp.soft_dtw(a, b, gamma=gamma, **win)
@@ -311,7 +320,7 @@ def assert_matrix_close(got, exp, params, X, Y=None, rtol=1e-12, msg=""):
 
 
 METRIC_PARAMS = {
-    "dtw": {"window": 5},
+    "dtw": {"radius": 5},
     "twed": {"nu": 0.05, "lmbda": 0.5},
     "soft_dtw": {"gamma": 0.3},
 }

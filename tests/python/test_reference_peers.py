@@ -19,6 +19,9 @@ import numpy as np
 import pytest
 
 import tswarp
+from conftest import channels_last
+
+tswarp = channels_last(tswarp)  # random series in tswarp's layout, any shape (conftest)
 
 RTOL = {np.float64: 1e-10, np.float32: 1e-4}
 
@@ -69,7 +72,7 @@ DTYPE_IDS = ["f64", "f32"]
 # ---------------------------------------------------------------------------------------
 # tslearn
 # ---------------------------------------------------------------------------------------
-def tslearn_dtw(tm, a, b, window=None, itakura_max_slope=None):
+def tslearn_dtw(tm, a, b, radius=None, itakura_max_slope=None):
     """tslearn's value, or +inf where tslearn refuses an Itakura slope that admits no path."""
     if itakura_max_slope is not None:
         try:
@@ -77,8 +80,8 @@ def tslearn_dtw(tm, a, b, window=None, itakura_max_slope=None):
         except (RuntimeWarning, ValueError) as e:
             assert "unfeasible" in str(e), e
             return math.inf
-    if window is not None:
-        return float(tm.dtw(a, b, global_constraint="sakoe_chiba", sakoe_chiba_radius=window))
+    if radius is not None:
+        return float(tm.dtw(a, b, global_constraint="sakoe_chiba", sakoe_chiba_radius=radius))
     return float(tm.dtw(a, b))
 
 
@@ -90,7 +93,7 @@ def test_dtw_vs_tslearn(rng, tslearn_metrics, dtype):
         kind = trial % 3
         kw = {}
         if kind == 1:
-            kw = {"window": int(rng.integers(0, max(n, m) + 1))}
+            kw = {"radius": int(rng.integers(0, max(n, m) + 1))}
         elif kind == 2:
             kw = {"itakura_max_slope": float(rng.choice([1.0, rng.uniform(1.0, 5.0)]))}
         exp = tslearn_dtw(tslearn_metrics, a64, b64, **kw)
@@ -130,7 +133,7 @@ def test_cdist_dtw_vs_tslearn(rng, tslearn_metrics, dtype):
     Y = [rng.normal(size=(draw_len(rng, 120), d)).astype(dtype) for _ in range(int(rng.integers(1, 9)))]
     r = int(rng.integers(0, 20))
     exp = tslearn_metrics.cdist_dtw(_dataset(X), _dataset(Y), global_constraint="sakoe_chiba", sakoe_chiba_radius=r)
-    got = tswarp.cdist(X, Y, metric="dtw", window=r)
+    got = tswarp.cdist(X, Y, metric="dtw", radius=r)
     np.testing.assert_allclose(got, exp, rtol=RTOL[dtype], err_msg=f"seed={rng.seed} radius={r}")
     exp = tslearn_metrics.cdist_dtw(_dataset(X))
     np.testing.assert_allclose(tswarp.pdist(X, metric="dtw"), exp, rtol=RTOL[dtype], atol=0,
@@ -222,7 +225,7 @@ def dtai_window(rng, n, m):
     if rng.random() < 0.4:
         return None, {}
     w = int(rng.integers(1, max(n, m) + 2))
-    return w, {"window": w - 1}
+    return w, {"radius": w - 1}
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
@@ -293,7 +296,7 @@ def test_long_pairs(rng, tslearn_metrics, aeon_distances, dtaidistance, dtype):
         fast = dtw.distance_fast(a64[:, 0].copy(), b64[:, 0].copy(), use_pruning=False)
         agree(got, float(fast), dtype, what + " dtaidistance")
     r = int(rng.integers(0, 300))
-    agree(tswarp.dtw(a, b, window=r),
+    agree(tswarp.dtw(a, b, radius=r),
           float(tslearn_metrics.dtw(a64, b64, global_constraint="sakoe_chiba", sakoe_chiba_radius=r)),
           dtype, what + f" radius={r}")
     agree(tswarp.dtw(a, b, accumulated=True), float(aeon_distances.dtw_distance(a64.T, b64.T)), dtype,

@@ -6,6 +6,9 @@ import numpy as np
 import pytest
 
 import tswarp
+from conftest import channels_last
+
+tswarp = channels_last(tswarp)  # random series in tswarp's layout, any shape (conftest)
 from conftest import peer
 
 
@@ -50,19 +53,22 @@ def test_equals_tslearn(rng, gamma):
 
 
 @pytest.mark.parametrize("normalize", [False, True])
-@pytest.mark.parametrize("window", [None, 2, 0.3])
-def test_finite_differences(rng, normalize, window):
+@pytest.mark.parametrize("band", [{}, {"radius": 2}, {"window": 0.3},
+                                  {"itakura_max_slope": 2.0}], ids=["none", "r2", "f0.3", "ita"])
+def test_finite_differences(rng, normalize, band):
     a, b = rng.standard_normal((12, 2)), rng.standard_normal((9, 2))
-    v, ga, gb = tswarp.soft_dtw_grad(a, b, gamma=0.5, window=window, normalize=normalize)
+    v, ga, gb = tswarp.soft_dtw_grad(a, b, gamma=0.5, normalize=normalize, **band)
+    assert v == pytest.approx(tswarp.soft_dtw(a, b, gamma=0.5, normalize=normalize, **band),
+                              rel=1e-12), rng.seed
     h = 1e-6
     for arr, g in ((a, ga), (b, gb)):
         for _ in range(5):
             idx = tuple(rng.integers(s) for s in arr.shape)
             keep = arr[idx]
             arr[idx] = keep + h
-            vp = tswarp.soft_dtw_grad(a, b, gamma=0.5, window=window, normalize=normalize)[0]
+            vp = tswarp.soft_dtw_grad(a, b, gamma=0.5, normalize=normalize, **band)[0]
             arr[idx] = keep - h
-            vm = tswarp.soft_dtw_grad(a, b, gamma=0.5, window=window, normalize=normalize)[0]
+            vm = tswarp.soft_dtw_grad(a, b, gamma=0.5, normalize=normalize, **band)[0]
             arr[idx] = keep
             assert (vp - vm) / (2 * h) == pytest.approx(g[idx], rel=1e-5, abs=1e-6), rng.seed
 
@@ -73,10 +79,10 @@ def test_band_unequal_lengths_numpy_reference(rng, radius):
     if rng.integers(2):
         n, m = m, n
     a, b = rng.standard_normal(n), rng.standard_normal(m)
-    v = tswarp.soft_dtw_grad(a, b, gamma=0.3, window=radius)[0]
+    v = tswarp.soft_dtw_grad(a, b, gamma=0.3, radius=radius)[0]
     assert np.isfinite(v)
     assert v == pytest.approx(numpy_sdtw(a, b, 0.3, radius), rel=1e-10), rng.seed
-    assert v == pytest.approx(tswarp.soft_dtw(a, b, gamma=0.3, window=radius), rel=1e-12)
+    assert v == pytest.approx(tswarp.soft_dtw(a, b, gamma=0.3, radius=radius), rel=1e-12)
 
 
 def test_divergence(rng):
@@ -106,9 +112,9 @@ def test_float32_close_to_float64(rng, gamma):
     # the CPU computes float32 inputs in float64: 1e-4 over the whole range of gamma
     a = rng.standard_normal((100, 2)).astype(np.float32)
     b = rng.standard_normal((80, 2)).astype(np.float32)
-    v32, g32, h32 = tswarp.soft_dtw_grad(a, b, gamma=gamma, window=30)
+    v32, g32, h32 = tswarp.soft_dtw_grad(a, b, gamma=gamma, radius=30)
     v64, g64, h64 = tswarp.soft_dtw_grad(a.astype(np.float64), b.astype(np.float64),
-                                         gamma=gamma, window=30)
+                                         gamma=gamma, radius=30)
     assert g32.dtype == np.float32
     assert v32 == pytest.approx(v64, rel=1e-4)
     scale = max(np.abs(g64).max(), np.abs(h64).max())
@@ -118,14 +124,14 @@ def test_float32_close_to_float64(rng, gamma):
 
 def test_batch_equals_pairs(rng):
     A, B = rng.standard_normal((7, 30, 2)), rng.standard_normal((7, 22, 2))
-    v, ga, gb = tswarp.soft_dtw_grad(A, B, gamma=0.7, window=5, normalize=True)
+    v, ga, gb = tswarp.soft_dtw_grad(A, B, gamma=0.7, radius=5, normalize=True)
     assert v.shape == (7,) and ga.shape == A.shape and gb.shape == B.shape
     for k in range(7):
-        vk, gak, gbk = tswarp.soft_dtw_grad(A[k], B[k], gamma=0.7, window=5, normalize=True)
+        vk, gak, gbk = tswarp.soft_dtw_grad(A[k], B[k], gamma=0.7, radius=5, normalize=True)
         assert v[k] == pytest.approx(vk, rel=1e-12)
         np.testing.assert_allclose(ga[k], gak, rtol=1e-12, atol=1e-14)
         np.testing.assert_allclose(gb[k], gbk, rtol=1e-12, atol=1e-14)
-    np.testing.assert_allclose(v, tswarp.paired(A, B, metric="soft_dtw", gamma=0.7, window=5,
+    np.testing.assert_allclose(v, tswarp.paired(A, B, metric="soft_dtw", gamma=0.7, radius=5,
                                                 normalize=True), rtol=1e-12)
 
 
@@ -145,6 +151,12 @@ def test_bad_input():
         tswarp.soft_dtw_grad(a, a, gamma="1")
     with pytest.raises(ValueError, match="window"):
         tswarp.soft_dtw_grad(a, a, window=-1)
+    with pytest.raises(ValueError, match="radius=3"):  # a window is a fraction
+        tswarp.soft_dtw_grad(a, a, window=3)
+    with pytest.raises(ValueError, match="at most one"):
+        tswarp.soft_dtw_grad(a, a, radius=3, itakura_max_slope=2.0)
+    with pytest.raises(TypeError, match="normalize"):
+        tswarp.soft_dtw_grad(a, a, normalize="False")
     with pytest.raises(ValueError, match="dimensions"):
         tswarp.soft_dtw_grad(a, np.zeros((5, 3)))
     bad = a.copy()

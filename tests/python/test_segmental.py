@@ -20,6 +20,10 @@ import numpy as np
 import pytest
 
 import tswarp
+from conftest import channels_last
+
+# random series in tswarp's layout, any shape; costs compared as accumulated (conftest)
+tswarp = channels_last(tswarp, accumulated=True)
 
 STEPS = {"symmetric1": (((1, 1), (0, 1), (1, 0)), (1.0, 1.0, 1.0)),
          "p05": (((1, 1), (1, 2), (2, 1)), (2.0, 3.0, 3.0)),

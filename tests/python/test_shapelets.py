@@ -437,8 +437,16 @@ def test_transform_multivariate(rng):
             X[i, 2, s:s + 9] -= bump
     kw = dict(min_length=5, max_length=15, length_step=5, n_shapelets=12)
     feats = ("distance", "occurrence", "position")
-    st = ShapeletTransform(features=feats, **kw).fit(X, y)
+    st = ShapeletTransform(features=feats, layout="channels_first", **kw).fit(X, y)
     assert st.n_channels_ == 3 and st.n_shapelets_ == 12
+    # tswarp's layout (n, len, channels) gives the same shapelets and features
+    Xt = X.transpose(0, 2, 1)
+    st2 = ShapeletTransform(features=feats, **kw).fit(Xt, y)
+    assert [(s.series, s.start, s.length, s.channel) for s in st2.shapelets_] == \
+        [(s.series, s.start, s.length, s.channel) for s in st.shapelets_]
+    np.testing.assert_array_equal(st2.transform(Xt), st.transform(X))
+    with pytest.raises(ValueError, match="layout='channels_first'"):  # aeon's, not said
+        ShapeletTransform(features=feats, **kw).fit(X[:, :, :3], y)
     # the merge: the k best of the channels' own top-k lists, by gain then gap then position
     per = []
     for c in range(3):
@@ -468,13 +476,15 @@ def test_transform_multivariate(rng):
         st.transform(X[:, 0, :])
     u = ShapeletTransform(**kw).fit(X[:, 0, :], y)
     with pytest.raises(ValueError, match="fitted on 1"):
-        u.transform(X)
+        u.transform(Xt)
     Xn = X.copy()
     Xn[3, 2, 5] = np.nan
     with pytest.raises(ValueError, match=r"X\[:, 2, :\]\[3\] contains NaN"):
-        ShapeletTransform(**kw).fit(Xn, y)
+        ShapeletTransform(layout="channels_first", **kw).fit(Xn, y)
+    with pytest.raises(ValueError, match=r"X\[:, :, 2\]\[3\] contains NaN"):
+        ShapeletTransform(**kw).fit(Xn.transpose(0, 2, 1), y)
     with pytest.raises(ValueError, match="multivariate"):  # the tree: univariate only
-        ShapeletTreeClassifier(min_length=5).fit(X, y)
+        ShapeletTreeClassifier(min_length=5).fit(Xt, y)
 
 
 def test_transform_multivariate_ragged(rng):
@@ -488,7 +498,13 @@ def test_transform_multivariate_ragged(rng):
         X[i][1, s:s + 7] += bump
     kw = dict(min_length=4, max_length=None, length_step=6, n_shapelets=8,
               features=("distance", "occurrence"))
-    st = ShapeletTransform(**kw).fit(X, y)
+    with pytest.raises(ValueError, match="layout='channels_first'"):  # aeon's, not said
+        ShapeletTransform(**kw).fit(X, y)
+    kwf = dict(kw, layout="channels_first")
+    st = ShapeletTransform(**kwf).fit(X, y)
+    # the same data in tswarp's layout, (len_i, channels) each: the same transform
+    st2 = ShapeletTransform(**kw).fit([x.T for x in X], y)
+    np.testing.assert_array_equal(st2.transform([x.T for x in X]), st.transform(X))
     assert st.n_channels_ == 2 and not hasattr(st, "n_features_in_")
     per = []
     for c in range(2):
@@ -510,18 +526,18 @@ def test_transform_multivariate_ragged(rng):
         assert np.all((T[:, k + j] >= 0) & (T[:, k + j] <= 1))
     # equal lengths: the list gives what the (n, channels, len) array gives
     Xe = np.stack([x[:, :20] for x in X])
-    a, b = ShapeletTransform(**kw).fit(Xe, y), ShapeletTransform(**kw).fit(list(Xe), y)
+    a, b = ShapeletTransform(**kwf).fit(Xe, y), ShapeletTransform(**kwf).fit(list(Xe), y)
     np.testing.assert_array_equal(a.transform(Xe), b.transform(list(Xe)))
-    with pytest.raises(ValueError, match=r"X\[3\] has shape \(3, 25\)"):
+    with pytest.raises(ValueError, match=r"X\[3\] has 3 channel\(s\)"):
         st.fit(X[:3] + [np.zeros((3, 25))] + X[4:], y)
     with pytest.raises(ValueError, match="1 channel"):
         st.transform([x[0] for x in Xt])
     bad = [x.copy() for x in X]
     bad[5][1, 3] = np.inf
     with pytest.raises(ValueError, match=r"\[5\] contains NaN or infinity"):
-        ShapeletTransform(**kw).fit(bad, y)
+        ShapeletTransform(**kwf).fit(bad, y)
     with pytest.raises(ValueError, match="ShapeletTransform takes multivariate"):
-        find_shapelet(X, y, min_length=4)
+        find_shapelet(X, y, min_length=4, layout="channels_first")
 
 
 # ---- the tree ----------------------------------------------------------------------------

@@ -19,12 +19,12 @@ def test_import_tswarp_does_not_import_torch():
 
 
 @pytest.mark.parametrize("normalize", [False, True])
-@pytest.mark.parametrize("bandwidth", [None, 1])
-def test_gradcheck(rng, normalize, bandwidth):
+@pytest.mark.parametrize("radius", [None, 1])
+def test_gradcheck(rng, normalize, radius):
     g = torch.Generator().manual_seed(int(rng.integers(2**31)))
     x = torch.randn(2, 7, 2, dtype=torch.float64, generator=g, requires_grad=True)
     y = torch.randn(2, 5, 2, dtype=torch.float64, generator=g, requires_grad=True)
-    fn = SoftDTW(gamma=0.5, normalize=normalize, bandwidth=bandwidth)
+    fn = SoftDTW(gamma=0.5, normalize=normalize, radius=radius)
     assert torch.autograd.gradcheck(lambda a, b: fn(a, b), (x, y), eps=1e-6, atol=1e-5)
 
 
@@ -33,7 +33,7 @@ def test_gradcheck_cost_matrix(rng):
     C = torch.rand(3, 6, 4, dtype=torch.float64, generator=g, requires_grad=True)
     assert torch.autograd.gradcheck(lambda c: soft_dtw_cost(c, gamma=0.3), (C,), eps=1e-6,
                                     atol=1e-5)
-    assert torch.autograd.gradcheck(lambda c: soft_dtw_cost(c, gamma=0.3, bandwidth=1), (C,),
+    assert torch.autograd.gradcheck(lambda c: soft_dtw_cost(c, gamma=0.3, radius=1), (C,),
                                     eps=1e-6, atol=1e-5)
 
 
@@ -61,7 +61,7 @@ def test_variable_lengths_equal_per_pair(rng):
     x = torch.tensor(rng.standard_normal((3, 12, 2)), requires_grad=True)
     y = torch.tensor(rng.standard_normal((3, 9, 2)), requires_grad=True)
     lx, ly = [12, 5, 8], torch.tensor([9, 9, 2])
-    fn = SoftDTW(gamma=0.2, normalize=True, bandwidth=2)
+    fn = SoftDTW(gamma=0.2, normalize=True, radius=2, layout="channels_last")
     loss = fn(x, y, x_lengths=lx, y_lengths=ly)
     (loss * torch.arange(1.0, 4.0, dtype=torch.float64)).sum().backward()
     for k in range(3):
@@ -156,7 +156,7 @@ def test_cuda_no_grad_values_equal_autograd_values(normalize):
 def test_cuda_tensors_match_cpu(rng):
     x = torch.tensor(rng.standard_normal((4, 40, 2)), requires_grad=True)
     y = torch.tensor(rng.standard_normal((4, 30, 2)), requires_grad=True)
-    fn = SoftDTW(gamma=0.3, bandwidth=5)
+    fn = SoftDTW(gamma=0.3, radius=5)
     cpu = fn(x, y)
     cpu.sum().backward()
     xc = x.detach().cuda().requires_grad_(True)
