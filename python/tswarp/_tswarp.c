@@ -270,7 +270,9 @@ static int parse_metric(PyObject *o, tsw_measure *m)
     if (i == -2)
         return -1;
     if (i < 0) {
-        PyErr_Format(PyExc_ValueError, "metric must be one of 'dtw', 'twed', 'soft_dtw', got %R",
+        PyErr_Format(PyExc_ValueError,
+                     "metric must be one of 'dtw', 'twed', 'soft_dtw' or a callable(a, b) -> "
+                     "float, got %R",
                      o);
         return -1;
     }
@@ -645,6 +647,18 @@ static PyArrayObject *as_array(PyObject *o, const char *name, Py_ssize_t index)
     PyObject *arr = PyArray_FromAny(o, NULL, 0, 0, 0, NULL);
     if (arr)
         return (PyArrayObject *)arr;
+    /* A PyTorch CPU tensor that requires grad refuses numpy(): read it detached, as GPU
+     * tensors are (there is no autograd through these functions; tswarp.torch has it). */
+    if (PyErr_ExceptionMatches(PyExc_RuntimeError) && PyObject_HasAttrString(o, "detach")) {
+        PyErr_Clear();
+        PyObject *det = PyObject_CallMethod(o, "detach", NULL);
+        if (!det)
+            return NULL;
+        arr = PyArray_FromAny(det, NULL, 0, 0, 0, NULL);
+        Py_DECREF(det);
+        if (arr)
+            return (PyArrayObject *)arr;
+    }
     /* Say which argument numpy could not convert (e.g. an inhomogeneous nested list). */
     if (PyErr_ExceptionMatches(PyExc_ValueError) || PyErr_ExceptionMatches(PyExc_TypeError)) {
         PyObject *type, *value, *tb;
@@ -1089,13 +1103,58 @@ static PyObject *py_soft_dtw(PyObject *self, PyObject *const *args, Py_ssize_t n
     return pair_compute(TSW_SOFT_DTW, "soft_dtw", slot);
 }
 
+/* A Python callable as metric (tslearn's and aeon's convention): tswarp/_metric.py runs it
+ * pair by pair on the CPU. Measure parameters do not apply to it (bind them in the callable,
+ * e.g. with functools.partial); a device other than auto/cpu is refused. */
+static int callable_metric_check(const char *fname, PyObject **slot)
+{
+    for (int k = 0; k < K_COUNT; ++k)
+        if ((M_ALL & BIT(k)) && given(slot[k])) {
+            PyErr_Format(PyExc_TypeError,
+                         "%s(): '%s' is not a parameter of a callable metric; bind it in the "
+                         "callable (functools.partial)",
+                         fname, kw_names[k]);
+            return -1;
+        }
+    if (given(slot[K_DEVICE])) {
+        const char *d = PyUnicode_Check(slot[K_DEVICE]) ? PyUnicode_AsUTF8(slot[K_DEVICE]) : NULL;
+        if (!d || (strcmp(d, "auto") != 0 && strcmp(d, "cpu") != 0)) {
+            PyErr_Format(PyExc_ValueError,
+                         "%s(): a callable metric runs in Python on the CPU; device=%R is not "
+                         "available for it",
+                         fname, slot[K_DEVICE]);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static PyObject *callable_metric_module(void)
+{
+    return PyImport_ImportModule("tswarp._metric");
+}
+
 static PyObject *py_distance(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
                              PyObject *kwnames)
 {
     PyObject *slot[K_COUNT] = {0};
     tsw_measure m;
-    if (parse_call(&sig_distance, args, nargs, kwnames, slot) < 0 ||
-        parse_metric(slot[K_METRIC], &m) < 0)
+    if (parse_call(&sig_distance, args, nargs, kwnames, slot) < 0)
+        return NULL;
+    if (given(slot[K_METRIC]) && !PyUnicode_Check(slot[K_METRIC]) &&
+        PyCallable_Check(slot[K_METRIC])) {
+        if (callable_metric_check("distance", slot) < 0)
+            return NULL;
+        PyObject *mod = callable_metric_module();
+        if (!mod)
+            return NULL;
+        PyObject *r = PyObject_CallMethod(mod, "pair", "OOO{}O", slot[K_METRIC], slot[K_A],
+                                          slot[K_B],
+                                          slot[K_LAYOUT] ? slot[K_LAYOUT] : Py_None);
+        Py_DECREF(mod);
+        return r;
+    }
+    if (parse_metric(slot[K_METRIC], &m) < 0)
         return NULL;
     return pair_compute(m, "distance", slot);
 }
@@ -1549,6 +1608,21 @@ static PyObject *batch_compute(const char *fname, PyObject **slot, int is_pdist,
     PyObject *result = NULL;
     int rc, explicit_index, layout;
 
+    if (given(slot[K_METRIC]) && !PyUnicode_Check(slot[K_METRIC]) &&
+        PyCallable_Check(slot[K_METRIC])) {
+        if (callable_metric_check(fname, slot) < 0 || build_exec(slot, &ex, &explicit_index) < 0)
+            return NULL;
+        PyObject *mod = callable_metric_module();
+        if (!mod)
+            return NULL;
+        PyObject *r = PyObject_CallMethod(
+            mod, "batch", "OOOiO{}OOs", slot[K_METRIC], slot[K_X],
+            slot[K_Y] ? slot[K_Y] : Py_None, paired ? 2 : is_pdist ? 1 : 0,
+            condensed ? Py_True : Py_False, slot[K_LAYOUT] ? slot[K_LAYOUT] : Py_None,
+            slot[K_PROGRESS] ? slot[K_PROGRESS] : Py_False, fname);
+        Py_DECREF(mod);
+        return r;
+    }
     if (parse_metric(slot[K_METRIC], &m) < 0 || build_params(m, fname, slot, &prm) < 0 ||
         build_exec(slot, &ex, &explicit_index) < 0 || parse_layout(slot[K_LAYOUT], &layout) < 0)
         return NULL;

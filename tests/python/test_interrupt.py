@@ -1,5 +1,6 @@
-"""Long batch calls: Ctrl-C stops them within a second with KeyboardInterrupt, progress=True
-draws a bar on stderr, and a progress callable sees (done, total) up to done == total.
+"""Long calls: Ctrl-C stops them within a second with KeyboardInterrupt, progress=True
+draws a bar on stderr, and a progress callable sees (done, total) up to done == total. The
+batch functions, the alignments, the shapelet estimators, soft-DTW k-means and barycenters.
 """
 
 import re
@@ -24,7 +25,13 @@ CHILD = textwrap.dedent(
     import tswarp
 
     op = sys.argv[1]
-    X = np.random.default_rng(0).normal(size=(300, 1500))
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 1500))
+    y = np.arange(300) % 3
+    if op in ("tree", "transform"):
+        from tswarp.shapelets import ShapeletTransform, ShapeletTreeClassifier
+    if op in ("kmeans",):
+        from tswarp.learn import SoftDTWKMeans
     print("started", flush=True)
     t0 = time.monotonic()
     try:
@@ -32,6 +39,19 @@ CHILD = textwrap.dedent(
             tswarp.cdist(X, X[::-1], metric="dtw", device="cpu")
         elif op == "pdist":
             tswarp.pdist(X, metric="twed", device="cpu")
+        elif op == "dtw_path":
+            tswarp.dtw_path(rng.normal(size=40000), rng.normal(size=40000), device="cpu")
+        elif op == "segmental":
+            tswarp.segmental_dtw(rng.normal(size=40000), rng.normal(size=40000), 4,
+                                 device="cpu")
+        elif op == "tree":
+            ShapeletTreeClassifier(progress=True, device="cpu").fit(X[:, :600], y)
+        elif op == "transform":
+            ShapeletTransform(progress=True, device="cpu").fit(X[:, :600], y)
+        elif op == "kmeans":
+            SoftDTWKMeans(n_clusters=3, progress=True).fit(X)
+        elif op == "barycenter":
+            tswarp.soft_dtw_barycenter(X, progress=True)
         else:
             tswarp.cdist(list(X), metric="soft_dtw", progress=True, device="cpu")
     except KeyboardInterrupt:
@@ -43,8 +63,9 @@ CHILD = textwrap.dedent(
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="SIGINT to a child is POSIX")
-@pytest.mark.parametrize("op", ["cdist", "pdist", "cdist_list_progress"])
-def test_ctrl_c_stops_a_running_batch(op, tmp_path):
+@pytest.mark.parametrize("op", ["cdist", "pdist", "cdist_list_progress", "dtw_path",
+                                "segmental", "tree", "transform", "kmeans", "barycenter"])
+def test_ctrl_c_stops_a_running_call(op, tmp_path):
     script = tmp_path / "child.py"
     script.write_text(CHILD)
     proc = subprocess.Popen(
@@ -149,3 +170,72 @@ def test_exception_in_progress_callable_propagates(rng):
         tswarp.cdist(X, metric="dtw", progress=progress)
     # the library is usable afterwards
     assert tswarp.cdist(X[:3], metric="dtw").shape == (3, 3)
+
+
+def test_progress_bars_of_the_estimators(capfd, rng):
+    """progress=True on the estimators and the long Python-driven calls: one bar on stderr
+    that ends complete (done == total), with an ETA; nothing without it."""
+    from tswarp.learn import SoftDTWKMeans
+    from tswarp.shapelets import ShapeletTransform, ShapeletTreeClassifier, find_shapelet
+
+    X = rng.normal(size=(20, 40)).cumsum(axis=1)
+    y = np.arange(20) % 2
+    X[y == 1, 10:20] += 3
+    kw = dict(min_length=5, max_length=15, length_step=5)
+    runs = {
+        "ShapeletTreeClassifier": lambda p: ShapeletTreeClassifier(progress=p, **kw).fit(X, y),
+        "ShapeletTransform": lambda p: ShapeletTransform(progress=p, **kw).fit(X, y),
+        "find_shapelet": lambda p: find_shapelet(X, y, progress=p, **kw),
+        "SoftDTWKMeans": lambda p: SoftDTWKMeans(n_clusters=2, max_iter=3, max_iter_barycenter=3,
+                                                 random_state=0, progress=p).fit(X),
+        "soft_dtw_barycenter": lambda p: tswarp.soft_dtw_barycenter(X, max_iter=4, progress=p),
+        "dtw_path": lambda p: tswarp.dtw_path(X[0], X[1], progress=p),
+    }
+    for name, run in runs.items():
+        capfd.readouterr()
+        run(True)
+        out, err = capfd.readouterr()
+        assert out == "", name
+        assert err.startswith("\r" + name) and "eta" in err, f"{name}: {err[-300:]!r}"
+        assert re.search(r"\b(\d+)/\1\b", err) and err.endswith("\n"), f"{name}: {err[-300:]!r}"
+        calls = []
+        run(lambda done, total: calls.append((done, total)))
+        assert calls and calls[-1][0] == calls[-1][1], f"{name}: {calls[-3:]}"
+        assert all(0 <= d <= t for d, t in calls), name
+        run(False)
+        out, err = capfd.readouterr()
+        assert out == "" and err == "", f"{name} without progress: {err!r}"
+
+
+def test_kmeans_never_leaves_a_cluster_empty(rng):
+    """Three identical series and a fourth apart, three clusters from random seeds: two
+    seeds are often the same series, whose assignment ties go to the first; the empty
+    cluster is re-seeded with a warning and every cluster keeps a series."""
+    from tswarp.learn import SoftDTWKMeans
+
+    base = rng.normal(size=30)
+    X = np.stack([base, base, base, base + 5])
+    warned = 0
+    for seed in range(8):
+        with _maybe_warns() as w:
+            km = SoftDTWKMeans(n_clusters=3, init="random", max_iter=4, max_iter_barycenter=2,
+                               random_state=seed).fit(X)
+        warned += len(w)
+        assert sorted(set(km.labels_.tolist())) == [0, 1, 2], (seed, km.labels_)
+        assert isinstance(km.cluster_centers_, np.ndarray)
+        assert km.cluster_centers_.shape == (3, 30, 1)
+    assert warned > 0, "no seed produced an empty cluster: the test no longer tests it"
+
+
+class _maybe_warns:
+    """Collects UserWarnings (any number, none included)."""
+
+    def __enter__(self):
+        import warnings
+        self._cm = warnings.catch_warnings(record=True)
+        self.list = self._cm.__enter__()
+        warnings.simplefilter("always", UserWarning)
+        return self.list
+
+    def __exit__(self, *exc):
+        return self._cm.__exit__(*exc)
