@@ -194,9 +194,10 @@ def soft_dtw_barycenter(X, *, gamma=1.0, weights=None, max_iter=100, tol=1e-3, i
         float64. The objective and its gradient come from one batched C call per
         iteration (every series against z).
     """
-    from scipy.optimize import minimize
-
+    from ._optional import require
     from ._progress import make_progress
+
+    minimize = require("scipy.optimize", "soft_dtw_barycenter").minimize
 
     g = _gamma(gamma)
     wk, wv = _window(window, radius, itakura_max_slope)

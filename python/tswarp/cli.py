@@ -253,17 +253,25 @@ def _path_csv_lines(path: np.ndarray):
         yield f"{i},{j}\n"
 
 
+def _check_out_path(flag: str, path: Optional[str], exts: Sequence[str], what: str) -> None:
+    """An output file name is checked before any work: its extension, and a folder that
+    exists and can be written."""
+    if path is None:
+        return
+    ext = os.path.splitext(path)[1].lower()
+    if ext not in exts:
+        raise UsageError(f"{flag} {path!r}: expected {what}")
+    out_dir = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(out_dir):
+        raise UsageError(f"{flag} {path!r}: directory {out_dir!r} does not exist")
+    if not os.access(out_dir, os.W_OK | os.X_OK):
+        raise UsageError(f"{flag} {path!r}: directory {out_dir!r} is not writable")
+
+
 def cmd_align(args) -> int:
     """Optimal warping path between two series (tswarp.dtw_path)."""
-    for flag, value, exts in (("--out", args.out, (".csv", ".txt", ".npy")), ("--plot", args.plot, None)):
-        if value is None:
-            continue
-        ext = os.path.splitext(value)[1].lower()
-        if exts is not None and ext not in exts:
-            raise UsageError(f"{flag} {value!r}: expected a .csv or .npy file name")
-        out_dir = os.path.dirname(os.path.abspath(value))
-        if not os.path.isdir(out_dir):
-            raise UsageError(f"{flag} {value!r}: directory {out_dir!r} does not exist")
+    _check_out_path("--out", args.out, (".csv", ".txt", ".npy"), "a .csv, .txt or .npy file name")
+    _check_plot_path("--plot", args.plot)
     row_a = args.row_a if args.row_a is not None else args.row
     row_b = args.row_b if args.row_b is not None else args.row
     A, _ = _read(args, args.a, "A")
@@ -272,13 +280,15 @@ def cmd_align(args) -> int:
     b = _pick(B, row_b, args.b, "--row-b" if args.row is None else "--row")
     step = args.step or ("p05_query" if args.segmental else "symmetric1")
     kwargs = {"step": step, "method": args.method, "device": args.device, "n_jobs": args.jobs,
-              "progress": args.progress, "layout": "channels_last"}
+              "progress": args.progress, "layout": "channels_last",
+              "accumulated": args.accumulated}
     for name in ("cost", "window", "radius", "itakura_max_slope", "memory_limit"):
         if getattr(args, name) is not None:
             kwargs[name] = getattr(args, name)
     if args.segmental and ({"window", "radius", "itakura_max_slope"} & set(kwargs)):
         raise UsageError("--segmental takes no --window, --radius or --itakura-max-slope")
     start = time.perf_counter()
+    segs = None
     if args.segmental:  # the cost printed: the sum of the fragments' subsequence costs
         path, segs = tswarp.segmental_dtw(a, b, args.fragments, args.segmental,
                                           return_segments=True, **kwargs)
@@ -288,24 +298,29 @@ def cmd_align(args) -> int:
         path, cost = tswarp.dtw_path(a, b, **kwargs)
     seconds = time.perf_counter() - start
     cells = len(a) * len(b)
-    summary = (f"align {step} {args.cost or 'sqeuclidean'}: a {len(a)} points, b {len(b)} points, "
+    cost_name = args.cost or "sqeuclidean"
+    summary = (f"align {step} {cost_name}: a {len(a)} points, b {len(b)} points, "
                f"{a.shape[1] if a.ndim == 2 else 1} dims\npath {len(path)} cells, cost {cost!r}, "
                f"{seconds:.3f} s, {cells:,} cells, {_rate(cells, seconds):.3f} Gcells/s")
     if args.out is not None:
         if args.out.lower().endswith(".npy"):
-            np.save(args.out, path)
+            tsio.atomic_write(args.out, True, lambda f: np.save(f, path, allow_pickle=False))
         else:
-            with open(args.out, "w") as f:
-                f.writelines(_path_csv_lines(path))
+            tsio.atomic_write(args.out, False, lambda f: f.writelines(_path_csv_lines(path)))
     if args.plot is not None:
-        try:
-            import matplotlib
-        except ImportError:
-            raise UsageError("--plot needs matplotlib (pip install matplotlib)") from None
-        matplotlib.use("Agg")
-        fig = tswarp.plot.alignment(a, b, path, cost=args.cost or "sqeuclidean",
-                                    title=f"{os.path.basename(args.a)} / {os.path.basename(args.b)}")
-        fig.savefig(args.plot, dpi=100)
+        from . import plot
+        row = lambda r: "" if r is None else f"[{r}]"  # noqa: E731
+        title = (f"{os.path.basename(args.a)}{row(row_a)} / {os.path.basename(args.b)}"
+                 f"{row(row_b)}: {step} steps, {cost_name} cost, cost {cost:.6g}")
+        if segs is not None:
+            fig = plot.segmental(a, b, path, segs, cost=cost_name, step=args.step or "p05_query",
+                                 title=title, layout="channels_last")
+        else:
+            band = {k: getattr(args, k) for k in ("window", "radius", "itakura_max_slope")
+                    if getattr(args, k) is not None}
+            fig = plot.cost_matrix(a, b, path, cost=cost_name, step=args.step or "symmetric1",
+                                   title=title, layout="channels_last", **band)
+        _save_figure(fig, args.plot)
     if args.out is None:
         # No --out: the path goes to stdout as csv (pipeable), the summary to stderr.
         sys.stdout.writelines(_path_csv_lines(path))
@@ -391,45 +406,131 @@ def cmd_knn(args) -> int:
     return 0
 
 
-def cmd_shapelets(args) -> int:
-    from .shapelets import ShapeletTreeClassifier  # imports scikit-learn: only here
+_PLOT_EXTENSIONS = (".png", ".pdf", ".svg", ".jpg", ".jpeg")
 
-    X_train, y_train = _read(args, args.train, "TRAIN")
-    X_test, y_test = _read(args, args.test, "TEST")
-    hint = " (use .ts or UCR .tsv, or --labels-first for .csv/.txt)"
-    if y_train is None:
-        raise UsageError(f"TRAIN {args.train!r} has no labels{hint}")
-    if y_test is None:
-        raise UsageError(f"TEST {args.test!r} has no labels{hint}")
-    if _dims(X_train) != 1 or _dims(X_test) != 1:
-        raise UsageError("shapelets need univariate series")
-    flat = lambda X: [np.asarray(s, dtype=np.float64).reshape(-1) for s in X]  # noqa: E731
-    X_train, X_test = flat(X_train), flat(X_test)
-    clf = ShapeletTreeClassifier(min_length=args.min_length, max_length=args.max_length,
-                                 length_step=args.length_step, logical=args.logical,
-                                 max_depth=args.max_depth, normalize=not args.no_normalize,
-                                 device=args.device, n_jobs=args.jobs)
-    print(f"{args.train} / {args.test}: train {_describe(X_train)}; test {_describe(X_test)}")
+
+def _check_plot_path(flag: str, path: Optional[str]) -> None:
+    """--plot is checked before any work: its folder exists, its format is one matplotlib
+    writes, and matplotlib is installed."""
+    if path is None:
+        return
+    ext = os.path.splitext(path)[1].lower()
+    if ext not in _PLOT_EXTENSIONS:
+        raise UsageError(f"{flag} {path!r}: expected an image file name ending in "
+                         f"{', '.join(_PLOT_EXTENSIONS)}")
+    out_dir = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(out_dir):
+        raise UsageError(f"{flag} {path!r}: directory {out_dir!r} does not exist")
+    _headless_matplotlib(flag)
+
+
+def _headless_matplotlib(feature: str) -> None:
+    """matplotlib with a backend that needs no display, or a UsageError naming the extra."""
+    from ._optional import MissingDependency, require
+    try:
+        require("matplotlib", feature).use("Agg")
+    except MissingDependency as e:
+        raise UsageError(str(e)) from None
+
+
+def _labelled(args, path: str, role: str):
+    X, y = _read(args, path, role)
+    if y is None:
+        raise UsageError(f"{role} {path!r} has no labels (use .ts or UCR .tsv, or "
+                         "--labels-first for .csv/.txt, or --labels for .npy)")
+    return X, y
+
+
+def cmd_shapelets(args) -> int:
+    """A shapelet tree, or the shapelet transform with a ridge classifier, fitted on TRAIN
+    and scored on TEST."""
+    from ._optional import MissingDependency
+    _check_plot_path("--plot", args.plot)
+    try:
+        from . import shapelets as shp  # imports scikit-learn: only here
+    except MissingDependency as e:
+        raise UsageError(str(e).replace("tswarp.shapelets", "tswarp shapelets")) from None
+    X_train, y_train = _labelled(args, args.train, "TRAIN")
+    X_test, y_test = _labelled(args, args.test, "TEST")
+    if _dims(X_train) != _dims(X_test):
+        raise UsageError(f"TRAIN has {_dims(X_train)} channel(s) but TEST has {_dims(X_test)}")
+    multivariate = _dims(X_train) > 1
+    if args.model == "tree" and multivariate:
+        raise UsageError("the shapelet tree takes univariate series; for multivariate ones "
+                         "use --model transform")
+    norm = {"z": True, "raw": False, "both": "both"}[args.normalize]
+    common = dict(min_length=args.min_length, max_length=args.max_length,
+                  length_step=args.length_step, device=args.device, n_jobs=args.jobs,
+                  progress=args.progress, layout="channels_last")
+    if args.model == "tree":
+        if norm == "both":
+            raise UsageError("--normalize both applies to --model transform")
+        flat = lambda X: [np.asarray(s, dtype=np.float64).reshape(-1) for s in X]  # noqa: E731
+        X_train, X_test = flat(X_train), flat(X_test)
+        clf = shp.ShapeletTreeClassifier(logical=args.logical, max_depth=args.max_depth,
+                                         normalize=norm, **common)
+        model = clf
+    else:
+        from sklearn.linear_model import RidgeClassifierCV
+        from sklearn.pipeline import make_pipeline
+        from sklearn.preprocessing import StandardScaler
+        if args.logical or args.max_depth is not None:
+            raise UsageError("--logical and --max-depth apply to --model tree")
+        model = shp.ShapeletTransform(
+            n_shapelets=args.n_shapelets if args.n_shapelets is not None else "auto",
+            dilation=tuple(args.dilation) if args.dilation else 1,
+            one_vs_rest=args.one_vs_rest, normalize=norm, features=tuple(args.features),
+            **common)
+        clf = make_pipeline(model, StandardScaler(),
+                            RidgeClassifierCV(alphas=np.logspace(-3, 3, 10)))
+    print(f"{args.train} / {args.test}: train {_describe(X_train)}; test {_describe(X_test)}; "
+          f"{args.model}")
     start = time.perf_counter()
     clf.fit(X_train, y_train)
     fit_s = time.perf_counter() - start
-    print(clf.export_text())
+    if args.model == "tree":
+        print(clf.export_text())
+        what = f"{len(clf.shapelets_)} rules"
+    else:
+        shown = model.shapelets_[:10]
+        print(f"{model.n_shapelets_} shapelets kept, features {', '.join(model.features_)}; "
+              f"the {len(shown)} best:")
+        for s in shown:
+            span = (s.length - 1) * s.dilation + 1
+            step = f":{s.dilation}" if s.dilation > 1 else ""
+            ch = f" channel {s.channel}" if multivariate else ""
+            kind = "" if s.normalized else " raw"
+            print(f"  X[{s.series}][{s.start}:{s.start + span}{step}]{ch}{kind}  gain "
+                  f"{s.gain:.4f}  gap {s.gap:.4f}  threshold {s.threshold:.6g}")
+        what = f"{model.n_shapelets_} shapelets"
     start = time.perf_counter()
     pred = clf.predict(X_test)
     predict_s = time.perf_counter() - start
     accuracy = _accuracy(pred, y_test)
     print(f"accuracy {accuracy:.4f}  error rate {1 - accuracy:.4f}  fit {fit_s:.3f} s  "
-          f"predict {predict_s:.3f} s  ({len(clf.shapelets_)} rules)")
+          f"predict {predict_s:.3f} s  ({what})")
     if args.plot:
-        if not clf.shapelets_:
+        if not model.shapelets_:
             raise UsageError("--plot: the tree is a single leaf, it has no shapelets")
-        import matplotlib
-        matplotlib.use("Agg")
         from .plot import shapelet as plot_shapelet
-        fig = plot_shapelet(clf, X_test, index=0)
-        fig.savefig(args.plot, dpi=120)
+        fig = plot_shapelet(model, X_test, index=0, layout="channels_last",
+                            title=f"{os.path.basename(args.train)}: shapelets on "
+                                  f"{os.path.basename(args.test)}[0] (class "
+                                  f"{_label_text(y_test[0])})")
+        _save_figure(fig, args.plot)
         print(f"wrote {args.plot}")
     return 0
+
+
+def _label_text(v) -> str:
+    return str(v.item() if isinstance(v, np.generic) else v)
+
+
+def _save_figure(fig, path: str) -> None:
+    """Write a figure through a temporary file in the target's folder, renamed into place
+    (a full disk or Ctrl-C never leaves a truncated image)."""
+    ext = os.path.splitext(path)[1].lower().lstrip(".")
+    tsio.atomic_write(path, True, lambda f: fig.savefig(f, format=ext, dpi=110))
 
 
 def _version(v: int) -> str:
@@ -585,12 +686,17 @@ def build_parser() -> argparse.ArgumentParser:
                    help="Sakoe-Chiba radius in cells")
     p.add_argument("--itakura-max-slope", type=float, metavar="S", dest="itakura_max_slope",
                    help="Itakura parallelogram with this maximum slope (>= 1)")
+    p.add_argument("--accumulated", action="store_true",
+                   help="print the accumulated cost D(n-1, m-1) (librosa's) instead of its "
+                        "square root for the sqeuclidean cost (the value of tswarp distance)")
     p.add_argument("--method", choices=("auto", "stored", "linear"), default="auto",
                    help="stored backtrace (2 bits per cell), linear memory, or auto (default)")
     p.add_argument("--memory-limit", type=_positive_int, metavar="BYTES", dest="memory_limit",
                    help="bytes for stored steps (default half the available memory)")
     p.add_argument("--out", "-o", metavar="FILE", help="write the path to FILE (.csv or .npy)")
-    p.add_argument("--plot", metavar="PNG", help="draw the series and the path over the cost image")
+    p.add_argument("--plot", metavar="PNG",
+                   help="draw the accumulated-cost matrix with the path and the series (.png, "
+                        ".pdf, .svg); with --segmental the fragments' boundaries too")
     p.add_argument("--device", type=_device, default="auto", metavar="{auto,cpu,cuda,cuda:N}",
                    help="where to compute (default auto)")
     _add_batch_options(p)
@@ -611,28 +717,48 @@ def build_parser() -> argparse.ArgumentParser:
     _add_measure_options(p, allow_all=True)
     p.set_defaults(func=cmd_knn)
 
-    p = sub.add_parser("shapelets", help="shapelet decision tree: train on TRAIN, test on TEST",
-                       description="Fit a shapelet decision tree (exhaustive search over every "
-                                   "candidate subsequence) on TRAIN, print the tree, the test "
-                                   "accuracy and the fit and predict times.",
-                       epilog=FORMATS_HELP + "; TRAIN and TEST need labels, univariate series")
+    p = sub.add_parser("shapelets", help="shapelets: a tree or the transform + a classifier, "
+                                         "trained on TRAIN, scored on TEST",
+                       description="Fit a shapelet model on TRAIN (exhaustive search over every "
+                                   "candidate subsequence) and score it on TEST: --model tree "
+                                   "(a shapelet decision tree, printed; univariate series) or "
+                                   "--model transform (the distances to the k best shapelets, "
+                                   "standardised, into a ridge classifier; multivariate series "
+                                   "too, each channel searched on its own).",
+                       epilog=FORMATS_HELP + "; TRAIN and TEST need labels")
     p.add_argument("train", metavar="TRAIN", help="labelled training collection")
     p.add_argument("test", metavar="TEST", help="labelled test collection")
+    p.add_argument("--model", choices=("tree", "transform"), default="tree",
+                   help="tree (default) or transform (ShapeletTransform + StandardScaler + "
+                        "RidgeClassifierCV)")
     p.add_argument("--min-length", type=_positive_int, default=3, dest="min_length",
                    help="shortest candidate (default 3)")
     p.add_argument("--max-length", type=_positive_int, default=None, dest="max_length",
                    help="longest candidate (default: the longest TRAIN series)")
     p.add_argument("--length-step", type=_positive_int, default=1, dest="length_step",
                    help="candidate lengths min, min + step, ... (default 1)")
-    p.add_argument("--logical", action="store_true", help="allow AND/OR of two shapelets per node")
-    p.add_argument("--max-depth", type=_positive_int, default=None, dest="max_depth")
-    p.add_argument("--no-normalize", action="store_true", dest="no_normalize",
-                   help="shapelets compared as they are, not z-normalised (their level and "
-                        "scale count too; the tree prints rawdist)")
-    p.add_argument("--plot", metavar="PNG", help="draw the tree's shapelets on the first TEST series")
+    p.add_argument("--normalize", choices=("z", "raw", "both"), default="z",
+                   help="z-normalised shapelets (z, default), compared as they are (raw: their "
+                        "level and scale count too; the tree prints rawdist), or both kinds "
+                        "(transform)")
+    p.add_argument("--logical", action="store_true",
+                   help="[tree] allow AND/OR of two shapelets per node")
+    p.add_argument("--max-depth", type=_positive_int, default=None, dest="max_depth",
+                   help="[tree] deepest node")
+    p.add_argument("--n-shapelets", type=_positive_int, default=None, dest="n_shapelets",
+                   help="[transform] shapelets kept (default 10 per training series, at most "
+                        "1000)")
+    p.add_argument("--dilation", type=_positive_int, nargs="+", metavar="D",
+                   help="[transform] dilations searched (default 1)")
+    p.add_argument("--features", nargs="+", choices=("distance", "occurrence", "position"),
+                   default=["distance"], help="[transform] feature blocks (default distance)")
+    p.add_argument("--one-vs-rest", action="store_true", dest="one_vs_rest",
+                   help="[transform] judge each candidate on its class against the rest")
+    p.add_argument("--plot", metavar="PNG",
+                   help="draw the model's shapelets on the first TEST series (.png, .pdf, .svg)")
     p.add_argument("--device", type=_device, default="auto", metavar="{auto,cpu,cuda,cuda:N}",
                    help="where to compute (default auto)")
-    p.add_argument("-j", "--jobs", type=_positive_int, metavar="N", help="CPU threads (default all cores)")
+    _add_batch_options(p)
     _add_input_options(p)
     p.set_defaults(func=cmd_shapelets)
 

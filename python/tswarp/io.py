@@ -46,6 +46,7 @@ __all__ = [
     "ParseError",
     "read_series",
     "read_npy",
+    "atomic_write",
     "read_text",
     "read_ucr_tsv",
     "read_ts",
@@ -392,15 +393,22 @@ def read_series(path: PathLike, *, labels_first: bool = False,
 # ---- writers -------------------------------------------------------------------------------
 
 
-def _atomic_write(path: PathLike, binary: bool, write: Callable) -> None:
+def atomic_write(path: PathLike, binary: bool, write: Callable) -> None:
     """Write through ``write(file)`` into a temporary sibling, then rename it over ``path``.
 
     The temporary file lives in the target's directory so that ``os.replace`` is a rename on one
-    file system (atomic on POSIX); it is created with mode 0666 so the umask applies as for a
-    plain ``open``. Any exception, KeyboardInterrupt included, removes it.
+    file system (atomic on POSIX); a new file is created with mode 0666 so the umask applies as
+    for a plain ``open``, and an existing target keeps its mode. A symbolic link is written
+    through: its target is replaced, the link stays. Any exception, KeyboardInterrupt
+    included (the CLI turns SIGTERM into one), removes the temporary file, so an
+    interrupted write or a full disk never leaves a truncated file behind.
     """
-    path = os.fspath(path)
+    path = os.path.realpath(os.fspath(path))  # through symlinks: the file they point to
     directory, base = os.path.split(path)
+    try:
+        mode = os.stat(path).st_mode & 0o7777
+    except FileNotFoundError:
+        mode = None
     tmp = os.path.join(directory, f".{base}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     try:
@@ -409,6 +417,8 @@ def _atomic_write(path: PathLike, binary: bool, write: Callable) -> None:
             write(f)
             f.flush()
             os.fsync(f.fileno())
+        if mode is not None:
+            os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
         try:
@@ -430,7 +440,7 @@ def _check_matrix(D) -> np.ndarray:
 def write_npy(path: PathLike, D) -> None:
     """Write an array to ``.npy`` atomically (never a half-written file)."""
     D = _check_matrix(D)
-    _atomic_write(path, True, lambda f: np.save(f, D, allow_pickle=False))
+    atomic_write(path, True, lambda f: np.save(f, D, allow_pickle=False))
 
 
 def csv_lines(D):
@@ -452,7 +462,7 @@ def csv_lines(D):
 def write_csv(path: PathLike, D) -> None:
     """Write a matrix as csv (see :func:`csv_lines`) atomically."""
     D = _check_matrix(D)
-    _atomic_write(path, False, lambda f: f.writelines(csv_lines(D)))
+    atomic_write(path, False, lambda f: f.writelines(csv_lines(D)))
 
 
 def write_matrix(path: PathLike, D) -> None:

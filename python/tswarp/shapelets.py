@@ -38,12 +38,15 @@ import itertools
 import math
 import numbers
 from dataclasses import dataclass
-from typing import List, Optional
+from typing import Any, List, Optional
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin, TransformerMixin
-from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, column_or_1d
+from ._optional import require
+
+require("sklearn", "tswarp.shapelets")
+from sklearn.base import BaseEstimator, ClassifierMixin, TransformerMixin  # noqa: E402
+from sklearn.utils.multiclass import check_classification_targets  # noqa: E402
+from sklearn.utils.validation import check_is_fitted, column_or_1d  # noqa: E402
 
 from . import _tswarp
 from ._conventions import FIRST, as_collection, as_series, check_bool, check_int, check_layout
@@ -100,6 +103,8 @@ class Shapelet:
                                  Chang et al.); False: compared as it is, the length-
                                  normalised Euclidean distance of the values (its level and
                                  scale too; RDST's non-normalised shapelets)
+    label : object               the class of the training series it comes from (None when
+                                 not known)
     """
 
     values: np.ndarray
@@ -112,6 +117,7 @@ class Shapelet:
     channel: int = 0
     dilation: int = 1
     normalized: bool = True
+    label: Any = None
 
 
 # ---- input handling --------------------------------------------------------------------
@@ -275,13 +281,15 @@ def _search(X: _Series, codes, n_classes, lengths, subset=None, logic=None, part
     return r  # (series, start, length, threshold, gain, gap, dilation)
 
 
-def _to_shapelet(X: _Series, r, channel=0, normalized=True) -> Optional[Shapelet]:
+def _to_shapelet(X: _Series, r, channel=0, normalized=True, labels=None) -> Optional[Shapelet]:
+    """labels: the training labels (its series' label is the shapelet's class)."""
     series, start, length, thr, gain, gap, dil = r
     if series < 0:
         return None
     values = X.series(series)[start:start + (length - 1) * dil + 1:dil].copy()
+    label = None if labels is None else _label(labels[series])
     return Shapelet(values, int(series), int(start), int(length), float(thr), float(gain),
-                    float(gap), int(channel), int(dil), bool(normalized))
+                    float(gap), int(channel), int(dil), bool(normalized), label)
 
 
 def _normalize_arg(normalize):
@@ -485,7 +493,7 @@ def find_shapelet(X, y, *, min_length=3, max_length=None, length_step=1, dilatio
                     dilation=dil, normalize=norm, progress=bar)
     finally:
         _close(bar)
-    s = _to_shapelet(Xs, r, normalized=norm)
+    s = _to_shapelet(Xs, r, normalized=norm, labels=classes[codes])
     if s is None:
         raise ValueError("no candidate splits X: every candidate is at the same distance from "
                          "every series")
@@ -674,7 +682,7 @@ class ShapeletTreeClassifier(ClassifierMixin, BaseEstimator):
             width = len(idx) / (3 if logical else 1)
             r1 = _search(Xs, codes, C, nl, subset=sub, device=device, n_jobs=self.n_jobs,
                          normalize=norm, progress=share.part(settled[0], width))
-            s1 = _to_shapelet(Xs, r1, normalized=norm)
+            s1 = _to_shapelet(Xs, r1, normalized=norm, labels=classes[codes])
             if s1 is None or s1.gain <= 0:
                 return leaf(idx)
             Xsub = Xs.subset(sub)
@@ -688,7 +696,7 @@ class ShapeletTreeClassifier(ClassifierMixin, BaseEstimator):
                                  partner=np.ascontiguousarray(d1), device=device,
                                  n_jobs=self.n_jobs, normalize=norm,
                                  progress=share.part(settled[0] + (i + 1) * width, width))
-                    s2 = _to_shapelet(Xs, r2, normalized=norm)
+                    s2 = _to_shapelet(Xs, r2, normalized=norm, labels=classes[codes])
                     if s2 is None:
                         continue
                     better = s2.gain > rule["gain"] or (
@@ -997,7 +1005,8 @@ class ShapeletTransform(TransformerMixin, BaseEstimator):
         found = found[:int(k)]
         self.classes_ = classes
         _set_n_features(self, X, Xs)
-        self.shapelets_ = [_to_shapelet(Xcs[c], r, c, not raw) for _, raw, c, r in found]
+        self.shapelets_ = [_to_shapelet(Xcs[c], r, c, not raw, classes[codes])
+                           for _, raw, c, r in found]
         self.n_shapelets_ = len(self.shapelets_)
         self.n_channels_ = len(Xcs)
         self.features_ = features

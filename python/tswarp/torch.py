@@ -19,7 +19,10 @@ PyTorch, no copy to the host.
 
 
 import numpy as np
-import torch
+
+from ._optional import require
+
+torch = require("torch", "tswarp.torch")
 
 from . import _tswarp
 from ._conventions import check_bool, check_layout, collection_transpose

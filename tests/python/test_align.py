@@ -404,24 +404,6 @@ def test_import_does_not_load_matplotlib():
     assert out.stdout.strip() == "False"
 
 
-def test_plot_alignment(tmp_path):
-    pytest.importorskip("matplotlib")
-    import matplotlib
-
-    matplotlib.use("Agg")
-    rng = np.random.default_rng(9)
-    a, b = rng.normal(size=(120, 2)), rng.normal(size=(90, 2))
-    path, _ = tswarp.dtw_path(a, b, cost="cosine")
-    fig = tswarp.plot.alignment(a, b, path, cost="cosine", max_pixels=50)
-    assert len(fig.axes) == 3
-    fig.savefig(tmp_path / "a.png")
-    assert (tmp_path / "a.png").stat().st_size > 1000
-    with pytest.raises(ValueError, match="path"):
-        tswarp.plot.alignment(a, b, path + 500)
-    with pytest.raises(ValueError, match="cost"):
-        tswarp.plot.alignment(a, b, path, cost="nope")
-
-
 def test_cli_align(tmp_path):
     pytest.importorskip("matplotlib")
     from tswarp.cli import main
