@@ -134,14 +134,44 @@ def _dims(series) -> int:
     return 1 if first.ndim == 1 else first.shape[1]
 
 
-def count_cells(len_x: np.ndarray, len_y: Optional[np.ndarray] = None) -> int:
-    """DP cells of a cdist (sum over all pairs of len_i * len_j) or, with one collection, of a
-    pdist, where each pair i < j is computed once. Windows are not accounted for: the count is
-    the full grid, the usual basis of cells-per-second figures."""
-    sx = int(np.sum(len_x, dtype=np.int64))
+def _pair_cells(n: int, m: int, kind: int, value: float) -> int:
+    """Cells of the (n, m) grid a window admits (include/tswarp.h's definitions)."""
+    if kind == 0:
+        return n * m
+    if kind in (1, 2):
+        r = int(value) if kind == 1 else int(np.floor(value * min(n, m)))
+        lo, hi = -r - max(0, n - m), r + max(0, m - n)  # -lo <= j - i <= hi
+        k = np.arange(max(lo, -(n - 1)), min(hi, m - 1) + 1, dtype=np.int64)
+        # diagonal j - i = k holds min(n, m - k) - max(0, -k) cells
+        return int(np.maximum(np.minimum(n, m - k) - np.maximum(0, -k), 0).sum())
+    from .plot import _admissible
+    return int(_admissible(n, m, None, None, value).sum())
+
+
+def count_cells(len_x: np.ndarray, len_y: Optional[np.ndarray] = None, window=None,
+                radius=None, itakura_max_slope=None) -> int:
+    """DP cells of a cdist (over all pairs) or, with one collection, of a pdist, where each
+    pair i < j is computed once: the full grid n m of each pair, or with a window the cells
+    it admits (what the kernels compute, the basis of cells-per-second figures)."""
+    from ._conventions import band
+    kind, value = band(window, radius, itakura_max_slope)
+    len_x = np.asarray(len_x, dtype=np.int64)
+    if kind == 0:
+        sx = int(np.sum(len_x, dtype=np.int64))
+        if len_y is not None:
+            return sx * int(np.sum(np.asarray(len_y), dtype=np.int64))
+        return (sx * sx - int(np.sum(len_x ** 2))) // 2
+    ux, cx = np.unique(len_x, return_counts=True)
     if len_y is not None:
-        return sx * int(np.sum(len_y, dtype=np.int64))
-    return (sx * sx - int(np.sum(len_x.astype(np.int64) ** 2))) // 2
+        uy, cy = np.unique(np.asarray(len_y, dtype=np.int64), return_counts=True)
+        return sum(int(a) * int(b) * _pair_cells(int(n), int(m), kind, value)
+                   for n, a in zip(ux, cx) for m, b in zip(uy, cy))
+    total = 0
+    for i, (n, a) in enumerate(zip(ux, cx)):  # pairs i < j: unordered pairs of lengths
+        total += int(a) * (int(a) - 1) // 2 * _pair_cells(int(n), int(n), kind, value)
+        for m, b in zip(ux[i + 1:], cx[i + 1:]):
+            total += int(a) * int(b) * _pair_cells(int(n), int(m), kind, value)
+    return total
 
 
 def _describe(series) -> str:
@@ -371,14 +401,11 @@ def cmd_knn(args) -> int:
         X_test, y_test = load_gunpoint("test")
         name = "GunPoint (shipped)"
     else:
-        X_train, y_train = _read(args, args.train, "TRAIN")
-        X_test, y_test = _read(args, args.test, "TEST")
+        X_train, y_train = _labelled(args, args.train, "TRAIN")
+        X_test, y_test = _labelled(args, args.test, "TEST")
         name = f"{args.train} / {args.test}"
-        hint = " (use .ts or UCR .tsv, or --labels-first for .csv/.txt)"
-        if y_train is None:
-            raise UsageError(f"TRAIN {args.train!r} has no labels{hint}")
-        if y_test is None:
-            raise UsageError(f"TEST {args.test!r} has no labels{hint}")
+    if args.k > len(y_train):
+        raise UsageError(f"-k {args.k} is more than the {len(y_train)} TRAIN series")
     metrics = list(tswarp.METRICS) if args.metric == "all" else [args.metric]
     params = {m: _measure_params(args, m, strict=args.metric != "all") for m in metrics}
     # Fail before the table starts: one tiny pair per measure surfaces a bad parameter, a
@@ -387,12 +414,16 @@ def cmd_knn(args) -> int:
     for metric in metrics:
         tswarp.distance(probe_a, probe_b, metric=metric, **params[metric])
 
-    cells = count_cells(_lengths(X_test), _lengths(X_train))
+    band = {k: getattr(args, k) for k in ("window", "radius", "itakura_max_slope")
+            if getattr(args, k) is not None}
+    cells = count_cells(_lengths(X_test), _lengths(X_train), **band)
     n_classes = len(set(np.asarray(y_train).tolist()))
     threads = args.jobs if args.jobs is not None else tswarp.info().get("threads")
     print(f"{name}: train {_describe(X_train)}; test {_describe(X_test)}; {n_classes} classes")
     plural = "" if threads == 1 else "s"
-    print(f"{args.k}-NN, {cells:,} cells per measure, {threads} thread{plural}, device {args.device}")
+    within = " (in the window)" if band else ""
+    print(f"{args.k}-NN, {cells:,} cells per measure{within}, {threads} thread{plural}, "
+          f"device {args.device}")
     print(f"{'measure':<10} {'accuracy':>9} {'error rate':>11} {'time s':>9} {'Gcells/s':>9}")
     for metric in metrics:
         start = time.perf_counter()
@@ -433,8 +464,37 @@ def _headless_matplotlib(feature: str) -> None:
         raise UsageError(str(e)) from None
 
 
+def _read_labels(path: str, role: str, count: int) -> np.ndarray:
+    """--labels: a 1-D .npy array, or a text file of one label a line (ints when every one
+    is an integer, else str), with one label per series of the collection."""
+    try:
+        if path.lower().endswith(".npy"):
+            y = np.load(path, allow_pickle=False)
+            if y.ndim != 1 or y.dtype.kind not in "biufU":
+                raise ValueError(f"expected a 1-D array of numbers or strings, got {y.dtype} "
+                                 f"of shape {y.shape}")
+        else:
+            with open(path, encoding="utf-8") as f:
+                y = tsio._labels_array([line.strip() for line in f if line.strip()])
+    except FileNotFoundError:
+        raise UsageError(f"--labels {path!r}: no such file") from None
+    except ValueError as e:
+        raise UsageError(f"--labels {path!r}: {e}") from None
+    if len(y) != count:
+        raise UsageError(f"--labels {path!r} holds {len(y)} labels but {role} holds {count} "
+                         "series")
+    return y
+
+
 def _labelled(args, path: str, role: str):
     X, y = _read(args, path, role)
+    given = getattr(args, "labels", None)
+    if given:
+        file = given[0] if role == "TRAIN" else given[1]
+        if y is not None:
+            raise UsageError(f"{role} {path!r} has labels of its own; --labels is for files "
+                             "without (.npy)")
+        y = _read_labels(file, role, len(X))
     if y is None:
         raise UsageError(f"{role} {path!r} has no labels (use .ts or UCR .tsv, or "
                          "--labels-first for .csv/.txt, or --labels for .npy)")
@@ -609,6 +669,12 @@ def _add_input_options(p: argparse.ArgumentParser) -> None:
                         "channels_last, with shapes that may be the other layout refused)")
 
 
+def _add_labels_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--labels", nargs=2, metavar=("Y_TRAIN", "Y_TEST"),
+                   help="the labels of TRAIN and TEST when their files hold none (.npy): two "
+                        "files, each a 1-D .npy array or one label a line")
+
+
 def _add_batch_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("-j", "--jobs", type=_positive_int, metavar="N", help="CPU threads (default all cores)")
     p.add_argument("--progress", action="store_true", help="draw a progress bar on stderr")
@@ -712,6 +778,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("train", metavar="TRAIN", nargs="?", help="labelled training collection")
     p.add_argument("test", metavar="TEST", nargs="?", help="labelled test collection")
     p.add_argument("-k", "--k", type=_positive_int, default=1, help="neighbours (default 1)")
+    _add_labels_option(p)
     _add_batch_options(p)
     _add_input_options(p)
     _add_measure_options(p, allow_all=True)
@@ -756,6 +823,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="[transform] judge each candidate on its class against the rest")
     p.add_argument("--plot", metavar="PNG",
                    help="draw the model's shapelets on the first TEST series (.png, .pdf, .svg)")
+    _add_labels_option(p)
     p.add_argument("--device", type=_device, default="auto", metavar="{auto,cpu,cuda,cuda:N}",
                    help="where to compute (default auto)")
     _add_batch_options(p)

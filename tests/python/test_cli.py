@@ -269,7 +269,9 @@ def test_knn_files_all_metrics(capsys, small_gunpoint):
                            ("soft_dtw", {"window": 0.2})):
         pred = cli.knn_predict(tswarp.cdist(Xt, X, metric=metric, **params), y)
         assert rows[metric][0] == round(float(np.mean(pred == yt)), 4)
-    assert f"{30 * 50 * 20 * 50:,} cells per measure" in out
+    # the window's cells: radius floor(0.2 * 50) = 10 on 50 x 50 grids
+    band = sum(min(50, 50 - k) - max(0, -k) for k in range(-10, 11))
+    assert f"{30 * 20 * band:,} cells per measure (in the window)" in out
 
     code, out, _ = run(capsys, "knn", train, test, "--k", "3", "--metric", "twed")
     assert code == 0
@@ -362,3 +364,44 @@ def test_ctrl_c_exits_130_and_writes_nothing(tmp_path, rng):
     assert b"Traceback" not in err
     assert elapsed < 5.0
     assert os.listdir(tmp_path) == ["X.npy"]
+
+
+def test_knn_k_window_cells_and_labels_for_npy(tmp_path, capsys, rng):
+    """-k larger than TRAIN is refused; the cell count counts the window's cells; .npy
+    collections take their labels from --labels."""
+    from tswarp.cli import count_cells
+    X, y = load_gunpoint("train")
+    Xt, yt = load_gunpoint("test")
+    np.save(tmp_path / "X.npy", X[:20])
+    np.save(tmp_path / "Xt.npy", Xt[:10])
+    np.save(tmp_path / "y.npy", y[:20])
+    (tmp_path / "yt.txt").write_text("".join(f"{v}\n" for v in yt[:10]))
+    code, out, err = run(capsys, "knn", tmp_path / "X.npy", tmp_path / "Xt.npy", "--labels",
+                         tmp_path / "y.npy", tmp_path / "yt.txt", "--radius", "5")
+    assert code == 0, err
+    cells = count_cells(np.full(10, 150), np.full(20, 150), radius=5)
+    assert f"{cells:,} cells per measure (in the window)" in out
+    assert cells == 200 * sum(min(150, 150 - k) - max(0, -k) for k in range(-5, 6))
+    D = tswarp.cdist(Xt[:10], X[:20], radius=5)
+    acc = float(np.mean(y[:20][np.argmin(D, axis=1)] == yt[:10]))
+    assert f"{acc:>9.4f}" in out
+    code, _, err = run(capsys, "knn", tmp_path / "X.npy", tmp_path / "Xt.npy")
+    assert code == 2 and "--labels" in err
+    code, _, err = run(capsys, "knn", tmp_path / "X.npy", tmp_path / "Xt.npy", "--labels",
+                       tmp_path / "yt.txt", tmp_path / "yt.txt")
+    assert code == 2 and "holds 10 labels but TRAIN holds 20 series" in err
+    code, _, err = run(capsys, "knn", "-k", "51")  # GunPoint's TRAIN holds 50
+    assert code == 2 and "-k 51 is more than the 50 TRAIN series" in err
+    # windows: the fraction, Itakura, ragged lengths, pdist, against a brute count
+    for kw in ({"window": 0.1}, {"itakura_max_slope": 2.0}, {"radius": 0}):
+        lens = rng.integers(5, 30, 7)
+        from tswarp.plot import _admissible
+        brute = sum(int(_admissible(int(n), int(m), **{**dict(window=None, radius=None,
+                                                             itakura_max_slope=None), **kw}
+                                    ).sum()) for n in lens for m in lens[:4])
+        assert count_cells(lens, lens[:4], **kw) == brute, kw
+        brute = sum(int(_admissible(int(lens[i]), int(lens[j]),
+                                    **{**dict(window=None, radius=None,
+                                              itakura_max_slope=None), **kw}).sum())
+                    for i in range(7) for j in range(i + 1, 7))
+        assert count_cells(lens, **kw) == brute, kw

@@ -1053,9 +1053,47 @@ def test_cli_shapelets(tmp_path, capsys):
     assert acc >= 0.8
     assert png.stat().st_size > 1000
     rc = main(["shapelets", train, test, "--min-length", "30", "--max-length", "40",
-               "--length-step", "10", "--no-normalize"])
+               "--length-step", "10", "--normalize", "raw"])
     out = capsys.readouterr().out
     assert rc == 0, out
     assert "rawdist(X[" in out and "accuracy" in out
     rc = main(["shapelets", train, test, "--min-length", "500"])
     assert rc == 2
+    # the plot's path is checked before the fit
+    rc = main(["shapelets", train, test, "--plot", str(tmp_path / "no" / "s.png")])
+    assert rc == 2 and "does not exist" in capsys.readouterr().err
+
+
+def test_cli_shapelets_transform_multivariate(tmp_path, capsys, rng):
+    """--model transform: ShapeletTransform + ridge, on multivariate .npy collections with
+    --labels, equal to the same pipeline in Python; the tree refuses multivariate series."""
+    from sklearn.linear_model import RidgeClassifierCV
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    from tswarp.cli import main
+    n, L = 24, 40
+    y = np.repeat([0, 1, 2], n // 3)
+    X = 0.3 * rng.standard_normal((n, L, 2)).cumsum(axis=1)
+    for i in range(n):
+        s = int(rng.integers(0, L - 8))
+        X[i, s:s + 8, y[i] % 2] += (y[i] + 1) * np.sin(np.linspace(0, np.pi, 8))
+    np.save(tmp_path / "X.npy", X[::2])
+    np.save(tmp_path / "Xt.npy", X[1::2])
+    np.save(tmp_path / "y.npy", y[::2])
+    np.save(tmp_path / "yt.npy", y[1::2])
+    args = ["shapelets", str(tmp_path / "X.npy"), str(tmp_path / "Xt.npy"), "--labels",
+            str(tmp_path / "y.npy"), str(tmp_path / "yt.npy"), "--min-length", "5",
+            "--max-length", "10", "--model", "transform", "--n-shapelets", "6",
+            "--features", "distance", "occurrence", "--plot", str(tmp_path / "m.png")]
+    rc = main(args)
+    out = capsys.readouterr().out
+    assert rc == 0, out
+    model = make_pipeline(ShapeletTransform(n_shapelets=6, min_length=5, max_length=10,
+                                            features=("distance", "occurrence")),
+                          StandardScaler(), RidgeClassifierCV(alphas=np.logspace(-3, 3, 10)))
+    acc = float(np.mean(model.fit(X[::2], y[::2]).predict(X[1::2]) == y[1::2]))
+    assert f"accuracy {acc:.4f}" in out and "6 shapelets kept" in out and " channel " in out
+    assert (tmp_path / "m.png").stat().st_size > 1000
+    rc = main(args[:6])  # the tree
+    assert rc == 2 and "--model transform" in capsys.readouterr().err
