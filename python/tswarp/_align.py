@@ -65,7 +65,7 @@ def dtw_path(a, b, **kwargs):
 
 
 dtw_path.__doc__ = _dtw_path.__doc__
-dtw_path.__signature__ = inspect.signature(_dtw_path)
+dtw_path.__signature__ = inspect.signature(_dtw_path)  # type: ignore[attr-defined]
 
 _VARIANTS = {"none": 0, "weak": 1, "strict": 2}
 _INT64_MAX = 2**63 - 1

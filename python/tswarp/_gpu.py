@@ -187,7 +187,7 @@ class _Torch:
         return self.t.cuda.mem_get_info(dev)
 
 
-_libs = {}
+_libs: dict = {}
 
 
 def _lib(name):

@@ -40,4 +40,5 @@ def load_gunpoint(split: str = "train") -> Tuple[np.ndarray, np.ndarray]:
     as in the UCR archive.
     """
     X, y = read_ts(gunpoint_path(split))
+    assert isinstance(X, np.ndarray) and y is not None  # equal lengths, labelled
     return X, y

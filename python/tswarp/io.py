@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import os
 import secrets
-from typing import Callable, List, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -254,7 +254,7 @@ def read_ts(path: PathLike) -> Tuple[Series, Optional[np.ndarray]]:
     wild). Labels come from ``@classLabel true ...`` (checked against the declared classes) or
     ``@targetLabel true`` (a float regression target).
     """
-    header = {}
+    header: Dict[str, Any] = {}
     class_labels: Optional[List[str]] = None
     has_label = False
     is_target = False
@@ -332,8 +332,11 @@ def read_ts(path: PathLike) -> Tuple[Series, Optional[np.ndarray]]:
             field = field.strip()
             if field.startswith("("):
                 raise ParseError(path, lineno, "timestamped .ts data '(time,value)' is not supported")
-            where = (lambda k, j=j: f"dimension {j + 1}, value {k + 1}") if n_dims > 1 \
-                else (lambda k: f"value {k + 1}")
+            where: Callable[[int], str]
+            if n_dims > 1:
+                where = lambda k, j=j: f"dimension {j + 1}, value {k + 1}"  # noqa: E731
+            else:
+                where = lambda k: f"value {k + 1}"  # noqa: E731
             values = _parse_floats([t.strip() for t in field.split(",")], path, lineno, where)
             dims.append(_trim_padding(values, path, lineno, where))
         lengths = {len(v) for v in dims}
@@ -412,7 +415,7 @@ def atomic_write(path: PathLike, binary: bool, write: Callable) -> None:
     tmp = os.path.join(directory, f".{base}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     try:
-        text_args = {} if binary else {"encoding": "utf-8", "newline": "\n"}
+        text_args: Dict[str, Any] = {} if binary else {"encoding": "utf-8", "newline": "\n"}
         with os.fdopen(fd, "wb" if binary else "w", **text_args) as f:
             write(f)
             f.flush()

@@ -22,16 +22,16 @@ try:  # pragma: no cover - depends on the environment
     from sklearn.base import BaseEstimator as _Base, ClassifierMixin as _Clf, ClusterMixin as _Clu
     from sklearn.exceptions import NotFittedError
 except ImportError:  # pragma: no cover
-    class _Base:
+    class _Base:  # type: ignore[no-redef]
         pass
 
-    class _Clf:
+    class _Clf:  # type: ignore[no-redef]
         pass
 
-    class _Clu:
+    class _Clu:  # type: ignore[no-redef]
         pass
 
-    class NotFittedError(ValueError, AttributeError):
+    class NotFittedError(ValueError, AttributeError):  # type: ignore[no-redef]
         """scikit-learn's exception for an estimator used before fit (a ValueError and an
         AttributeError, as there)."""
 

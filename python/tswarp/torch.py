@@ -20,9 +20,12 @@ PyTorch, no copy to the host.
 
 import numpy as np
 
-from ._optional import require
-
-torch = require("torch", "tswarp.torch")
+try:
+    import torch
+except ImportError:  # pragma: no cover - depends on the environment
+    from ._optional import require
+    require("torch", "tswarp.torch")  # raises MissingDependency naming the extra
+    raise
 
 from . import _tswarp
 from ._conventions import check_bool, check_layout, collection_transpose
