@@ -1,4 +1,4 @@
-"""The ``tswarp`` command line: distance, matrix, align, knn and info subcommands.
+"""The ``tswarp`` command line: distance, matrix, align, knn, shapelets, dataset and info.
 
 Exit codes: 0 success, 2 bad input (unreadable or unparsable file, invalid option, measure error,
 no CUDA device for --device cuda), 1 out of memory (host or GPU) or a CUDA runtime error, 130
@@ -593,6 +593,26 @@ def _save_figure(fig, path: str) -> None:
     tsio.atomic_write(path, True, lambda f: fig.savefig(f, format=ext, dpi=110))
 
 
+def cmd_dataset(args) -> int:
+    """A problem of the UCR/UEA archives into a folder (the shipped GunPoint, a local
+    archive, the cache, or a download), with a summary of its splits."""
+    import shutil
+    from . import datasets
+    out = args.dir
+    if not os.path.isdir(out):
+        raise UsageError(f"--dir {out!r}: no such directory")
+    for split in ("train", "test"):
+        src = datasets.dataset_path(args.name, split, data_home=args.data_home,
+                                    download=not args.no_download, progress=args.progress)
+        dst = os.path.join(out, src.name)
+        if os.path.abspath(dst) != os.path.abspath(src):
+            tsio.atomic_write(dst, True, lambda f: f.write(src.read_bytes()))
+        X, y = tsio.read_series(dst)
+        classes = len(set(np.asarray(y).tolist())) if y is not None else 0
+        print(f"{dst}: {_describe(X)}, {classes} classes")
+    return 0
+
+
 def _version(v: int) -> str:
     """CUDA's 13000 -> '13.0'."""
     return f"{v // 1000}.{v % 1000 // 10}" if v else "unknown"
@@ -830,6 +850,23 @@ def build_parser() -> argparse.ArgumentParser:
     _add_input_options(p)
     p.set_defaults(func=cmd_shapelets)
 
+    p = sub.add_parser("dataset", help="copy a UCR/UEA archive problem's TRAIN and TEST files "
+                                       "into a folder (downloading it when needed)",
+                       description="Copy NAME_TRAIN and NAME_TEST of a problem of the UCR or "
+                                   "UEA archive into --dir: the shipped GunPoint, a local "
+                                   "archive folder (--data-home or TSWARP_DATA), the cache "
+                                   "(~/.cache/tswarp/datasets), or a download from "
+                                   "timeseriesclassification.com, checked and cached "
+                                   "(tswarp.datasets.load_ucr).")
+    p.add_argument("name", metavar="NAME", help="the problem, e.g. GunPoint, ECG200, BasicMotions")
+    p.add_argument("--dir", default=".", help="where to copy the files (default .)")
+    p.add_argument("--data-home", dest="data_home", metavar="DIR",
+                   help="a local copy of the archive to read from")
+    p.add_argument("--no-download", action="store_true", dest="no_download",
+                   help="only local files; no network")
+    p.add_argument("--progress", action="store_true", help="a bar of the download")
+    p.set_defaults(func=cmd_dataset)
+
     p = sub.add_parser("info", help="version, SIMD level, threads, CUDA backend and GPUs",
                        description="Show the tswarp version, the SIMD level in use, the default "
                                    "thread count, whether the CUDA backend was compiled in and "
@@ -871,6 +908,12 @@ def main(argv: Optional[List[str]] = None) -> int:
         # ParseError and tswarp.NoDeviceError are ValueErrors; the binding reports bad
         # parameters and inputs as ValueError/TypeError naming the argument.
         _error(str(e))
+        return 2
+    except (ConnectionError, FileNotFoundError) as e:  # the dataset loader's, self-explaining
+        if isinstance(e, FileNotFoundError) and e.filename:
+            _error(f"cannot access {e.filename!r}: {e.strerror or e}")
+        else:
+            _error(str(e))
         return 2
     except OSError as e:
         name = f" {e.filename!r}" if e.filename else ""

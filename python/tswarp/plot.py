@@ -333,8 +333,8 @@ def segmental(a, b, path, segments, *, cost="sqeuclidean", step="p05_query", max
             ax.axhline(lo - 0.5, color="w", lw=0.6, ls=":")
             ax.plot([s.start, s.end], [lo, hi], "o", color="C3", ms=3.5)
     ax.plot(P[:, 1], P[:, 0], ".", color="w", ms=1.2)
-    ax.set_title(f"{len(segs)} fragments: boundaries dotted, starts and ends in b marked",
-                 fontsize="small", color="0.2")
+    ax.set_xlabel(f"b index ({len(segs)} fragments: boundaries dotted, starts and ends in "
+                  "b marked)")
     return fig
 
 

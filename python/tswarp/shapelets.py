@@ -89,22 +89,31 @@ _LOGIC = {None: 0, "and": 1, "or": 2}
 class Shapelet:
     """A shapelet found in the training data and its best split.
 
-    values : ndarray (length,)   the subsequence X[series][start:start + span:dilation],
-                                 span = (length - 1) * dilation + 1
-    series, start, length : int  where it comes from (series indexes the training X)
-    threshold : float            series with distance <= threshold go left
-    gain : float                 information gain of the split (nats)
-    gap : float                  separation gap mean(d right) - mean(d left)
-    channel : int                the channel it comes from and is compared with (0 for
-                                 univariate series; ShapeletTransform on multivariate X)
-    dilation : int               spacing of its points in the series, and of the windows it
-                                 is compared with (1: contiguous; RDST's dilated shapelets)
-    normalized : bool            True: compared z-normalised (its shape only, eq. 2 of
-                                 Chang et al.); False: compared as it is, the length-
-                                 normalised Euclidean distance of the values (its level and
-                                 scale too; RDST's non-normalised shapelets)
-    label : object               the class of the training series it comes from (None when
-                                 not known)
+    Attributes
+    ----------
+    values : ndarray (length,)
+        The subsequence X[series][start:start + span:dilation], span = (length - 1) *
+        dilation + 1.
+    series, start, length : int
+        Where it comes from (series indexes the training X).
+    threshold : float
+        Series with distance <= threshold go left.
+    gain : float
+        Information gain of the split (nats).
+    gap : float
+        Separation gap mean(d right) - mean(d left).
+    channel : int
+        The channel it comes from and is compared with (0 for univariate series;
+        ShapeletTransform on multivariate X).
+    dilation : int
+        Spacing of its points in the series, and of the windows it is compared with (1:
+        contiguous; RDST's dilated shapelets).
+    normalized : bool
+        True: compared z-normalised (its shape only, eq. 2 of Chang et al.); False:
+        compared as it is, the length-normalised Euclidean distance of the values (its
+        level and scale too; RDST's non-normalised shapelets).
+    label : object
+        The class of the training series it comes from (None when not known).
     """
 
     values: np.ndarray
@@ -612,7 +621,7 @@ class ShapeletTreeClassifier(ClassifierMixin, BaseEstimator):
     shapelets_ : list of dict, one per internal node in preorder: ``node``, ``depth``,
         ``shapelets`` (list of Shapelet), ``op`` (None, 'and', 'or'), ``threshold``,
         ``gain``, ``gap``
-    tree_ : list of dict, every node (internal: 'rule' index into shapelets_, 'left',
+    tree_ : list of dict, every node (internal: 'rule' index into ``shapelets_``, 'left',
         'right'; leaves: 'counts')
 
     Notes on scikit-learn's check_estimator: every check passes except two, which the tests
@@ -823,7 +832,7 @@ class ShapeletTransform(TransformerMixin, BaseEstimator):
 
     fit() ranks every candidate by its best split (information gain, then gap) and keeps the
     ``n_shapelets`` best with no two overlapping in the same training series, all found in
-    one pass over the candidates. transform(X) gives the (n_series, n_shapelets_) matrix of
+    one pass over the candidates. transform(X) gives the (n_series, ``n_shapelets_``) matrix of
     distances of every series to every kept shapelet (fewer columns when fewer candidates
     split the data).
 
@@ -858,7 +867,7 @@ class ShapeletTransform(TransformerMixin, BaseEstimator):
         whose channels' levels tell its classes apart); 'both': both kinds searched and the
         k best of all kept (``Shapelet.normalized`` says which each is).
     features : str or sequence of str, default 'distance'
-        What transform() gives for each shapelet, one block of n_shapelets_ columns per
+        What transform() gives for each shapelet, one block of ``n_shapelets_`` columns per
         name, in the order given:
 
         - 'distance': the distance to the series (the shapelet transform of Hills et al.);

@@ -88,7 +88,7 @@ def test_segmental(tmp_path, rng):
     fig = tswarp.plot.segmental(x, y, path, segs)
     _image(fig, tmp_path, "seg")
     ax = fig.axes[0]
-    assert "6 fragments" in ax.get_title()
+    assert "6 fragments" in ax.get_xlabel()
     marks = [ln for ln in ax.lines if ln.get_marker() == "o"]
     assert len(marks) == 6  # each fragment's start and end in b
     with pytest.raises(ValueError, match="segments is empty"):
