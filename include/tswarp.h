@@ -14,7 +14,10 @@
  *   - Options live in structs with *_default() initialisers, passed by pointer; a NULL
  *     tsw_exec pointer means tsw_exec_default().
  *
- * Shapes: a series is (length, dim) row-major: value k of time point t is values[t*dim + k].
+ * Shapes: a series is (length, dim) row-major: value k of time point t is values[t*dim + k]
+ * (channels_last, the layout of the whole library: tslearn's and dtaidistance's; the Python
+ * package reads aeon's (channels, length) with layout='channels_first' by transposing into
+ * this one). A collection is count series of one dim back to back (tsw_collection).
  */
 #ifndef TSWARP_H
 #define TSWARP_H
@@ -176,11 +179,14 @@ typedef enum {
 /* Progress of a batch call: called from the calling thread only, at most every ~50 ms and
  * once at the end, with done and total counted in pairs. A non-zero return cancels the
  * call: the threads stop after the pair each is computing and the call returns
- * TSW_ECANCELED (the output may then be partly written). */
+ * TSW_ECANCELED (the output may then be partly written). tsw_distance on the CPU polls it
+ * too while it computes one long pair (counted in cells, between strips of rows), so that
+ * a caller can stop a pair of 10^5 points or more within a fraction of a second. */
 typedef int (*tsw_progress_fn)(void *user, int64_t done, int64_t total);
 
 typedef struct tsw_exec {
-    int n_threads;   /* OpenMP threads; 0 (default) = all cores */
+    int n_threads;   /* OpenMP threads; 0 (default) = all cores. More than the processors
+                        this process may use (omp_get_num_procs()) are clamped to them. */
     tsw_device device;
     int device_index; /* CUDA device ordinal */
     tsw_impl impl;

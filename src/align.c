@@ -163,8 +163,7 @@ static int tsw__make_job(tsw__path_job *job, const tsw_align_params *params, int
         job->block_cells < 64 * 1024 * 4)
         job->block_cells = 64 * 1024 * 4;
     job->force_stored = params->method == TSW_PATH_STORED;
-    int nt = ex->n_threads > 0 ? ex->n_threads : tsw_max_threads();
-    job->n_threads = nt < 1 ? 1 : nt;
+    job->n_threads = tsw__threads(ex);
     job->progress = ex->progress;
     job->progress_user = ex->progress_user;
     *rows = NULL;

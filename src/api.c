@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -224,6 +225,62 @@ int tsw_max_threads(void)
 #endif
 }
 
+static int64_t tsw__now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+#define TSW__CANCEL_NS 50000000LL /* 50 ms between polls */
+
+void tsw__cancel_init(tsw__cancel *c, const tsw_exec *ex, int64_t total)
+{
+    c->fn = ex ? ex->progress : NULL;
+    c->user = ex ? ex->progress_user : NULL;
+    c->total = total;
+    c->done_ref = NULL;
+    c->next_ns = c->fn ? tsw__now_ns() + TSW__CANCEL_NS : 0;
+    c->stopped = 0;
+}
+
+int tsw__cancel_poll(tsw__cancel *c, int64_t done)
+{
+    if (!c || !c->fn)
+        return 0;
+    if (c->stopped)
+        return 1;
+    int64_t now = tsw__now_ns();
+    if (now < c->next_ns)
+        return 0;
+    c->next_ns = now + TSW__CANCEL_NS;
+    if (c->done_ref)
+        done = __atomic_load_n(c->done_ref, __ATOMIC_RELAXED);
+    if (c->fn(c->user, done < c->total ? done : c->total, c->total))
+        c->stopped = 1;
+    return c->stopped;
+}
+
+/* The threads a CPU call runs: exec->n_threads (0: tsw_max_threads()), at most the
+ * processors this process may use (omp_get_num_procs(): more threads only slow a call down,
+ * and a count such as INT_MAX makes the OpenMP runtime overflow its stack or ask for
+ * hundreds of GB), at least 1. */
+int tsw__threads(const tsw_exec *ex)
+{
+#ifdef _OPENMP
+    int nt = ex && ex->n_threads > 0 ? ex->n_threads : omp_get_max_threads();
+    int procs = omp_get_num_procs();
+    if (procs < 1)
+        procs = 1;
+    if (nt > procs)
+        nt = procs;
+    return nt < 1 ? 1 : nt;
+#else
+    (void)ex;
+    return 1;
+#endif
+}
+
 /* ---- validation ----------------------------------------------------------------------- */
 
 static int tsw__finite(double x) { return isfinite(x); }
@@ -431,19 +488,26 @@ int tsw_distance(const tsw_params *params, tsw_dtype dtype, int64_t dim, const t
                    double *) =
         ex.impl == TSW_IMPL_REFERENCE ? tsw__pair_reference : tsw__pair_fast;
 
+    /* a long pair polls exec->progress between strips of rows: Ctrl-C stops it too */
+    tsw__cancel cancel;
+    const int64_t cells = a->length > INT64_MAX / b->length ? INT64_MAX : a->length * b->length;
+    tsw__cancel_init(&cancel, &ex, cells);
     tsw__pair ab = {a->values, twed ? a->times : NULL, a->length,
-                    b->values, twed ? b->times : NULL, b->length};
+                    b->values, twed ? b->times : NULL, b->length, &cancel};
     double v;
     kernel(params, dtype, dim, &ab, ws, &v);
-    if (params->measure == TSW_SOFT_DTW && params->normalize) {
+    if (params->measure == TSW_SOFT_DTW && params->normalize && !cancel.stopped) {
         double vaa, vbb;
-        tsw__pair aa = {a->values, NULL, a->length, a->values, NULL, a->length};
-        tsw__pair bb = {b->values, NULL, b->length, b->values, NULL, b->length};
+        tsw__pair aa = {a->values, NULL, a->length, a->values, NULL, a->length, &cancel};
+        tsw__pair bb = {b->values, NULL, b->length, b->values, NULL, b->length, &cancel};
         kernel(params, dtype, dim, &aa, ws, &vaa);
-        kernel(params, dtype, dim, &bb, ws, &vbb);
+        if (!cancel.stopped)
+            kernel(params, dtype, dim, &bb, ws, &vbb);
         v = v - 0.5 * (vaa + vbb);
     }
     tsw__free_aligned(heap);
+    if (cancel.stopped)
+        return TSW_ECANCELED;
     /* Computed in the input's precision: a float32 result is exactly representable. */
     *out = tsw__finish(params, v);
     if (dtype == TSW_F32)
@@ -463,6 +527,28 @@ static int tsw__check_collection_count(const tsw_collection *c)
     return TSW_OK;
 }
 
+/* Series i of a collection lies in addressable memory: checked before any of its values is
+ * read (an offset such as 1 << 60 would otherwise make the byte address overflow and a
+ * read land anywhere). Its row offset (i * length without offsets) and length give the byte
+ * range [off dim esz, (off + len) dim esz), which must fit in int64. TSW_EINVAL for a
+ * negative offset, TSW_ESHAPE for a length below 1, TSW_EOVERFLOW otherwise. */
+int tsw__check_span(const tsw_collection *c, int64_t i, int64_t dim, size_t esz)
+{
+    if (!c->offsets && c->length > 0 && i > INT64_MAX / c->length)
+        return TSW_EOVERFLOW;
+    const int64_t off = tsw__coll_off(c, i), len = tsw__coll_len(c, i);
+    size_t bytes;
+    if (len < 1)
+        return TSW_ESHAPE;
+    if (off < 0)
+        return TSW_EINVAL;
+    if (dim < 1 || off > INT64_MAX - len ||
+        tsw__mul_size((size_t)(off + len), (size_t)dim, &bytes) ||
+        tsw__mul_size(bytes, esz, &bytes) || bytes > (size_t)INT64_MAX)
+        return TSW_EOVERFLOW;
+    return TSW_OK;
+}
+
 static int tsw__check_collection(tsw_dtype dtype, int64_t dim, const tsw_collection *c,
                                  int twed)
 {
@@ -474,17 +560,16 @@ static int tsw__check_collection(tsw_dtype dtype, int64_t dim, const tsw_collect
     if (c->lengths && !c->offsets)
         return TSW_EINVAL; /* ragged lengths need explicit offsets */
     for (int64_t i = 0; i < c->count; ++i) {
+        int rc = tsw__check_span(c, i, dim, tsw__dtype_size(dtype));
+        if (rc)
+            return rc;
         int64_t len = tsw__coll_len(c, i), off = tsw__coll_off(c, i);
         size_t n;
-        if (len < 1)
-            return TSW_ESHAPE;
-        if (off < 0)
-            return TSW_EINVAL;
         if (tsw__mul_size((size_t)len, (size_t)dim, &n) || n > (size_t)INT64_MAX / 8)
             return TSW_EOVERFLOW;
-        int rc = tsw__check_finite(dtype, (const char *)c->values +
-                                              (size_t)off * (size_t)dim * tsw__dtype_size(dtype),
-                                   (int64_t)n);
+        rc = tsw__check_finite(dtype, (const char *)c->values +
+                                          (size_t)off * (size_t)dim * tsw__dtype_size(dtype),
+                               (int64_t)n);
         if (rc)
             return rc;
         if (twed && c->times) {

@@ -12,6 +12,23 @@ extern "C" {
 #endif
 
 /* One pair, pointers at the first value of each series; ta/tb may be NULL (1..n). */
+/* Cancellation inside one long computation (one pair, one DP): the kernel calls
+ * tsw__cancel_poll between blocks of work (a strip of rows); at most every ~50 ms that calls
+ * the exec's progress callback from the calling thread, whose non-zero return stops the
+ * kernel (stopped = 1; the caller returns TSW_ECANCELED). NULL: nothing is polled (the
+ * batch drivers poll between pairs themselves). */
+typedef struct tsw__cancel {
+    tsw_progress_fn fn;
+    void *user;
+    int64_t total;   /* cells of the work, reported as progress */
+    const int64_t *done_ref; /* NULL, or the count to report instead of the kernel's (a
+                                batch's pairs done: its total is then the pair count) */
+    int64_t next_ns; /* the next poll's time */
+    int stopped;
+} tsw__cancel;
+void tsw__cancel_init(tsw__cancel *c, const tsw_exec *ex, int64_t total);
+int tsw__cancel_poll(tsw__cancel *c, int64_t done);
+
 typedef struct tsw__pair {
     const void *a;
     const void *ta;
@@ -19,6 +36,7 @@ typedef struct tsw__pair {
     const void *b;
     const void *tb;
     int64_t m;
+    tsw__cancel *cancel; /* NULL, or polled once per strip of rows (single-pair calls) */
 } tsw__pair;
 
 /* Allocation through the replaceable hooks (alloc.c). Sizes in bytes; NULL on failure or
@@ -35,6 +53,8 @@ int tsw__mul_size(size_t a, size_t b, size_t *out);
  * device in a build without CUDA), and one series (pointer, length, size, finite values,
  * and for twed its timestamps). */
 int tsw__check_exec(const tsw_exec *e);
+int tsw__threads(const tsw_exec *ex);
+int tsw__check_span(const tsw_collection *c, int64_t i, int64_t dim, size_t esz);
 int tsw__check_series(tsw_dtype dtype, int64_t dim, const tsw_series *s, int twed);
 
 static inline size_t tsw__dtype_size(tsw_dtype dt) { return dt == TSW_F32 ? 4 : 8; }

@@ -755,6 +755,34 @@ static int check_times(const void *t, tsw_dtype dt, int64_t n, const char *label
     return 0;
 }
 
+/* ---- progress and Ctrl-C --------------------------------------------------------------
+ * libtswarp calls the trampoline from the calling thread only, every ~50 ms, while the GIL
+ * is released. It takes the GIL back with the thread state saved at release, runs pending
+ * signal handlers (SIGINT raises KeyboardInterrupt here) and the user's callback; either
+ * raising cancels the C call, which returns TSW_ECANCELED with the exception still set. */
+typedef struct {
+    PyThreadState *tstate;
+    PyObject *callback; /* borrowed; NULL = signals only */
+} progress_ctx;
+
+static int progress_trampoline(void *user, int64_t done, int64_t total)
+{
+    progress_ctx *ctx = user;
+    int stop = 0;
+    PyEval_RestoreThread(ctx->tstate);
+    if (PyErr_CheckSignals() < 0) {
+        stop = 1;
+    } else if (ctx->callback) {
+        PyObject *r = PyObject_CallFunction(ctx->callback, "LL", (long long)done,
+                                            (long long)total);
+        if (!r)
+            stop = 1;
+        Py_XDECREF(r);
+    }
+    ctx->tstate = PyEval_SaveThread();
+    return stop;
+}
+
 /* ---- one pair ---------------------------------------------------------------------------- */
 
 /* Shape of a single series: (len,) or (len, d), not empty. */
@@ -1046,11 +1074,17 @@ static PyObject *pair_compute(tsw_measure m, const char *fname, PyObject **slot)
     }
     tsw_series sa = {PyArray_DATA(a), na, ta ? PyArray_DATA(ta) : NULL};
     tsw_series sb = {PyArray_DATA(b), nb, tb ? PyArray_DATA(tb) : NULL};
-    Py_BEGIN_ALLOW_THREADS
+    /* Ctrl-C stops a long pair: the C library polls the trampoline between strips of rows
+     * (at most every 50 ms; a short pair never calls it) */
+    progress_ctx ctx = {NULL, NULL};
+    ex.progress = progress_trampoline;
+    ex.progress_user = &ctx;
+    ctx.tstate = PyEval_SaveThread();
     rc = tsw_distance(&prm, dt, da, &sa, &sb, &out, &ex);
-    Py_END_ALLOW_THREADS
+    PyEval_RestoreThread(ctx.tstate);
     if (rc != TSW_OK) {
-        if (rc == TSW_ENONFINITE) {
+        if (rc == TSW_ECANCELED && PyErr_Occurred()) {
+        } else if (rc == TSW_ENONFINITE) {
             const char *which = first_nonfinite(sa.values, dt, na * da) >= 0 ? "a" : "b";
             PyErr_Format(PyExc_ValueError, "%s contains NaN or infinity", which);
         } else if (rc == TSW_ETIMES && ta && check_times(sa.times, dt, na, "ta") < 0) {
@@ -1417,34 +1451,6 @@ static int coll_diagnose(int rc, const coll *c, const coll *t, tsw_dtype dt)
         }
     }
     return 0;
-}
-
-/* ---- progress and Ctrl-C --------------------------------------------------------------
- * libtswarp calls the trampoline from the calling thread only, every ~50 ms, while the GIL
- * is released. It takes the GIL back with the thread state saved at release, runs pending
- * signal handlers (SIGINT raises KeyboardInterrupt here) and the user's callback; either
- * raising cancels the C call, which returns TSW_ECANCELED with the exception still set. */
-typedef struct {
-    PyThreadState *tstate;
-    PyObject *callback; /* borrowed; NULL = signals only */
-} progress_ctx;
-
-static int progress_trampoline(void *user, int64_t done, int64_t total)
-{
-    progress_ctx *ctx = user;
-    int stop = 0;
-    PyEval_RestoreThread(ctx->tstate);
-    if (PyErr_CheckSignals() < 0) {
-        stop = 1;
-    } else if (ctx->callback) {
-        PyObject *r = PyObject_CallFunction(ctx->callback, "LL", (long long)done,
-                                            (long long)total);
-        if (!r)
-            stop = 1;
-        Py_XDECREF(r);
-    }
-    ctx->tstate = PyEval_SaveThread();
-    return stop;
 }
 
 /* progress: False/None (no display), True (a bar on stderr), or callable(done, total).

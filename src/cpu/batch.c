@@ -57,7 +57,7 @@ static int64_t tsw__now_ns(void)
 static tsw__pair tsw__make_pair(const tsw_collection *x, int64_t i, const tsw_collection *y,
                                 int64_t j, int64_t dim, size_t esz, int twed)
 {
-    tsw__pair pr;
+    tsw__pair pr = {0};
     int64_t oi = tsw__coll_off(x, i), oj = tsw__coll_off(y, j);
     pr.a = (const char *)x->values + (size_t)oi * (size_t)dim * esz;
     pr.n = tsw__coll_len(x, i);
@@ -195,9 +195,7 @@ static void tsw__run_item(tsw__job *job, int64_t k, void *ws, int tid, int64_t *
 
 static int tsw__n_threads(const tsw_exec *ex, int64_t n_items)
 {
-    int nt = ex->n_threads > 0 ? ex->n_threads : tsw_max_threads();
-    if (nt < 1)
-        nt = 1;
+    int nt = tsw__threads(ex);
     if (n_items < nt)
         nt = (int)(n_items > 0 ? n_items : 1);
     return nt;

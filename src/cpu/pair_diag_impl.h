@@ -62,7 +62,7 @@
 /* The anti-diagonal sweep; meas, kc and dim are compile-time constants in each caller. */
 TSW_FORCEINLINE T V_NAME(dg_sweep)(const int meas, const int kc, const int64_t dim, const int sk,
                                    const tsw__diag_layout *lay, T *ws, const tsw_band *band,
-                                   const tsw_params *p)
+                                   const tsw_params *p, tsw__cancel *cx)
 {
     const int64_t N = band->rows, M = band->cols;
     const int64_t S = TSW__STRIP_BYTES / (int64_t)sizeof(T);
@@ -111,9 +111,32 @@ TSW_FORCEINLINE T V_NAME(dg_sweep)(const int meas, const int kc, const int64_t d
 
     /* Strips of at most S rows: padded rows base+1 .. base+H, local row h = 1..H, local row
      * 0 is the row above (rowD). Anti-diagonal q of the strip holds the cells (h, q - h);
-     * its buffer element h is D(base + h, q - h), element 0 the row above at column q. */
+     * its buffer element h is D(base + h, q - h), element 0 the row above at column q.
+     * A strip sweeps only the anti-diagonals [qa, qb] that hold admissible cells, so a band
+     * of radius r costs O(N r), not O(N M): rowD is then valid at the columns [rv0, rv1]
+     * only (the ones the previous strip wrote; outside them its last row is out of the
+     * window, vzero, whatever rowD holds there). */
+    int64_t rv0 = 0, rv1 = M;
+#define TSW__DG_ROWD(q) ((q) >= rv0 && (q) <= rv1 ? rowD[q] : vzero)
+#define TSW__DG_ROWL(q) ((q) >= rv0 && (q) <= rv1 ? rowL[q] : wzero)
     for (int64_t base = 0; base < N; base += S) {
         const int64_t H = N - base < S ? N - base : S;
+        if (cx && tsw__cancel_poll(cx, base * M))
+            return (T)NAN; /* cancelled: the caller returns TSW_ECANCELED */
+        int64_t qa = H + M + 1, qb = 0;
+        for (int64_t h = 1; h <= H; ++h) {
+            int64_t lo, hi;
+            tsw_band_range(band, base + h - 1, &lo, &hi);
+            if (hi > lo) {
+                qa = TSW_MIN(qa, h + lo + 1);
+                qb = TSW_MAX(qb, h + hi);
+            }
+        }
+        if (qa > qb) { /* no admissible cell: the strip's last row is all out of window */
+            rv0 = 1;
+            rv1 = 0;
+            continue;
+        }
         int64_t wlo[3] = {0, 0, 0}, whi[3] = {0, 0, 0}; /* interval each buffer holds */
         for (int b = 0; b < 3; ++b) {
             for (int64_t x = 0; x < dlen; ++x)
@@ -122,12 +145,16 @@ TSW_FORCEINLINE T V_NAME(dg_sweep)(const int meas, const int kc, const int64_t d
                 for (int64_t x = 0; x < dlen; ++x)
                     L[b][x] = wzero;
         }
-        D[0][0] = rowD[0]; /* anti-diagonal 0: only the row above, column 0 */
-        if (has_w)
-            L[0][0] = rowL[0];
+        /* the two anti-diagonals before qa: only their row-above elements */
+        for (int64_t q = qa - 2; q < qa; ++q)
+            if (q >= 0) {
+                D[q % 3][0] = TSW__DG_ROWD(q);
+                if (has_w)
+                    L[q % 3][0] = TSW__DG_ROWL(q);
+            }
         tsw__diag_rows it;
         tsw__diag_rows_init(&it, band, base, base + H);
-        for (int64_t q = 1; q <= H + M; ++q) {
+        for (int64_t q = qa; q <= qb; ++q) {
             const int cur = (int)(q % 3), p1 = (int)((q + 2) % 3), p2 = (int)((q + 1) % 3);
             T *Dk = D[cur];
             const T *Dk1 = D[p1], *Dk2 = D[p2];
@@ -135,9 +162,9 @@ TSW_FORCEINLINE T V_NAME(dg_sweep)(const int meas, const int kc, const int64_t d
             const T *Lk1 = L[p1], *Lk2 = L[p2];
             (void)Lk1;
             (void)Lk2;
-            Dk[0] = q <= M ? rowD[q] : vzero;
+            Dk[0] = TSW__DG_ROWD(q);
             if (has_w)
-                Lk[0] = q <= M ? rowL[q] : wzero;
+                Lk[0] = TSW__DG_ROWL(q);
             /* unpadded cell (base + h - 1, q - h - 1) lies on global anti-diagonal
              * base + q - 2 */
             int64_t r0, r1;
@@ -224,18 +251,24 @@ TSW_FORCEINLINE T V_NAME(dg_sweep)(const int meas, const int kc, const int64_t d
                     rowL[q - H] = Lk[H];
             }
         }
+        rv0 = TSW_MAX(qa, H) - H; /* the columns of the last row this strip wrote */
+        rv1 = qb - H;
     }
+    const T last = TSW__DG_ROWD(M), lastw = has_w ? TSW__DG_ROWL(M) : wzero;
+#undef TSW__DG_ROWD
+#undef TSW__DG_ROWL
+    (void)lastw;
 #if TSW__LIN
     if (lin)
-        return (T)V_NAME(tsw__lin_value)(rowD[M], rowL[M], p->gamma);
+        return (T)V_NAME(tsw__lin_value)(last, lastw, p->gamma);
 #endif
-    return rowD[M];
+    return last;
 }
 
 /* Rearranges the pair into the workspace (see the header comment), then sweeps. */
 static T V_NAME(dg_prepare)(const tsw_params *p, int64_t dim, const tsw_band *band,
                             const T *a, const T *ta, const T *b, const T *tb,
-                            const tsw__diag_layout *lay, T *ws)
+                            const tsw__diag_layout *lay, T *ws, tsw__cancel *cx)
 {
     const int64_t N = band->rows, M = band->cols;
     const size_t sa = lay->sa, sb = lay->sb, sn = sa - DG_SH; /* elements past the slack */
@@ -305,39 +338,39 @@ static T V_NAME(dg_prepare)(const tsw_params *p, int64_t dim, const tsw_band *ba
         /* short anti-diagonals: one vector per step, else DG_SOFT_K (padding lanes) */
         const int64_t diag = band->rows < band->cols ? band->rows : band->cols;
         if (diag < 4 * VL * DG_SOFT_K)
-            return one ? V_NAME(dg_sweep)(TSW__M_SOFT, TSW__KC_SQE, 1, 1, lay, ws, band, p)
-                       : V_NAME(dg_sweep)(TSW__M_SOFT, TSW__KC_SQE, dim, 1, lay, ws, band, p);
-        return one ? V_NAME(dg_sweep)(TSW__M_SOFT, TSW__KC_SQE, 1, DG_SOFT_K, lay, ws, band, p)
+            return one ? V_NAME(dg_sweep)(TSW__M_SOFT, TSW__KC_SQE, 1, 1, lay, ws, band, p, cx)
+                       : V_NAME(dg_sweep)(TSW__M_SOFT, TSW__KC_SQE, dim, 1, lay, ws, band, p, cx);
+        return one ? V_NAME(dg_sweep)(TSW__M_SOFT, TSW__KC_SQE, 1, DG_SOFT_K, lay, ws, band, p, cx)
                    : V_NAME(dg_sweep)(TSW__M_SOFT, TSW__KC_SQE, dim, DG_SOFT_K, lay, ws, band,
-                                      p);
+                                      p, cx);
     }
     if (p->measure == TSW_TWED) {
         if (p->p == 2.0)
-            return one ? V_NAME(dg_sweep)(TSW__M_TWED, TSW__KC_LP2, 1, 1, lay, ws, band, p)
-                       : V_NAME(dg_sweep)(TSW__M_TWED, TSW__KC_LP2, dim, 1, lay, ws, band, p);
+            return one ? V_NAME(dg_sweep)(TSW__M_TWED, TSW__KC_LP2, 1, 1, lay, ws, band, p, cx)
+                       : V_NAME(dg_sweep)(TSW__M_TWED, TSW__KC_LP2, dim, 1, lay, ws, band, p, cx);
         if (p->p == 1.0)
-            return one ? V_NAME(dg_sweep)(TSW__M_TWED, TSW__KC_LP1, 1, 1, lay, ws, band, p)
-                       : V_NAME(dg_sweep)(TSW__M_TWED, TSW__KC_LP1, dim, 1, lay, ws, band, p);
+            return one ? V_NAME(dg_sweep)(TSW__M_TWED, TSW__KC_LP1, 1, 1, lay, ws, band, p, cx)
+                       : V_NAME(dg_sweep)(TSW__M_TWED, TSW__KC_LP1, dim, 1, lay, ws, band, p, cx);
 #if TSW_V_ISA == 0
-        return V_NAME(dg_sweep)(TSW__M_TWED, TSW__KC_LPP, dim, 1, lay, ws, band, p);
+        return V_NAME(dg_sweep)(TSW__M_TWED, TSW__KC_LPP, dim, 1, lay, ws, band, p, cx);
 #else
         return (T)NAN; /* the dispatcher sends other orders p to the scalar instantiation */
 #endif
     }
     switch (p->cost) {
     case TSW_COST_EUCLIDEAN:
-        return one ? V_NAME(dg_sweep)(TSW__M_DTW, TSW__KC_EUC, 1, 1, lay, ws, band, p)
-                   : V_NAME(dg_sweep)(TSW__M_DTW, TSW__KC_EUC, dim, 1, lay, ws, band, p);
+        return one ? V_NAME(dg_sweep)(TSW__M_DTW, TSW__KC_EUC, 1, 1, lay, ws, band, p, cx)
+                   : V_NAME(dg_sweep)(TSW__M_DTW, TSW__KC_EUC, dim, 1, lay, ws, band, p, cx);
     case TSW_COST_ABS:
-        return one ? V_NAME(dg_sweep)(TSW__M_DTW, TSW__KC_ABS, 1, 1, lay, ws, band, p)
-                   : V_NAME(dg_sweep)(TSW__M_DTW, TSW__KC_ABS, dim, 1, lay, ws, band, p);
+        return one ? V_NAME(dg_sweep)(TSW__M_DTW, TSW__KC_ABS, 1, 1, lay, ws, band, p, cx)
+                   : V_NAME(dg_sweep)(TSW__M_DTW, TSW__KC_ABS, dim, 1, lay, ws, band, p, cx);
     case TSW_COST_COSINE:
-        return one ? V_NAME(dg_sweep)(TSW__M_DTW, TSW__KC_COS, 1, 1, lay, ws, band, p)
-                   : V_NAME(dg_sweep)(TSW__M_DTW, TSW__KC_COS, dim, 1, lay, ws, band, p);
+        return one ? V_NAME(dg_sweep)(TSW__M_DTW, TSW__KC_COS, 1, 1, lay, ws, band, p, cx)
+                   : V_NAME(dg_sweep)(TSW__M_DTW, TSW__KC_COS, dim, 1, lay, ws, band, p, cx);
     case TSW_COST_SQEUCLIDEAN:
     default:
-        return one ? V_NAME(dg_sweep)(TSW__M_DTW, TSW__KC_SQE, 1, 1, lay, ws, band, p)
-                   : V_NAME(dg_sweep)(TSW__M_DTW, TSW__KC_SQE, dim, 1, lay, ws, band, p);
+        return one ? V_NAME(dg_sweep)(TSW__M_DTW, TSW__KC_SQE, 1, 1, lay, ws, band, p, cx)
+                   : V_NAME(dg_sweep)(TSW__M_DTW, TSW__KC_SQE, dim, 1, lay, ws, band, p, cx);
     }
 }
 
@@ -358,5 +391,5 @@ double V_NAME(tsw__diag_pair)(const tsw_params *p, int64_t dim, const tsw__pair 
     tsw__diag_layout lay;
     if (tsw__diag_layout_make(p, dim, band.rows, band.cols, sizeof(T), &lay))
         return (double)NAN; /* unreachable: the caller sized ws with the same layout */
-    return (double)V_NAME(dg_prepare)(p, dim, &band, a, ta, b, tb, &lay, (T *)ws);
+    return (double)V_NAME(dg_prepare)(p, dim, &band, a, ta, b, tb, &lay, (T *)ws, pr->cancel);
 }

@@ -97,6 +97,7 @@ typedef struct {
     const tsw_exec *ex;
     int64_t done; /* atomics */
     int status;
+    tsw__cancel *cancel; /* polled inside the pairs when one thread computes them all */
 } tsw__sdg_job;
 
 static int64_t tsw__sdg_now_ns(void)
@@ -151,8 +152,9 @@ static size_t tsw__sdg_max_ws(const tsw__sdg_job *job)
     static void tsw__sdg_pair_##SFX(tsw__sdg_job *job, int64_t k, void *ws)                   \
     {                                                                                         \
         double (*kern)(const tsw_params *, int64_t, int64_t, int64_t, const T *, const T *,   \
-                       const T *, int64_t, int, T, T *, T *, T *, void *) =                   \
+                       const T *, int64_t, int, T, T *, T *, T *, void *, tsw__cancel *) =    \
             job->reference ? sdg_ref_##SFX : sdg_fast_##SFX;                                  \
+        tsw__cancel *cx = job->cancel;                                                        \
         int64_t n, m, dim = job->dim;                                                         \
         tsw__sdg_lengths(job, k, &n, &m);                                                     \
         double v;                                                                             \
@@ -163,7 +165,7 @@ static size_t tsw__sdg_max_ws(const tsw__sdg_job *job)
             if (gc)                                                                           \
                 memset(gc, 0, blk * sizeof(T));                                               \
             v = kern(job->p, 1, n, m, NULL, NULL, C, job->m, gc != NULL, 1, NULL, NULL, gc,   \
-                     ws);                                                                     \
+                     ws, cx);                                                                 \
         } else {                                                                              \
             size_t ox = (size_t)tsw__coll_off(job->x, k) * (size_t)dim;                       \
             size_t oy = (size_t)tsw__coll_off(job->y, k) * (size_t)dim;                       \
@@ -174,13 +176,13 @@ static size_t tsw__sdg_max_ws(const tsw__sdg_job *job)
                 memset(gx, 0, (size_t)n * (size_t)dim * sizeof(T));                           \
             if (gy)                                                                           \
                 memset(gy, 0, (size_t)m * (size_t)dim * sizeof(T));                           \
-            v = kern(job->p, dim, n, m, x, y, NULL, 0, want, 1, gx, gy, NULL, ws);            \
+            v = kern(job->p, dim, n, m, x, y, NULL, 0, want, 1, gx, gy, NULL, ws, cx);        \
             if (job->p->normalize) {                                                          \
                 /* d/dx sdtw(x, x) takes both arguments' gradients: gx twice */              \
                 double vx = kern(job->p, dim, n, n, x, x, NULL, 0, gx != NULL, (T)-0.5, gx,   \
-                                 gx, NULL, ws);                                               \
+                                 gx, NULL, ws, cx);                                           \
                 double vy = kern(job->p, dim, m, m, y, y, NULL, 0, gy != NULL, (T)-0.5, gy,   \
-                                 gy, NULL, ws);                                               \
+                                 gy, NULL, ws, cx);                                           \
                 v = v - 0.5 * (vx + vy);                                                      \
             }                                                                                 \
         }                                                                                     \
@@ -196,9 +198,7 @@ static int tsw__cpu_soft_dtw_run(tsw__sdg_job *job)
         tsw__set_detail("soft-DTW gradient workspace size overflows");
         return TSW_EOVERFLOW;
     }
-    int nt = job->ex->n_threads > 0 ? job->ex->n_threads : tsw_max_threads();
-    if (nt < 1)
-        nt = 1;
+    int nt = tsw__threads(job->ex);
     if (job->count < nt)
         nt = (int)job->count;
     stride = (ws_bytes + 63) & ~(size_t)63;
@@ -215,6 +215,12 @@ static int tsw__cpu_soft_dtw_run(tsw__sdg_job *job)
     }
     job->done = 0;
     job->status = TSW_OK;
+    /* One thread (one pair, or a single-threaded call): the calling thread computes every
+     * pair and polls the progress callback inside them too (Ctrl-C stops a long pair). */
+    tsw__cancel cancel;
+    tsw__cancel_init(&cancel, job->ex, job->count);
+    cancel.done_ref = &job->done;
+    job->cancel = nt == 1 && job->ex->progress ? &cancel : NULL;
 #ifdef _OPENMP
 #pragma omp parallel num_threads(nt)
 #endif
@@ -247,6 +253,8 @@ static int tsw__cpu_soft_dtw_run(tsw__sdg_job *job)
         }
     }
     tsw__free_aligned(block);
+    if (cancel.stopped)
+        job->status = TSW_ECANCELED;
     if (job->status == TSW_OK && job->ex->progress &&
         job->ex->progress(job->ex->progress_user, job->count, job->count))
         job->status = TSW_ECANCELED;

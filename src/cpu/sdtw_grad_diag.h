@@ -23,6 +23,7 @@ typedef struct tsw__sdg_pair {
     const void *x, *y, *C;
     double alpha;
     void *gx, *gy, *gc;
+    tsw__cancel *cancel; /* NULL, or polled every 64 anti-diagonals (one thread's pairs) */
 } tsw__sdg_pair;
 
 /* Slack in elements around every row-indexed array: the vector loops read one element in

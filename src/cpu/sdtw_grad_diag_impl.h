@@ -340,6 +340,8 @@ double V_NAME(tsw__sdg_diag)(const tsw_params *p, const tsw__sdg_pair *pr, void 
     tsw__diag_rows_init(&it, &band, 0, n);
     int64_t off = 0;
     for (int64_t q = 0; q < Q; ++q) {
+        if ((q & 63) == 0 && pr->cancel && tsw__cancel_poll(pr->cancel, 0))
+            return NAN; /* cancelled (the job reports TSW_ECANCELED) */
         const int cur = (int)((q + 2) % 3), p1 = (int)((q + 1) % 3), p2 = (int)(q % 3);
         int64_t r0, r1;
         tsw__diag_rows_next(&it, q, &r0, &r1);
@@ -425,6 +427,8 @@ double V_NAME(tsw__sdg_diag)(const tsw_params *p, const tsw__sdg_pair *pr, void 
     }
     const T a2 = (T)(2 * pr->alpha);
     for (int64_t q = Q - 1; q >= 0; --q) {
+        if ((q & 63) == 0 && pr->cancel && tsw__cancel_poll(pr->cancel, 0))
+            return NAN;
         const int cur = (int)(q % 3), p1 = (int)((q + 1) % 3), p2 = (int)((q + 2) % 3);
         const int64_t r0 = dr0[q], r1 = r0 + (doff[q + 1] - doff[q]);
         T *S0 = B[cur], *E0 = B[3 + cur];

@@ -64,7 +64,7 @@ static size_t TSW_F(sdg_ref_ws)(int64_t n, int64_t m)
 
 static double TSW_F(sdg_ref)(const tsw_params *p, int64_t dim, int64_t n, int64_t m,
                              const T *x, const T *y, const T *C, int64_t ldc, int want, T alpha,
-                             T *gx, T *gy, T *gc, void *ws)
+                             T *gx, T *gy, T *gc, void *ws, tsw__cancel *cx)
 {
     const int64_t w = m + 2;
     T *R = ws, *E = R + (n + 2) * w;
@@ -76,6 +76,8 @@ static double TSW_F(sdg_ref)(const tsw_params *p, int64_t dim, int64_t n, int64_
         R[k] = inf;
     RR(0, 0) = 0;
     for (int64_t i = 1; i <= n; ++i) {
+        if (cx && tsw__cancel_poll(cx, i * m))
+            return NAN;
         int64_t lo = 0, hi = m;
         if (!band.swap)
             tsw_band_range(&band, i - 1, &lo, &hi);
@@ -101,6 +103,8 @@ static double TSW_F(sdg_ref)(const tsw_params *p, int64_t dim, int64_t n, int64_
     RR(n + 1, m + 1) = RR(n, m);
     EE(n + 1, m + 1) = 1;
     for (int64_t i = n; i >= 1; --i) {
+        if (cx && tsw__cancel_poll(cx, (n - i) * m))
+            return NAN;
         for (int64_t j = m; j >= 1; --j) {
             T r = RR(i, j);
             if (r == inf)
@@ -135,10 +139,10 @@ static size_t TSW_F(sdg_fast_ws)(const tsw_params *p, int64_t dim, int64_t n, in
 
 static double TSW_F(sdg_fast)(const tsw_params *p, int64_t dim, int64_t n, int64_t m,
                               const T *x, const T *y, const T *C, int64_t ldc, int want,
-                              T alpha, T *gx, T *gy, T *gc, void *ws)
+                              T alpha, T *gx, T *gy, T *gc, void *ws, tsw__cancel *cx)
 {
     tsw__sdg_pair pr = {sizeof(T) == sizeof(float), want, 0, dim, n, m, ldc, x, y, C,
-                        (double)alpha, gx, gy, gc};
+                        (double)alpha, gx, gy, gc, cx};
     return tsw__sdg_diag(p, &pr, ws);
 }
 

@@ -147,9 +147,10 @@ static int shp_data_make(tsw_dtype dt, const tsw_collection *c, shp_data *d, int
         return TSW_EDTYPE;
     int64_t rows = 0;
     for (int64_t i = 0; i < c->count; ++i) {
+        int rc = tsw__check_span(c, i, 1, tsw__dtype_size(dt));
+        if (rc)
+            return rc == TSW_EINVAL ? TSW_ESHAPE : rc;
         int64_t n = tsw__coll_len(c, i);
-        if (n < 1 || tsw__coll_off(c, i) < 0)
-            return TSW_ESHAPE;
         if (n > INT64_MAX / 16 - rows - c->count)
             return TSW_EOVERFLOW;
         rows += n;
@@ -750,14 +751,7 @@ static int shp_poll(shp_job *J, int tid, int64_t *last)
     return __atomic_load_n(&J->status, __ATOMIC_RELAXED) != TSW_OK;
 }
 
-static int shp_threads(const tsw_exec *ex)
-{
-#ifdef _OPENMP
-    return ex->n_threads > 0 ? ex->n_threads : omp_get_max_threads();
-#else
-    return 1;
-#endif
-}
+static int shp_threads(const tsw_exec *ex) { return tsw__threads(ex); }
 
 /* One work item: the candidates at starts s0 .. s0 + nb - 1 of series i, nl[b] lengths each
  * (not increasing in b; nl[0] >= 1); candidate b's distances go to shp_mind2(J, w, b). */
@@ -866,8 +860,11 @@ static int shp_job_make(const tsw_shapelet_params *p, tsw_dtype dt, const tsw_co
             return TSW_EINVAL;
         if (p->logic != TSW_LOGIC_NONE && !(p->partner[k] >= 0.0 && p->partner[k] < TSW_INF_F64))
             return TSW_EINVAL;
+        int rc = tsw__check_span(x, j, 1, sizeof(double));
+        if (rc)
+            return rc == TSW_EINVAL ? TSW_ESHAPE : rc;
         int64_t n = tsw__coll_len(x, j);
-        if (n < gd || tsw__coll_off(x, j) < 0) /* n >= 1, and no phase is empty */
+        if (n < gd) /* n >= 1, and no phase is empty */
             return TSW_ESHAPE;
         longest = n > longest ? n : longest;
     }
@@ -954,7 +951,9 @@ static int shp_job_make(const tsw_shapelet_params *p, tsw_dtype dt, const tsw_co
     J->gd = gd;
     J->minl = p->min_length;
     J->maxl = maxl;
-    J->step = p->length_step;
+    /* A step past the longest length is the one length minl: capped so that no loop over
+     * lengths (l += step, here and in the CUDA search) can overflow. */
+    J->step = p->length_step > maxl - J->minl + 1 ? maxl - J->minl + 1 : p->length_step;
     J->nlen = (maxl - J->minl) / J->step + 1;
     J->C = p->n_classes;
     J->ovr = p->one_vs_rest;
@@ -1845,13 +1844,15 @@ int tsw_shapelet_features_dilated(tsw_dtype dtype, const tsw_collection *shapele
     const int64_t nsh = shapelets->count;
     int64_t shortest = INT64_MAX, *K = NULL, *dl = NULL;
     for (int64_t j = 0; j < x->count; ++j) {
-        if (tsw__coll_off(x, j) < 0) /* read below before tsw_shapelet_features checks */
-            return TSW_ESHAPE;
+        int rc1 = tsw__check_span(x, j, 1, tsw__dtype_size(dtype)); /* read below, before */
+        if (rc1)                                            /* tsw_shapelet_features checks */
+            return rc1 == TSW_EINVAL ? TSW_ESHAPE : rc1;
         shortest = TSW_MIN(shortest, tsw__coll_len(x, j));
     }
     for (int64_t k = 0; k < nsh; ++k) {
-        if (tsw__coll_off(shapelets, k) < 0)
-            return TSW_ESHAPE;
+        int rc1 = tsw__check_span(shapelets, k, 1, tsw__dtype_size(dtype));
+        if (rc1)
+            return rc1 == TSW_EINVAL ? TSW_ESHAPE : rc1;
         if ((dilations && dilations[k] < 1) || (raw && raw[k] != 0 && raw[k] != 1))
             return TSW_EPARAM;
         if (thresholds && !(thresholds[k] >= 0.0 && thresholds[k] <= DBL_MAX))

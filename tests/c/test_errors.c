@@ -4,6 +4,8 @@
  */
 #include "harness.h"
 
+#include <limits.h>
+
 #include <float.h>
 
 #define SENTINEL_BYTE 0x5A
@@ -548,6 +550,81 @@ static void test_exec(void)
     EXPECT_ALL(TSW_OK, &p, &e);
 }
 
+/* Issue 36 (hostile probe): huge thread counts run clamped to the processors in every
+ * entry point that takes them (the shapelet and soft-DTW gradient paths used to overflow
+ * libgomp's stack), offsets whose byte address overflows are refused before any read, and a
+ * length step beyond any length is one length (it overflowed a loop counter). */
+static void test_hostile(void)
+{
+    double x[64], v[4] = {0}, g[64];
+    for (int i = 0; i < 64; ++i)
+        x[i] = sin(0.3 * i) + (i % 16 > 8 ? 2.0 : 0.0);
+    tsw_params p;
+    tsw_exec e;
+    tsw_exec_default(&e);
+    tsw_collection c = {x, NULL, NULL, 16, 4, NULL};
+    for (int k = 0; k < 2; ++k) {
+        e.n_threads = k ? INT_MAX : 100000;
+        tsw_params_default(&p, TSW_DTW);
+        EXPECT_ALL(TSW_OK, &p, &e);
+        tsw_params_default(&p, TSW_SOFT_DTW);
+        CHECK_RC(tsw_soft_dtw_grad(&p, TSW_F64, 1, &c, &c, v, g, NULL, &e), TSW_OK);
+        tsw_shapelet_params sp;
+        tsw_shapelet_params_default(&sp);
+        sp.n_classes = 2;
+        sp.min_length = 3;
+        sp.max_length = 6;
+        int32_t lab[4] = {0, 1, 0, 1};
+        tsw_shapelet best;
+        CHECK_RC(tsw_shapelet_search(&sp, TSW_F64, &c, lab, NULL, 0, &best, &e), TSW_OK);
+        sp.length_step = INT64_MAX; /* one length: min_length */
+        CHECK_RC(tsw_shapelet_search(&sp, TSW_F64, &c, lab, NULL, 0, &best, &e), TSW_OK);
+        CHECK(best.series < 0 || best.length == 3);
+        tsw_shapelet top[4];
+        int64_t cnt = 0;
+        CHECK_RC(tsw_shapelet_top(&sp, TSW_F64, &c, lab, NULL, 0, 4, top, &cnt, &e), TSW_OK);
+        for (int64_t q = 0; q < cnt; ++q)
+            CHECK(top[q].length == 3);
+        tsw_align_params ap;
+        tsw_align_params_default(&ap);
+        tsw_series a = {x, 32, NULL}, b = {x + 32, 32, NULL};
+        int64_t path[2 * 64], len = 0;
+        double cost;
+        CHECK_RC(tsw_dtw_path(&ap, TSW_F64, 1, &a, &b, path, 64, &len, &cost, &e), TSW_OK);
+    }
+    /* offsets whose byte address overflows: refused before a value is read */
+    int64_t lens[2] = {4, 4};
+    const int64_t bad_offsets[][2] = {{0, (int64_t)1 << 60}, {0, INT64_MAX - 1},
+                                      {0, INT64_MAX / 8}, {INT64_MAX / 8 - 1, 0}};
+    tsw_params_default(&p, TSW_DTW);
+    for (int k = 0; k < 4; ++k) {
+        tsw_collection r = {x, bad_offsets[k], lens, 0, 2, NULL};
+        double out[4];
+        CHECK_RC(tsw_cdist(&p, TSW_F64, 1, &r, &r, out, NULL), TSW_EOVERFLOW);
+        CHECK_RC(tsw_pdist(&p, TSW_F64, 1, &r, TSW_PDIST_FULL, out, NULL), TSW_EOVERFLOW);
+        tsw_params sdp;
+        tsw_params_default(&sdp, TSW_SOFT_DTW);
+        CHECK_RC(tsw_soft_dtw_grad(&sdp, TSW_F64, 1, &r, &r, out, NULL, NULL, NULL),
+                 TSW_EOVERFLOW);
+        int32_t lab[2] = {0, 1};
+        tsw_shapelet_params sp;
+        tsw_shapelet_params_default(&sp);
+        sp.n_classes = 2;
+        tsw_shapelet best;
+        CHECK_RC(tsw_shapelet_search(&sp, TSW_F64, &r, lab, NULL, 0, &best, NULL),
+                 TSW_EOVERFLOW);
+        int64_t slen[1] = {3}, soff[1] = {0};
+        tsw_collection sh = {x, soff, slen, 0, 1, NULL};
+        double dist[2];
+        CHECK_RC(tsw_shapelet_distances(TSW_F64, &sh, &r, dist, NULL, NULL), TSW_EOVERFLOW);
+        CHECK_RC(tsw_shapelet_distances(TSW_F64, &r, &sh, dist, NULL, NULL), TSW_EOVERFLOW);
+    }
+    /* the implicit offsets i * length of a collection too large to address */
+    tsw_collection huge = {x, NULL, NULL, INT64_MAX / 2, 3, NULL};
+    double out[9];
+    CHECK_RC(tsw_cdist(&p, TSW_F64, 1, &huge, &huge, out, NULL), TSW_EOVERFLOW);
+}
+
 int main(void)
 {
     test_null_and_shape();
@@ -555,5 +632,6 @@ int main(void)
     test_timestamps();
     test_params();
     test_exec();
+    test_hostile();
     return TSW_TEST_END();
 }

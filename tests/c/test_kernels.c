@@ -164,7 +164,7 @@ static double ref_error(const tsw_params *p, tsw_dtype dt, int64_t dim, const ts
     void *ws = tsw__malloc_aligned(tsw__pair_ws_bytes(p, TSW_F64, dim, pr->n, pr->m));
     double r64 = ref, e = 0;
     if (CHECK(a && b && ws && (!pr->ta || ta) && (!pr->tb || tb))) {
-        tsw__pair q = {a, ta, pr->n, b, tb, pr->m};
+        tsw__pair q = {a, ta, pr->n, b, tb, pr->m, NULL};
         tsw__pair_reference(p, TSW_F64, dim, &q, ws, &r64);
         e = isinf(r64) || isinf(ref) ? 0 : fabs(ref - r64);
     }
@@ -221,7 +221,7 @@ static void check_pair_config(tsw_t_rng *r, const config *c)
         fill_values(r, dt, b, c->m * c->dim, c->scale);
         fill_times(r, dt, ta, c->n);
         fill_times(r, dt, tb, c->m);
-        tsw__pair pr = {a, c->times ? ta : NULL, c->n, b, c->times ? tb : NULL, c->m};
+        tsw__pair pr = {a, c->times ? ta : NULL, c->n, b, c->times ? tb : NULL, c->m, NULL};
         size_t bytes = tsw__pair_ws_bytes(&c->p, dt, c->dim, c->n, c->m);
         void *ws = ws_alloc(bytes);
         if (!CHECK(bytes > 0 && ws != NULL)) {
@@ -321,7 +321,7 @@ static void test_lanes(void)
                 pairs[k] = (tsw__pair){a + (size_t)ka * an * esz,
                                        c.times ? ta + (size_t)ka * (size_t)c.n * esz : NULL, c.n,
                                        b + (size_t)k * bn * esz,
-                                       c.times ? tb + (size_t)k * (size_t)c.m * esz : NULL, c.m};
+                                       c.times ? tb + (size_t)k * (size_t)c.m * esz : NULL, c.m, NULL};
             }
             size_t pb = tsw__pair_ws_bytes(&c.p, dt, c.dim, c.n, c.m);
             size_t lb = tsw__lanes_ws_bytes(&c.p, dt, c.dim, c.n, c.m);

@@ -149,7 +149,7 @@ static void check_kernels_one(double gamma, int window, double radius, int64_t n
                 gx[k] = 0;
             for (size_t k = 0; k < ny; ++k)
                 gy[k] = 0;
-            tsw__sdg_pair pr = {0, 1, softmin, dim, n, m, 0, x, y, NULL, 1.0, gx, gy, NULL};
+            tsw__sdg_pair pr = {0, 1, softmin, dim, n, m, 0, x, y, NULL, 1.0, gx, gy, NULL, NULL};
             double v = kern(&p, &pr, ws);
             int bad = !(fabs(v - vr) <= 1e-10 * fmax(1, fabs(vr)));
             for (size_t k = 0; k < nx; ++k)
@@ -161,7 +161,7 @@ static void check_kernels_one(double gamma, int window, double radius, int64_t n
                 gxf[k] = 0;
             for (size_t k = 0; k < ny; ++k)
                 gyf[k] = 0;
-            tsw__sdg_pair pf = {1, 1, softmin, dim, n, m, 0, xf, yf, NULL, 1.0, gxf, gyf, NULL};
+            tsw__sdg_pair pf = {1, 1, softmin, dim, n, m, 0, xf, yf, NULL, 1.0, gxf, gyf, NULL, NULL};
             double vf = kern(&p, &pf, ws);
             bad += !(fabs(vf - vr) <= 1e-10 * fmax(1, fabs(vr)));
             for (size_t k = 0; k < nx; ++k)
@@ -171,7 +171,7 @@ static void check_kernels_one(double gamma, int window, double radius, int64_t n
             /* cost matrix (the caller zeroes gc outside the window) */
             for (size_t k = 0; k < nc; ++k)
                 gc[k] = 0;
-            tsw__sdg_pair pc = {0, 1, softmin, 1, n, m, m, NULL, NULL, C, 1.0, NULL, NULL, gc};
+            tsw__sdg_pair pc = {0, 1, softmin, 1, n, m, m, NULL, NULL, C, 1.0, NULL, NULL, gc, NULL};
             double vc = kern(&p, &pc, ws);
             bad += !(fabs(vc - vcr) <= 1e-10 * fmax(1, fabs(vcr)));
             for (size_t k = 0; k < nc; ++k)

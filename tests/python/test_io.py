@@ -391,7 +391,7 @@ def test_load_gunpoint():
     np.testing.assert_allclose(X.mean(axis=1), 0, atol=1e-6)
     np.testing.assert_allclose(X.std(axis=1), 1, atol=1e-2)
     assert gunpoint_path("test").parent == DATA_DIR / "GunPoint"
-    with pytest.raises(ValueError, match="split: expected 'train' or 'test'"):
+    with pytest.raises(ValueError, match="split must be 'train' or 'test'"):
         load_gunpoint("validation")
 
 
