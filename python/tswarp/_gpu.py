@@ -562,7 +562,7 @@ def _needs_layout_work(shape, layout):
 
 
 def _batch_fast(fname, X, Y, is_pdist, condensed, device_kind, device_index, cuda_devices,
-                layout):
+                layout=GUARD):
     """batch_plan's answer for its common case, with a fraction of its Python work: X (and Y)
     one CuPy array or one CUDA tensor each, of one library, GPU, dtype and dimension, laid out
     as the C library reads them. None for anything else (and for anything batch_plan would

@@ -319,12 +319,13 @@ static void check_errors(void)
     CHECK_RC(tsw_soft_dtw_grad(&p, TSW_F64, 1, &c, &c, &v, g, g, NULL), TSW_EPARAM);
     tsw_params_default(&p, TSW_SOFT_DTW);
     p.window = TSW_WINDOW_ITAKURA; /* the CPU takes it; the GPU kernels do not */
-    CHECK_RC(tsw_soft_dtw_grad(&p, TSW_F64, 1, &c, &c, &v, g, g, NULL), TSW_OK);
     {
+        double v2[2], gx2[6], gy2[6]; /* c holds 2 series of 3 points */
+        CHECK_RC(tsw_soft_dtw_grad(&p, TSW_F64, 1, &c, &c, v2, gx2, gy2, NULL), TSW_OK);
         tsw_exec gpu;
         tsw_exec_default(&gpu);
         gpu.device = TSW_DEVICE_CUDA;
-        CHECK_RC(tsw_soft_dtw_grad(&p, TSW_F64, 1, &c, &c, &v, g, g, &gpu), TSW_ENOTSUP);
+        CHECK_RC(tsw_soft_dtw_grad(&p, TSW_F64, 1, &c, &c, v2, gx2, gy2, &gpu), TSW_ENOTSUP);
     }
     tsw_params_default(&p, TSW_SOFT_DTW);
     x[4] = NAN;

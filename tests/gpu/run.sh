@@ -278,7 +278,9 @@ load_py() {
 st_pytest_gpu() {
     load_py || return 1
     [ -f "$SRC/tests/python/test_gpu.py" ] || { echo "tests/python/test_gpu.py is missing"; return 2; }
-    cd "$SRC" && "$PY" -m pytest -q -rs -p no:cacheprovider "${PYTEST_EXTRA[@]}" tests/python/test_gpu.py
+    # and the README's GPU example (tests/python/test_readme.py runs it where a GPU is)
+    cd "$SRC" && "$PY" -m pytest -q -rs -p no:cacheprovider "${PYTEST_EXTRA[@]}" \
+        tests/python/test_gpu.py tests/python/test_readme.py -k "test_gpu or needs_a_gpu"
 }
 
 st_pytest() {

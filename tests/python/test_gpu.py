@@ -1409,16 +1409,20 @@ def test_shapelet_models_on_gpu_equal_cpu(rng):
     assert T0[:, k:2 * k].max() > 0
     # multivariate (n, channels, len): the same shapelets and features on both devices
     M = np.stack([X, X[:, ::-1] ** 2, rng.standard_normal(X.shape).cumsum(axis=1)], axis=1)
-    m0 = ShapeletTransform(n_shapelets=8, device="cpu", features=feats, **kw).fit(M, y)
-    m1 = ShapeletTransform(n_shapelets=8, device="cuda", features=feats, **kw).fit(M, y)
+    m0 = ShapeletTransform(n_shapelets=8, device="cpu", features=feats,
+                           layout="channels_first", **kw).fit(M, y)
+    m1 = ShapeletTransform(n_shapelets=8, device="cuda", features=feats,
+                           layout="channels_first", **kw).fit(M, y)
     assert [(s.channel, s.series, s.start, s.length) for s in m1.shapelets_] == \
         [(s.channel, s.series, s.start, s.length) for s in m0.shapelets_]
     np.testing.assert_array_equal(m1.transform(M), m0.transform(M))
     # multivariate series of unequal lengths (a list of (channels, len_i) arrays), some
     # shorter than the longest shapelets
     R = [m[:, :int(n)] for m, n in zip(M, rng.integers(20, 51, len(M)))]
-    r0 = ShapeletTransform(n_shapelets=8, device="cpu", features=feats, **kw).fit(R, y)
-    r1 = ShapeletTransform(n_shapelets=8, device="cuda", features=feats, **kw).fit(R, y)
+    r0 = ShapeletTransform(n_shapelets=8, device="cpu", features=feats,
+                           layout="channels_first", **kw).fit(R, y)
+    r1 = ShapeletTransform(n_shapelets=8, device="cuda", features=feats,
+                           layout="channels_first", **kw).fit(R, y)
     assert [(s.channel, s.series, s.start, s.length) for s in r1.shapelets_] == \
         [(s.channel, s.series, s.start, s.length) for s in r0.shapelets_]
     np.testing.assert_array_equal(r1.transform(R), r0.transform(R))
@@ -1442,16 +1446,17 @@ def test_shapelet_models_on_gpu_equal_cpu(rng):
     # shapelets, thresholds and features on both devices; the logical tree on raw shapelets
     for norm in (False, "both"):
         n0 = ShapeletTransform(n_shapelets=10, device="cpu", features=feats, normalize=norm,
-                               **kw).fit(M, y)
+                               layout="channels_first", **kw).fit(M, y)
         n1 = ShapeletTransform(n_shapelets=10, device="cuda", features=feats, normalize=norm,
-                               **kw).fit(M, y)
+                               layout="channels_first", **kw).fit(M, y)
         got = [(s.channel, s.series, s.start, s.length, s.normalized, s.gain, s.threshold)
                for s in n1.shapelets_]
         assert got == [(s.channel, s.series, s.start, s.length, s.normalized, s.gain,
                         s.threshold) for s in n0.shapelets_]
         np.testing.assert_array_equal(n1.transform(M), n0.transform(M))
     assert not any(s.normalized for s in
-                   ShapeletTransform(n_shapelets=4, normalize=False, **kw).fit(M, y).shapelets_)
+                   ShapeletTransform(n_shapelets=4, normalize=False, layout="channels_first",
+                                     **kw).fit(M, y).shapelets_)
     cpu = ShapeletTreeClassifier(logical=True, normalize=False, device="cpu", **kw).fit(X, y)
     gpu = ShapeletTreeClassifier(logical=True, normalize=False, device="cuda", **kw).fit(X, y)
     assert gpu.export_text() == cpu.export_text()
@@ -1462,3 +1467,29 @@ def test_shapelet_models_on_gpu_equal_cpu(rng):
                        device="cuda")
     assert (r1.series, r1.start, r1.length, r1.gain, r1.gap, r1.threshold) == \
         (r0.series, r0.start, r0.length, r0.gain, r0.gap, r0.threshold)
+
+
+@needs_gpu
+def test_gpu_arrays_in_both_layouts(rng, xp):
+    """CuPy arrays and torch tensors in aeon's layout: layout='channels_first' transposes
+    them on their GPU (one pair, whole arrays past the fast plan, lists); without a layout an
+    ambiguous shape is the same ValueError as for numpy."""
+    real = tswarp._module  # the library itself: no layout given for us (conftest)
+    X = rng.standard_normal((6, 40, 3)).cumsum(axis=1)
+    Xf = np.ascontiguousarray(X.transpose(0, 2, 1))
+    gX, gXf = xp.put(X), xp.put(Xf)
+    want = real.cdist(X, X[:4], device="cpu")
+    np.testing.assert_allclose(xp.get(real.cdist(gXf, xp.put(Xf[:4]), layout="channels_first")),
+                               want, rtol=1e-12)
+    np.testing.assert_allclose(xp.get(real.cdist(gX, xp.put(X[:4]))), want, rtol=1e-12)
+    np.testing.assert_allclose(xp.get(real.pdist([xp.put(x) for x in Xf],
+                                                 layout="channels_first")),
+                               real.pdist(X, device="cpu"), rtol=1e-12)
+    np.testing.assert_allclose(float(xp.get(real.dtw(gXf[0], gXf[1], layout="channels_first"))),
+                               real.dtw(X[0], X[1]), rtol=1e-12)
+    with pytest.raises(ValueError, match=r"X has shape \(6, 3, 40\)"):
+        real.cdist(gXf)
+    with pytest.raises(ValueError, match=r"a has shape \(3, 40\)"):
+        real.dtw(gXf[0], gXf[1])
+    with pytest.raises(ValueError, match=r"X\[0\] has shape \(3, 40\)"):
+        real.cdist([xp.put(x) for x in Xf])

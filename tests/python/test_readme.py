@@ -29,7 +29,8 @@ def _blocks(lang):
     for m in BLOCK.finditer(text):
         if m.group(1) == lang:
             line = text[:m.start()].count("\n") + 1
-            out.append(pytest.param(m.group(2), id=f"line{line}"))
+            gpu = m.group(2).startswith("# needs a CUDA GPU")
+            out.append(pytest.param(m.group(2), id=f"line{line}" + ("-needs_a_gpu" if gpu else "")))
     return out
 
 
@@ -48,7 +49,13 @@ def _has_gpu():
 def test_python_block(code, tmp_path, monkeypatch):
     if code.startswith("# needs a CUDA GPU") and not _has_gpu():
         pytest.skip("the block needs a CUDA GPU and CuPy (run on the GPU machine)")
-    pytest.importorskip("matplotlib").use("Agg")
+    for mod in ("matplotlib", "scipy", "sklearn", "torch"):
+        if re.search(rf"\b{mod}\b|plot|shapelets|barycenter|learn", code) and mod != "torch":
+            pytest.importorskip(mod)
+    if "torch" in code:
+        pytest.importorskip("torch")
+    if "matplotlib" in sys.modules or "plot" in code:
+        pytest.importorskip("matplotlib").use("Agg")
     monkeypatch.chdir(tmp_path)
     exec(compile(code, str(README), "exec"), {"__name__": "__readme__"})
 
