@@ -22,7 +22,7 @@ DEMO_CUDA := $(shell command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/de
 PIP_INSTALL = $(PY) -m pip install --no-build-isolation --no-deps -v
 # The build's progress (ninja's [k/n] lines) and its errors, not pip's whole log; a failed
 # build still fails (pipefail) and its full output is kept in $(BUILD)/pip-install.log.
-SHOW_BUILD = tee $(BUILD)/pip-install.log | { grep -E --line-buffered '^\[[0-9]+/[0-9]+\]|tswarp: CUDA|rror|Successfully installed' || true; }
+SHOW_BUILD = tee $(BUILD)/pip-install.log | { grep -E --line-buffered '^ *\[[0-9]+/[0-9]+\]|tswarp: CUDA|rror|Successfully installed' || true; }
 
 .PHONY: all demo test test-c test-python bench sanitize deps venv venv-dev lib python \
         python-demo docs typecheck figures clean

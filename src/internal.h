@@ -3,6 +3,7 @@
 #define TSW_INTERNAL_H
 
 #include "tswarp.h"
+#include "common/finish.h" /* tsw__finish: a pair's last cell -> the returned value */
 
 #include <stddef.h>
 #include <stdint.h>
@@ -53,6 +54,7 @@ int tsw__mul_size(size_t a, size_t b, size_t *out);
  * device in a build without CUDA), and one series (pointer, length, size, finite values,
  * and for twed its timestamps). */
 int tsw__check_exec(const tsw_exec *e);
+int tsw__check_params_f32(const tsw_params *p);
 int tsw__threads(const tsw_exec *ex);
 int tsw__check_span(const tsw_collection *c, int64_t i, int64_t dim, size_t esz);
 int tsw__check_series(tsw_dtype dtype, int64_t dim, const tsw_series *s, int twed);
@@ -91,8 +93,6 @@ int64_t tsw__pair_lanes(const tsw_params *params, tsw_dtype dtype, int64_t dim,
  * series); larger ones come from the allocator. */
 #define TSW__STACK_WS_BYTES 8192
 
-/* Post-processing of a raw pair value into the returned distance (DTW root). */
-double tsw__finish(const tsw_params *params, double raw);
 
 /* Validation helpers (api.c). */
 int tsw__check_params(const tsw_params *params);

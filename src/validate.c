@@ -1,0 +1,164 @@
+/*
+ * Argument checks shared by every entry point (the dispatch files api.c, align.c,
+ * segmental.c, sdtw_grad.c, shapelet.c) and by the CUDA backend's device-memory calls:
+ * parameters, exec options, values and timestamps, and the spans of collections.
+ */
+#include "internal.h"
+
+#include <float.h>
+#include <math.h>
+
+/* ---- validation ----------------------------------------------------------------------- */
+
+static int tsw__finite(double x) { return isfinite(x); }
+
+int tsw__check_params(const tsw_params *p)
+{
+    if (!p)
+        return TSW_EINVAL;
+    if (p->measure != TSW_DTW && p->measure != TSW_TWED && p->measure != TSW_SOFT_DTW)
+        return TSW_EINVAL;
+    switch (p->window) {
+    case TSW_WINDOW_NONE:
+        break;
+    case TSW_WINDOW_SAKOE_CHIBA:
+        if (!tsw__finite(p->window_radius) || p->window_radius < 0 ||
+            p->window_radius != floor(p->window_radius) || p->window_radius > 9.0e18)
+            return TSW_EPARAM;
+        break;
+    case TSW_WINDOW_SAKOE_CHIBA_FRACTION:
+        if (!tsw__finite(p->window_radius) || p->window_radius < 0 || p->window_radius > 1)
+            return TSW_EPARAM;
+        break;
+    case TSW_WINDOW_ITAKURA:
+        if (!tsw__finite(p->itakura_max_slope) || p->itakura_max_slope < 1)
+            return TSW_EPARAM;
+        break;
+    default:
+        return TSW_EINVAL;
+    }
+    switch (p->measure) {
+    case TSW_DTW:
+        if (p->cost < TSW_COST_SQEUCLIDEAN || p->cost > TSW_COST_COSINE)
+            return TSW_EINVAL;
+        if (p->accumulated != 0 && p->accumulated != 1)
+            return TSW_EINVAL;
+        break;
+    case TSW_TWED:
+        if (!tsw__finite(p->nu) || p->nu < 0 || !tsw__finite(p->lmbda) || p->lmbda < 0 ||
+            !tsw__finite(p->p) || p->p < 1)
+            return TSW_EPARAM;
+        break;
+    case TSW_SOFT_DTW:
+        if (!tsw__finite(p->gamma) || p->gamma <= 0)
+            return TSW_EPARAM;
+        if (p->normalize != 0 && p->normalize != 1)
+            return TSW_EINVAL;
+        break;
+    }
+    return TSW_OK;
+}
+
+/* A float32 computation narrows the parameters to float: they must stay finite there, and
+ * gamma keep a finite reciprocal, or valid double parameters would give NaN or inf. */
+int tsw__check_params_f32(const tsw_params *p)
+{
+    if (p->measure == TSW_TWED && (p->nu > FLT_MAX || p->lmbda > FLT_MAX || p->p > FLT_MAX))
+        return TSW_EPARAM;
+    if (p->measure == TSW_SOFT_DTW && (p->gamma > FLT_MAX || p->gamma < 1.0 / FLT_MAX))
+        return TSW_EPARAM;
+    return TSW_OK;
+}
+
+int tsw__check_finite(tsw_dtype dtype, const void *values, int64_t count)
+{
+    /* Sum-free check: x - x is 0 for finite x and NaN otherwise; OR-reducing the
+     * comparison keeps the loop branch-free so it vectorises. */
+    int bad = 0;
+    if (dtype == TSW_F32) {
+        const float *v = values;
+        for (int64_t i = 0; i < count; ++i)
+            bad |= !(v[i] - v[i] == 0.0f);
+    } else {
+        const double *v = values;
+        for (int64_t i = 0; i < count; ++i)
+            bad |= !(v[i] - v[i] == 0.0);
+    }
+    return bad ? TSW_ENONFINITE : TSW_OK;
+}
+
+int tsw__check_times(tsw_dtype dtype, const void *times, int64_t length)
+{
+    if (!times)
+        return TSW_OK;
+    if (tsw__check_finite(dtype, times, length))
+        return TSW_ETIMES;
+    if (dtype == TSW_F32) {
+        const float *t = times;
+        for (int64_t i = 1; i < length; ++i)
+            if (!(t[i] > t[i - 1]))
+                return TSW_ETIMES;
+    } else {
+        const double *t = times;
+        for (int64_t i = 1; i < length; ++i)
+            if (!(t[i] > t[i - 1]))
+                return TSW_ETIMES;
+    }
+    return TSW_OK;
+}
+
+int tsw__check_exec(const tsw_exec *e)
+{
+    if (e->n_threads < 0 || e->device_index < 0)
+        return TSW_EINVAL;
+    if (e->device != TSW_DEVICE_AUTO && e->device != TSW_DEVICE_CPU &&
+        e->device != TSW_DEVICE_CUDA)
+        return TSW_EINVAL;
+    if (e->impl != TSW_IMPL_AUTO && e->impl != TSW_IMPL_REFERENCE && e->impl != TSW_IMPL_SCALAR)
+        return TSW_EINVAL;
+    if (e->cuda_async != 0 && e->cuda_async != 1)
+        return TSW_EINVAL;
+#ifndef TSWARP_WITH_CUDA
+    if (e->device == TSW_DEVICE_CUDA)
+        return TSW_ENODEV;
+#endif
+    return TSW_OK;
+}
+
+int tsw__check_series(tsw_dtype dtype, int64_t dim, const tsw_series *s, int twed)
+{
+    size_t n;
+    if (!s || !s->values)
+        return TSW_EINVAL;
+    if (s->length < 1)
+        return TSW_ESHAPE;
+    if (tsw__mul_size((size_t)s->length, (size_t)dim, &n) || n > (size_t)INT64_MAX / 8)
+        return TSW_EOVERFLOW;
+    int rc = tsw__check_finite(dtype, s->values, (int64_t)n);
+    if (rc)
+        return rc;
+    return twed ? tsw__check_times(dtype, s->times, s->length) : TSW_OK;
+}
+
+/* Series i of a collection lies in addressable memory: checked before any of its values is
+ * read (an offset such as 1 << 60 would otherwise make the byte address overflow and a
+ * read land anywhere). Its row offset (i * length without offsets) and length give the byte
+ * range [off dim esz, (off + len) dim esz), which must fit in int64. TSW_EINVAL for a
+ * negative offset, TSW_ESHAPE for a length below 1, TSW_EOVERFLOW otherwise. */
+int tsw__check_span(const tsw_collection *c, int64_t i, int64_t dim, size_t esz)
+{
+    if (!c->offsets && c->length > 0 && i > INT64_MAX / c->length)
+        return TSW_EOVERFLOW;
+    const int64_t off = tsw__coll_off(c, i), len = tsw__coll_len(c, i);
+    size_t bytes;
+    if (len < 1)
+        return TSW_ESHAPE;
+    if (off < 0)
+        return TSW_EINVAL;
+    if (dim < 1 || off > INT64_MAX - len ||
+        tsw__mul_size((size_t)(off + len), (size_t)dim, &bytes) ||
+        tsw__mul_size(bytes, esz, &bytes) || bytes > (size_t)INT64_MAX)
+        return TSW_EOVERFLOW;
+    return TSW_OK;
+}
+
