@@ -1,14 +1,13 @@
 /*
  * Public entry points of the alignment functions (tswarp.h "Alignment"): defaults,
  * validation in the order tsw_distance uses, the window turned into admissible columns per
- * row, the step pattern's reachability, and dispatch to the CPU kernels (cpu/path.c).
+ * row, the step pattern's reachability, and dispatch to the CPU kernels (cpu/path.c) or the GPU's (cuda/path.cu).
  * Every check runs before any work; outputs are written only on success.
  */
 #include "common/band.h"
 #include "common/path.h"
-#include "cpu/path.h"
-#include "cpu/segmental.h"
 #include "internal.h"
+#include "segmental.h"
 
 #include <string.h>
 #include <unistd.h>
@@ -292,7 +291,7 @@ int tsw_subsequence_dtw(const tsw_align_params *params, tsw_dtype dtype, int64_t
     return rc;
 }
 
-/* ---- segmental DTW (tswarp.h "Segmental DTW"; the work is in cpu/segmental.c) ---------- */
+/* ---- segmental DTW (tswarp.h "Segmental DTW"; the work is in segmental.c) ---------- */
 
 void tsw_segmental_params_default(tsw_segmental_params *seg)
 {
@@ -358,14 +357,14 @@ int tsw_segmental_dtw(const tsw_align_params *params, const tsw_segmental_params
     if (ex.device == TSW_DEVICE_CUDA ||
         (ex.device == TSW_DEVICE_AUTO &&
          tsw__cuda_auto(&ex, 2.0 * (double)a->length * (double)b->length)))
-        rc = tsw__cuda_segmental(&job, params, dtype, &ex, seg->variant, seg->n_fragments, path,
-                                 length, segments);
+        rc = tsw__segmental(&job, params, dtype, &ex, seg->variant, seg->n_fragments, 1, path,
+                            length, segments);
     if (ex.device == TSW_DEVICE_AUTO && (rc == TSW_ENODEV || rc == TSW_ENOMEM))
         rc = TSW_ENODEV;
 #endif
     if (rc == TSW_ENODEV && ex.device != TSW_DEVICE_CUDA)
-        rc = tsw__cpu_segmental(&job, dtype, seg->variant, seg->n_fragments, seg->n_chunks,
-                                path, length, segments);
+        rc = tsw__segmental(&job, params, dtype, NULL, seg->variant, seg->n_fragments,
+                            seg->n_chunks, path, length, segments);
     tsw__free(rows);
     return rc;
 }

@@ -123,6 +123,48 @@ static inline int64_t tsw__coll_off(const tsw_collection *c, int64_t i)
 /* CPU feature level (cpu/simd.c): 2 = AVX2+FMA, 1 = SSE2, 0 = none. */
 int tsw__cpu_level(void);
 
+/* ---- alignments (align.c validates and builds the job; cpu/path.c, cuda/path.cu) ------ */
+
+typedef struct tsw__path_job {
+    int step;              /* tsw_step                                                   */
+    int cost;              /* tsw_cost                                                   */
+    int subseq;            /* 1: row 0 is a start everywhere, paths end anywhere in row n-1 */
+    int64_t dim, n, m;     /* a is (n, dim), b is (m, dim), of the job's dtype            */
+    const void *a, *b;
+    const int64_t *lo;     /* (n,) admissible columns [lo[i], hi[i]) of row i; NULL = all  */
+    const int64_t *hi;
+    size_t block_cells;    /* cells whose steps one stored block may hold (>= 16)        */
+    int force_stored;      /* 1: one stored block for the whole grid, whatever its size   */
+    int n_threads;         /* resolved, >= 1                                             */
+    tsw_progress_fn progress;
+    void *progress_user;
+} tsw__path_job;
+
+/* Optimal path from (0,0) to (n-1,m-1). On success path[0 .. 2 *length) holds the pairs
+ * and *cost D(n-1, m-1); on failure nothing is written. TSW_ENOPATH when D(n-1,m-1) is
+ * infinite (a window admitting no path), TSW_ENOMEM, TSW_ECANCELED. */
+int tsw__cpu_dtw_path(const tsw__path_job *job, tsw_dtype dtype, int64_t *path,
+                      int64_t *length, double *cost);
+
+/* Subsequence DTW, best k non-overlapping matches (see tswarp.h). path may be NULL. */
+int tsw__cpu_subsequence(const tsw__path_job *job, tsw_dtype dtype, int64_t k,
+                         tsw_match *matches, int64_t *count, int64_t *path);
+
+/* Subsequence DTW's matches from the last row (matches.c): cost[j] = D(n-1, j) as a double
+ * (+inf where no path ends), start[j] its start column; the best k (<= m) non-overlapping
+ * ones into pick (tswarp.h's rule), their number into *count, path fields 0. Shared by the
+ * CPU and CUDA kernels so both choose alike. TSW_ENOMEM. */
+int tsw__subseq_pick(int64_t m, const double *cost, const int64_t *start, int64_t k,
+                     tsw_match *pick, int64_t *count);
+
+/* Segmental DTW's first pass over a subsequence job (subseq = 1): cost[j - from] =
+ * D(n-1, j) as a double (+inf where no path ends) and start[j - from] = the start column of
+ * the path ending at j (-1 where none), for j in [from, m). start may be NULL: no start
+ * labels are carried (a faster pass). TSW_ENOMEM, TSW_ECANCELED. */
+int tsw__cpu_subseq_lastrow(const tsw__path_job *job, tsw_dtype dtype, int64_t from,
+                            double *cost, int64_t *start);
+
+
 /*
  * CUDA backend (cuda/backend.cu), built with TSWARP_WITH_CUDA. Host-memory entry points
  * called by api.c after validation; they copy inputs in, compute, copy results out.
@@ -144,9 +186,8 @@ int tsw__cuda_paired(const tsw_params *params, tsw_dtype dtype, int64_t dim,
                      const tsw_exec *exec);
 /* 1 when TSW_DEVICE_AUTO should take the GPU for `cells` DP cells in all. */
 int tsw__cuda_auto(const tsw_exec *exec, double cells);
-/* Alignment path on the GPU (cuda/path.cu), for align.c after its checks: the job of
- * cpu/path.h (host arrays), the same path, length and cost as tsw__cpu_dtw_path. */
-struct tsw__path_job;
+/* Alignment path on the GPU (cuda/path.cu), for align.c after its checks: the job above
+ * (host arrays), the same path, length and cost as tsw__cpu_dtw_path. */
 int tsw__cuda_dtw_path(const struct tsw__path_job *job, const tsw_align_params *params,
                        tsw_dtype dtype, const tsw_exec *exec, int64_t *path, int64_t *length,
                        double *cost);

@@ -770,7 +770,11 @@ static int progress_trampoline(void *user, int64_t done, int64_t total)
     progress_ctx *ctx = user;
     int stop = 0;
     PyEval_RestoreThread(ctx->tstate);
-    if (PyErr_CheckSignals() < 0) {
+    if (PyErr_Occurred()) {
+        /* an earlier call stopped the work: the library may poll again before it returns,
+         * and Python code must not run with that exception pending */
+        stop = 1;
+    } else if (PyErr_CheckSignals() < 0) {
         stop = 1;
     } else if (ctx->callback) {
         PyObject *r = PyObject_CallFunction(ctx->callback, "LL", (long long)done,

@@ -94,7 +94,6 @@
 #include <string.h>
 
 #include "common/path.h"
-#include "cpu/path.h"
 #include "cuda/host.cuh"
 #include "internal.h"
 

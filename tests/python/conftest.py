@@ -131,3 +131,22 @@ def channels_last(module, accumulated=False):
     costs D(n-1, m-1) (librosa's), what the alignment tests compare with their brute force;
     tests/python/test_layout.py checks the default (dtw()'s rule)."""
     return _ChannelsLast(module, accumulated)
+
+
+def _default_sigint():
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def popen_interruptible(args, **kwargs):
+    """subprocess.Popen for a child that the test interrupts with SIGINT.
+
+    A shell that starts a job in the background (`make test &`, some CI runners) makes it
+    ignore SIGINT, and children inherit that: Python would then never raise
+    KeyboardInterrupt. The child gets the default disposition back, so its interpreter
+    installs its Ctrl-C handler as it does in a terminal.
+    """
+    import subprocess
+
+    return subprocess.Popen(args, preexec_fn=_default_sigint, **kwargs)

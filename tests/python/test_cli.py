@@ -18,6 +18,7 @@ import pytest
 import tswarp
 from tswarp import cli
 from tswarp.datasets import load_gunpoint
+from conftest import popen_interruptible
 
 
 def run(capsys, *argv):
@@ -343,7 +344,7 @@ def test_ctrl_c_exits_130_and_writes_nothing(tmp_path, rng):
     # code 130 with no output file and no temporary file left.
     np.save(tmp_path / "X.npy", rng.standard_normal((300, 1000)))
     # --device cpu: on a GPU machine device=auto would finish this in milliseconds
-    proc = subprocess.Popen([script(), "matrix", tmp_path / "X.npy", "--metric", "dtw",
+    proc = popen_interruptible([script(), "matrix", tmp_path / "X.npy", "--metric", "dtw",
                              "--device", "cpu", "--progress", "--out", tmp_path / "D.npy"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:

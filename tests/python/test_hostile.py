@@ -12,6 +12,7 @@ import textwrap
 import time
 
 import pytest
+from conftest import popen_interruptible
 
 PRELUDE = textwrap.dedent(
     """
@@ -114,7 +115,7 @@ def test_ctrl_c_stops_a_single_pair(name, call):
             sys.exit(3)
         print("finished after %.3f s" % (time.monotonic() - t0), flush=True)
         """)
-    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
+    proc = popen_interruptible([sys.executable, "-c", code], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     try:
         assert proc.stdout.readline().strip() == "started"
@@ -141,7 +142,7 @@ def test_ctrl_c_stops_the_cli_distance(tmp_path):
     rng = np.random.default_rng(1)
     np.save(tmp_path / "a.npy", rng.standard_normal(200_000))
     np.save(tmp_path / "b.npy", rng.standard_normal(200_000))
-    proc = subprocess.Popen([sys.executable, "-m", "tswarp", "distance", str(tmp_path / "a.npy"),
+    proc = popen_interruptible([sys.executable, "-m", "tswarp", "distance", str(tmp_path / "a.npy"),
                              str(tmp_path / "b.npy")], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     try:

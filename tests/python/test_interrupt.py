@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 import tswarp
+from conftest import popen_interruptible
 
 # A child that starts a batch call far longer than the test (about 10^11 DTW cells) and
 # reports how it ended. It prints "started" just before the call, so the parent signals
@@ -68,7 +69,7 @@ CHILD = textwrap.dedent(
 def test_ctrl_c_stops_a_running_call(op, tmp_path):
     script = tmp_path / "child.py"
     script.write_text(CHILD)
-    proc = subprocess.Popen(
+    proc = popen_interruptible(
         [sys.executable, str(script), op],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

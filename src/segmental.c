@@ -1,5 +1,5 @@
 /*
- * Segmental DTW on the CPU: NSDTW, WSDTW and SSDTW (tswarp.h "Segmental DTW"; Yang, Shaw
+ * Segmental DTW: NSDTW, WSDTW and SSDTW (tswarp.h "Segmental DTW"; Yang, Shaw
  * and Tsai, TASLP 2022, Fig. 3). The frame-level dynamic programming is the path kernels'
  * (cpu/path_impl.h): no DP loop of its own here.
  *
@@ -33,7 +33,7 @@
  */
 #include "segmental.h"
 
-#include "../common/path.h"
+#include "common/path.h"
 
 #include <pthread.h>
 #include <string.h>
@@ -538,20 +538,14 @@ done:
     return status;
 }
 
-int tsw__cpu_segmental(const tsw__path_job *job, tsw_dtype dtype, tsw_segmental variant,
-                       int64_t n_fragments, int64_t n_chunks, int64_t *path, int64_t *length,
-                       tsw_match *segments)
+int tsw__segmental(const tsw__path_job *job, const tsw_align_params *params, tsw_dtype dtype,
+                   const tsw_exec *gpu, tsw_segmental variant, int64_t n_fragments,
+                   int64_t n_chunks, int64_t *path, int64_t *length, tsw_match *segments)
 {
-    return seg_run(job, NULL, dtype, variant, n_fragments, n_chunks, path, length, segments,
-                   NULL);
-}
-
-#ifdef TSWARP_WITH_CUDA
-int tsw__cuda_segmental(const tsw__path_job *job, const tsw_align_params *params,
-                        tsw_dtype dtype, const tsw_exec *exec, tsw_segmental variant,
-                        int64_t n_fragments, int64_t *path, int64_t *length,
-                        tsw_match *segments)
-{
-    return seg_run(job, params, dtype, variant, n_fragments, 1, path, length, segments, exec);
-}
+#ifndef TSWARP_WITH_CUDA
+    if (gpu)
+        return TSW_ENODEV;
 #endif
+    return seg_run(job, params, dtype, variant, n_fragments, gpu ? 1 : n_chunks, path, length,
+                   segments, gpu);
+}
