@@ -184,6 +184,36 @@ int tsw__cuda_pdist(const tsw_params *params, tsw_dtype dtype, int64_t dim,
 int tsw__cuda_paired(const tsw_params *params, tsw_dtype dtype, int64_t dim,
                      const tsw_collection *x, const tsw_collection *y, void *out,
                      const tsw_exec *exec);
+/* The public device entry points' twins (device.c forwards after its null checks). */
+int tsw__cuda_device_count(int *count);
+int tsw__cuda_device_info(int index, tsw_cuda_device *info);
+int tsw__cuda_versions(int *runtime, int *driver);
+int tsw__cuda_cached_bytes(int device, size_t *bytes);
+int tsw__cuda_empty_cache(int device);
+int tsw__cuda_distance_device(const tsw_params *params, tsw_dtype dtype, int64_t dim,
+                              const tsw_series *a, const tsw_series *b, void *out,
+                              const tsw_exec *exec);
+int tsw__cuda_cdist_device(const tsw_params *params, tsw_dtype dtype, int64_t dim,
+                           const tsw_collection *x, const tsw_collection *y, void *out,
+                           const tsw_exec *exec);
+int tsw__cuda_pdist_device(const tsw_params *params, tsw_dtype dtype, int64_t dim,
+                           const tsw_collection *x, tsw_pdist_layout layout, void *out,
+                           const tsw_exec *exec);
+int tsw__cuda_paired_device(const tsw_params *params, tsw_dtype dtype, int64_t dim,
+                            const tsw_collection *x, const tsw_collection *y, void *out,
+                            const tsw_exec *exec);
+int tsw__cuda_distance_workspace_size(const tsw_params *params, tsw_dtype dtype, int64_t dim,
+                                      const tsw_series *a, const tsw_series *b,
+                                      const tsw_exec *exec, size_t *bytes);
+int tsw__cuda_cdist_workspace_size(const tsw_params *params, tsw_dtype dtype, int64_t dim,
+                                   const tsw_collection *x, const tsw_collection *y,
+                                   const tsw_exec *exec, size_t *bytes);
+int tsw__cuda_pdist_workspace_size(const tsw_params *params, tsw_dtype dtype, int64_t dim,
+                                   const tsw_collection *x, tsw_pdist_layout layout,
+                                   const tsw_exec *exec, size_t *bytes);
+int tsw__cuda_paired_workspace_size(const tsw_params *params, tsw_dtype dtype, int64_t dim,
+                                    const tsw_collection *x, const tsw_collection *y,
+                                    const tsw_exec *exec, size_t *bytes);
 /* 1 when TSW_DEVICE_AUTO should take the GPU for `cells` DP cells in all. */
 int tsw__cuda_auto(const tsw_exec *exec, double cells);
 /* Alignment path on the GPU (cuda/path.cu), for align.c after its checks: the job above

@@ -747,13 +747,11 @@ int device_pair(const tsw_params *p, tsw_dtype dtype, int64_t dim, const tsw_ser
 
 } // namespace
 
-/* ---- entry points --------------------------------------------------------------------------- */
+/* ---- entry points (device.c, api.c and the others call them after their checks) ---------- */
 
 extern "C" {
 
-int tsw_has_cuda(void) { return 1; }
-
-int tsw_cuda_device_count(int *count)
+int tsw__cuda_device_count(int *count)
 {
     if (!count)
         return TSW_EINVAL;
@@ -761,7 +759,7 @@ int tsw_cuda_device_count(int *count)
     return TSW_OK;
 }
 
-int tsw_cuda_device_info(int index, tsw_cuda_device *info)
+int tsw__cuda_device_info(int index, tsw_cuda_device *info)
 {
     if (!info)
         return TSW_EINVAL;
@@ -787,7 +785,7 @@ int tsw_cuda_device_info(int index, tsw_cuda_device *info)
     return TSW_OK;
 }
 
-int tsw_cuda_cached_bytes(int device, size_t *bytes)
+int tsw__cuda_cached_bytes(int device, size_t *bytes)
 {
     if (!bytes)
         return TSW_EINVAL;
@@ -800,7 +798,7 @@ int tsw_cuda_cached_bytes(int device, size_t *bytes)
     return TSW_OK;
 }
 
-int tsw_cuda_empty_cache(int device)
+int tsw__cuda_empty_cache(int device)
 {
     tsw__clear_detail();
     int first = device, last = device;
@@ -827,9 +825,7 @@ int tsw_cuda_empty_cache(int device)
     return TSW_OK;
 }
 
-const char *tsw_cuda_archs(void) { return TSWARP_CUDA_ARCHS_STRING; }
-
-int tsw_cuda_versions(int *runtime, int *driver)
+int tsw__cuda_versions(int *runtime, int *driver)
 {
     int r = 0, d = 0;
     if (cudaRuntimeGetVersion(&r) != cudaSuccess)
@@ -915,75 +911,59 @@ int tsw__cuda_paired(const tsw_params *p, tsw_dtype dtype, int64_t dim, const ts
     return host_batch(p, dtype, dim, x, y, TSW_PDIST_FULL, out, ex, true);
 }
 
-int tsw_paired_device(const tsw_params *params, tsw_dtype dtype, int64_t dim,
-                      const tsw_collection *x, const tsw_collection *y, void *out,
-                      const tsw_exec *exec)
+int tsw__cuda_paired_device(const tsw_params *params, tsw_dtype dtype, int64_t dim,
+                            const tsw_collection *x, const tsw_collection *y, void *out,
+                            const tsw_exec *exec)
 {
-    if (!y)
-        return TSW_EINVAL;
     return device_batch(params, dtype, dim, x, y, TSW_PDIST_FULL, out, exec, nullptr, true);
 }
 
-int tsw_paired_workspace_size(const tsw_params *params, tsw_dtype dtype, int64_t dim,
-                              const tsw_collection *x, const tsw_collection *y,
-                              const tsw_exec *exec, size_t *bytes)
+int tsw__cuda_paired_workspace_size(const tsw_params *params, tsw_dtype dtype, int64_t dim,
+                                    const tsw_collection *x, const tsw_collection *y,
+                                    const tsw_exec *exec, size_t *bytes)
 {
-    if (!bytes || !y)
-        return TSW_EINVAL;
-    *bytes = 0;
     return device_batch(params, dtype, dim, x, y, TSW_PDIST_FULL, nullptr, exec, bytes, true);
 }
 
-int tsw_distance_device(const tsw_params *params, tsw_dtype dtype, int64_t dim,
-                        const tsw_series *a, const tsw_series *b, void *out,
-                        const tsw_exec *exec)
+int tsw__cuda_distance_device(const tsw_params *params, tsw_dtype dtype, int64_t dim,
+                              const tsw_series *a, const tsw_series *b, void *out,
+                              const tsw_exec *exec)
 {
     return device_pair(params, dtype, dim, a, b, out, exec, nullptr);
 }
 
-int tsw_cdist_device(const tsw_params *params, tsw_dtype dtype, int64_t dim,
-                     const tsw_collection *x, const tsw_collection *y, void *out,
-                     const tsw_exec *exec)
+int tsw__cuda_cdist_device(const tsw_params *params, tsw_dtype dtype, int64_t dim,
+                           const tsw_collection *x, const tsw_collection *y, void *out,
+                           const tsw_exec *exec)
 {
-    if (!y)
-        return TSW_EINVAL;
     return device_batch(params, dtype, dim, x, y, TSW_PDIST_FULL, out, exec, nullptr);
 }
 
-int tsw_pdist_device(const tsw_params *params, tsw_dtype dtype, int64_t dim,
-                     const tsw_collection *x, tsw_pdist_layout layout, void *out,
-                     const tsw_exec *exec)
+int tsw__cuda_pdist_device(const tsw_params *params, tsw_dtype dtype, int64_t dim,
+                           const tsw_collection *x, tsw_pdist_layout layout, void *out,
+                           const tsw_exec *exec)
 {
     return device_batch(params, dtype, dim, x, nullptr, layout, out, exec, nullptr);
 }
 
-int tsw_distance_workspace_size(const tsw_params *params, tsw_dtype dtype, int64_t dim,
-                                const tsw_series *a, const tsw_series *b,
-                                const tsw_exec *exec, size_t *bytes)
+int tsw__cuda_distance_workspace_size(const tsw_params *params, tsw_dtype dtype, int64_t dim,
+                                      const tsw_series *a, const tsw_series *b,
+                                      const tsw_exec *exec, size_t *bytes)
 {
-    if (!bytes)
-        return TSW_EINVAL;
-    *bytes = 0;
     return device_pair(params, dtype, dim, a, b, nullptr, exec, bytes);
 }
 
-int tsw_cdist_workspace_size(const tsw_params *params, tsw_dtype dtype, int64_t dim,
-                             const tsw_collection *x, const tsw_collection *y,
-                             const tsw_exec *exec, size_t *bytes)
+int tsw__cuda_cdist_workspace_size(const tsw_params *params, tsw_dtype dtype, int64_t dim,
+                                   const tsw_collection *x, const tsw_collection *y,
+                                   const tsw_exec *exec, size_t *bytes)
 {
-    if (!bytes || !y)
-        return TSW_EINVAL;
-    *bytes = 0;
     return device_batch(params, dtype, dim, x, y, TSW_PDIST_FULL, nullptr, exec, bytes);
 }
 
-int tsw_pdist_workspace_size(const tsw_params *params, tsw_dtype dtype, int64_t dim,
-                             const tsw_collection *x, tsw_pdist_layout layout,
-                             const tsw_exec *exec, size_t *bytes)
+int tsw__cuda_pdist_workspace_size(const tsw_params *params, tsw_dtype dtype, int64_t dim,
+                                   const tsw_collection *x, tsw_pdist_layout layout,
+                                   const tsw_exec *exec, size_t *bytes)
 {
-    if (!bytes)
-        return TSW_EINVAL;
-    *bytes = 0;
     return device_batch(params, dtype, dim, x, nullptr, layout, nullptr, exec, bytes);
 }
 
