@@ -1,4 +1,5 @@
-/* Allocation through replaceable hooks (libuv style), with checked size arithmetic. */
+/* Allocation through replaceable hooks (libuv style), with checked size arithmetic, and the
+ * sizes of outputs. */
 #include "internal.h"
 
 #include <stdint.h>
@@ -54,4 +55,12 @@ int tsw__mul_size(size_t a, size_t b, size_t *out)
         return TSW_EOVERFLOW;
     *out = a * b;
     return TSW_OK;
+}
+
+/* Elements of a pdist output (tswarp.h); 0 when n * n would overflow. */
+int64_t tsw_pdist_size(int64_t n, tsw_pdist_layout layout)
+{
+    if (n < 0 || n > 3037000499LL) /* n * n must fit in int64 */
+        return 0;
+    return layout == TSW_PDIST_CONDENSED ? n * (n - 1) / 2 : n * n;
 }

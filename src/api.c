@@ -60,24 +60,6 @@ void tsw_params_default(tsw_params *p, tsw_measure measure)
     p->normalize = 0;
 }
 
-void tsw_exec_default(tsw_exec *e)
-{
-    if (!e)
-        return;
-    memset(e, 0, sizeof(*e));
-    e->n_threads = 0;
-    e->device = TSW_DEVICE_AUTO;
-    e->device_index = 0;
-    e->impl = TSW_IMPL_AUTO;
-}
-
-int64_t tsw_pdist_size(int64_t n, tsw_pdist_layout layout)
-{
-    if (n < 0 || n > 3037000499LL) /* n * n must fit in int64 */
-        return 0;
-    return layout == TSW_PDIST_CONDENSED ? n * (n - 1) / 2 : n * n;
-}
-
 #ifdef TSWARP_WITH_CUDA
 /* TSW_DEVICE_AUTO retries on the CPU when the GPU is missing or cannot hold the work
  * (nothing has been written then); an explicit TSW_DEVICE_CUDA reports the status. */

@@ -1,6 +1,6 @@
 /*
- * Public entry points on device memory and about the devices (tswarp.h, "CUDA"): the
- * dispatch layer's side of cuda/backend.cu. With the CUDA backend each one forwards to its
+ * Public entry points on device memory and about the devices (tswarp.h, "CUDA"; and the
+ * CPU's SIMD level): the dispatch layer's side of cuda/backend.cu. With the CUDA backend each one forwards to its
  * tsw__cuda_* twin after the checks that need no device; without it every one reports
  * TSW_ENODEV after those checks, so programs link and run the same against either build.
  */
@@ -21,6 +21,19 @@ static int tsw__no_device(void)
     return TSW_ENODEV;
 }
 #endif
+
+/* The SIMD level the CPU kernels run at (cpu/simd.c chooses it once). */
+const char *tsw_cpu_simd(void)
+{
+    switch (tsw__cpu_level()) {
+    case 2:
+        return "avx2";
+    case 1:
+        return "sse2";
+    default:
+        return "scalar";
+    }
+}
 
 int tsw_has_cuda(void) { return TSW__HAS_CUDA; }
 

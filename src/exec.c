@@ -1,12 +1,14 @@
 /*
  * Helpers of a call that the dispatch layer and both backends share (as alloc.c is for
- * memory): the details of the last failure, the thread count of a CPU call, and the
- * cancellation polls of long kernels. Nothing here knows a measure or a device.
+ * memory): the execution options' defaults, the details of the last failure, the thread
+ * count of a CPU call, and the cancellation polls of long kernels. Nothing here knows a
+ * measure or a device.
  */
 #include "internal.h"
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
 
 #ifdef _OPENMP
@@ -94,3 +96,14 @@ int tsw__threads(const tsw_exec *ex)
 #endif
 }
 
+/* The defaults of a call's execution options (tswarp.h): any device, every thread. */
+void tsw_exec_default(tsw_exec *e)
+{
+    if (!e)
+        return;
+    memset(e, 0, sizeof(*e));
+    e->n_threads = 0;
+    e->device = TSW_DEVICE_AUTO;
+    e->device_index = 0;
+    e->impl = TSW_IMPL_AUTO;
+}

@@ -174,7 +174,9 @@ TSW_FORCEINLINE T V_NAME(dg_sweep)(const int meas, const int kc, const int64_t d
             const T *Ab = A + base, *NAb = NA + base, *DAb = DA + base, *TAb = TA + base;
             /* Start at an aligned element (DG_SH): the lanes below h0 are garbage, reset
              * below like those past h1; h never goes below 1. */
-            const int64_t hs = h1 > h0 ? ((h0 + DG_SH) & ~(int64_t)(VL - 1)) - DG_SH : h0;
+            /* (Narrow intervals, a band's, start at h0 itself: the extra vector would be a
+             * third of their work.) */
+            const int64_t hs = h1 - h0 > 8 * VL ? ((h0 + DG_SH) & ~(int64_t)(VL - 1)) - DG_SH : h0;
             int64_t h = hs;
             for (; h < h1; h += STEP) {
                 const int64_t t = off + h;

@@ -27,15 +27,3 @@ int tsw__cpu_level(void)
     level = l;
     return level;
 }
-
-const char *tsw_cpu_simd(void)
-{
-    switch (tsw__cpu_level()) {
-    case 2:
-        return "avx2";
-    case 1:
-        return "sse2";
-    default:
-        return "scalar";
-    }
-}

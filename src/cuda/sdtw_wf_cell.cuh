@@ -1,6 +1,6 @@
 /*
  * The soft-DTW wavefront kernel's cells (sdtw_wf.cuh), in a header of their own so that
- * bench/gpu_sdtw_step_probe.cu times the same code: the forward cell with probabilities (R in
+ * dev/gpu_sdtw_step_probe.cu times the same code: the forward cell with probabilities (R in
  * double) and the value-only cell (R in float32), on mufu.cuh's float32 MUFU helpers. Needs
  * common/recurrence.h and common/sdtw_grad.h first; CUDA only.
  */

@@ -15,7 +15,7 @@
 # Stages; a failing stage is reported and the later ones still run:
 #   versions    nvidia-smi, nvcc, cmake, compute-sanitizer, Python packages
 #   build       cmake Release, TSWARP_CUDA=ON, TSWARP_CUDA_TUNING=$TUNING (default ON: the tuning shapes of
-#               bench/pair_shapes.py), CMAKE_CUDA_ARCHITECTURES=$ARCHS, -j$JOBS
+#               dev/pair_shapes.py), CMAKE_CUDA_ARCHITECTURES=$ARCHS, -j$JOBS
 #   ctest-c     the C tests (ctest -LE gpu)
 #   ctest-gpu   tests/gpu/test_cuda (ctest -L gpu): GPU against CPU, faults, threads; then
 #               test_cuda_path (quick) with the path forward's split mode off and mixed

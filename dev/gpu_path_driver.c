@@ -5,11 +5,12 @@
  * warm-up call, then `reps` timed calls (host arrays in, path out, as the Python call);
  * prints the median and the minimum wall time, GCUPS (n^2 cells / median), and the path's
  * length, cost and a hash of its cells, so that two builds can be checked to give the same
- * path. bench/gpu_path_ab.sh uses it, e.g.
- *   gcc -O2 bench/gpu_path_driver.c -Iinclude -Lbuild -ltswarp -Wl,-rpath,$PWD/build -o pd
+ * path. dev/gpu_path_ab.sh uses it, e.g.
+ *   gcc -O2 dev/gpu_path_driver.c -Iinclude -Lbuild -ltswarp -Wl,-rpath,$PWD/build -o pd
  *   ./pd 100000 12 p05 cosine auto 5
  * argv: n dim step (p05 | symmetric1) cost (cosine | sqeuclidean) method (auto | stored |
  * linear) reps (defaults 100000 12 p05 cosine auto 5).
+ * Found with it: see dev/gpu_path_ab.sh.
  */
 #include <stdint.h>
 #include <stdio.h>

@@ -4,7 +4,7 @@ study's transform + linear classifier itself: --select, each dataset's settings 
 CV on its training set among the rows. The study's eighteen rows (bench/RESULTS.md, the
 third menu; the rows come in the order of --grids, then the combinations):
 
-    python bench/shapelets_grid_study.py --from-sets bench/out/sets.npz --device cuda \
+    python dev/shapelets_grid_study.py --from-sets bench/out/sets.npz --device cuda \
         --grids G0,G1,G3,G4,G0~dist,G0~bin,G0~raw,G0~both --combos G0+G1+G3+G4 \
         --alphas "" --classifiers ridge,ridge-acc --cv-seeds 0,1,2 --select
 
@@ -47,11 +47,16 @@ ShapeletTransform(normalize=False), shapelets compared as they are (not z-normal
 other half); both, normalize='both', the k best of the two kinds together. E.g.
 G0~bin.dist, G0~raw.
 
-    PYTHONPATH=<site> python bench/shapelets_grid_study.py --from-sets bench/out/sets.npz \
+    PYTHONPATH=<site> python dev/shapelets_grid_study.py --from-sets bench/out/sets.npz \
         --device cuda --grids G0,G1,G3,G4 --combos G0+G1,G0+G1+G3+G4 --cv-seeds 0,1
 
 (the sets file from `bench/shapelets_cpu.py --save-sets FILE --datasets ...` where aeon and
 tslearn are installed). Not part of CI: ACSF1 alone takes a minute per grid on an H100.
+
+Found (2026-11-24): with the settings chosen by CV on each training set (--select), the
+transform + ridge is within 2 points of aeon's ShapeletTransformClassifier or above it on
+all eleven datasets (bench/RESULTS.md, "Shapelets"); one-vs-rest by default and longer
+length grids did not pay (bench/HISTORY.md).
 """
 import argparse
 import os
@@ -61,7 +66,7 @@ import warnings
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bench"))
 import shapelets_cpu as sc  # noqa: E402  (load(), --from-sets)
 
 GRIDS = {

@@ -3,7 +3,11 @@
 1..4096 and lengths 32..256 (soft-DTW d=2 f32 and DTW d=1 f32), CUDA-event medians. The
 B=1 rows are the fixed cost of a call (Python, checks, launches); the slope is the kernel.
 
-    python bench/gpu_latency.py
+    python dev/gpu_latency.py
+
+Found (H100, 2026-11-22): the fixed cost of a call is about 0.14 ms (the B=1 rows); the
+kernels' slope takes over from B of a few hundred (bench/HISTORY.md, "Latency of small
+batches").
 """
 import sys
 import time

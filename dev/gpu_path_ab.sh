@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
 # A/B timing of the CUDA alignment path (src/cuda/path.cu) on a GPU machine: the library of
-# an older tree against this one's, side by side in one run (bench/gpu_path_driver.c, the
+# an older tree against this one's, side by side in one run (dev/gpu_path_driver.c, the
 # cases alternated), after test_cuda_path (quick) on this tree with each split mode; then
 # test_cuda_path in full and, quick, under compute-sanitizer memcheck (FULL_S, MEMCHECK_S:
 # their time limits; SKIP_MEMCHECK=1: not at all). BIG=1 adds one 1M x 12 call a tree.
 #
 #   git archive <commit> | tar -x -C ab-old     # the older tree (untracked, so the device
-#   OUT=<logs> bash bench/gpu_path_ab.sh ab-old  # tool's copy of the working tree has it)
+#   OUT=<logs> bash dev/gpu_path_ab.sh ab-old  # tool's copy of the working tree has it)
 #   KNOBS="VAR=value:driver args;..."            # timed on the new tree only
 #
-# Builds both (TSWARP_CUDA_TUNING=OFF, sm_90) in parallel, 8 jobs each (bench/ab_build.sh).
+# Builds both (TSWARP_CUDA_TUNING=OFF, sm_90) in parallel, 8 jobs each (dev/ab_build.sh).
+# Found with it (H100, 2026-11-23/24): one wave a launch (9.2 KB of shared memory a block
+# instead of 25.1 KB) and leaner steps met the 100k x 12 cosine p05 target; each tree's path
+# is checked by a hash of its cells (bench/HISTORY.md, "Exact paths: one wave a launch").
 set -u
 export PATH=$PATH:/usr/local/cuda/bin
 OLD=${1:-ab-old}
@@ -17,11 +20,11 @@ OUT=${OUT:-build-ab}
 ROUNDS=${ROUNDS:-2}
 mkdir -p "$OUT"
 T0=$(date +%s)
-# shellcheck source=bench/ab_build.sh
+# shellcheck source=dev/ab_build.sh
 . "$(dirname "${BASH_SOURCE[0]}")/ab_build.sh"
 ab_build "$OLD" "$OUT" test_cuda_path
 for v in old new; do
-    gcc -O2 bench/gpu_path_driver.c -Iinclude -Lbuild-$v -ltswarp \
+    gcc -O2 dev/gpu_path_driver.c -Iinclude -Lbuild-$v -ltswarp \
         -Wl,-rpath,"$PWD/build-$v" -o build-$v/pd || echo "driver $v failed"
 done
 for k in "TSWARP_CUDA_PATH_SPLIT=1024" "TSWARP_CUDA_PATH_SPLIT=0" "TSWARP_CUDA_PATH_SPLIT=3"; do

@@ -1,6 +1,6 @@
-/* Wall-clock helpers shared by the bench drivers (bench/gpu_sdtw_ncu_driver.c,
- * bench/gpu_path_driver.c): seconds on the monotonic clock, and a qsort comparison of
- * doubles for medians. */
+/* Wall-clock helpers shared by the bench drivers (dev/gpu_sdtw_ncu_driver.c,
+ * dev/gpu_path_driver.c): seconds on the monotonic clock, and a qsort comparison of
+ * doubles for medians. (A helper of the drivers.) */
 #pragma once
 #include <time.h>
 

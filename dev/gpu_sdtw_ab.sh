@@ -1,25 +1,28 @@
 #!/usr/bin/env bash
 # A/B timing of the soft-DTW gradient kernels on a GPU machine: the library of an older tree
-# against this one's, side by side in one run (bench/gpu_sdtw_ncu_driver.c on device arrays,
+# against this one's, side by side in one run (dev/gpu_sdtw_ncu_driver.c on device arrays,
 # the cases alternated three times), after test_cuda_sdtw on this tree.
 #
 #   git archive <commit> | tar -x -C ab-old     # the older tree (untracked, so the device
-#   OUT=<logs> bash bench/gpu_sdtw_ab.sh ab-old  # tool's copy of the working tree has it)
+#   OUT=<logs> bash dev/gpu_sdtw_ab.sh ab-old  # tool's copy of the working tree has it)
 #   (KNOBS, below: developer knobs timed on the new tree only)
 #
-# Builds both (TSWARP_CUDA_TUNING=OFF, sm_90) in parallel, 8 jobs each (bench/ab_build.sh).
+# Builds both (TSWARP_CUDA_TUNING=OFF, sm_90) in parallel, 8 jobs each (dev/ab_build.sh).
+# Found with it (H100, 2026-11-23): the soft-DTW gradient kernels' step and block-shape
+# changes (one row a lane up to 16 warps; launch bounds per instance: 512 threads for every
+# instance capped the registers and slowed B=32 N=1024 from 1.65 to 1.93 ms).
 set -u
 OLD=${1:-ab-old}
 OUT=${OUT:-build-ab}
 mkdir -p "$OUT"
-# shellcheck source=bench/ab_build.sh
+# shellcheck source=dev/ab_build.sh
 . "$(dirname "${BASH_SOURCE[0]}")/ab_build.sh"
 ab_build "$OLD" "$OUT" test_cuda_sdtw
 timeout 60 build-new/tests/gpu/test_cuda_sdtw >"$OUT/test_cuda_sdtw.log" 2>&1
 echo "test_cuda_sdtw rc $?"
 tail -2 "$OUT/test_cuda_sdtw.log"
 for v in old new; do
-    gcc -O2 bench/gpu_sdtw_ncu_driver.c -Iinclude -I/usr/local/cuda/include -Lbuild-$v -ltswarp \
+    gcc -O2 dev/gpu_sdtw_ncu_driver.c -Iinclude -I/usr/local/cuda/include -Lbuild-$v -ltswarp \
         -L/usr/local/cuda/lib64 -lcudart -Wl,-rpath,"$PWD/build-$v" -o build-$v/prof ||
         echo "driver $v failed"
 done

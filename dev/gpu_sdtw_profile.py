@@ -1,9 +1,13 @@
 """Where the time of one tswarp.torch.SoftDTW forward + backward goes on the GPU.
 
-    python bench/gpu_sdtw_profile.py [B N d]
+    python dev/gpu_sdtw_profile.py [B N d]
 
 torch.profiler over a few warm calls: the kernels' own time against the CUDA API calls
 (allocation, copies, synchronisation) and the Python side, printed as torch's table.
+
+Found (H100, 2026-11-22): 525 us of kernel time per call at B=512 (731 us at B=64)
+against 0.87 ms of wall time: about 0.34 ms a call is fixed cost (Python, the workspace
+query, the index upload, the check kernels, the final synchronisation).
 """
 import sys
 

@@ -4,11 +4,12 @@
  * values only (0), on device arrays (tsw_soft_dtw_grad_device, synchronous), `reps` calls;
  * prints the median wall time per call over 5 rounds. bench/RESULTS.md has the commands
  * that use it, e.g.
- *   gcc -O2 bench/gpu_sdtw_ncu_driver.c -Iinclude -I/usr/local/cuda/include -Lbuild -ltswarp \
+ *   gcc -O2 dev/gpu_sdtw_ncu_driver.c -Iinclude -I/usr/local/cuda/include -Lbuild -ltswarp \
  *       -L/usr/local/cuda/lib64 -lcudart -Wl,-rpath,$PWD/build -o prof
  *   ncu --kernel-name regex:sdtw_wf_kernel --launch-skip 1 --launch-count 1 --set full \
  *       -o g1 ./prof 64 512 1 2
  * argv: B N grads reps (defaults 64 512 1 3).
+ * Found with it: see dev/gpu_sdtw_ab.sh and dev/gpu_sdtw_step_probe.cu.
  */
 #include <cuda_runtime_api.h>
 #include <stdio.h>

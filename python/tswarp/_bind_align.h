@@ -1,0 +1,401 @@
+/* _bind_align.h: alignment paths: dtw_path, subsequence DTW (included once by _tswarp.c, in order; one translation unit). */
+#ifndef TSWARP__BIND_ALIGN_H
+#define TSWARP__BIND_ALIGN_H
+
+/* ---- alignment paths ----------------------------------------------------------------------
+ * dtw_path and subsequence_dtw (tsw_dtw_path, tsw_subsequence_dtw): the same argument
+ * handling as the pair functions (arrays, dtypes, windows, device, n_jobs, progress), and
+ * the path handed back as an (L, 2) int64 array. Matches are built into tswarp.Match
+ * objects by the Python layer (tswarp/_align.py). */
+
+#define M_ALIGN (BIT(K_STEP) | BIT(K_COST) | M_WINDOWS | BIT(K_METHOD) | BIT(K_MEMORY_LIMIT) | \
+                 M_EXEC | BIT(K_NJOBS) | BIT(K_PROGRESS) | BIT(K_ACCUMULATED))
+static const signature sig_dtw_path = {"dtw_path", 2, 2, {K_A, K_B}, M_ALIGN};
+static const signature sig_subseq = {"subsequence_dtw", 2, 2, {K_QUERY, K_REFERENCE},
+                                     M_ALIGN | BIT(K_K) | BIT(K_RETURN_PATH)};
+
+/* A positive int argument (bool refused) into *out; None leaves *out alone. */
+static int get_positive_int(PyObject *o, const char *name, long long *out)
+{
+    if (!given(o))
+        return 0;
+    if (PyBool_Check(o) || PyFloat_Check(o) || !PyIndex_Check(o)) {
+        PyErr_Format(PyExc_TypeError, "%s must be an int, got %s", name, Py_TYPE(o)->tp_name);
+        return -1;
+    }
+    PyObject *idx = PyNumber_Index(o);
+    if (!idx)
+        return -1;
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(idx, &overflow);
+    Py_DECREF(idx);
+    if (v == -1 && PyErr_Occurred())
+        return -1;
+    if (overflow > 0)
+        v = LLONG_MAX;
+    if (overflow < 0 || v < 1) {
+        PyErr_Format(PyExc_ValueError, "%s must be a positive int, got %R", name, o);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+/* The cost an alignment reports, by dtw()'s rule (tsw_params.accumulated): the square root
+ * of the accumulated cost for the sqeuclidean cost unless accumulated=True, so that
+ * dtw_path(a, b)[1] == dtw(a, b) and tslearn's dtw_path; other costs as accumulated. */
+static double align_cost(const tsw_align_params *ap, int accumulated, double D)
+{
+    return !accumulated && ap->cost == TSW_COST_SQEUCLIDEAN ? sqrt(D) : D;
+}
+
+static int build_align_params(const char *fname, PyObject **slot, tsw_align_params *ap)
+{
+    tsw_align_params_default(ap);
+    if (given(slot[K_STEP])) {
+        static const char *const names[] = {"symmetric1", "p05", "p05_query"};
+        static const tsw_step steps[] = {TSW_STEP_SYMMETRIC1, TSW_STEP_P05, TSW_STEP_P05_QUERY};
+        int i = match_name(slot[K_STEP], "step", names, 3);
+        if (i == -2)
+            return -1;
+        if (i < 0) {
+            PyErr_Format(PyExc_ValueError,
+                         "step must be 'symmetric1', 'p05' or 'p05_query', got %R", slot[K_STEP]);
+            return -1;
+        }
+        ap->step = steps[i];
+    }
+    /* cost and window: the DTW parameters of build_params */
+    PyObject *sub[K_COUNT] = {0};
+    sub[K_COST] = slot[K_COST];
+    sub[K_WINDOW] = slot[K_WINDOW];
+    sub[K_RADIUS] = slot[K_RADIUS];
+    sub[K_ITAKURA] = slot[K_ITAKURA];
+    tsw_params prm;
+    if (build_params(TSW_DTW, fname, sub, &prm) < 0)
+        return -1;
+    ap->cost = prm.cost;
+    ap->window = prm.window;
+    ap->window_radius = prm.window_radius;
+    ap->itakura_max_slope = prm.itakura_max_slope;
+    if (given(slot[K_METHOD])) {
+        static const char *const names[] = {"auto", "stored", "linear"};
+        static const tsw_path_method ms[] = {TSW_PATH_AUTO, TSW_PATH_STORED, TSW_PATH_LINEAR};
+        int i = match_name(slot[K_METHOD], "method", names, 3);
+        if (i == -2)
+            return -1;
+        if (i < 0) {
+            PyErr_Format(PyExc_ValueError, "method must be 'auto', 'stored' or 'linear', got %R",
+                         slot[K_METHOD]);
+            return -1;
+        }
+        ap->method = ms[i];
+    }
+    long long lim = 0;
+    if (get_positive_int(slot[K_MEMORY_LIMIT], "memory_limit", &lim) < 0)
+        return -1;
+    ap->memory_limit = (size_t)lim;
+    return 0;
+}
+
+/* Two series for an alignment: arrays of one computation dtype, same dim. */
+static int align_inputs(PyObject *oa, PyObject *ob, const char *na, const char *nb,
+                        int layout, PyArrayObject **a, PyArrayObject **b, tsw_dtype *dt,
+                        int64_t *la, int64_t *lb, int64_t *dim)
+{
+    int64_t da, db;
+    if (!(*a = as_array(oa, na, -1)) || !(*b = as_array(ob, nb, -1)))
+        return -1;
+    if (apply_layout(a, na, layout, 2) < 0 || apply_layout(b, nb, layout, 2) < 0)
+        return -1;
+    int ca = dtype_class(*a, na, -1), cb;
+    if (ca < 0 || (cb = dtype_class(*b, nb, -1)) < 0)
+        return -1;
+    if (series_shape(*a, na, la, &da) < 0 || series_shape(*b, nb, lb, &db) < 0)
+        return -1;
+    if (da != db) {
+        PyErr_Format(PyExc_ValueError, "%s has dimension %lld but %s has dimension %lld", na,
+                     (long long)da, nb, (long long)db);
+        return -1;
+    }
+    *dt = (ca == TSW_F32 && cb == TSW_F32) ? TSW_F32 : TSW_F64;
+    *dim = da;
+    return to_dtype(a, *dt) < 0 || to_dtype(b, *dt) < 0 ? -1 : 0;
+}
+
+/* The exception for a failed alignment call: the argument holding NaN, else the status. */
+static void align_raise(int rc, const char *fname, const tsw_series *sa, const tsw_series *sb,
+                        const char *na, const char *nb, tsw_dtype dt, int64_t dim,
+                        const char *detail)
+{
+    if (rc == TSW_ENONFINITE) {
+        const char *which = first_nonfinite(sa->values, dt, sa->length * dim) >= 0 ? na : nb;
+        PyErr_Format(PyExc_ValueError, "%s contains NaN or infinity", which);
+        return;
+    }
+    raise_status_detail(rc, fname, detail);
+}
+
+/* (L, 2) int64 array from pairs. */
+static PyObject *path_array(const int64_t *pairs, int64_t len)
+{
+    npy_intp dims[2] = {(npy_intp)len, 2};
+    PyObject *arr = PyArray_SimpleNew(2, dims, NPY_INT64);
+    if (arr && len > 0)
+        memcpy(PyArray_DATA((PyArrayObject *)arr), pairs, sizeof(int64_t) * 2 * (size_t)len);
+    return arr;
+}
+
+/* A progress bar for progress=True counts cells, not pairs. */
+static int align_progress(PyObject *o, const char *fname, PyObject **bar)
+{
+    if (progress_callable(o, fname, bar) < 0)
+        return -1;
+    if (*bar && o == Py_True) {
+        PyObject *unit = PyUnicode_FromString("cells");
+        int r = unit ? PyObject_SetAttrString(*bar, "unit", unit) : -1;
+        Py_XDECREF(unit);
+        if (r < 0)
+            return -1;
+    }
+    return 0;
+}
+
+static PyObject *py_dtw_path(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                             PyObject *kwnames)
+{
+    PyObject *slot[K_COUNT] = {0};
+    tsw_align_params ap;
+    tsw_exec ex;
+    PyArrayObject *a = NULL, *b = NULL;
+    PyObject *bar = NULL, *result = NULL;
+    int64_t *pairs = NULL;
+    int explicit_index, rc, layout, accumulated = 0;
+    int64_t na, nb, dim;
+    tsw_dtype dt;
+    if (parse_call(&sig_dtw_path, args, nargs, kwnames, slot) < 0 ||
+        build_align_params("dtw_path", slot, &ap) < 0 ||
+        build_exec(slot, &ex, &explicit_index) < 0 ||
+        parse_layout(slot[K_LAYOUT], &layout) < 0 ||
+        (slot[K_ACCUMULATED] && get_bool(slot[K_ACCUMULATED], "accumulated", &accumulated) < 0))
+        return NULL;
+    if (align_progress(slot[K_PROGRESS], "dtw_path", &bar) < 0)
+        return NULL;
+    if (align_inputs(slot[K_A], slot[K_B], "a", "b", layout, &a, &b, &dt, &na, &nb, &dim) < 0)
+        goto done;
+    int64_t cap = tsw_path_max_length(na, nb);
+    if (cap == 0 || cap > (int64_t)(PY_SSIZE_T_MAX / 16)) {
+        raise_too_big("the path", -1);
+        goto done;
+    }
+    pairs = PyMem_Malloc(sizeof(int64_t) * 2 * (size_t)cap);
+    if (!pairs) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    tsw_series sa = {PyArray_DATA(a), na, NULL}, sb = {PyArray_DATA(b), nb, NULL};
+    int64_t len = 0;
+    double cost = 0;
+    const char *detail = NULL;
+    progress_ctx ctx = {NULL, bar};
+    ex.progress = progress_trampoline;
+    ex.progress_user = &ctx;
+    ctx.tstate = PyEval_SaveThread();
+    rc = tsw_dtw_path(&ap, dt, dim, &sa, &sb, pairs, cap, &len, &cost, &ex);
+    detail = rc != TSW_OK ? tsw_last_error_detail() : NULL;
+    PyEval_RestoreThread(ctx.tstate);
+    if (rc != TSW_OK) {
+        align_raise(rc, "dtw_path", &sa, &sb, "a", "b", dt, dim, detail);
+        goto done;
+    }
+    PyObject *arr = path_array(pairs, len);
+    if (!arr)
+        goto done;
+    result = Py_BuildValue("(Nd)", arr, align_cost(&ap, accumulated, cost));
+done:
+    progress_close(bar);
+    Py_XDECREF(bar);
+    PyMem_Free(pairs);
+    Py_XDECREF(a);
+    Py_XDECREF(b);
+    return result;
+}
+
+/* _subsequence_dtw(query, reference, ..., k=1, return_path=True) ->
+ *   (starts, ends, costs, path or None, offsets, lengths), arrays of the count found. */
+static PyObject *py_subsequence(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                                PyObject *kwnames)
+{
+    PyObject *slot[K_COUNT] = {0};
+    tsw_align_params ap;
+    tsw_exec ex;
+    PyArrayObject *q = NULL, *r = NULL;
+    PyObject *bar = NULL, *result = NULL;
+    int64_t *pairs = NULL;
+    tsw_match *mt = NULL;
+    int explicit_index, rc, with_path = 1, layout, accumulated = 0;
+    int64_t nq, nr, dim;
+    long long k = 1;
+    tsw_dtype dt;
+    if (parse_call(&sig_subseq, args, nargs, kwnames, slot) < 0 ||
+        build_align_params("subsequence_dtw", slot, &ap) < 0 ||
+        build_exec(slot, &ex, &explicit_index) < 0 ||
+        parse_layout(slot[K_LAYOUT], &layout) < 0 ||
+        (slot[K_ACCUMULATED] && get_bool(slot[K_ACCUMULATED], "accumulated", &accumulated) < 0) ||
+        get_positive_int(slot[K_K], "k", &k) < 0 ||
+        (slot[K_RETURN_PATH] && get_bool(slot[K_RETURN_PATH], "return_path", &with_path) < 0))
+        return NULL;
+    if (ap.window != TSW_WINDOW_NONE) {
+        PyErr_SetString(PyExc_ValueError,
+                        "subsequence_dtw() takes no window, radius or itakura_max_slope");
+        return NULL;
+    }
+    if (align_progress(slot[K_PROGRESS], "subsequence_dtw", &bar) < 0)
+        return NULL;
+    if (align_inputs(slot[K_QUERY], slot[K_REFERENCE], "query", "reference", layout, &q, &r,
+                     &dt, &nq, &nr, &dim) < 0)
+        goto done;
+    if (k > nr)
+        k = nr; /* no more matches than reference points */
+    int64_t cap = with_path ? tsw_subsequence_path_max_length(nq, nr, k) : 0;
+    if (with_path && (cap == 0 || cap > (int64_t)(PY_SSIZE_T_MAX / 16))) {
+        raise_too_big("the paths", -1);
+        goto done;
+    }
+    mt = PyMem_Malloc(sizeof(tsw_match) * (size_t)k);
+    pairs = with_path ? PyMem_Malloc(sizeof(int64_t) * 2 * (size_t)cap) : NULL;
+    if (!mt || (with_path && !pairs)) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    tsw_series sq = {PyArray_DATA(q), nq, NULL}, sr = {PyArray_DATA(r), nr, NULL};
+    int64_t count = 0;
+    const char *detail = NULL;
+    progress_ctx ctx = {NULL, bar};
+    ex.progress = progress_trampoline;
+    ex.progress_user = &ctx;
+    ctx.tstate = PyEval_SaveThread();
+    rc = tsw_subsequence_dtw(&ap, dt, dim, &sq, &sr, (int64_t)k, mt, &count, pairs, cap, &ex);
+    detail = rc != TSW_OK ? tsw_last_error_detail() : NULL;
+    PyEval_RestoreThread(ctx.tstate);
+    if (rc != TSW_OK) {
+        align_raise(rc, "subsequence_dtw", &sq, &sr, "query", "reference", dt, dim, detail);
+        goto done;
+    }
+    npy_intp dims[1] = {(npy_intp)count};
+    PyObject *st = PyArray_SimpleNew(1, dims, NPY_INT64), *en = PyArray_SimpleNew(1, dims, NPY_INT64);
+    PyObject *co = PyArray_SimpleNew(1, dims, NPY_FLOAT64), *of = PyArray_SimpleNew(1, dims, NPY_INT64);
+    PyObject *ln = PyArray_SimpleNew(1, dims, NPY_INT64);
+    int64_t used = 0;
+    for (int64_t i = 0; i < count; ++i)
+        used += mt[i].path_length;
+    PyObject *pa = with_path ? path_array(pairs, used) : (Py_INCREF(Py_None), Py_None);
+    if (!st || !en || !co || !of || !ln || !pa) {
+        Py_XDECREF(st), Py_XDECREF(en), Py_XDECREF(co), Py_XDECREF(of), Py_XDECREF(ln);
+        Py_XDECREF(pa);
+        goto done;
+    }
+    for (int64_t i = 0; i < count; ++i) {
+        ((int64_t *)PyArray_DATA((PyArrayObject *)st))[i] = mt[i].start;
+        ((int64_t *)PyArray_DATA((PyArrayObject *)en))[i] = mt[i].end;
+        ((double *)PyArray_DATA((PyArrayObject *)co))[i] = align_cost(&ap, accumulated, mt[i].cost);
+        ((int64_t *)PyArray_DATA((PyArrayObject *)of))[i] = mt[i].path_offset;
+        ((int64_t *)PyArray_DATA((PyArrayObject *)ln))[i] = mt[i].path_length;
+    }
+    result = Py_BuildValue("(NNNNNN)", st, en, co, pa, of, ln);
+done:
+    progress_close(bar);
+    Py_XDECREF(bar);
+    PyMem_Free(pairs);
+    PyMem_Free(mt);
+    Py_XDECREF(q);
+    Py_XDECREF(r);
+    return result;
+}
+
+PyDoc_STRVAR(dtw_path_doc,
+"dtw_path($module, /, a, b, *, step='symmetric1', cost='sqeuclidean', window=None,\n"
+"    radius=None, itakura_max_slope=None, accumulated=False, method='auto',\n"
+"    memory_limit=None, device='auto', n_jobs=None, progress=False, layout=None)\n"
+"--\n\n"
+"Optimal warping path between two series and its cost.\n\n"
+"D(0, 0) = c(0, 0) and D(i, j) = min over the steps (di, dj) of\n"
+"D(i - di, j - dj) + w c(i, j), as ``librosa.sequence.dtw`` computes it.\n"
+"Ties go to the first step of the pattern's order (librosa's rule); every method\n"
+"and thread count gives the same path.\n\n"
+"Parameters\n"
+"----------\n"
+"a, b : array_like, shape (len,) or (len, d)\n"
+"    Two series of real numbers, of any lengths and the same dimension d. Computed\n"
+"    in float32 when both are float32 (float16 counts as float32), else float64.\n"
+"    CuPy arrays and PyTorch CUDA tensors (both on one GPU) are copied to the host\n"
+"    ((len(a) + len(b)) d values, small against the len(a) len(b) cells), and the\n"
+"    path comes back as an array of their library on their GPU.\n"
+DOC_LAYOUT("(len, d)", "(d, len)")
+"step : {'symmetric1', 'p05'}, default 'symmetric1'\n"
+"    'symmetric1': steps (1,1), (0,1), (1,0) with weights 1 (dtaidistance,\n"
+"    librosa's default). 'p05': steps (1,1), (1,2), (2,1) with weights 2, 3, 3\n"
+"    (librosa ``step_sizes_sigma=[[1,1],[1,2],[2,1]], weights_mul=[2,3,3]``); a path\n"
+"    exists only if len(b) <= 2 len(a) - 1 and len(a) <= 2 len(b) - 1.\n"
+"cost : {'sqeuclidean', 'euclidean', 'abs', 'cosine'}, default 'sqeuclidean'\n"
+DOC_WINDOW
+"accumulated : bool, default False\n"
+"    As in :func:`dtw`: the returned cost is the square root of the accumulated cost\n"
+"    for 'sqeuclidean' (so that dtw_path(a, b)[1] == dtw(a, b), as tslearn's dtw_path)\n"
+"    and the accumulated cost for the other costs; True always returns the\n"
+"    accumulated cost D(len(a) - 1, len(b) - 1) (librosa's D[-1, -1]).\n"
+"method : {'auto', 'stored', 'linear'}, default 'auto'\n"
+"    'stored' keeps 2 bits per cell (len(a) len(b) / 4 bytes); 'linear' needs\n"
+"    O(len(a) + len(b)) memory and recomputes blocks; 'auto' stores when that fits\n"
+"    memory_limit.\n"
+"memory_limit : int, optional\n"
+"    Bytes for the stored steps (default: half the available memory; on the GPU its\n"
+"    free memory).\n"
+"device : {'auto', 'cpu', 'cuda', 'cuda:N'}, default 'auto'\n"
+"    Where to compute. Host inputs: 'auto' uses a GPU when the CUDA backend is built,\n"
+"    a GPU is present and the grid is large enough, else the CPU. GPU inputs: 'auto'\n"
+"    and 'cuda' use their GPU ('auto' falls back to the CPU where it cannot: no CUDA\n"
+"    backend); 'cpu' and 'cuda:N' compute there.\n"
+"n_jobs : int, optional\n"
+"    CPU threads (None or -1: all cores).\n"
+"progress : bool or callable, default False\n"
+"    True draws a bar on stderr; a callable gets (cells_done, cells_total).\n"
+"\n"
+"Returns\n"
+"-------\n"
+"path : ndarray of int64, shape (L, 2)\n"
+"    (i, j) pairs from (0, 0) to (len(a) - 1, len(b) - 1), the same on the CPU and\n"
+"    the GPU. For GPU inputs an int64 array (CuPy) or tensor (torch) on their GPU;\n"
+"    numpy for host inputs (torch CPU tensors included).\n"
+"cost : float\n"
+"    sqrt(D(len(a) - 1, len(b) - 1)) for 'sqeuclidean' (``tswarp.dtw``'s value with\n"
+"    'symmetric1'), else D(len(a) - 1, len(b) - 1); see `accumulated`.\n\n"
+"Raises\n"
+"------\n"
+"ValueError\n"
+"    Bad argument values, NaN or infinity in a or b, or no path (step pattern or\n"
+"    window).\n"
+"TypeError\n"
+"    Arguments of the wrong type.\n"
+"\n"
+"Examples\n"
+"--------\n"
+">>> import tswarp\n"
+">>> path, cost = tswarp.dtw_path([0.0, 1.0, 2.0], [0.0, 1.0, 1.0, 2.0])\n"
+">>> path.tolist(), cost\n"
+"([[0, 0], [1, 1], [1, 2], [2, 3]], 0.0)\n");
+
+PyDoc_STRVAR(subsequence_doc,
+"_subsequence_dtw($module, /, query, reference, *, step='symmetric1', cost='sqeuclidean',\n"
+"    method='auto', memory_limit=None, k=1, return_path=True, device='auto', n_jobs=None,\n"
+"    progress=False, layout=None, accumulated=False)\n"
+"--\n\n"
+"Subsequence DTW (see tswarp.subsequence_dtw): (starts, ends, costs, path, offsets,\n"
+"lengths) of the best k non-overlapping matches, best first; path is the\n"
+"concatenation of their paths (None when return_path is False).\n");
+
+#define TSW_ALIGN_METHODS                                                                     \
+    FASTKW("dtw_path", py_dtw_path, dtw_path_doc),                                            \
+        FASTKW("_subsequence_dtw", py_subsequence, subsequence_doc),
+
+#endif
