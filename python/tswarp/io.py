@@ -84,6 +84,16 @@ class ParseError(ValueError):
 # ---- shared helpers ------------------------------------------------------------------------
 
 
+def _where_value(k: int) -> str:
+    return f"value {k + 1}"
+
+
+def _where_in_dimension(j: int) -> Callable[[int], str]:
+    def where(k: int) -> str:
+        return f"dimension {j + 1}, value {k + 1}"
+    return where
+
+
 def _parse_floats(tokens: Sequence[str], path, lineno: int, where: Callable[[int], str]) -> np.ndarray:
     """Parse tokens into float64; empty tokens and '?' are missing values (NaN).
 
@@ -332,11 +342,7 @@ def read_ts(path: PathLike) -> Tuple[Series, Optional[np.ndarray]]:
             field = field.strip()
             if field.startswith("("):
                 raise ParseError(path, lineno, "timestamped .ts data '(time,value)' is not supported")
-            where: Callable[[int], str]
-            if n_dims > 1:
-                where = lambda k, j=j: f"dimension {j + 1}, value {k + 1}"  # noqa: E731
-            else:
-                where = lambda k: f"value {k + 1}"  # noqa: E731
+            where = _where_in_dimension(j) if n_dims > 1 else _where_value
             values = _parse_floats([t.strip() for t in field.split(",")], path, lineno, where)
             dims.append(_trim_padding(values, path, lineno, where))
         lengths = {len(v) for v in dims}
