@@ -57,7 +57,7 @@ extern "C" {
     XX(ESHAPE, -4, "invalid shape: empty series, zero dimension or mismatched dimensions")    \
     XX(ENONFINITE, -5, "input contains NaN or infinity")                                      \
     XX(ETIMES, -6, "timestamps are not strictly increasing or not finite")                    \
-    XX(EPARAM, -7, "invalid measure parameter (gamma, nu, lmbda, p, window or slope)")        \
+    XX(EPARAM, -7, "invalid parameter value")                                                 \
     XX(EOVERFLOW, -8, "size too large: element count overflows")                              \
     XX(ECANCELED, -9, "cancelled by the progress callback")                                   \
     XX(ENODEV, -10, "no CUDA backend was built or no CUDA device was found")                  \
@@ -128,6 +128,11 @@ typedef enum {
     TSW_WINDOW_ITAKURA = 3
 } tsw_window;
 
+/* The largest soft-DTW gamma (float64 / float32 inputs): -gamma log(number of paths)
+ * stays finite for series up to about 1e8 points. */
+#define TSW_GAMMA_MAX 1e300
+#define TSW_GAMMA_MAX_F32 1e30
+
 typedef struct tsw_params {
     tsw_measure measure;
     tsw_window window;
@@ -151,9 +156,10 @@ typedef struct tsw_params {
     double p;     /* Lp order of the local distance >= 1, default 2 (root taken: |x|_p) */
 
     /* Soft-DTW */
-    double gamma;  /* smoothing > 0, default 1.0; for TSW_F32 inputs every parameter must
-                      also be representable as a float (gamma in [1/FLT_MAX, FLT_MAX]),
-                      else TSW_EPARAM */
+    double gamma;  /* smoothing, default 1.0, in [DBL_MIN, TSW_GAMMA_MAX] (float64 inputs)
+                      or [FLT_MIN, TSW_GAMMA_MAX_F32] (float32 inputs), else TSW_EPARAM:
+                      below, 1/gamma overflows; above, -gamma log(number of paths)
+                      overflows. gamma -> 0 tends to the accumulated DTW cost. */
     int normalize; /* 1: soft-DTW divergence sdtw(a,b) - (sdtw(a,a) + sdtw(b,b)) / 2 */
 } tsw_params;
 

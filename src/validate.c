@@ -12,61 +12,86 @@
 
 static int tsw__finite(double x) { return isfinite(x); }
 
+/* Every refusal names the field and its valid range (tsw_last_error_detail). */
+#define TSW__BAD(rc, ...)                                                                     \
+    do {                                                                                      \
+        tsw__set_detail(__VA_ARGS__);                                                         \
+        return (rc);                                                                          \
+    } while (0)
+
 int tsw__check_params(const tsw_params *p)
 {
     if (!p)
-        return TSW_EINVAL;
+        TSW__BAD(TSW_EINVAL, "params is NULL");
     if (p->measure != TSW_DTW && p->measure != TSW_TWED && p->measure != TSW_SOFT_DTW)
-        return TSW_EINVAL;
+        TSW__BAD(TSW_EINVAL, "measure %d is not a tsw_measure", (int)p->measure);
     switch (p->window) {
     case TSW_WINDOW_NONE:
         break;
     case TSW_WINDOW_SAKOE_CHIBA:
         if (!tsw__finite(p->window_radius) || p->window_radius < 0 ||
             p->window_radius != floor(p->window_radius) || p->window_radius > 9.0e18)
-            return TSW_EPARAM;
+            TSW__BAD(TSW_EPARAM, "radius must be a whole number of cells in [0, 9e18], got %g",
+                     p->window_radius);
         break;
     case TSW_WINDOW_SAKOE_CHIBA_FRACTION:
         if (!tsw__finite(p->window_radius) || p->window_radius < 0 || p->window_radius > 1)
-            return TSW_EPARAM;
+            TSW__BAD(TSW_EPARAM, "window must be a fraction in [0, 1], got %g", p->window_radius);
         break;
     case TSW_WINDOW_ITAKURA:
         if (!tsw__finite(p->itakura_max_slope) || p->itakura_max_slope < 1)
-            return TSW_EPARAM;
+            TSW__BAD(TSW_EPARAM, "itakura_max_slope must be a finite number >= 1, got %g",
+                     p->itakura_max_slope);
         break;
     default:
-        return TSW_EINVAL;
+        TSW__BAD(TSW_EINVAL, "window %d is not a tsw_window", (int)p->window);
     }
     switch (p->measure) {
     case TSW_DTW:
         if (p->cost < TSW_COST_SQEUCLIDEAN || p->cost > TSW_COST_COSINE)
-            return TSW_EINVAL;
+            TSW__BAD(TSW_EINVAL, "cost %d is not a tsw_cost", (int)p->cost);
         if (p->accumulated != 0 && p->accumulated != 1)
-            return TSW_EINVAL;
+            TSW__BAD(TSW_EINVAL, "accumulated must be 0 or 1, got %d", p->accumulated);
         break;
     case TSW_TWED:
-        if (!tsw__finite(p->nu) || p->nu < 0 || !tsw__finite(p->lmbda) || p->lmbda < 0 ||
-            !tsw__finite(p->p) || p->p < 1)
-            return TSW_EPARAM;
+        if (!tsw__finite(p->nu) || p->nu < 0)
+            TSW__BAD(TSW_EPARAM, "nu must be a finite number >= 0, got %g", p->nu);
+        if (!tsw__finite(p->lmbda) || p->lmbda < 0)
+            TSW__BAD(TSW_EPARAM, "lmbda must be a finite number >= 0, got %g", p->lmbda);
+        if (!tsw__finite(p->p) || p->p < 1)
+            TSW__BAD(TSW_EPARAM, "p must be a finite number >= 1, got %g", p->p);
         break;
     case TSW_SOFT_DTW:
-        if (!tsw__finite(p->gamma) || p->gamma <= 0)
-            return TSW_EPARAM;
+        /* Below the smallest normal number 1/gamma overflows; above TSW_GAMMA_MAX the value
+         * -gamma log(number of paths) overflows for series of ordinary lengths and the
+         * divergence would subtract infinities. */
+        if (!tsw__finite(p->gamma) || p->gamma < DBL_MIN || p->gamma > TSW_GAMMA_MAX)
+            TSW__BAD(TSW_EPARAM, "gamma must be in [%g, %g] (float64), got %g", DBL_MIN,
+                     TSW_GAMMA_MAX, p->gamma);
         if (p->normalize != 0 && p->normalize != 1)
-            return TSW_EINVAL;
+            TSW__BAD(TSW_EINVAL, "normalize must be 0 or 1, got %d", p->normalize);
         break;
     }
     return TSW_OK;
 }
 
 /* A float32 computation narrows the parameters to float: they must stay finite there, and
- * gamma keep a finite reciprocal, or valid double parameters would give NaN or inf. */
+ * gamma a normal float with a finite reciprocal, or valid double parameters would give NaN
+ * or inf. */
 int tsw__check_params_f32(const tsw_params *p)
 {
-    if (p->measure == TSW_TWED && (p->nu > FLT_MAX || p->lmbda > FLT_MAX || p->p > FLT_MAX))
-        return TSW_EPARAM;
-    if (p->measure == TSW_SOFT_DTW && (p->gamma > FLT_MAX || p->gamma < 1.0 / FLT_MAX))
-        return TSW_EPARAM;
+    if (p->measure == TSW_TWED) {
+        if (p->nu > FLT_MAX)
+            TSW__BAD(TSW_EPARAM, "nu must be <= %g for float32 inputs, got %g", FLT_MAX, p->nu);
+        if (p->lmbda > FLT_MAX)
+            TSW__BAD(TSW_EPARAM, "lmbda must be <= %g for float32 inputs, got %g", FLT_MAX,
+                     p->lmbda);
+        if (p->p > FLT_MAX)
+            TSW__BAD(TSW_EPARAM, "p must be <= %g for float32 inputs, got %g", FLT_MAX, p->p);
+    }
+    if (p->measure == TSW_SOFT_DTW && (p->gamma > TSW_GAMMA_MAX_F32 || p->gamma < FLT_MIN))
+        TSW__BAD(TSW_EPARAM, "gamma must be in [%g, %g] for float32 inputs, got %g",
+                 (double)FLT_MIN, TSW_GAMMA_MAX_F32, p->gamma);
     return TSW_OK;
 }
 

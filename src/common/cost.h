@@ -8,6 +8,9 @@
 
 #include "tsw_hd.h"
 
+#define TSW_HUGE_f64 1.7976931348623157e308
+#define TSW_HUGE_f32 3.40282347e38f
+
 #define TSW_DEFINE_COSTS(T, SFX, SQRT, FABS, POW)                                             \
     /* sum_k (x_k - y_k)^2 */                                                                 \
     TSW_HD T tsw_cost_sqeuclidean_##SFX(const T *x, const T *y, int64_t dim)                  \
@@ -43,6 +46,23 @@
             return 1;                                                                         \
         return (T)1 - xy / (SQRT(xx) * SQRT(yy));                                             \
     }                                                                                         \
+    /* (sum_k |x_k - y_k|^p)^(1/p) for any p >= 1, values at x[k * sx], y[k * sy] (y NULL: \
+     * the zero vector). Scaled by the largest component mx so that no |d|^p overflows     \
+     * (p = 700, d = 3) or underflows (p = 100, d = 1e-5): mx (sum_k (|d_k| / mx)^p)^(1/p), \
+     * the sum in [1, dim]. */                                                                \
+    TSW_HD T tsw_lpp_##SFX(const T *x, int64_t sx, const T *y, int64_t sy, int64_t dim, T p)  \
+    {                                                                                         \
+        T mx = 0, s = 0;                                                                      \
+        for (int64_t k = 0; k < dim; ++k) {                                                   \
+            T d = FABS(x[k * sx] - (y ? y[k * sy] : (T)0));                                   \
+            mx = d > mx ? d : mx;                                                             \
+        }                                                                                     \
+        if (mx == (T)0 || dim == 1 || !(mx <= TSW_HUGE_##SFX))                                \
+            return mx; /* 0, one component, or +inf as the difference gives */                \
+        for (int64_t k = 0; k < dim; ++k)                                                     \
+            s += POW(FABS(x[k * sx] - (y ? y[k * sy] : (T)0)) / mx, p);                       \
+        return mx * POW(s, (T)1 / p);                                                         \
+    }                                                                                         \
     /* TWED's Lp distance with the root taken: (sum_k |x_k - y_k|^p)^(1/p). y may be NULL,   \
      * meaning the zero vector (TWED's boundary point). p = 1 and p = 2 avoid pow(). */       \
     TSW_HD T tsw_lp_##SFX(const T *x, const T *y, int64_t dim, T p)                           \
@@ -60,9 +80,7 @@
                 s += FABS(x[k] - (y ? y[k] : (T)0));                                          \
             return s;                                                                         \
         }                                                                                     \
-        for (int64_t k = 0; k < dim; ++k)                                                     \
-            s += POW(FABS(x[k] - (y ? y[k] : (T)0)), p);                                      \
-        return POW(s, (T)1 / p);                                                              \
+        return tsw_lpp_##SFX(x, 1, y, 1, dim, p);                                             \
     }
 
 /*
@@ -81,5 +99,7 @@ TSW_DEFINE_COSTS(double, f64, sqrt, fabs, pow)
 TSW_DEFINE_COSTS(float, f32, sqrtf, fabsf, powf)
 
 #undef TSW_DEFINE_COSTS
+#undef TSW_HUGE_f64
+#undef TSW_HUGE_f32
 
 #endif

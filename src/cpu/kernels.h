@@ -13,6 +13,8 @@
 #include "../common/band.h"
 #include "../internal.h"
 
+#include <math.h>
+
 #if defined(__x86_64__) || defined(_M_X64) || defined(__i386__)
 #define TSW_X86 1
 #else
@@ -126,6 +128,47 @@ static inline void tsw__diag_rows_next(tsw__diag_rows *it, int64_t q, int64_t *r
     }
     *r0 = it->r0;
     *r1 = it->r1 > it->r0 ? it->r1 : it->r0;
+}
+
+/* ---- soft-DTW's linear domain: where it holds ------------------------------------------ */
+
+/* The AVX2 soft-DTW kernels (vecmath.h, tsw_vsdtw_lin_cells) keep P = exp(-R / gamma) as
+ * m 2^k, with k = -R / gamma / ln 2 and P = 0 as k = TSW__LIN_ZERO (-1e300, float -1e30).
+ * A pair fits when every k stays far above that: R(i,j) is at most the cost of one path of
+ * i + j cells (and at least -gamma (i + j) ln 3), so (n + m) cmax / gamma / ln 2 bounds |k|,
+ * cmax the largest local cost. Pairs beyond (tiny gamma with large values: gamma 1e-300 and
+ * values near 1, or values near 1e140 and gamma 1) run in the log domain (SSE2 or scalar
+ * kernels), which any normal gamma suits. */
+static inline int tsw__sdtw_lin_fits(double cmax, int64_t n, int64_t m, double gamma, int f32)
+{
+    const double k = cmax / gamma * 1.4426950408889634 * ((double)n + (double)m);
+    return k < (f32 ? 1e27 : 1e297); /* false for inf and NaN */
+}
+
+/* max |x_i| over count values of the dtype. */
+static inline double tsw__absmax(tsw_dtype dtype, const void *x, int64_t count)
+{
+    double mx = 0;
+    if (dtype == TSW_F32) {
+        const float *v = (const float *)x;
+        float f = 0;
+        for (int64_t i = 0; i < count; ++i)
+            f = fabsf(v[i]) > f ? fabsf(v[i]) : f;
+        mx = f;
+    } else {
+        const double *v = (const double *)x;
+        for (int64_t i = 0; i < count; ++i)
+            mx = fabs(v[i]) > mx ? fabs(v[i]) : mx;
+    }
+    return mx;
+}
+
+/* Soft-DTW of one pair (squared Euclidean local cost) fits the linear domain. */
+static inline int tsw__sdtw_pair_lin_fits(const tsw_params *p, tsw_dtype dtype, int64_t dim,
+                                          const tsw__pair *pr)
+{
+    const double s = tsw__absmax(dtype, pr->a, pr->n * dim) + tsw__absmax(dtype, pr->b, pr->m * dim);
+    return tsw__sdtw_lin_fits((double)dim * s * s, pr->n, pr->m, p->gamma, dtype == TSW_F32);
 }
 
 /* One pair, raw value (as tsw__pair_fast), at an explicit level (0 scalar, 1 SSE2, 2 AVX2;

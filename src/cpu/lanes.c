@@ -125,6 +125,10 @@ int64_t tsw__pair_lanes_level(const tsw_params *params, tsw_dtype dtype, int64_t
     if (tsw__lanes_width_level(params, dtype, dim, level) == 0)
         return 0;
     const int f32 = dtype == TSW_F32;
+    if (params->measure == TSW_SOFT_DTW && level >= 2)
+        for (int64_t t = 0; t < count; ++t)
+            if (!tsw__sdtw_pair_lin_fits(params, dtype, dim, &pairs[t]))
+                return 0; /* beyond the linear domain: one pair at a time (tsw__pair_fast) */
 #if TSW_X86
     if (level >= 2)
         return f32 ? tsw__lanes_run_avx2_f32(params, dim, pairs, count, ws, out)

@@ -177,6 +177,9 @@ void tsw__pair_fast_level(const tsw_params *params, tsw_dtype dtype, int64_t dim
         level = tsw__cpu_level();
     if (params->measure == TSW_TWED && params->p != 1.0 && params->p != 2.0)
         level = 0; /* pow() per cell: scalar only */
+    if (params->measure == TSW_SOFT_DTW && level >= 2 &&
+        !tsw__sdtw_pair_lin_fits(params, dtype, dim, pair))
+        level = 1; /* beyond the linear domain: the log-domain kernel */
     const int f32 = dtype == TSW_F32;
 #if TSW_X86
     if (level >= 2) {

@@ -37,10 +37,30 @@
 #undef TSW_V_ISA
 #undef T
 
+/* The AVX2 kernel runs in the linear domain (kernels.h, tsw__sdtw_lin_fits): the pair's
+ * largest local cost bounds its exponents (arithmetic in double whatever the inputs). */
+static int tsw__sdg_lin_fits(const tsw_params *p, const tsw__sdg_pair *pr)
+{
+    const tsw_dtype dt = pr->f32 ? TSW_F32 : TSW_F64;
+    double cmax;
+    if (pr->C) {
+        cmax = 0;
+        const size_t esz = pr->f32 ? sizeof(float) : sizeof(double);
+        for (int64_t i = 0; i < pr->n; ++i) {
+            const double r = tsw__absmax(dt, (const char *)pr->C + (size_t)(i * pr->ldc) * esz, pr->m);
+            cmax = r > cmax ? r : cmax;
+        }
+    } else {
+        const double s = tsw__absmax(dt, pr->x, pr->n * pr->dim) + tsw__absmax(dt, pr->y, pr->m * pr->dim);
+        cmax = (double)pr->dim * s * s;
+    }
+    return tsw__sdtw_lin_fits(cmax, pr->n, pr->m, p->gamma, 0);
+}
+
 static double tsw__sdg_diag(const tsw_params *p, const tsw__sdg_pair *pr, void *ws)
 {
 #if TSW_X86
-    if (tsw__cpu_level() >= 2)
+    if (tsw__cpu_level() >= 2 && tsw__sdg_lin_fits(p, pr))
         return tsw__sdg_diag_avx2_f64(p, pr, ws);
 #endif
     return tsw__sdg_diag_scalar_f64(p, pr, ws);

@@ -46,11 +46,14 @@ TSW_FORCEINLINE VT V_NAME(dg_cost)(const int kc, const int64_t dim, const T *x, 
         return s;
     }
 #if TSW_V_ISA == 0
-    if (kc == TSW__KC_LPP) {
-        for (int64_t k = 0; k < dim; ++k)
-            s += V_POW(V_ABS(x[k * sx] - y[k * sy]), pp);
-        return V_POW(s, (T)1 / pp);
-    }
+#undef TSW__LPP
+#if TSW_V_DOUBLE
+#define TSW__LPP tsw_lpp_f64
+#else
+#define TSW__LPP tsw_lpp_f32
+#endif
+    if (kc == TSW__KC_LPP)
+        return TSW__LPP(x, (int64_t)sx, y, (int64_t)sy, dim, pp);
 #endif
     for (int64_t k = 0; k < dim; ++k) {
         VT d = V_SUB(V_LOADU(x + k * sx), V_LOADU(y + k * sy));

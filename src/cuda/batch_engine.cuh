@@ -145,6 +145,11 @@ template <> struct Ops<float> {
     {
         return tsw_lp_f32(x, y, dim, p);
     }
+    static __device__ __forceinline__ float lpp(const float *x, int64_t sx, const float *y,
+                                                int64_t sy, int64_t dim, float p)
+    {
+        return tsw_lpp_f32(x, sx, y, sy, dim, p);
+    }
     static __device__ __forceinline__ float cosine(const float *x, const float *y, int64_t dim)
     {
         return tsw_cost_cosine_f32(x, y, dim);
@@ -172,6 +177,11 @@ template <> struct Ops<double> {
                                                 double p)
     {
         return tsw_lp_f64(x, y, dim, p);
+    }
+    static __device__ __forceinline__ double lpp(const double *x, int64_t sx, const double *y,
+                                                int64_t sy, int64_t dim, double p)
+    {
+        return tsw_lpp_f64(x, sx, y, sy, dim, p);
     }
     static __device__ __forceinline__ double cosine(const double *x, const double *y,
                                                     int64_t dim)
@@ -364,13 +374,10 @@ __device__ __forceinline__ void costs_gen(const Par<T> &q, int64_t dim, const T 
                 s[c] = O::add(s[c], O::fabs_(x - y[c * 32]));
         }
     } else if (form == 2) {
-        for (int64_t k = 0; k < dim; ++k) {
-            const T x = pa[k * kRing];
-            const T *y = pb + k * SB;
+        /* cost.h's tsw_lpp (scaled by the largest component), root taken */
 #pragma unroll
-            for (int c = 0; c < C; ++c)
-                s[c] = O::add(s[c], O::pow_(O::fabs_(x - y[c * 32]), q.p));
-        }
+        for (int c = 0; c < C; ++c)
+            s[c] = O::lpp(pa, kRing, pb + c * 32, SB, dim, q.p);
     } else {
         /* tsw_cost_cosine: xy, xx, yy in one pass; 0 if both are zero, 1 if one is */
         T xx = T(0);
@@ -402,8 +409,6 @@ __device__ __forceinline__ void costs_gen(const Par<T> &q, int64_t dim, const T 
             T lp = s[c];
             if (form == 0)
                 lp = O::sqrt_(lp); /* dim > 1 here: tsw_lp's SQRT(s) */
-            else if (form == 2)
-                lp = O::pow_(lp, T(1) / q.p);
             cc[c] = TSW_TWED_LOCAL(lp, q.nu, O::fabs_(tav - tbv[c]), O::add, O::mul);
         }
     } else {

@@ -182,6 +182,10 @@ template <> struct Ops<float> {
     static __device__ __forceinline__ float exp_(float a) { return expf(a); }
     static __device__ __forceinline__ float log_(float a) { return logf(a); }
     static __device__ __forceinline__ float pow_(float a, float b) { return powf(a, b); }
+    static __device__ __forceinline__ float lpp(const float *x, const float *y, int64_t dim, float p)
+    {
+        return tsw_lpp_f32(x, 1, y, 1, dim, p);
+    }
     static __device__ __forceinline__ float lp(const float *x, const float *y, int64_t dim,
                                                float p)
     {
@@ -214,6 +218,10 @@ template <> struct Ops<double> {
     static __device__ __forceinline__ double exp_(double a) { return exp(a); }
     static __device__ __forceinline__ double log_(double a) { return log(a); }
     static __device__ __forceinline__ double pow_(double a, double b) { return pow(a, b); }
+    static __device__ __forceinline__ double lpp(const double *x, const double *y, int64_t dim, double p)
+    {
+        return tsw_lpp_f64(x, 1, y, 1, dim, p);
+    }
     static __device__ __forceinline__ double lp(const double *x, const double *y, int64_t dim,
                                                 double p)
     {
@@ -479,12 +487,10 @@ __device__ __forceinline__ void costs_gen(const Par<T> &q, int form, bool root, 
                 s[c] = O::add(s[c], O::fabs_(x - __ldg(pb[c] + k)));
         }
     } else if (KC == KC_LPP && form == 2) { /* pow only in the general-p variant */
-        for (int64_t k = 0; k < dim; ++k) {
-            const T x = __ldg(pa + k);
+        /* cost.h's tsw_lpp (scaled by the largest component), root taken */
 #pragma unroll
-            for (int c = 0; c < C; ++c)
-                s[c] = O::add(s[c], O::pow_(O::fabs_(x - __ldg(pb[c] + k)), q.p));
-        }
+        for (int c = 0; c < C; ++c)
+            s[c] = O::lpp(pa, pb[c], dim, q.p);
     } else {
         /* tsw_cost_cosine: 0 if both points are zero, 1 if one is, else 1 - xy / (|x||y|) */
         T xx = T(0);
@@ -514,8 +520,6 @@ __device__ __forceinline__ void costs_gen(const Par<T> &q, int form, bool root, 
             T lp = s[c];
             if (form == 0)
                 lp = O::sqrt_(lp); /* dim > 1: tsw_lp's SQRT(s) */
-            else if (KC == KC_LPP && form == 2)
-                lp = O::pow_(lp, T(1) / q.p);
             cc[c] = TSW_TWED_LOCAL(lp, q.nu, O::fabs_(tav - tbv[c]), O::add, O::mul);
         }
     } else {
@@ -543,9 +547,7 @@ __device__ __forceinline__ T lp_nf(const T *x, const T *y, int64_t dim, T p)
             s = O::add(s, O::fabs_(x[k] - (y ? y[k] : T(0))));
         return s;
     }
-    for (int64_t k = 0; k < dim; ++k)
-        s = O::add(s, O::pow_(O::fabs_(x[k] - (y ? y[k] : T(0))), p));
-    return O::pow_(s, T(1) / p);
+    return O::lpp(x, y, dim, p);
 }
 
 /* ---- kernels ------------------------------------------------------------------------------ */

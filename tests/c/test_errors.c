@@ -396,7 +396,7 @@ static void test_params(void)
         const float fv[4] = {0, 1, 2, 3};
         const double dv[4] = {0, 1, 2, 3};
         tsw_series f = {fv, 4, NULL}, d = {dv, 4, NULL};
-        tsw_collection fc = {fv, NULL, NULL, 2, 2, NULL};
+        tsw_collection fc = {fv, NULL, NULL, 2, 2, NULL}, dc = {dv, NULL, NULL, 2, 2, NULL};
         const double bad_gamma32[] = {1e-300, 1e-40, 2e-39, 1e39, DBL_MAX};
         for (size_t k = 0; k < sizeof(bad_gamma32) / sizeof(bad_gamma32[0]); ++k) {
             tsw_params_default(&p, TSW_SOFT_DTW);
@@ -404,9 +404,23 @@ static void test_params(void)
             EXPECT_DISTANCE(TSW_EPARAM, &p, TSW_F32, 1, &f, &f, NULL);
             EXPECT_CDIST(TSW_EPARAM, &p, TSW_F32, 1, &fc, &fc, NULL);
             EXPECT_PDIST(TSW_EPARAM, &p, TSW_F32, 1, &fc, TSW_PDIST_FULL, NULL);
-            EXPECT_DISTANCE(TSW_OK, &p, TSW_F64, 1, &d, &d, NULL);
+            EXPECT_DISTANCE(bad_gamma32[k] <= TSW_GAMMA_MAX ? TSW_OK : TSW_EPARAM, &p, TSW_F64, 1,
+                            &d, &d, NULL);
+        }
+        /* float64: gamma in [DBL_MIN, TSW_GAMMA_MAX]; a refusal names gamma and the range */
+        const double bad_gamma64[] = {4.9e-324, 2e-308, 1.0000001e300, DBL_MAX};
+        for (size_t k = 0; k < sizeof(bad_gamma64) / sizeof(bad_gamma64[0]); ++k) {
+            tsw_params_default(&p, TSW_SOFT_DTW);
+            p.gamma = bad_gamma64[k];
+            EXPECT_DISTANCE(TSW_EPARAM, &p, TSW_F64, 1, &d, &d, NULL);
+            CHECK(strstr(tsw_last_error_detail(), "gamma must be in") != NULL);
+            EXPECT_CDIST(TSW_EPARAM, &p, TSW_F64, 1, &dc, &dc, NULL);
         }
         tsw_params_default(&p, TSW_SOFT_DTW);
+        p.gamma = DBL_MIN;
+        EXPECT_DISTANCE(TSW_OK, &p, TSW_F64, 1, &d, &d, NULL);
+        p.gamma = TSW_GAMMA_MAX;
+        EXPECT_DISTANCE(TSW_OK, &p, TSW_F64, 1, &d, &d, NULL);
         p.gamma = 1e-30; /* small but representable, with a finite reciprocal */
         EXPECT_DISTANCE(TSW_OK, &p, TSW_F32, 1, &f, &f, NULL);
         p.gamma = 1e30;

@@ -6,6 +6,8 @@
  */
 #include "harness.h"
 
+#include <float.h>
+
 #define TOL64 1e-12
 #define TOL32 1e-5
 
@@ -407,6 +409,89 @@ static void test_soft_dtw_stability(void)
         double v32 = DIST32(&sd, 1, a, n, b, m);
         CHECK(isfinite(v32));
         CHECK_NEAR(v32, v, 1e-4);
+    }
+}
+
+/* Extreme gamma against values: tiny gamma with ordinary values, ordinary gamma with values
+ * near 1e140 (the exponents -R / gamma of the AVX2 kernels' linear domain pass 1e299 there:
+ * those pairs run in the log domain). The value stays finite, within soft-DTW's bounds
+ * [acc - gamma ln 3 (n + m), acc], and equal to the reference. */
+static void test_soft_dtw_extreme(void)
+{
+    tsw_t_rng r = {7};
+    const int64_t n = 40, m = 33;
+    double a0[40], b0[33], a[40], b[33];
+    random_series(&r, a0, n, 1.0);
+    random_series(&r, b0, m, 1.0);
+    const double cases[][2] = {{1e-300, 1}, {DBL_MIN, 1}, {1e-20, 1e140}, {1, 1e140},
+                               {1e-100, 1e100}, {1e300, 1}, {1e-300, 1e-100}};
+    tsw_exec ref;
+    tsw_exec_default(&ref);
+    ref.impl = TSW_IMPL_REFERENCE;
+    for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); ++c) {
+        for (int64_t k = 0; k < n; ++k)
+            a[k] = a0[k] * cases[c][1];
+        for (int64_t k = 0; k < m; ++k)
+            b[k] = b0[k] * cases[c][1];
+        tsw_params dtw, sd;
+        tsw_params_default(&dtw, TSW_DTW);
+        dtw.accumulated = 1;
+        const double acc = DIST(&dtw, 1, a, n, b, m);
+        tsw_params_default(&sd, TSW_SOFT_DTW);
+        sd.gamma = cases[c][0];
+        const double v = DIST(&sd, 1, a, n, b, m);
+        const double vr = dist_at(__FILE__, __LINE__, &sd, 1, a, NULL, n, b, NULL, m, &ref);
+        const double lo = acc - sd.gamma * log(3.0) * (double)(n + m);
+        if (!CHECK(isfinite(v) && v <= acc * (1 + 1e-12) && v >= lo - fabs(lo) * 1e-12))
+            printf("  gamma %g scale %g: %.17g, acc %.17g\n", cases[c][0], cases[c][1], v, acc);
+        CHECK_NEAR(v, vr, 1e-9);
+        /* the self pair and the divergence too */
+        CHECK(isfinite(DIST(&sd, 1, a, n, a, n)));
+        sd.normalize = 1;
+        CHECK(isfinite(DIST(&sd, 1, a, n, b, m)));
+    }
+    /* float32: gamma down to FLT_MIN */
+    for (int64_t k = 0; k < n; ++k)
+        a[k] = a0[k];
+    for (int64_t k = 0; k < m; ++k)
+        b[k] = b0[k];
+    tsw_params sd;
+    tsw_params_default(&sd, TSW_SOFT_DTW);
+    const double g32[] = {FLT_MIN, 1e-30, 1e-20};
+    for (size_t c = 0; c < 3; ++c) {
+        sd.gamma = g32[c];
+        CHECK_NEAR(DIST32(&sd, 1, a, n, b, m), DIST(&sd, 1, a, n, b, m), 1e-5);
+    }
+}
+
+/* TWED's Lp distance at extreme p: no overflow (p = 700, d = 3) nor underflow (p = 100,
+ * d = 1e-5); one component gives |d| for every p. */
+static void test_twed_extreme_p(void)
+{
+    tsw_params p;
+    tsw_params_default(&p, TSW_TWED);
+    p.nu = 0;
+    p.lmbda = 0;
+    const double a1[2] = {0, 3}, b1[2] = {0, 0}, a2[2] = {0, 1e-5};
+    const double ps[] = {1, 2, 3.5, 100, 700, 1e6};
+    p.p = 1;
+    const double ref3 = DIST(&p, 1, a1, 2, b1, 2), ref5 = DIST(&p, 1, a2, 2, b1, 2);
+    CHECK(ref3 > 0 && ref5 > 0);
+    for (size_t k = 0; k < sizeof(ps) / sizeof(ps[0]); ++k) {
+        p.p = ps[k];
+        CHECK_NEAR(DIST(&p, 1, a1, 2, b1, 2), ref3, 1e-12);
+        CHECK_NEAR(DIST(&p, 1, a2, 2, b1, 2), ref5, 1e-12);
+        CHECK_NEAR(DIST32(&p, 1, a1, 2, b1, 2), ref3, 1e-6);
+    }
+    /* two components (3, 4): |d|_p falls from 5 (p = 2) towards 4 */
+    const double x[4] = {0, 0, 3, 4}, z[4] = {0, 0, 0, 0};
+    double prev = 5.0 + 1e-12;
+    for (size_t k = 1; k < sizeof(ps) / sizeof(ps[0]); ++k) {
+        p.p = ps[k];
+        const double v = DIST(&p, 2, x, 2, z, 2);
+        if (!CHECK(isfinite(v) && v >= 4 * (1 - 1e-12) && v <= prev))
+            printf("  p %g: %.17g\n", ps[k], v);
+        prev = v + 1e-12;
     }
 }
 
@@ -832,6 +917,8 @@ static void test_single_series(void)
 
 int main(void)
 {
+    test_soft_dtw_extreme();
+    test_twed_extreme_p();
     test_dtw_by_hand();
     test_itakura_infeasible();
     test_twed_by_hand();
