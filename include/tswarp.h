@@ -63,7 +63,8 @@ extern "C" {
     XX(ENODEV, -10, "no CUDA backend was built or no CUDA device was found")                  \
     XX(ECUDA, -11, "CUDA runtime error")                                                      \
     XX(ENOTSUP, -12, "operation not supported by this backend")                              \
-    XX(ENOPATH, -13, "no alignment path: the step pattern or window admits none")
+    XX(ENOPATH, -13, "no alignment path: the step pattern or window admits none")         \
+    XX(ERANGE, -14, "the accumulated cost overflows: no path of finite cost")
 
 typedef enum {
     TSW_OK = 0,
@@ -391,6 +392,9 @@ TSW_EXPORT int64_t tsw_path_max_length(int64_t n, int64_t m);
  * path: caller-owned, (capacity, 2) int64 row-major with capacity >= tsw_path_max_length;
  * receives *length pairs (i, j), from (0, 0) to (n-1, m-1). *cost: D(n-1, m-1) as a double.
  * Errors before any work: TSW_ENOPATH when the step pattern or the window admits no path.
+ * Infinite costs (one rule in the library): a value that overflows the type is +inf
+ * (tsw_distance of the same pair returns +inf); a call that returns a path or matches has
+ * none of finite cost then and returns TSW_ERANGE (tsw_last_error_detail says so).
  * Progress: exec->progress is called with cells of forward passes done; a non-zero return
  * gives TSW_ECANCELED within one row of the grid, with path, length and cost untouched
  * (every error leaves them untouched; on the GPU the callback sees progress between kernel
@@ -426,6 +430,7 @@ TSW_EXPORT int64_t tsw_subsequence_path_max_length(int64_t n, int64_t m, int64_t
  * (<= k; fewer when the reference has no room for more). path: NULL (no paths) or
  * (capacity, 2) int64 with capacity >= tsw_subsequence_path_max_length(n, m, k).
  * The step pattern's and method's rules are tsw_dtw_path's; windows are not supported.
+ * TSW_ERANGE when every end's cost overflows (+inf; tsw_dtw_path's rule).
  * CUDA: device = CUDA computes on the GPU (the same matches, costs and paths as the CPU;
  * the GPU stores the whole grid's step codes, n m / 4 bytes, whatever the method: TSW_ENOMEM
  * when they do not fit); AUTO uses the GPU on large grids, else (or on TSW_ENOMEM) the CPU.

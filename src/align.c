@@ -9,6 +9,9 @@
 #include "internal.h"
 #include "segmental.h"
 
+#include <float.h>
+#include <math.h>
+
 #include <string.h>
 #include <unistd.h>
 
@@ -181,6 +184,44 @@ static int tsw__make_job(tsw__path_job *job, const tsw_align_params *params, int
     return TSW_OK;
 }
 
+/* Infinite costs, one rule (tswarp.h "Infinite costs"): a value (tsw_distance, the cost of
+ * a path) that overflows is +inf; a call that must return a path or a match has none of
+ * finite cost and returns TSW_ERANGE. After a kernel found no finite end, this tells an
+ * overflow (the largest local cost times the path length passes the type's range) from a
+ * window that admits no path. */
+static double tsw__absmax_of(tsw_dtype dtype, int64_t dim, const tsw_series *s)
+{
+    double mx = 0;
+    const int64_t count = s->length * dim;
+    for (int64_t i = 0; i < count; ++i) {
+        const double v = dtype == TSW_F32 ? fabs((double)((const float *)s->values)[i])
+                                          : fabs(((const double *)s->values)[i]);
+        mx = v > mx ? v : mx;
+    }
+    return mx;
+}
+
+static int tsw__path_overflows(const tsw_align_params *params, tsw_dtype dtype, int64_t dim,
+                               const tsw_series *a, const tsw_series *b)
+{
+    if (params->cost == TSW_COST_COSINE)
+        return 0; /* local costs in [0, 2] */
+    const double s = tsw__absmax_of(dtype, dim, a) + tsw__absmax_of(dtype, dim, b);
+    double cmax = (double)dim * s;
+    if (params->cost == TSW_COST_SQEUCLIDEAN)
+        cmax *= s;
+    const double limit = dtype == TSW_F32 ? (double)FLT_MAX : DBL_MAX;
+    /* a path has at most n + m cells (p05: fewer); a margin of 4 for the rounding */
+    return !(cmax * (double)(a->length + b->length) < limit / 4);
+}
+
+static void tsw__overflow_detail(tsw_dtype dtype)
+{
+    tsw__set_detail("the local costs are too large for %s (the accumulated cost of every path "
+                    "is +inf); rescale the series",
+                    dtype == TSW_F32 ? "float32" : "float64");
+}
+
 int tsw_dtw_path(const tsw_align_params *params, tsw_dtype dtype, int64_t dim,
                  const tsw_series *a, const tsw_series *b, int64_t *path, int64_t capacity,
                  int64_t *length, double *cost, const tsw_exec *exec)
@@ -235,8 +276,12 @@ int tsw_dtw_path(const tsw_align_params *params, tsw_dtype dtype, int64_t dim,
     if (rc == TSW_ENODEV && ex.device != TSW_DEVICE_CUDA)
         rc = tsw__cpu_dtw_path(&job, dtype, path, length, cost);
     tsw__free(rows);
-    if (rc == TSW_ENOPATH)
+    if (rc == TSW_ENOPATH && tsw__path_overflows(params, dtype, dim, a, b)) {
+        tsw__overflow_detail(dtype);
+        rc = TSW_ERANGE;
+    } else if (rc == TSW_ENOPATH) {
         tsw__set_detail("the window admits no path with this step pattern");
+    }
     return rc;
 }
 
@@ -288,6 +333,11 @@ int tsw_subsequence_dtw(const tsw_align_params *params, tsw_dtype dtype, int64_t
     if (rc == TSW_ENODEV && ex.device != TSW_DEVICE_CUDA)
         rc = tsw__cpu_subsequence(&job, dtype, k, matches, count, path);
     tsw__free(rows);
+    if (rc == TSW_OK && *count == 0) {
+        /* the pattern fits (checked above), so every end's cost overflowed */
+        tsw__overflow_detail(dtype);
+        rc = TSW_ERANGE;
+    }
     return rc;
 }
 

@@ -641,8 +641,42 @@ static void test_alloc_failure(void)
     }
 }
 
+/* Infinite costs: tsw_distance gives +inf, the path and match calls TSW_ERANGE (not "no
+ * path" for a window that admits one, nor zero matches), on both dtypes. */
+static void test_overflow(void)
+{
+    const double a[2] = {1e200, -1e200}, b[3] = {0, 1, 2}, q[1] = {1e200};
+    const float af[2] = {1e30f, -1e30f}, bf[3] = {0, 1, 2};
+    tsw_series sa = {a, 2, NULL}, sb = {b, 3, NULL}, sq = {q, 1, NULL};
+    tsw_series fa = {af, 2, NULL}, fb = {bf, 3, NULL};
+    tsw_align_params p;
+    tsw_align_params_default(&p);
+    int64_t path[16], len = -7, count = -7;
+    double c = -7;
+    CHECK_RC(tsw_dtw_path(&p, TSW_F64, 1, &sa, &sb, path, 16, &len, &c, NULL), TSW_ERANGE);
+    CHECK(strstr(tsw_last_error_detail(), "float64") != NULL);
+    CHECK_EQ(len, -7);
+    CHECK_RC(tsw_dtw_path(&p, TSW_F32, 1, &fa, &fb, path, 16, &len, &c, NULL), TSW_ERANGE);
+    CHECK(strstr(tsw_last_error_detail(), "float32") != NULL);
+    tsw_match mt[2];
+    for (int64_t k = 1; k <= 2; ++k)
+        CHECK_RC(tsw_subsequence_dtw(&p, TSW_F64, 1, &sq, &sb, k, mt, &count, NULL, 0, NULL),
+                 TSW_ERANGE);
+    tsw_params dp;
+    tsw_params_default(&dp, TSW_DTW);
+    double v = 0;
+    CHECK_RC(tsw_distance(&dp, TSW_F64, 1, &sa, &sb, &v, NULL), TSW_OK);
+    CHECK(isinf(v) && v > 0);
+    /* finite but large values still align */
+    const double big[2] = {1e150, -1e150};
+    tsw_series sbig = {big, 2, NULL};
+    CHECK_RC(tsw_dtw_path(&p, TSW_F64, 1, &sbig, &sb, path, 16, &len, &c, NULL), TSW_OK);
+    CHECK(isfinite(c));
+}
+
 int main(void)
 {
+    test_overflow();
     test_paths();
     test_linear_large();
     test_subsequence();
