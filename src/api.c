@@ -177,10 +177,16 @@ static int tsw__check_collection(tsw_dtype dtype, int64_t dim, const tsw_collect
         return TSW_ESHAPE;
     if (c->lengths && !c->offsets)
         return TSW_EINVAL; /* ragged lengths need explicit offsets */
+    /* every span first, then the values: nothing is read while any span is invalid or its
+     * byte extent overflows (a later series' overflow must not follow a read of an earlier
+     * series whose claimed extent the caller never allocated) */
     for (int64_t i = 0; i < c->count; ++i) {
         int rc = tsw__check_span(c, i, dim, tsw__dtype_size(dtype));
         if (rc)
             return rc;
+    }
+    for (int64_t i = 0; i < c->count; ++i) {
+        int rc;
         int64_t len = tsw__coll_len(c, i), off = tsw__coll_off(c, i);
         size_t n;
         if (tsw__mul_size((size_t)len, (size_t)dim, &n) || n > (size_t)INT64_MAX / 8)

@@ -56,10 +56,12 @@ static int tsw__sdg_check_coll(tsw_dtype dtype, int64_t dim, const tsw_collectio
         return TSW_ESHAPE;
     if (c->lengths && !c->offsets)
         return TSW_EINVAL;
-    for (int64_t i = 0; i < c->count; ++i) {
+    for (int64_t i = 0; i < c->count; ++i) { /* every span before any read (api.c) */
         int rc0 = tsw__check_span(c, i, dim, tsw__dtype_size(dtype));
         if (rc0)
             return rc0;
+    }
+    for (int64_t i = 0; i < c->count; ++i) {
         int64_t len = tsw__coll_len(c, i), off = tsw__coll_off(c, i);
         size_t nv, end;
         if (tsw__mul_size((size_t)len, (size_t)dim, &nv) || nv > (size_t)INT64_MAX / 8 ||

@@ -10,7 +10,9 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import signal
 import sys
+import threading
 import time
 from collections import Counter
 from typing import Dict, List, Optional, Sequence
@@ -182,6 +184,17 @@ def _describe(series) -> str:
     return f"{len(lengths)} series, {length}, {d} dim{'s' if d > 1 else ''}"
 
 
+def _check_finite(X, role: str, path: str) -> None:
+    """NaN or infinity in a file is named with the file, series and point (the library would
+    say 'X[3] contains NaN' without the file)."""
+    for i, x in enumerate(X):
+        bad = ~np.isfinite(np.asarray(x))
+        if bad.any():
+            j = int(np.argwhere(bad)[0][0])
+            raise UsageError(f"{role} {path!r}: series {i} holds NaN or infinity at point {j} "
+                             "(tswarp's measures need finite values)")
+
+
 def _read(args, path: str, role: str):
     """The series of a file in tswarp's layout, and its labels (or None). A 3-D .npy is read
     with --layout (None: tswarp's (n, len, d), ambiguous shapes refused); the text formats
@@ -190,6 +203,7 @@ def _read(args, path: str, role: str):
         X, y = tsio.read_series(path, labels_first=args.labels_first)
         if isinstance(X, np.ndarray) and X.ndim == 3:
             X = np.ascontiguousarray(as_collection(X, role, check_layout(args.layout)))
+        _check_finite(X, role, path)
         return X, y
     except FileNotFoundError:
         raise UsageError(f"{role} {path!r}: no such file") from None
@@ -240,13 +254,7 @@ def cmd_matrix(args) -> int:
     params = _measure_params(args, args.metric, strict=True)
     if args.condensed and args.y is not None:
         raise UsageError("--condensed applies to one collection (pdist), not to X against Y")
-    if args.out is not None:
-        ext = os.path.splitext(args.out)[1].lower()
-        if ext not in tsio.MATRIX_EXTENSIONS:
-            raise UsageError(f"--out {args.out!r}: expected a .npy or .csv file name")
-        out_dir = os.path.dirname(os.path.abspath(args.out))
-        if not os.path.isdir(out_dir):
-            raise UsageError(f"--out {args.out!r}: directory {out_dir!r} does not exist")
+    _check_out_path("--out", args.out, tuple(tsio.MATRIX_EXTENSIONS), "a .npy or .csv file name")
     X, _ = _read(args, args.x, "X")
     Y = None
     if args.y is not None:
@@ -705,13 +713,30 @@ FORMATS_HELP = ("input files: .npy (1-D one series, 2-D (n, len), 3-D (n, len, d
                 "variable length included)")
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with short errors: the one line that is wrong and where to read more, not the
+    whole usage text (which can run to twenty lines)."""
+
+    def error(self, message: str):  # type: ignore[override]
+        self.exit(2, f"{self.prog}: error: {message}\n(see '{self.prog} --help')\n")
+
+
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where Python code runs (the library polls for signals during long
+    calls): the same unwinding as Ctrl-C, so temporary files are removed (io.atomic_write)."""
+
+
+def _on_sigterm(signum, frame):
+    raise _Terminated()
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="tswarp",
         description="Elastic time-series measures (DTW, TWED, Soft-DTW) from the shell.",
         epilog=FORMATS_HELP)
     parser.add_argument("--version", action="version", version=f"tswarp {tswarp.__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
 
     p = sub.add_parser("distance", help="distance between two series",
@@ -886,8 +911,14 @@ def main(argv: Optional[List[str]] = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as e:  # --help, --version (0) and usage errors (2) from argparse
         return e.code if isinstance(e.code, int) else (0 if e.code is None else 2)
+    previous = None
+    if threading.current_thread() is threading.main_thread():
+        previous = signal.signal(signal.SIGTERM, _on_sigterm)
     try:
         return args.func(args)
+    except _Terminated:
+        print("\ntswarp: terminated", file=sys.stderr)
+        return 143
     except KeyboardInterrupt:
         print("\ntswarp: interrupted", file=sys.stderr)
         return 130
@@ -919,4 +950,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         name = f" {e.filename!r}" if e.filename else ""
         _error(f"cannot access{name}: {e.strerror or e}")
         return 2
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
 

@@ -152,11 +152,13 @@ def _collect(rows: List[np.ndarray]) -> Series:
     return rows
 
 
-def _lines(path: PathLike):
+def _lines(path: PathLike, keep_leading_tab: bool = False):
     """Yield (lineno, stripped line), turning a binary file into a ParseError.
 
     Lines are decoded one by one (a text-mode file decodes whole buffers, and would blame the
     wrong line); ``\\r\\n`` endings are stripped and a UTF-8 byte-order mark is dropped.
+    With ``keep_leading_tab`` a tab that opens the line stays: it is an empty first field
+    (a UCR line ``\\t1\\t2`` has no label).
     """
     with open(path, "rb") as f:
         for lineno, raw in enumerate(f, 1):
@@ -164,14 +166,58 @@ def _lines(path: PathLike):
                 line = raw.decode("utf-8-sig" if lineno == 1 else "utf-8")
             except UnicodeDecodeError:
                 raise ParseError(path, lineno, "not a UTF-8 text file") from None
-            yield lineno, line.strip()
+            if keep_leading_tab:
+                stripped = line.rstrip().lstrip(" ")
+                yield lineno, (stripped if stripped.strip() else "")
+            else:
+                yield lineno, line.strip()
 
 
 # ---- readers -------------------------------------------------------------------------------
 
 
+def _check_npy_header(path: PathLike) -> None:
+    """Parse a .npy header before np.load reads anything: a header that does not parse is a
+    ParseError naming the file (NumPy lets tokenize and syntax errors out of a truncated
+    header), and a shape whose data the file cannot hold is refused before any allocation
+    (a 200-byte file may claim a shape of hundreds of GiB)."""
+    fmt = np.lib.format
+    try:
+        with open(path, "rb") as f:
+            head = f.read(6)
+            if head[:4] == b"PK\x03\x04":
+                return  # an .npz archive: np.load opens it and read_npy says so
+            if head != fmt.MAGIC_PREFIX:
+                return  # not a .npy at all: np.load's own message
+            f.seek(0)
+            version = fmt.read_magic(f)
+            if version == (1, 0):
+                shape, _fortran, dtype = fmt.read_array_header_1_0(f)
+            else:
+                shape, _fortran, dtype = fmt.read_array_header_2_0(f)
+            offset = f.tell()
+            size = os.fstat(f.fileno()).st_size
+    except OSError:
+        raise
+    except Exception as e:  # SyntaxError, tokenize.TokenError, ValueError, EOFError, ...
+        raise ParseError(path, None,
+                         f"not a readable .npy array (its header does not parse: "
+                         f"{type(e).__name__}: {e})") from None
+    if dtype.hasobject:
+        return  # refused by np.load(allow_pickle=False) with its message
+    count = 1
+    for k in shape:
+        count *= int(k)
+    need = count * dtype.itemsize
+    if need > size - offset:
+        raise ParseError(path, None,
+                         f"header claims an array of shape {tuple(shape)} ({need} bytes) but "
+                         f"the file holds {max(size - offset, 0)} bytes of data (truncated?)")
+
+
 def read_npy(path: PathLike) -> Tuple[np.ndarray, None]:
     """Read a ``.npy`` array: 1-D = one series, 2-D = (n, len), 3-D = (n, len, d)."""
+    _check_npy_header(path)
     try:
         a = np.load(path, allow_pickle=False)
     except (ValueError, EOFError) as e:
@@ -206,7 +252,7 @@ def _split_delimited(line: str, tab_first: bool) -> List[str]:
 def _read_rows(path: PathLike, labels_first: bool, tab_first: bool, what: str):
     rows: List[np.ndarray] = []
     labels: List[str] = []
-    for lineno, line in _lines(path):
+    for lineno, line in _lines(path, keep_leading_tab=labels_first and tab_first):
         if not line or line.startswith("#"):
             continue
         tokens = _split_delimited(line, tab_first)
@@ -419,7 +465,10 @@ def atomic_write(path: PathLike, binary: bool, write: Callable) -> None:
     except FileNotFoundError:
         mode = None
     tmp = os.path.join(directory, f".{base}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    except OSError as e:  # name the file asked for, not the temporary one
+        raise OSError(e.errno, e.strerror, path) from None
     try:
         text_args: Dict[str, Any] = {} if binary else {"encoding": "utf-8", "newline": "\n"}
         with os.fdopen(fd, "wb" if binary else "w", **text_args) as f:
@@ -429,11 +478,14 @@ def atomic_write(path: PathLike, binary: bool, write: Callable) -> None:
         if mode is not None:
             os.chmod(tmp, mode)
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as e:
         try:
             os.unlink(tmp)
         except OSError:
             pass
+        if isinstance(e, OSError) and e.filename in (None, tmp):
+            # a full disk (ENOSPC from write or fsync) names no file: say which one
+            raise OSError(e.errno, e.strerror, path) from None
         raise
 
 

@@ -15,6 +15,10 @@ requiring grad, or under ``torch.no_grad()`` / ``torch.inference_mode()``, the f
 computes values only (about half the time; the same values). CPU tensors run on tswarp's CPU
 backend, CUDA tensors on its CUDA backend in place: same GPU, the current stream of
 PyTorch, no copy to the host.
+
+Soft-DTW is differentiable once: a second derivative (``create_graph=True`` followed by a
+backward pass through the gradient, a gradient penalty, ``torch.autograd.gradgradcheck``)
+raises ``RuntimeError`` rather than silently dropping that term.
 """
 
 
@@ -106,6 +110,38 @@ def _workspace(on_dev, device, raw, args):
     return (addr + 255) // 256 * 256, nbytes, buf
 
 
+_NO_SECOND = ("tswarp's soft-DTW has no second derivative: a backward pass through its "
+              "gradient (create_graph=True: a gradient penalty, gradgradcheck) is not supported")
+
+
+def _first_derivative_only(*pairs):
+    """The gradients of a backward pass, given as (gradient, input) pairs. Under
+    create_graph=True (grad mode on inside backward) each gradient gets a grad_fn, connected
+    to its input, that raises when differentiated: a second derivative (a gradient penalty,
+    gradgradcheck) fails loudly instead of treating the gradient as a constant, which would
+    drop that term without a word."""
+    grads = tuple(g for g, _ in pairs)
+    if not torch.is_grad_enabled() or all(g is None for g in grads):
+        return grads
+    delayed = getattr(getattr(torch._C, "_functions", None), "DelayedError", None)
+    if delayed is None:  # pragma: no cover - an old or future PyTorch without it
+        raise RuntimeError(_NO_SECOND)
+    fakes = []
+    for g, inp in pairs:
+        if g is None:
+            continue
+        fake = g.detach()
+        if inp is not None and inp.requires_grad:
+            fake = fake + inp * 0  # a path to the input, through the raising node
+        else:
+            fake.requires_grad_(True)
+        fakes.append(fake)
+    out = delayed(_NO_SECOND.encode(), len(fakes))(*fakes)
+    out = list(out) if isinstance(out, (tuple, list)) else [out]
+    it = iter(out)
+    return tuple(next(it) if g is not None else None for g in grads)
+
+
 class _SoftDTWFunction(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x, y, gamma, normalize, wk, wv, lx, ly, n_jobs, grad_on):
@@ -113,6 +149,7 @@ class _SoftDTWFunction(torch.autograd.Function):
         # torch.no_grad only the values are computed, not gradients nobody will ask for
         want_x = grad_on and ctx.needs_input_grad[0]
         want_y = grad_on and ctx.needs_input_grad[1]
+        x_in, y_in = x, y
         x = x.detach().contiguous()
         y = y.detach().contiguous()
         count, n, d = x.shape
@@ -130,21 +167,25 @@ class _SoftDTWFunction(torch.autograd.Function):
                 gamma, wk, wv, normalize, on_dev, stream, idx, n_jobs)
         ws, ws_bytes, _keep = _workspace(on_dev, x.device, _tswarp._soft_dtw_grad_raw, args)
         _tswarp._soft_dtw_grad_raw(*args, ws, ws_bytes)
-        ctx.save_for_backward(gx, gy)
+        ctx.save_for_backward(gx, gy, x_in, y_in)
         return values
 
     @staticmethod
     def backward(ctx, grad_out):
-        gx, gy = ctx.saved_tensors
-        s = grad_out.reshape(-1, 1, 1)
-        return (gx * s if gx is not None else None, gy * s if gy is not None else None,
-                None, None, None, None, None, None, None, None)
+        gx, gy, x, y = ctx.saved_tensors
+        with torch.no_grad():
+            s = grad_out.reshape(-1, 1, 1)
+            gx = gx * s if gx is not None else None
+            gy = gy * s if gy is not None else None
+        gx, gy = _first_derivative_only((gx, x), (gy, y))
+        return (gx, gy, None, None, None, None, None, None, None, None)
 
 
 class _SoftDTWCostFunction(torch.autograd.Function):
     @staticmethod
     def forward(ctx, C, gamma, wk, wv, lx, ly, n_jobs, grad_on):
         want = grad_on and ctx.needs_input_grad[0]  # (as in _SoftDTWFunction)
+        C_in = C
         C = C.detach().contiguous()
         count, n, m = C.shape
         on_dev, stream, idx = _where(C)
@@ -157,14 +198,16 @@ class _SoftDTWCostFunction(torch.autograd.Function):
         ws, ws_bytes, _keep = _workspace(on_dev, C.device, _tswarp._soft_dtw_cost_grad_raw,
                                          args)
         _tswarp._soft_dtw_cost_grad_raw(*args, ws, ws_bytes)
-        ctx.save_for_backward(gc)
+        ctx.save_for_backward(gc, C_in)
         return values
 
     @staticmethod
     def backward(ctx, grad_out):
-        (gc,) = ctx.saved_tensors
-        return (gc * grad_out.reshape(-1, 1, 1) if gc is not None else None,
-                None, None, None, None, None, None, None)
+        gc, C = ctx.saved_tensors
+        with torch.no_grad():
+            gc = gc * grad_out.reshape(-1, 1, 1) if gc is not None else None
+        (gc,) = _first_derivative_only((gc, C))
+        return (gc, None, None, None, None, None, None, None)
 
 
 def soft_dtw(x, y, *, gamma=1.0, normalize=False, window=None, radius=None,

@@ -162,8 +162,8 @@ static void PF(cost_row)(const PF(ctx) *x, int64_t i, int64_t lo, int64_t hi, T 
         }
         for (; j < j1; ++j) { /* cost.h's zero rules, branch-free */
             T v = one - out[j] / (nx * ny[j]);
-            T z1 = (nx == zero) | (ny[j] == zero) ? one : zero;
-            T z2 = (nx == zero) & (ny[j] == zero) ? one : zero;
+            T z1 = ((nx == zero) | (ny[j] == zero)) ? one : zero;
+            T z2 = ((nx == zero) & (ny[j] == zero)) ? one : zero;
             v = z1 != zero ? one : v;
             out[j] = z2 != zero ? zero : v;
         }

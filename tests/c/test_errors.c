@@ -637,6 +637,21 @@ static void test_hostile(void)
     tsw_collection huge = {x, NULL, NULL, INT64_MAX / 2, 3, NULL};
     double out[9];
     CHECK_RC(tsw_cdist(&p, TSW_F64, 1, &huge, &huge, out, NULL), TSW_EOVERFLOW);
+    /* found by tests/fuzz/fuzz_api: the first series' extent is representable, a later
+     * one's overflows; every span is checked before the first value is read (the first
+     * series was read, far past the caller's buffer) */
+    {
+        const int64_t big_dim = 144396909476553983LL; /* 36 rows x dim x 4 bytes > INT64_MAX */
+        tsw_collection c6 = {x, NULL, NULL, 6, 6, NULL};
+        float fout[36];
+        CHECK_RC(tsw_pdist(&p, TSW_F32, big_dim, &c6, TSW_PDIST_FULL, fout, NULL),
+                 TSW_EOVERFLOW);
+        CHECK_RC(tsw_cdist(&p, TSW_F32, big_dim, &c6, &c6, fout, NULL), TSW_EOVERFLOW);
+        tsw_params sdp;
+        tsw_params_default(&sdp, TSW_SOFT_DTW);
+        CHECK_RC(tsw_soft_dtw_grad(&sdp, TSW_F32, big_dim, &c6, &c6, fout, NULL, NULL, NULL),
+                 TSW_EOVERFLOW);
+    }
 }
 
 int main(void)

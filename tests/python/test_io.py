@@ -85,6 +85,53 @@ def test_npy_errors(tmp_path, make, message):
     assert info.value.path == str(path) and info.value.line is None
 
 
+def _npy_with_header(path, text, data=b""):
+    """A .npy file whose header dict is `text` (padded as NumPy pads it)."""
+    body = text.encode("latin1")
+    pad = 64 - (10 + len(body) + 1) % 64
+    header = body + b" " * pad + b"\n"
+    pathlib.Path(path).write_bytes(b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little")
+                                   + header + data)
+
+
+@pytest.mark.parametrize("text", [
+    "{'descr': '<f8', 'fortran_order': False, 'sha",      # tokenize.TokenError in NumPy
+    "{'descr': '<f8', 'fortran_order': False, 'shape': (3,",
+    "{'descr': '<f8',\n  'fortran_order': False}",      # IndentationError / SyntaxError
+    "{'descr': '<f8', 'fortran_order': False, 'shape': (3,), 'x': [",
+])
+def test_npy_truncated_header_names_the_file(tmp_path, text):
+    # issue 36 item 19: NumPy's header parser lets Python syntax errors out
+    path = tmp_path / "cut.npy"
+    _npy_with_header(path, text, b"\0" * 24)
+    with pytest.raises(tsio.ParseError, match="header does not parse") as info:
+        tsio.read_series(path)
+    assert str(info.value).startswith(f"{path}: ")
+
+
+def test_npy_shape_larger_than_file_refused_before_allocation(tmp_path):
+    path = tmp_path / "huge.npy"
+    _npy_with_header(path, "{'descr': '<f8', 'fortran_order': False, 'shape': (80000, 80000, 10), }",
+                     b"\0" * 100)
+    assert path.stat().st_size < 300
+    with pytest.raises(tsio.ParseError, match=r"shape \(80000, 80000, 10\) \(512000000000 bytes\)"):
+        tsio.read_series(path)
+    # a file cut inside its data
+    full = tmp_path / "full.npy"
+    np.save(full, np.arange(100.0))
+    cut = tmp_path / "cut.npy"
+    cut.write_bytes(full.read_bytes()[:300])
+    with pytest.raises(tsio.ParseError, match="truncated"):
+        tsio.read_series(cut)
+
+
+def test_ucr_empty_label_field(tmp_path):
+    # issue 36 item 12: the first value must not become the label
+    bad = write_text(tmp_path / "nolabel.tsv", "1\t0.5\t0.25\n\t1\t2\t3\n")
+    with pytest.raises(tsio.ParseError, match=r"nolabel\.tsv:2: field 1: missing label"):
+        tsio.read_series(bad)
+
+
 # ---------------------------------------------------------------------------------------
 # .csv / .txt
 # ---------------------------------------------------------------------------------------

@@ -37,6 +37,25 @@ def test_gradcheck_cost_matrix(rng):
                                     eps=1e-6, atol=1e-5)
 
 
+def test_second_derivative_raises(rng):
+    # issue 36 item 10: a gradient penalty's term must not be silently dropped
+    g = torch.Generator().manual_seed(int(rng.integers(2**31)))
+    x = torch.randn(2, 6, 2, dtype=torch.float64, generator=g, requires_grad=True)
+    y = torch.randn(2, 5, 2, dtype=torch.float64, generator=g)
+    C = torch.rand(2, 6, 5, dtype=torch.float64, generator=g, requires_grad=True)
+    for inputs, f in (((x,), lambda a: SoftDTW(gamma=0.5)(a, y)),
+                      ((C,), lambda c: soft_dtw_cost(c, gamma=0.5))):
+        loss = f(*inputs).sum()
+        (gr,) = torch.autograd.grad(loss, inputs, create_graph=True)
+        with pytest.raises(RuntimeError, match="no second derivative"):
+            (f(*inputs).sum() + gr.pow(2).sum()).backward()  # a gradient penalty
+        with pytest.raises(RuntimeError, match="no second derivative"):
+            torch.autograd.gradgradcheck(f, inputs, eps=1e-6, atol=1e-5)
+    # one derivative, as before
+    SoftDTW(gamma=0.5)(x, y).sum().backward()
+    assert x.grad is not None and torch.isfinite(x.grad).all()
+
+
 def test_matches_tslearn_loss(rng):
     tsl = pytest.importorskip("tslearn.metrics", reason="peer tslearn not installed")
     x = torch.tensor(rng.standard_normal((4, 20, 2)), requires_grad=True)
