@@ -24,7 +24,7 @@ PIP_INSTALL = $(PY) -m pip install --no-build-isolation --no-deps -v
 # build still fails (pipefail) and its full output is kept in $(BUILD)/pip-install.log.
 SHOW_BUILD = tee $(BUILD)/pip-install.log | { grep -E --line-buffered '^ *\[[0-9]+/[0-9]+\]|tswarp: CUDA|rror|Successfully installed' || true; }
 
-.PHONY: all demo test test-c test-python bench sanitize deps venv venv-dev lib python \
+.PHONY: all demo test test-c test-python bench sanitize fuzz deps venv venv-dev lib python \
         python-demo docs typecheck figures clean
 
 all: lib python
@@ -87,6 +87,11 @@ figures: python
 
 sanitize: lib
 	bash tests/c/sanitize.sh
+
+# libFuzzer harnesses (clang, ASan + UBSan) for FUZZ_SECONDS each over tests/fuzz/corpus
+FUZZ_SECONDS ?= 30
+fuzz:
+	bash tests/fuzz/run.sh $(FUZZ_SECONDS)
 
 bench: python
 	$(PY) bench/cpu_bench.py

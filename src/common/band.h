@@ -87,9 +87,10 @@ TSW_HD void tsw_band_range(const tsw_band *b, int64_t r, int64_t *lo, int64_t *h
         double u1 = tsw__round2((sz1 - 1) - b->min_slope * (sz2 - 1) + b->min_slope * j);
         double lf = ceil(TSW_MAX(l0, l1));
         double uf = floor(TSW_MIN(u0, u1) + 1);
-        /* numpy slicing clamps to [0, sz1]; clamp in double before converting */
-        lf = TSW_MAX(lf, 0.0);
-        uf = TSW_MIN(uf, sz1);
+        /* numpy slicing clamps to [0, sz1]; clamp both ends in double before converting (a
+         * huge max_slope puts them near 1e138: converting that to int64 is undefined) */
+        lf = TSW_MIN(TSW_MAX(lf, 0.0), sz1);
+        uf = TSW_MIN(TSW_MAX(uf, 0.0), sz1);
         l = (int64_t)lf;
         h = (int64_t)uf;
     }

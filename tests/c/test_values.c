@@ -464,6 +464,31 @@ static void test_soft_dtw_extreme(void)
     }
 }
 
+/* Itakura with a huge max_slope (found by tests/fuzz/fuzz_api: the band's row ends near
+ * 1e138 were converted to int64, undefined behaviour): fast kernels equal the reference. */
+static void test_itakura_huge_slope(void)
+{
+    tsw_t_rng r = {11};
+    double a[17], b[13];
+    random_series(&r, a, 17, 1.0);
+    random_series(&r, b, 13, 1.0);
+    tsw_exec ref;
+    tsw_exec_default(&ref);
+    ref.impl = TSW_IMPL_REFERENCE;
+    const double slopes[] = {1e10, 1e140, 1.7e308};
+    for (int k = 0; k < 3; ++k)
+        for (int mi = 0; mi < 3; ++mi) {
+            tsw_params p;
+            tsw_params_default(&p, MEASURES[mi]);
+            p.window = TSW_WINDOW_ITAKURA;
+            p.itakura_max_slope = slopes[k];
+            const double v = DIST(&p, 1, a, 17, b, 13);
+            const double w = dist_at(__FILE__, __LINE__, &p, 1, a, NULL, 17, b, NULL, 13, &ref);
+            CHECK(!isnan(v));
+            CHECK_NEAR(v, w, 1e-9);
+        }
+}
+
 /* TWED's Lp distance at extreme p: no overflow (p = 700, d = 3) nor underflow (p = 100,
  * d = 1e-5); one component gives |d| for every p. */
 static void test_twed_extreme_p(void)
@@ -919,6 +944,7 @@ int main(void)
 {
     test_soft_dtw_extreme();
     test_twed_extreme_p();
+    test_itakura_huge_slope();
     test_dtw_by_hand();
     test_itakura_infeasible();
     test_twed_by_hand();
