@@ -1493,3 +1493,52 @@ def test_gpu_arrays_in_both_layouts(rng, xp):
         real.dtw(gXf[0], gXf[1])
     with pytest.raises(ValueError, match=r"X\[0\] has shape \(3, 40\)"):
         real.cdist([xp.put(x) for x in Xf])
+
+
+# =======================================================================================
+# extreme parameters on the GPU (issue 36): the CPU's values, never inf or NaN
+# =======================================================================================
+@needs_gpu
+@pytest.mark.parametrize("gamma, scale", [(1e-300, 1.0), (2.3e-308, 1.0), (1.0, 1e140),
+                                          (1e-20, 1e140), (1e300, 1.0)])
+def test_gpu_soft_dtw_extreme_gamma(rng, gamma, scale):
+    a = rng.standard_normal((40, 1)) * scale
+    b = rng.standard_normal((33, 1)) * scale
+    what = f"seed={rng.seed} gamma={gamma} scale={scale}"
+    exp = tswarp.soft_dtw(a, b, gamma=gamma, device="cpu")
+    assert np.isfinite(exp), what
+    got = tswarp.soft_dtw(a, b, gamma=gamma, device="cuda")
+    assert math.isclose(got, exp, rel_tol=1e-9, abs_tol=1e-9 * (abs(exp) + gamma * 73)), what
+    X = np.stack([a[:33], b])
+    got = tswarp.cdist(X, X, metric="soft_dtw", gamma=gamma, device="cuda")
+    ref = tswarp.cdist(X, X, metric="soft_dtw", gamma=gamma, device="cpu")
+    assert np.isfinite(got).all(), what
+    np.testing.assert_allclose(got, ref, rtol=1e-9, atol=1e-9 * (np.abs(ref).max() + gamma * 66))
+
+
+@needs_gpu
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_gpu_twed_extreme_p(rng, dtype):
+    # the CUDA engines' general-p Lp distance is cost.h's scaled one
+    a = np.array([[0.0, 0.0], [3.0, 4.0]], dtype=dtype)
+    z = np.zeros((2, 2), dtype=dtype)
+    for p in (3.5, 100.0, 700.0):
+        exp = tswarp.twed(a, z, p=p, nu=0.0, lmbda=0.0, device="cpu")
+        assert np.isfinite(exp) and exp >= 4 * (1 - 1e-6)
+        got = tswarp.twed(a, z, p=p, nu=0.0, lmbda=0.0, device="cuda")
+        assert math.isclose(got, exp, rel_tol=1e-6), (p, got, exp)
+        X = np.stack([a, z, a * 1e-5])
+        got = tswarp.cdist(X, X, metric="twed", p=p, nu=0.0, lmbda=0.0, device="cuda")
+        ref = tswarp.cdist(X, X, metric="twed", p=p, nu=0.0, lmbda=0.0, device="cpu")
+        np.testing.assert_allclose(got, ref, rtol=1e-5)
+        assert (got[0, 1] > 0) and (got[2, 1] > 0), got
+
+
+@needs_gpu
+def test_gpu_itakura_huge_slope_matches_cpu(rng):
+    a, b = rng.standard_normal((17, 1)), rng.standard_normal((13, 1))
+    for slope in (1e10, 1e140):
+        for f in (tswarp.dtw, tswarp.soft_dtw):
+            exp = f(a, b, itakura_max_slope=slope, device="cpu")
+            got = f(a, b, itakura_max_slope=slope, device="cuda")
+            assert math.isclose(got, exp, rel_tol=1e-9), (f.__name__, slope, got, exp)
