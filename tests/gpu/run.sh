@@ -364,7 +364,7 @@ else
     skipped python
 fi
 stage pytest-gpu 120 st_pytest_gpu
-stage pytest 200 st_pytest
+stage pytest 420 st_pytest
 stage bench 150 st_bench
 stage bench-align 120 st_bench_align
 stage bench-sdtw 120 st_bench_sdtw
