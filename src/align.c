@@ -222,7 +222,7 @@ static void tsw__overflow_detail(tsw_dtype dtype)
                     dtype == TSW_F32 ? "float32" : "float64");
 }
 
-int tsw_dtw_path(const tsw_align_params *params, tsw_dtype dtype, int64_t dim,
+static int tsw__dtw_path(const tsw_align_params *params, tsw_dtype dtype, int64_t dim,
                  const tsw_series *a, const tsw_series *b, int64_t *path, int64_t capacity,
                  int64_t *length, double *cost, const tsw_exec *exec)
 {
@@ -285,7 +285,7 @@ int tsw_dtw_path(const tsw_align_params *params, tsw_dtype dtype, int64_t dim,
     return rc;
 }
 
-int tsw_subsequence_dtw(const tsw_align_params *params, tsw_dtype dtype, int64_t dim,
+static int tsw__subsequence_dtw(const tsw_align_params *params, tsw_dtype dtype, int64_t dim,
                         const tsw_series *query, const tsw_series *reference, int64_t k,
                         tsw_match *matches, int64_t *count, int64_t *path, int64_t capacity,
                         const tsw_exec *exec)
@@ -366,7 +366,7 @@ int64_t tsw_segmental_path_max_length(tsw_step step, int64_t n, int64_t m, int64
     return n + t;
 }
 
-int tsw_segmental_dtw(const tsw_align_params *params, const tsw_segmental_params *seg,
+static int tsw__segmental_dtw(const tsw_align_params *params, const tsw_segmental_params *seg,
                       tsw_dtype dtype, int64_t dim, const tsw_series *a, const tsw_series *b,
                       int64_t *path, int64_t capacity, int64_t *length, tsw_match *segments,
                       const tsw_exec *exec)
@@ -416,5 +416,80 @@ int tsw_segmental_dtw(const tsw_align_params *params, const tsw_segmental_params
         rc = tsw__segmental(&job, params, dtype, NULL, seg->variant, seg->n_fragments,
                             seg->n_chunks, path, length, segments);
     tsw__free(rows);
+    return rc;
+}
+
+/* ---- the cosine cost: unit vectors in (cosine.c; api.c does the same) ------------------- */
+
+/* unit copies of a and b when the cost is cosine and both are valid: 1 (copies made), 0
+ * (call with the inputs as they are: not cosine, or invalid, which the call reports), or a
+ * negative error */
+static int tsw__unit_ab(const tsw_align_params *p, tsw_dtype dtype, int64_t dim,
+                        const tsw_series *a, const tsw_series *b, tsw_series *ua, tsw_series *ub,
+                        void **ba, void **bb)
+{
+    *ba = *bb = NULL;
+    if (!p || p->cost != TSW_COST_COSINE || dim < 1 || (dtype != TSW_F32 && dtype != TSW_F64) ||
+        tsw__check_series(dtype, dim, a, 0) || tsw__check_series(dtype, dim, b, 0))
+        return 0;
+    int rc = tsw__unit_series(dtype, dim, a, ua, ba);
+    if (!rc)
+        rc = tsw__unit_series(dtype, dim, b, ub, bb);
+    if (rc) {
+        tsw__free(*ba);
+        tsw__free(*bb);
+        *ba = *bb = NULL;
+        return rc;
+    }
+    return 1;
+}
+
+int tsw_dtw_path(const tsw_align_params *params, tsw_dtype dtype, int64_t dim,
+                 const tsw_series *a, const tsw_series *b, int64_t *path, int64_t capacity,
+                 int64_t *length, double *cost, const tsw_exec *exec)
+{
+    tsw_series ua, ub;
+    void *ba, *bb;
+    int u = tsw__unit_ab(params, dtype, dim, a, b, &ua, &ub, &ba, &bb);
+    if (u < 0)
+        return u;
+    int rc = tsw__dtw_path(params, dtype, dim, u ? &ua : a, u ? &ub : b, path, capacity, length,
+                           cost, exec);
+    tsw__free(ba);
+    tsw__free(bb);
+    return rc;
+}
+
+int tsw_subsequence_dtw(const tsw_align_params *params, tsw_dtype dtype, int64_t dim,
+                        const tsw_series *query, const tsw_series *reference, int64_t k,
+                        tsw_match *matches, int64_t *count, int64_t *path, int64_t capacity,
+                        const tsw_exec *exec)
+{
+    tsw_series ua, ub;
+    void *ba, *bb;
+    int u = tsw__unit_ab(params, dtype, dim, query, reference, &ua, &ub, &ba, &bb);
+    if (u < 0)
+        return u;
+    int rc = tsw__subsequence_dtw(params, dtype, dim, u ? &ua : query, u ? &ub : reference, k,
+                                  matches, count, path, capacity, exec);
+    tsw__free(ba);
+    tsw__free(bb);
+    return rc;
+}
+
+int tsw_segmental_dtw(const tsw_align_params *params, const tsw_segmental_params *seg,
+                      tsw_dtype dtype, int64_t dim, const tsw_series *a, const tsw_series *b,
+                      int64_t *path, int64_t capacity, int64_t *length, tsw_match *segments,
+                      const tsw_exec *exec)
+{
+    tsw_series ua, ub;
+    void *ba, *bb;
+    int u = tsw__unit_ab(params, dtype, dim, a, b, &ua, &ub, &ba, &bb);
+    if (u < 0)
+        return u;
+    int rc = tsw__segmental_dtw(params, seg, dtype, dim, u ? &ua : a, u ? &ub : b, path,
+                                capacity, length, segments, exec);
+    tsw__free(ba);
+    tsw__free(bb);
     return rc;
 }

@@ -77,8 +77,9 @@ static int tsw__cuda_fallback(const tsw_exec *ex, int rc)
 
 /* ---- one pair --------------------------------------------------------------------------- */
 
-int tsw_distance(const tsw_params *params, tsw_dtype dtype, int64_t dim, const tsw_series *a,
-                 const tsw_series *b, double *out, const tsw_exec *exec)
+static int tsw__distance(const tsw_params *params, tsw_dtype dtype, int64_t dim,
+                         const tsw_series *a, const tsw_series *b, double *out,
+                         const tsw_exec *exec)
 {
     tsw__clear_detail();
     tsw_exec ex;
@@ -238,7 +239,7 @@ static int tsw__check_batch(const tsw_params *params, tsw_dtype dtype, int64_t d
     return TSW_OK;
 }
 
-int tsw_cdist(const tsw_params *params, tsw_dtype dtype, int64_t dim, const tsw_collection *x,
+static int tsw__cdist(const tsw_params *params, tsw_dtype dtype, int64_t dim, const tsw_collection *x,
               const tsw_collection *y, void *out, const tsw_exec *exec)
 {
     tsw__clear_detail();
@@ -274,7 +275,7 @@ int tsw_cdist(const tsw_params *params, tsw_dtype dtype, int64_t dim, const tsw_
     return tsw__cpu_cdist(params, dtype, dim, x, y, out, &ex);
 }
 
-int tsw_pdist(const tsw_params *params, tsw_dtype dtype, int64_t dim, const tsw_collection *x,
+static int tsw__pdist(const tsw_params *params, tsw_dtype dtype, int64_t dim, const tsw_collection *x,
               tsw_pdist_layout layout, void *out, const tsw_exec *exec)
 {
     tsw__clear_detail();
@@ -310,7 +311,7 @@ int tsw_pdist(const tsw_params *params, tsw_dtype dtype, int64_t dim, const tsw_
     return tsw__cpu_pdist(params, dtype, dim, x, layout, out, &ex);
 }
 
-int tsw_paired(const tsw_params *params, tsw_dtype dtype, int64_t dim, const tsw_collection *x,
+static int tsw__paired(const tsw_params *params, tsw_dtype dtype, int64_t dim, const tsw_collection *x,
                const tsw_collection *y, void *out, const tsw_exec *exec)
 {
     tsw__clear_detail();
@@ -343,4 +344,89 @@ int tsw_paired(const tsw_params *params, tsw_dtype dtype, int64_t dim, const tsw
     }
 #endif
     return tsw__cpu_paired(params, dtype, dim, x, y, out, &ex);
+}
+
+/* ---- the cosine cost: unit vectors in (cosine.c), then the calls above ------------------ */
+
+static int tsw__is_cosine(const tsw_params *p, tsw_dtype dtype, int64_t dim)
+{
+    return p && p->measure == TSW_DTW && p->cost == TSW_COST_COSINE && dim >= 1 &&
+           (dtype == TSW_F32 || dtype == TSW_F64) && tsw__check_params(p) == TSW_OK;
+}
+
+int tsw_distance(const tsw_params *params, tsw_dtype dtype, int64_t dim, const tsw_series *a,
+                 const tsw_series *b, double *out, const tsw_exec *exec)
+{
+    if (!out || !tsw__is_cosine(params, dtype, dim) || tsw__check_series(dtype, dim, a, 0) ||
+        tsw__check_series(dtype, dim, b, 0))
+        return tsw__distance(params, dtype, dim, a, b, out, exec); /* (its errors) */
+    tsw_series ua, ub;
+    void *ba = NULL, *bb = NULL;
+    int rc = tsw__unit_series(dtype, dim, a, &ua, &ba);
+    if (!rc)
+        rc = tsw__unit_series(dtype, dim, b, &ub, &bb);
+    if (!rc)
+        rc = tsw__distance(params, dtype, dim, &ua, &ub, out, exec);
+    tsw__free(ba);
+    tsw__free(bb);
+    return rc;
+}
+
+/* unit copies of x and (when not NULL and not x itself) y: 0, or the error */
+static int tsw__unit_pair(tsw_dtype dtype, int64_t dim, const tsw_collection *x,
+                          const tsw_collection *y, tsw_collection *ux, tsw_collection *uy,
+                          void **bx, void **by)
+{
+    int rc = tsw__unit_collection(dtype, dim, x, ux, bx);
+    if (!rc && y && y != x)
+        rc = tsw__unit_collection(dtype, dim, y, uy, by);
+    else if (!rc && y)
+        *uy = *ux;
+    return rc;
+}
+
+int tsw_cdist(const tsw_params *params, tsw_dtype dtype, int64_t dim, const tsw_collection *x,
+              const tsw_collection *y, void *out, const tsw_exec *exec)
+{
+    if (!out || !tsw__is_cosine(params, dtype, dim) || tsw__check_collection(dtype, dim, x, 0) ||
+        tsw__check_collection(dtype, dim, y, 0))
+        return tsw__cdist(params, dtype, dim, x, y, out, exec);
+    tsw_collection ux, uy;
+    void *bx = NULL, *by = NULL;
+    int rc = tsw__unit_pair(dtype, dim, x, y, &ux, &uy, &bx, &by);
+    if (!rc)
+        rc = tsw__cdist(params, dtype, dim, &ux, &uy, out, exec);
+    tsw__free(bx);
+    tsw__free(by);
+    return rc;
+}
+
+int tsw_pdist(const tsw_params *params, tsw_dtype dtype, int64_t dim, const tsw_collection *x,
+              tsw_pdist_layout layout, void *out, const tsw_exec *exec)
+{
+    if (!out || !tsw__is_cosine(params, dtype, dim) || tsw__check_collection(dtype, dim, x, 0))
+        return tsw__pdist(params, dtype, dim, x, layout, out, exec);
+    tsw_collection ux;
+    void *bx = NULL;
+    int rc = tsw__unit_collection(dtype, dim, x, &ux, &bx);
+    if (!rc)
+        rc = tsw__pdist(params, dtype, dim, &ux, layout, out, exec);
+    tsw__free(bx);
+    return rc;
+}
+
+int tsw_paired(const tsw_params *params, tsw_dtype dtype, int64_t dim, const tsw_collection *x,
+               const tsw_collection *y, void *out, const tsw_exec *exec)
+{
+    if (!out || !tsw__is_cosine(params, dtype, dim) || tsw__check_collection(dtype, dim, x, 0) ||
+        tsw__check_collection(dtype, dim, y, 0))
+        return tsw__paired(params, dtype, dim, x, y, out, exec);
+    tsw_collection ux, uy;
+    void *bx = NULL, *by = NULL;
+    int rc = tsw__unit_pair(dtype, dim, x, y, &ux, &uy, &bx, &by);
+    if (!rc)
+        rc = tsw__paired(params, dtype, dim, &ux, &uy, out, exec);
+    tsw__free(bx);
+    tsw__free(by);
+    return rc;
 }

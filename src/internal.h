@@ -59,6 +59,12 @@ int tsw__threads(const tsw_exec *ex);
 int tsw__check_span(const tsw_collection *c, int64_t i, int64_t dim, size_t esz);
 int tsw__check_series(tsw_dtype dtype, int64_t dim, const tsw_series *s, int twed);
 
+/* cosine.c: copies whose points are unit vectors, for the cosine cost (freed with
+ * tsw__free(*buf)); the inputs must have been validated. */
+int tsw__unit_series(tsw_dtype dt, int64_t dim, const tsw_series *s, tsw_series *out, void **buf);
+int tsw__unit_collection(tsw_dtype dt, int64_t dim, const tsw_collection *c,
+                         tsw_collection *out, void **buf);
+
 static inline size_t tsw__dtype_size(tsw_dtype dt) { return dt == TSW_F32 ? 4 : 8; }
 
 /*

@@ -405,8 +405,14 @@ static int seg_run(const tsw__path_job *job, const tsw_align_params *ap, tsw_dty
             cur = sw;
         }
         if (!(prev[m - 1] < TSW_INF_F64)) {
-            tsw__set_detail("no ordered placement of the fragments: every end column's optimal "
-                            "start lies before the previous fragment can end");
+            if (variant == TSW_SEGMENTAL_STRICT)
+                tsw__set_detail("no ordered placement of the fragments: every end column's "
+                                "optimal start lies before the previous fragment can end (the "
+                                "strict ordering of SSDTW admits none here; variant='weak' "
+                                "allows short backward jumps)");
+            else
+                tsw__set_detail("no ordered placement of the fragments: their minimal spans "
+                                "do not fit b in order");
             status = TSW_ENOPATH;
             goto done;
         }

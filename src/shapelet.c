@@ -48,16 +48,36 @@ static double shp_value(tsw_dtype dt, const void *v, int64_t k)
 
 /* Mean and population std of all the values of a collection (std 0 -> 1): the shift and
  * scale of raw data. */
+/* 2^-e with max |x| = f 2^e (f in [0.5, 1)): multiplying by it is exact, brings the values
+ * near 1, and keeps sums of squares finite for values near 1e154 and normal near 1e-160
+ * (z-normalisation is scale invariant, so the result is the same bits where nothing
+ * overflowed or underflowed). 1 for all-zero values. */
+static double shp_pow2_scale(double amax)
+{
+    int e = 0;
+    if (!(amax > 0.0) || !(amax <= DBL_MAX))
+        return 1.0;
+    (void)frexp(amax, &e);
+    return ldexp(1.0, -e);
+}
+
 static void shp_coll_stats(tsw_dtype dt, const tsw_collection *c, double *shift, double *scale)
 {
     const size_t esz = tsw__dtype_size(dt);
-    double sum = 0.0, var = 0.0;
+    double sum = 0.0, var = 0.0, amax = 0.0;
     int64_t rows = 0;
     for (int64_t i = 0; i < c->count; ++i) {
         const int64_t n = tsw__coll_len(c, i);
         const char *src = (const char *)c->values + (size_t)tsw__coll_off(c, i) * esz;
         for (int64_t t = 0; t < n; ++t)
-            sum += shp_value(dt, src, t);
+            amax = fmax(amax, fabs(shp_value(dt, src, t)));
+    }
+    const double k = shp_pow2_scale(amax); /* sums of the values times k: no overflow */
+    for (int64_t i = 0; i < c->count; ++i) {
+        const int64_t n = tsw__coll_len(c, i);
+        const char *src = (const char *)c->values + (size_t)tsw__coll_off(c, i) * esz;
+        for (int64_t t = 0; t < n; ++t)
+            sum += shp_value(dt, src, t) * k;
         rows += n;
     }
     const double mean = rows > 0 ? sum / (double)rows : 0.0;
@@ -65,12 +85,12 @@ static void shp_coll_stats(tsw_dtype dt, const tsw_collection *c, double *shift,
         const int64_t n = tsw__coll_len(c, i);
         const char *src = (const char *)c->values + (size_t)tsw__coll_off(c, i) * esz;
         for (int64_t t = 0; t < n; ++t) {
-            const double v = shp_value(dt, src, t) - mean;
+            const double v = shp_value(dt, src, t) * k - mean;
             var += v * v;
         }
     }
-    const double sd = rows > 0 ? sqrt(var / (double)rows) : 0.0;
-    *shift = mean;
+    const double sd = rows > 0 ? sqrt(var / (double)rows) / k : 0.0;
+    *shift = mean / k;
     *scale = sd > 0.0 && sd <= DBL_MAX ? sd : 1.0;
 }
 
@@ -136,14 +156,18 @@ static int shp_data_make(tsw_dtype dt, const tsw_collection *c, tsw__shp_data *d
         d->off[i] = row;
         d->len[i] = n;
         double mean = d->shift, inv = 1.0 / d->scale; /* raw: the collection's */
-        if (!raw) { /* the series' own */
-            double var = 0.0;
+        double k = 1.0; /* the values are read times k, an exact power of two */
+        if (!raw) { /* the series' own, on the values scaled near 1 (shp_pow2_scale) */
+            double var = 0.0, amax = 0.0;
+            for (int64_t t = 0; t < n; ++t)
+                amax = fmax(amax, fabs(shp_value(dt, src, t)));
+            k = shp_pow2_scale(amax);
             mean = 0.0;
             for (int64_t t = 0; t < n; ++t)
-                mean += shp_value(dt, src, t);
+                mean += shp_value(dt, src, t) * k;
             mean /= (double)n;
             for (int64_t t = 0; t < n; ++t) {
-                double v = shp_value(dt, src, t) - mean;
+                double v = shp_value(dt, src, t) * k - mean;
                 var += v * v;
             }
             double sd = sqrt(var / (double)n);
@@ -152,7 +176,7 @@ static int shp_data_make(tsw_dtype dt, const tsw_collection *c, tsw__shp_data *d
         double *z = d->z + row, *P = d->P + row + i, *Q = d->Q + row + i;
         P[0] = Q[0] = 0.0;
         for (int64_t t = 0; t < n; ++t) {
-            z[t] = (shp_value(dt, src, t) - mean) * inv;
+            z[t] = (shp_value(dt, src, t) * k - mean) * inv;
             P[t + 1] = P[t] + z[t];
             Q[t + 1] = Q[t] + z[t] * z[t];
         }

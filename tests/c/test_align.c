@@ -196,6 +196,31 @@ static tsw_align_params align_params(const bf_opts *o, tsw_path_method method, s
 
 /* ---- full paths against the brute force --------------------------------------------------- */
 
+/* src/cosine.c's unit vectors, computed the same way (double arithmetic, then the dtype):
+ * rows of x (double) into u, or of xf (float) into uf. */
+static void unit_rows(const double *x, const float *xf, int64_t rows, int64_t dim, double *u,
+                      float *uf)
+{
+    for (int64_t r = 0; r < rows; ++r) {
+        double mx = 0.0, s = 0.0;
+        for (int64_t k = 0; k < dim; ++k)
+            mx = fmax(mx, fabs(x ? x[r * dim + k] : (double)xf[r * dim + k]));
+        for (int64_t k = 0; k < dim; ++k) {
+            const double w = mx > 0.0 ? (x ? x[r * dim + k] : (double)xf[r * dim + k]) / mx : 0.0;
+            s += w * w;
+        }
+        const double inv = s > 0.0 ? 1.0 / sqrt(s) : 0.0;
+        for (int64_t k = 0; k < dim; ++k) {
+            const double v = x ? x[r * dim + k] : (double)xf[r * dim + k];
+            const double w = mx > 0.0 ? v / mx * inv : 0.0;
+            if (x)
+                u[r * dim + k] = w;
+            else
+                uf[r * dim + k] = (float)w;
+        }
+    }
+}
+
 static void one_case(tsw_t_rng *r, int f32, int step, int cost, int window, int64_t n, int64_t m,
                      int64_t dim, int integers, const char *file, int line)
 {
@@ -224,15 +249,26 @@ static void one_case(tsw_t_rng *r, int f32, int step, int cost, int window, int6
     const void *va = f32 ? (const void *)af : (const void *)a;
     const void *vb = f32 ? (const void *)bff : (const void *)b;
 
+    /* the cosine cost is defined on unit vectors (src/cosine.c): the brute force reads the
+     * points normalised the same way, the library the originals */
+    double *ua = malloc(sizeof(double) * (size_t)(n * dim)), *ub = malloc(sizeof(double) * (size_t)(m * dim));
+    float *uaf = malloc(sizeof(float) * (size_t)(n * dim)), *ubf = malloc(sizeof(float) * (size_t)(m * dim));
+    unit_rows(a, NULL, n, dim, ua, NULL);
+    unit_rows(b, NULL, m, dim, ub, NULL);
+    unit_rows(NULL, af, n, dim, NULL, uaf);
+    unit_rows(NULL, bff, m, dim, NULL, ubf);
+    const int cosine = cost == TSW_COST_COSINE;
+    const double *ba = cosine ? ua : a, *bb = cosine ? ub : b;
+    const float *baf = cosine ? uaf : af, *bbf = cosine ? ubf : bff;
     double *D = malloc(sizeof(double) * (size_t)(n * m));
     float *Df = malloc(sizeof(float) * (size_t)(n * m));
     int *code = malloc(sizeof(int) * (size_t)(n * m));
     double want_cost;
     if (f32) {
-        bf_dp_f32(&o, af, n, bff, m, dim, Df, code);
+        bf_dp_f32(&o, baf, n, bbf, m, dim, Df, code);
         want_cost = Df[n * m - 1];
     } else {
-        bf_dp_f64(&o, a, n, b, m, dim, D, code);
+        bf_dp_f64(&o, ba, n, bb, m, dim, D, code);
         want_cost = D[n * m - 1];
     }
     int64_t cap = n + m - 1;
@@ -276,13 +312,14 @@ static void one_case(tsw_t_rng *r, int f32, int step, int cost, int window, int6
                            c, want_cost, (long long)n, (long long)m, (long long)dim, step, cost,
                            window, f32, v, threads);
             CHECK_AT(check_shape(&o, got, len, n, m), file, line);
-            double pc = f32 ? (double)bf_path_cost_f32(&o, af, bff, dim, got, len)
-                            : bf_path_cost_f64(&o, a, b, dim, got, len);
+            double pc = f32 ? (double)bf_path_cost_f32(&o, baf, bbf, dim, got, len)
+                            : bf_path_cost_f64(&o, ba, bb, dim, got, len);
             if (!CHECK_AT(pc == c, file, line))
                 TSW_T_NOTE("  path cost %.17g vs %.17g\n", pc, c);
         }
     }
     free(a), free(b), free(af), free(bff), free(D), free(Df), free(code), free(want), free(got);
+    free(ua), free(ub), free(uaf), free(ubf);
 }
 
 static void test_paths(void)
@@ -361,6 +398,11 @@ static void test_subsequence(void)
         double *a = malloc(sizeof(double) * (size_t)(n * dim)), *b = malloc(sizeof(double) * (size_t)(m * dim));
         fill(&r, a, n * dim, integers);
         fill(&r, b, m * dim, integers);
+        /* the brute force reads the cosine cost's unit vectors (src/cosine.c) */
+        double *ua = malloc(sizeof(double) * (size_t)(n * dim)), *ub = malloc(sizeof(double) * (size_t)(m * dim));
+        unit_rows(a, NULL, n, dim, ua, NULL);
+        unit_rows(b, NULL, m, dim, ub, NULL);
+        const double *ba = o.cost == TSW_COST_COSINE ? ua : a, *bb = o.cost == TSW_COST_COSINE ? ub : b;
         /* brute force over every start column: D_s with only (0, s) a start */
         double *best = malloc(sizeof(double) * (size_t)m);
         for (int64_t j = 0; j < m; ++j)
@@ -371,13 +413,13 @@ static void test_subsequence(void)
         fixed.subseq = 0;
         for (int64_t s = 0; s < m; ++s) {
             /* the grid of b[s..]: a full DTW from (0, s) */
-            bf_dp_f64(&fixed, a, n, b + s * dim, m - s, dim, D, code);
+            bf_dp_f64(&fixed, ba, n, bb + s * dim, m - s, dim, D, code);
             for (int64_t j = s; j < m; ++j)
                 if (D[(n - 1) * (m - s) + (j - s)] < best[j])
                     best[j] = D[(n - 1) * (m - s) + (j - s)];
         }
         /* the library's brute force twin: the subsequence DP itself */
-        bf_dp_f64(&o, a, n, b, m, dim, D, code);
+        bf_dp_f64(&o, ba, n, bb, m, dim, D, code);
         for (int64_t j = 0; j < m; ++j)
             CHECK_NEAR(D[(n - 1) * m + j], best[j], 1e-12);
         int64_t k = tsw_t_int(&r, 1, 4);
@@ -407,7 +449,7 @@ static void test_subsequence(void)
             CHECK(check_shape(&o, pp, len, n, m));
             CHECK_EQ(pp[1], mt[q].start);
             CHECK_EQ(pp[2 * len - 1], mt[q].end);
-            CHECK(bf_path_cost_f64(&o, a, b, dim, pp, len) == mt[q].cost);
+            CHECK(bf_path_cost_f64(&o, ba, bb, dim, pp, len) == mt[q].cost);
             CHECK_NEAR(mt[q].cost, best[mt[q].end], 1e-12);
             /* equals the brute force's own backtrace from that end */
             int64_t *bt = malloc(sizeof(int64_t) * 2 * (size_t)(n + m));
@@ -434,7 +476,7 @@ static void test_subsequence(void)
             free(m2);
         }
     next:
-        free(a), free(b), free(best), free(D), free(code), free(path), free(mt);
+        free(a), free(b), free(best), free(D), free(code), free(path), free(mt), free(ua), free(ub);
     }
 }
 

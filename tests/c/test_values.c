@@ -489,6 +489,50 @@ static void test_itakura_huge_slope(void)
         }
 }
 
+/* Issue 36 item 8: the cosine cost is scale invariant over the type's whole range (unit
+ * vectors first, src/cosine.c): points near 1e200 gave NaN, points near 1e-170 cost 0. */
+static void test_cosine_scale_invariant(void)
+{
+    tsw_t_rng r = {13};
+    const int64_t n = 9, m = 7, dim = 3;
+    double a[27], b[21], as[27], bs[21];
+    random_series(&r, a, n * dim, 1.0);
+    random_series(&r, b, m * dim, 1.0);
+    tsw_params p;
+    tsw_params_default(&p, TSW_DTW);
+    p.cost = TSW_COST_COSINE;
+    const double base = DIST(&p, dim, a, n, b, m);
+    CHECK(base > 0);
+    const double scales[][2] = {{1e200, 1e-200}, {1e300, 1}, {1e-170, 1e-170}, {1e154, 1e154}};
+    for (int k = 0; k < 4; ++k) {
+        for (int q = 0; q < n * dim; ++q)
+            as[q] = a[q] * scales[k][0];
+        for (int q = 0; q < m * dim; ++q)
+            bs[q] = b[q] * scales[k][1];
+        const double v = DIST(&p, dim, as, n, bs, m);
+        if (!CHECK(fabs(v - base) <= 1e-12 * base))
+            printf("  scales %g %g: %.17g vs %.17g\n", scales[k][0], scales[k][1], v, base);
+        tsw_collection cx = {as, NULL, NULL, n, 1, NULL}, cy = {bs, NULL, NULL, m, 1, NULL};
+        double out = 0;
+        CHECK_RC(tsw_cdist(&p, TSW_F64, dim, &cx, &cy, &out, NULL), TSW_OK);
+        CHECK(fabs(out - base) <= 1e-12 * base);
+        tsw_align_params ap;
+        tsw_align_params_default(&ap);
+        ap.cost = TSW_COST_COSINE;
+        int64_t path[2 * 16], len = 0;
+        double c = 0;
+        tsw_series sa = {as, n, NULL}, sb = {bs, m, NULL};
+        CHECK_RC(tsw_dtw_path(&ap, TSW_F64, dim, &sa, &sb, path, 16, &len, &c, NULL), TSW_OK);
+        CHECK(fabs(c - base) <= 1e-12 * base);
+    }
+    /* float32: 1e19 (squares overflow float) and 1e-25 (squares underflow) */
+    for (int q = 0; q < n * dim; ++q)
+        as[q] = a[q] * 1e19;
+    for (int q = 0; q < m * dim; ++q)
+        bs[q] = b[q] * 1e-25;
+    CHECK_NEAR(DIST32(&p, dim, as, n, bs, m), base, 1e-5);
+}
+
 /* TWED's Lp distance at extreme p: no overflow (p = 700, d = 3) nor underflow (p = 100,
  * d = 1e-5); one component gives |d| for every p. */
 static void test_twed_extreme_p(void)
@@ -945,6 +989,7 @@ int main(void)
     test_soft_dtw_extreme();
     test_twed_extreme_p();
     test_itakura_huge_slope();
+    test_cosine_scale_invariant();
     test_dtw_by_hand();
     test_itakura_infeasible();
     test_twed_by_hand();

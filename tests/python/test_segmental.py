@@ -424,3 +424,31 @@ def test_cli_segmental(tmp_path, rng, capsys):
                  "--window", "5"]) == 2
     assert main(["align", str(tmp_path / "a.npy"), str(tmp_path / "b.npy"), "--segmental", "weak",
                  "--fragments", "0"]) == 2
+
+
+def test_strict_failures_are_the_definitions(rng):
+    """Issue 36 item 13: strict (SSDTW) said "no alignment path" on about a third of random
+    sine-plus-noise pairs where weak succeeds (minimal: a of 34 points, b of 22, 3 fragments).
+    The plain reference of the paper's definition (above: T_seg holds the start of the one
+    optimal subsequence path ending at each column, and a fragment may only follow a
+    placement of the previous one ending at or before that start) admits no placement on
+    exactly those pairs: it is the definition, not a missed path. The error says so and
+    points to variant='weak'."""
+    failures = 0
+    for trial in range(40):
+        n, m = int(rng.integers(20, 40)), int(rng.integers(18, 30))
+        t = np.linspace(0, 2 * np.pi, n)
+        a = np.sin(t) + 0.3 * rng.standard_normal(n)
+        b = np.sin(np.linspace(0, 2 * np.pi, m)) + 0.3 * rng.standard_normal(m)
+        want = reference(a, b, 3, "strict", "p05_query", "sqeuclidean")
+        msg = f"seed {rng.seed}, trial {trial}, n={n} m={m}"
+        if want is None:
+            failures += 1
+            with pytest.raises(ValueError, match="TSW_ENOPATH") as info:
+                tswarp.segmental_dtw(a, b, 3, "strict")
+            assert "variant='weak'" in str(info.value), str(info.value)
+            tswarp.segmental_dtw(a, b, 3, "weak")  # the weak ordering places them
+        else:
+            path, segs = tswarp.segmental_dtw(a, b, 3, "strict", return_segments=True)
+            np.testing.assert_array_equal(path, want[0], err_msg=msg)
+    print(f"strict: no placement by the definition on {failures} of 40 pairs")

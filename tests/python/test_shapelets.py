@@ -1097,3 +1097,26 @@ def test_cli_shapelets_transform_multivariate(tmp_path, capsys, rng):
     assert (tmp_path / "m.png").stat().st_size > 1000
     rc = main(args[:6])  # the tree
     assert rc == 2 and "--model transform" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("scale", [1e154, 1e-160, 2.0**600, 1e300])
+def test_extreme_scales_give_the_unit_scale_result(rng, scale):
+    # issue 36 item 14: values near 1e154 gave "no candidate splits" and distances of
+    # sqrt(2) everywhere (the sums of squares of the z-normalisation overflowed); the
+    # search now scales each series (and, raw, the collection) by a power of two first
+    X = rng.standard_normal((8, 24))
+    X[4:, 8:14] += 3.0
+    y = np.array([0] * 4 + [1] * 4)
+    base = find_shapelet(X, y, min_length=4, max_length=8, device="cpu")
+    big = find_shapelet(X * scale, y, min_length=4, max_length=8, device="cpu")
+    assert (big.series, big.start, big.length) == (base.series, base.start, base.length), rng.seed
+    assert math.isclose(big.gain, base.gain, rel_tol=1e-9)
+    shp = [X[4, 8:14], X[0, 2:9]]
+    D = shapelet_distances(shp, X, device="cpu")
+    Ds = shapelet_distances([s * scale for s in shp], X * scale, device="cpu")
+    np.testing.assert_allclose(Ds, D, rtol=1e-9, atol=1e-12)
+    assert not np.allclose(Ds, math.sqrt(2))
+    # raw (non-normalised) shapelets: distances in the data's units
+    Dr = shapelet_distances(shp, X, normalize=False, device="cpu")
+    Drs = shapelet_distances([s * scale for s in shp], X * scale, normalize=False, device="cpu")
+    np.testing.assert_allclose(Drs, Dr * scale, rtol=1e-9)
