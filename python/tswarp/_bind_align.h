@@ -190,7 +190,7 @@ static PyObject *py_dtw_path(PyObject *self, PyObject *const *args, Py_ssize_t n
     }
     pairs = PyMem_Malloc(sizeof(int64_t) * 2 * (size_t)cap);
     if (!pairs) {
-        PyErr_NoMemory();
+        raise_too_big("the path", 16.0 * (double)cap);
         goto done;
     }
     tsw_series sa = {PyArray_DATA(a), na, NULL}, sb = {PyArray_DATA(b), nb, NULL};
@@ -265,7 +265,8 @@ static PyObject *py_subsequence(PyObject *self, PyObject *const *args, Py_ssize_
     mt = PyMem_Malloc(sizeof(tsw_match) * (size_t)k);
     pairs = with_path ? PyMem_Malloc(sizeof(int64_t) * 2 * (size_t)cap) : NULL;
     if (!mt || (with_path && !pairs)) {
-        PyErr_NoMemory();
+        raise_too_big("the matches and their paths",
+                      (double)sizeof(tsw_match) * (double)k + (with_path ? 16.0 * (double)cap : 0.0));
         goto done;
     }
     tsw_series sq = {PyArray_DATA(q), nq, NULL}, sr = {PyArray_DATA(r), nr, NULL};

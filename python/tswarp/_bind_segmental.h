@@ -65,7 +65,8 @@ static PyObject *py_segmental(PyObject *self, PyObject *args)
     pairs = PyMem_Malloc(sizeof(int64_t) * 2 * (size_t)cap);
     seg = PyMem_Malloc(sizeof(tsw_match) * (size_t)nseg);
     if (!pairs || !seg) {
-        PyErr_NoMemory();
+        raise_too_big("the path and the segments",
+                      16.0 * (double)cap + (double)sizeof(tsw_match) * (double)nseg);
         goto done;
     }
     tsw_series sa = {PyArray_DATA(a), na, NULL}, sb = {PyArray_DATA(b), nb, NULL};

@@ -186,7 +186,7 @@ static PyObject *py_shapelet_top(PyObject *self, PyObject *args, PyObject *kw)
                        nj, dil, ovr, raw) == 0) {
         out = PyMem_Malloc((size_t)k * sizeof(tsw_shapelet));
         if (!out) {
-            PyErr_NoMemory();
+            raise_too_big("n_shapelets: the shapelets' buffer", (double)k * sizeof(tsw_shapelet));
             goto done;
         }
         int64_t count = 0;

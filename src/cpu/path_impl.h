@@ -647,12 +647,17 @@ static int PF(setup)(PF(ctx) *x, PF(mem) *mm, const tsw__path_job *job, int labe
     TSW__TAKE(o_path, sizeof(int64_t) * 2 * (size_t)path_cap);
 #undef TSW__TAKE
     unsigned char *base = tsw__malloc_aligned(off);
-    if (!base)
+    if (!base) {
+        tsw__set_detail("the path's working memory needs %zu bytes (the stored steps of "
+                        "method 'stored' included; method='linear' needs O(n + m))",
+                        off);
         return TSW_ENOMEM;
+    }
     mm->block = base;
     if (ptr_bytes) {
         mm->ptrs = tsw__malloc_aligned(ptr_bytes);
         if (!mm->ptrs) {
+            tsw__set_detail("the path's block pointers need %zu bytes", ptr_bytes);
             PF(release)(mm);
             return TSW_ENOMEM;
         }

@@ -150,3 +150,22 @@ def popen_interruptible(args, **kwargs):
     import subprocess
 
     return subprocess.Popen(args, preexec_fn=_default_sigint, **kwargs)
+
+
+def unit_rows(x, dtype):
+    """The cosine cost's inputs as the library makes them (src/cosine.c): each point divided
+    by its largest |component|, then by the root of its sum of squares, in float64, then
+    narrowed to dtype; zero points stay zero. The brute forces compute the cosine cost of
+    these, so that they match the kernels bit for bit."""
+    x = np.asarray(x, dtype)
+    x = x.reshape(len(x), -1).astype(np.float64)
+    mx = np.abs(x).max(axis=1) if x.shape[1] else np.zeros(len(x))
+    out = np.zeros_like(x)
+    nz = mx > 0
+    w = x[nz] / mx[nz, None]
+    s = np.zeros(w.shape[0])
+    for k in range(w.shape[1]):  # summed in order, as the C loop
+        s += w[:, k] * w[:, k]
+    inv = 1.0 / np.sqrt(s)
+    out[nz] = x[nz] / mx[nz, None] * inv[:, None]
+    return out.astype(dtype)

@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 import tswarp
-from conftest import channels_last
+from conftest import channels_last, unit_rows
 
 # random series in tswarp's layout, any shape; costs compared as accumulated (conftest)
 tswarp = channels_last(tswarp, accumulated=True)
@@ -36,6 +36,7 @@ def local_costs(a, b, cost, dtype=np.float64):
     b = np.asarray(b, dtype).reshape(len(b), -1)
     C = np.zeros((len(a), len(b)), dtype)
     if cost == "cosine":
+        a, b = unit_rows(a, dtype), unit_rows(b, dtype)  # the library's unit vectors
         xx = np.zeros(len(a), dtype)
         yy = np.zeros(len(b), dtype)
         for k in range(a.shape[1]):

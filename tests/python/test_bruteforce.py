@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import tswarp
-from conftest import channels_last
+from conftest import channels_last, unit_rows
 
 tswarp = channels_last(tswarp)  # random series in tswarp's layout, any shape (conftest)
 
@@ -76,6 +76,7 @@ def local_costs(a, b, cost):
     if cost == "abs":
         return np.abs(diff).sum(-1)
     if cost == "cosine":
+        a, b = unit_rows(a, np.float64), unit_rows(b, np.float64)  # the library's unit vectors
         dot = a @ b.T
         na = np.sqrt((a**2).sum(-1))[:, None]
         nb = np.sqrt((b**2).sum(-1))[None, :]

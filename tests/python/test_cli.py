@@ -369,6 +369,55 @@ def test_ctrl_c_exits_130_and_writes_nothing(tmp_path, rng):
     assert os.listdir(tmp_path) == ["X.npy"]
 
 
+def test_sigterm_exits_143_and_leaves_no_temporary(tmp_path, rng):
+    # issue 36 item 17: SIGTERM during `tswarp matrix --out` removed nothing; it now
+    # unwinds as Ctrl-C does
+    np.save(tmp_path / "X.npy", rng.standard_normal((300, 1000)))
+    proc = popen_interruptible([script(), "matrix", tmp_path / "X.npy", "--metric", "dtw",
+                                "--device", "cpu", "--progress", "--out", tmp_path / "D.csv"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        assert proc.stderr.read(1), "no progress output"
+        sent = time.perf_counter()
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=30)
+        elapsed = time.perf_counter() - sent
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 143, err.decode()[-2000:]
+    assert err.decode().rstrip().endswith("tswarp: terminated")
+    assert elapsed < 5.0
+    assert os.listdir(tmp_path) == ["X.npy"]
+
+
+def test_outputs_checked_before_the_work(tmp_path, capsys):
+    # issue 36 item 15: a bad --plot or --out fails at once, before the (long) work
+    from tswarp.datasets import gunpoint_path
+    train = str(gunpoint_path("train"))
+    a = tmp_path / "a.npy"
+    np.save(a, np.arange(5.0))
+    for argv in (["align", a, a, "--out", tmp_path / "p.csv", "--plot", tmp_path / "p.xyz"],
+                 ["align", a, a, "--out", tmp_path / "nodir" / "p.csv"],
+                 ["matrix", a, "--out", tmp_path / "nodir" / "D.npy"],
+                 ["shapelets", train, train, "--plot", "/nonexistent/x.png"]):
+        t = time.perf_counter()
+        code, _, err = run(capsys, *argv)
+        assert code == 2 and err.startswith("tswarp: error:"), (argv, err)
+        assert time.perf_counter() - t < 5, argv
+    assert sorted(os.listdir(tmp_path)) == ["a.npy"]
+
+
+def test_nan_in_an_input_names_the_file(tmp_path, capsys):
+    x = np.arange(6.0).reshape(2, 3)
+    x[1, 2] = np.nan
+    np.save(tmp_path / "X.npy", x)
+    code, _, err = run(capsys, "matrix", tmp_path / "X.npy")
+    assert code == 2
+    assert f"{tmp_path / 'X.npy'}" in err and "series 1" in err and "point 2" in err, err
+
+
 def test_knn_k_window_cells_and_labels_for_npy(tmp_path, capsys, rng):
     """-k larger than TRAIN is refused; the cell count counts the window's cells; .npy
     collections take their labels from --labels."""

@@ -1523,13 +1523,14 @@ def test_gpu_twed_extreme_p(rng, dtype):
     a = np.array([[0.0, 0.0], [3.0, 4.0]], dtype=dtype)
     z = np.zeros((2, 2), dtype=dtype)
     for p in (3.5, 100.0, 700.0):
-        exp = tswarp.twed(a, z, p=p, nu=0.0, lmbda=0.0, device="cpu")
+        exp = tswarp.twed(a, z, p=p, nu=0.0, lmbda=0.0, device="cpu", layout="channels_last")
         assert np.isfinite(exp) and exp >= 4 * (1 - 1e-6)
-        got = tswarp.twed(a, z, p=p, nu=0.0, lmbda=0.0, device="cuda")
+        got = tswarp.twed(a, z, p=p, nu=0.0, lmbda=0.0, device="cuda", layout="channels_last")
         assert math.isclose(got, exp, rel_tol=1e-6), (p, got, exp)
         X = np.stack([a, z, a * 1e-5])
-        got = tswarp.cdist(X, X, metric="twed", p=p, nu=0.0, lmbda=0.0, device="cuda")
-        ref = tswarp.cdist(X, X, metric="twed", p=p, nu=0.0, lmbda=0.0, device="cpu")
+        kw = dict(metric="twed", p=p, nu=0.0, lmbda=0.0, layout="channels_last")
+        got = tswarp.cdist(X, X, device="cuda", **kw)
+        ref = tswarp.cdist(X, X, device="cpu", **kw)
         np.testing.assert_allclose(got, ref, rtol=1e-5)
         assert (got[0, 1] > 0) and (got[2, 1] > 0), got
 

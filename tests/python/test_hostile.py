@@ -5,13 +5,17 @@ runtime) or a hang fails the test instead of taking pytest down: the child must 
 for the Ctrl-C cases, stop within a second of SIGINT) with the expected outcome.
 """
 
+import math
 import signal
 import subprocess
 import sys
 import textwrap
 import time
 
+import numpy as np
 import pytest
+
+import tswarp
 from conftest import popen_interruptible
 
 PRELUDE = textwrap.dedent(
@@ -159,3 +163,68 @@ def test_ctrl_c_stops_the_cli_distance(tmp_path):
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+# ---- issue 36, silent wrong values: each case below gave inf, NaN, 0 or a wrong message ----
+
+def test_soft_dtw_extreme_gamma_is_finite_or_refused():
+    a, b = np.array([0.0, 1.0, 2.0, 3.0]), np.array([0.0, 2.0, 2.0, 4.0, 5.0])
+    acc = tswarp.dtw(a, b) ** 2
+    for g in (1e-298, 1e-300, 2.3e-308):
+        v = tswarp.soft_dtw(a, b, gamma=g)
+        assert math.isfinite(v) and abs(v - acc) <= 1e-12 * acc, (g, v)
+        assert tswarp.soft_dtw(a, a, gamma=g) == 0.0
+        assert math.isfinite(tswarp.soft_dtw(a, b, gamma=g, normalize=True))
+    for g in (1e-309, 5e-324, 1e301, 1e308):
+        with pytest.raises(ValueError, match=r"gamma must be in \[2\.22507e-308, 1e\+300\]"):
+            tswarp.soft_dtw(a, b, gamma=g, normalize=True)
+    with pytest.raises(ValueError, match="gamma must be in .* for float32"):
+        tswarp.soft_dtw(a.astype(np.float32), b.astype(np.float32), gamma=1e-39)
+    v32 = tswarp.soft_dtw(a.astype(np.float32), b.astype(np.float32), gamma=1.2e-38)
+    assert math.isclose(v32, acc, rel_tol=1e-6)
+    # values near 1e140 with gamma 1 (the linear domain's exponents pass 1e299 there)
+    s = 1e140
+    v = tswarp.soft_dtw(a * s, b * s, gamma=1.0)
+    assert math.isclose(v, acc * s * s, rel_tol=1e-12)
+    D = tswarp.cdist(np.stack([a[:4], b[:4]]) * s, metric="soft_dtw", gamma=1.0, normalize=True)
+    assert np.isfinite(D).all() and np.all(np.diag(D) == 0)
+
+
+def test_twed_extreme_p():
+    assert tswarp.twed([0.0, 3.0], [0.0, 0.0], p=700) == tswarp.twed([0.0, 3.0], [0.0, 0.0], p=1)
+    assert tswarp.twed([0.0, 1e-5], [0.0, 0.0], p=100) > 0
+    x = np.array([[0.0, 0.0], [3.0, 4.0]])
+    z = np.zeros((2, 2))
+    vals = [tswarp.twed(x, z, p=p, nu=0.0, lmbda=0.0, layout="channels_last")
+            for p in (2, 10, 100, 500, 1000)]
+    assert all(math.isfinite(v) for v in vals) and vals == sorted(vals, reverse=True)
+    assert vals[-1] >= 4.0 * (1 - 1e-12)
+
+
+def test_cosine_cost_is_scale_invariant():
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((3, 8, 3))
+    base = tswarp.cdist(X, metric="dtw", cost="cosine")
+    for s in (1e200, 1e-170, 1e154):
+        np.testing.assert_allclose(tswarp.cdist(X * s, metric="dtw", cost="cosine"), base,
+                                   rtol=1e-12, atol=1e-15)
+        _, c = tswarp.dtw_path(X[0] * s, X[1], cost="cosine")
+        assert math.isclose(c, base[0, 1], rel_tol=1e-12)
+    X32 = X.astype(np.float32)
+    np.testing.assert_allclose(tswarp.cdist(X32 * np.float32(1e19), metric="dtw", cost="cosine"),
+                               base, rtol=1e-5, atol=1e-5)
+
+
+def test_overflowing_costs_one_rule():
+    assert tswarp.dtw([1e200, -1e200], [0.0, 1.0, 2.0]) == math.inf
+    with pytest.raises(ValueError, match="too large for float64"):
+        tswarp.dtw_path([1e200, -1e200], [0.0, 1.0, 2.0])
+    for k in (None, 2):
+        with pytest.raises(ValueError, match="too large for float64"):
+            tswarp.subsequence_dtw([1e200], [0.0, 1.0], k=k)
+
+
+def test_parameter_errors_name_the_parameter():
+    with pytest.raises(ValueError) as info:
+        tswarp.segmental_dtw(np.arange(10.0), np.arange(20.0), n_fragments=11)
+    assert "n_fragments" in str(info.value) and "gamma" not in str(info.value)

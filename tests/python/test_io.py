@@ -425,6 +425,42 @@ def test_written_file_mode_follows_umask(tmp_path):
     assert stat.S_IMODE(os.stat(tmp_path / "D.npy").st_mode) == 0o644
 
 
+def test_write_keeps_mode_and_writes_through_symlinks(tmp_path):
+    # issue 36 item 18: a 0600 target stays 0600; an --out symlink stays a link to the
+    # rewritten file
+    target = tmp_path / "D.npy"
+    target.write_bytes(b"old")
+    os.chmod(target, 0o600)
+    link = tmp_path / "link.npy"
+    link.symlink_to(target)
+    tsio.write_matrix(link, np.eye(2))
+    assert link.is_symlink() and os.readlink(link) == str(target)
+    assert stat.S_IMODE(os.stat(target).st_mode) == 0o600
+    np.testing.assert_array_equal(np.load(target), np.eye(2))
+    assert sorted(os.listdir(tmp_path)) == ["D.npy", "link.npy"]
+
+
+def test_write_upper_case_npy_suffix(tmp_path):
+    # issue 36 item 16: path.NPY is written as path.NPY (np.save would append .npy)
+    tsio.write_matrix(tmp_path / "D.NPY", np.eye(3))
+    assert os.listdir(tmp_path) == ["D.NPY"]
+    np.testing.assert_array_equal(np.load(tmp_path / "D.NPY"), np.eye(3))
+
+
+def test_write_failure_names_the_target_not_the_temporary(tmp_path, monkeypatch):
+    # a full disk: the OSError from the write names the file asked for
+    import errno
+
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "fsync", full)
+    with pytest.raises(OSError) as info:
+        tsio.write_matrix(tmp_path / "D.csv", np.eye(2))
+    assert info.value.filename == str(tmp_path / "D.csv") and info.value.errno == errno.ENOSPC
+    assert os.listdir(tmp_path) == []
+
+
 # ---------------------------------------------------------------------------------------
 # shipped dataset
 # ---------------------------------------------------------------------------------------
