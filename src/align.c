@@ -180,6 +180,17 @@ static int tsw__make_job(tsw__path_job *job, const tsw_align_params *params, int
         job->lo = r;
         job->hi = r + a->length;
         *rows = r;
+        /* AUTO with a narrow window: the stored steps are kept per rectangle (n m / 4 bytes
+         * for a band of n (2r + 1) cells), so blocks stay small and the recursion of the
+         * linear method, which only enters the band's regions, does the rest: O(n r) time */
+        if (params->method == TSW_PATH_AUTO && params->memory_limit == 0) {
+            double band = 0;
+            for (int64_t i = 0; i < a->length; ++i)
+                band += (double)(r[a->length + i] - r[i]);
+            if (band * 8 < (double)a->length * (double)b->length &&
+                job->block_cells > 64 * 1024 * 4)
+                job->block_cells = 64 * 1024 * 4;
+        }
     }
     return TSW_OK;
 }

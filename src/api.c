@@ -178,6 +178,9 @@ static int tsw__check_collection(tsw_dtype dtype, int64_t dim, const tsw_collect
         return TSW_ESHAPE;
     if (c->lengths && !c->offsets)
         return TSW_EINVAL; /* ragged lengths need explicit offsets */
+    int rce = tsw__check_extent(c, dim, tsw__dtype_size(dtype));
+    if (rce)
+        return rce;
     /* every span first, then the values: nothing is read while any span is invalid or its
      * byte extent overflows (a later series' overflow must not follow a read of an earlier
      * series whose claimed extent the caller never allocated) */

@@ -56,6 +56,7 @@ int tsw__mul_size(size_t a, size_t b, size_t *out);
 int tsw__check_exec(const tsw_exec *e);
 int tsw__check_params_f32(const tsw_params *p);
 int tsw__threads(const tsw_exec *ex);
+int tsw__check_extent(const tsw_collection *c, int64_t dim, size_t esz);
 int tsw__check_span(const tsw_collection *c, int64_t i, int64_t dim, size_t esz);
 int tsw__check_series(tsw_dtype dtype, int64_t dim, const tsw_series *s, int twed);
 

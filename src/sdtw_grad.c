@@ -56,6 +56,9 @@ static int tsw__sdg_check_coll(tsw_dtype dtype, int64_t dim, const tsw_collectio
         return TSW_ESHAPE;
     if (c->lengths && !c->offsets)
         return TSW_EINVAL;
+    int rce = tsw__check_extent(c, dim, tsw__dtype_size(dtype));
+    if (rce)
+        return rce;
     for (int64_t i = 0; i < c->count; ++i) { /* every span before any read (api.c) */
         int rc0 = tsw__check_span(c, i, dim, tsw__dtype_size(dtype));
         if (rc0)

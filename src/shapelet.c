@@ -107,6 +107,8 @@ static int shp_data_make(tsw_dtype dt, const tsw_collection *c, tsw__shp_data *d
         return TSW_ESHAPE;
     if (dt != TSW_F32 && dt != TSW_F64)
         return TSW_EDTYPE;
+    if (tsw__check_extent(c, 1, tsw__dtype_size(dt)))
+        return TSW_EOVERFLOW;
     int64_t rows = 0;
     for (int64_t i = 0; i < c->count; ++i) {
         int rc = tsw__check_span(c, i, 1, tsw__dtype_size(dt));
@@ -949,6 +951,9 @@ int tsw_shapelet_features_dilated(tsw_dtype dtype, const tsw_collection *shapele
         return rc;
     const int64_t nsh = shapelets->count;
     int64_t shortest = INT64_MAX, *K = NULL, *dl = NULL;
+    if (tsw__check_extent(x, 1, tsw__dtype_size(dtype)) ||
+        tsw__check_extent(shapelets, 1, tsw__dtype_size(dtype)))
+        return TSW_EOVERFLOW;
     for (int64_t j = 0; j < x->count; ++j) {
         int rc1 = tsw__check_span(x, j, 1, tsw__dtype_size(dtype)); /* read below, before */
         if (rc1)                                            /* tsw_shapelet_features checks */

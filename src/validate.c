@@ -170,6 +170,21 @@ int tsw__check_series(tsw_dtype dtype, int64_t dim, const tsw_series *s, int twe
  * read land anywhere). Its row offset (i * length without offsets) and length give the byte
  * range [off dim esz, (off + len) dim esz), which must fit in int64. TSW_EINVAL for a
  * negative offset, TSW_ESHAPE for a length below 1, TSW_EOVERFLOW otherwise. */
+/* A collection without offsets spans count * length rows: refused in O(1) when that byte
+ * extent overflows, before any loop over its count (a count near 2^61 with length 4 looped
+ * for ever, found by tests/fuzz/fuzz_api). */
+int tsw__check_extent(const tsw_collection *c, int64_t dim, size_t esz)
+{
+    if (c->offsets || c->count < 1 || c->length < 1 || dim < 1)
+        return TSW_OK; /* explicit offsets: checked series by series; the rest: the callers */
+    size_t rows, bytes;
+    if (tsw__mul_size((size_t)c->count, (size_t)c->length, &rows) ||
+        tsw__mul_size(rows, (size_t)dim, &bytes) || tsw__mul_size(bytes, esz, &bytes) ||
+        bytes > (size_t)INT64_MAX)
+        return TSW_EOVERFLOW;
+    return TSW_OK;
+}
+
 int tsw__check_span(const tsw_collection *c, int64_t i, int64_t dim, size_t esz)
 {
     if (!c->offsets && c->length > 0 && i > INT64_MAX / c->length)

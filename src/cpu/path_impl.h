@@ -184,9 +184,9 @@ static void PF(cost_row)(const PF(ctx) *x, int64_t i, int64_t lo, int64_t hi, T 
 
 /* Columns [jb, je) of row i. D, P1, P2: rows i, i-1, i-2 indexed by column (valid from
  * c0 - 2). L, L1, L2: their start labels (subsequence first pass) or NULL. */
-static void PF(row)(PF(ctx) *x, int64_t i, int64_t jb, int64_t je, T *restrict D,
-                    const T *restrict P1, const T *restrict P2, int64_t *L, const int64_t *L1,
-                    const int64_t *L2)
+static void PF(row)(PF(ctx) *x, int64_t i, int64_t jb, int64_t je, int full_fill,
+                    T *restrict D, const T *restrict P1, const T *restrict P2, int64_t *L,
+                    const int64_t *L1, const int64_t *L2)
 {
     int64_t lo = jb, hi = je;
     if (x->job->lo) {
@@ -202,18 +202,38 @@ static void PF(row)(PF(ctx) *x, int64_t i, int64_t jb, int64_t je, T *restrict D
             hi = lo;
     }
     uint8_t *restrict code = x->code;
-    for (int64_t j = jb; j < lo; ++j) {
+    /* +inf outside the window, where a later row can read it: rows i+1 and i+2 read this
+     * row's slot (its buffer is reused by row i+4) at their own columns [lo', hi') and one
+     * or two to the left, so only [min lo' - 2, lo) and [hi, max hi') need it, not the
+     * whole row: a band of radius r then costs O(r) a row, not O(m) (issue 36, item 5).
+     * The kept rows of the linear method (full) and its kept columns (fwd_block) take the
+     * rest; codes outside the window are never read by the backtrace. */
+    int64_t fl = jb, fr = je;
+    if (x->job->lo && !full_fill) {
+        int64_t l2 = lo, h2 = hi;
+        for (int64_t q = i + 1; q <= i + 2 && q < x->n; ++q) {
+            l2 = x->job->lo[q] < l2 ? x->job->lo[q] : l2;
+            h2 = x->job->hi[q] > h2 ? x->job->hi[q] : h2;
+        }
+        fl = l2 - 2 > jb ? l2 - 2 : jb;
+        fr = h2 + 1 < je ? h2 + 1 : je;
+        if (fl > lo)
+            fl = lo;
+        if (fr < hi)
+            fr = hi;
+    }
+    for (int64_t j = fl; j < lo; ++j) {
         D[j] = INF;
         code[j] = 0;
     }
-    for (int64_t j = hi; j < je; ++j) {
+    for (int64_t j = hi; j < fr; ++j) {
         D[j] = INF;
         code[j] = 0;
     }
     if (L) {
-        for (int64_t j = jb; j < lo; ++j)
+        for (int64_t j = fl; j < lo; ++j)
             L[j] = -1;
-        for (int64_t j = hi; j < je; ++j)
+        for (int64_t j = hi; j < fr; ++j)
             L[j] = -1;
     }
     if (hi <= lo)
@@ -358,11 +378,24 @@ static void PF(fwd_block)(PF(ctx) *x, const PF(region) *g, int store, const PF(k
             if (L)
                 L[g->c0 - 2] = L[g->c0 - 1] = -1;
         }
-        PF(row)(x, i, jb, je, D, P1, P2, L, L1, L2);
+        /* a row the linear method keeps whole (kp) gets +inf across its width */
+        const int full = i == g->r1 || /* its last cell is the region's value */
+                         (kp && ((kp->row2 && i == kp->rm - 2) || (kp->row1 && i == kp->rm - 1)));
+        PF(row)(x, i, jb, je, full, D, P1, P2, L, L1, L2);
         if (store) {
-            uint8_t *dst = x->ptrs + (size_t)ri * (size_t)stride + (size_t)((jb - g->c0) / 4);
-            const uint8_t *cd = x->code + jb;
-            int64_t cnt = je - jb, q = 0;
+            /* the codes of the window's columns only (the backtrace reads no other), in
+             * whole bytes of 4 columns counted from c0 (jb - c0 is a multiple of 64) */
+            int64_t pb = jb, pe = je;
+            if (x->job->lo) {
+                pb = x->job->lo[i] > jb ? x->job->lo[i] : jb;
+                pb = g->c0 + ((pb - g->c0) & ~(int64_t)3);
+                pe = x->job->hi[i] < je ? x->job->hi[i] : je;
+                if (pe < pb)
+                    pe = pb;
+            }
+            uint8_t *dst = x->ptrs + (size_t)ri * (size_t)stride + (size_t)((pb - g->c0) / 4);
+            const uint8_t *cd = x->code + pb;
+            int64_t cnt = pe - pb, q = 0;
             for (; q + 4 <= cnt; q += 4)
                 dst[q / 4] = (uint8_t)(cd[q] | (cd[q + 1] << 2) | (cd[q + 2] << 4) | (cd[q + 3] << 6));
             if (q < cnt) {
@@ -378,10 +411,17 @@ static void PF(fwd_block)(PF(ctx) *x, const PF(region) *g, int store, const PF(k
                 memcpy(kp->row2 + (f0 - (g->c0 - 2)), D + f0, sizeof(T) * (size_t)(je - f0));
             if (kp->row1 && i == kp->rm - 1)
                 memcpy(kp->row1 + (f0 - (g->c0 - 2)), D + f0, sizeof(T) * (size_t)(je - f0));
+            /* a kept column outside row i's window is +inf (PF(row) leaves stale values
+             * there, past the cells later rows read) */
+            int64_t wl = jb, wh = je;
+            if (x->job->lo) {
+                wl = x->job->lo[i];
+                wh = x->job->hi[i];
+            }
             if (kp->col2 && kp->cm - 2 >= jb && kp->cm - 2 < je)
-                kp->col2[ri] = D[kp->cm - 2];
+                kp->col2[ri] = kp->cm - 2 >= wl && kp->cm - 2 < wh ? D[kp->cm - 2] : INF;
             if (kp->col1 && kp->cm - 1 >= jb && kp->cm - 1 < je)
-                kp->col1[ri] = D[kp->cm - 1];
+                kp->col1[ri] = kp->cm - 1 >= wl && kp->cm - 1 < wh ? D[kp->cm - 1] : INF;
         }
         if (prog)
             __atomic_store_n(&prog[t], ri + 1, __ATOMIC_RELEASE);

@@ -651,6 +651,16 @@ static void test_hostile(void)
         tsw_params_default(&sdp, TSW_SOFT_DTW);
         CHECK_RC(tsw_soft_dtw_grad(&sdp, TSW_F32, big_dim, &c6, &c6, fout, NULL, NULL, NULL),
                  TSW_EOVERFLOW);
+        /* a count near 2^61 without offsets: refused at once, not by a loop over the count
+         * (the cosine cost's unit copies checked series by series: fuzz_api's timeout) */
+        tsw_collection many = {x, NULL, NULL, 4, 2604246222170760228LL, NULL};
+        tsw_params cp;
+        tsw_params_default(&cp, TSW_DTW);
+        cp.cost = TSW_COST_COSINE;
+        double d1[4];
+        CHECK_RC(tsw_cdist(&cp, TSW_F64, 1, &many, &c6, d1, NULL), TSW_EOVERFLOW);
+        CHECK_RC(tsw_pdist(&cp, TSW_F64, 1, &many, TSW_PDIST_FULL, d1, NULL), TSW_EOVERFLOW);
+        CHECK_RC(tsw_paired(&cp, TSW_F64, 1, &many, &many, d1, NULL), TSW_EOVERFLOW);
     }
 }
 
