@@ -200,24 +200,13 @@ static int tsw__make_job(tsw__path_job *job, const tsw_align_params *params, int
  * finite cost and returns TSW_ERANGE. After a kernel found no finite end, this tells an
  * overflow (the largest local cost times the path length passes the type's range) from a
  * window that admits no path. */
-static double tsw__absmax_of(tsw_dtype dtype, int64_t dim, const tsw_series *s)
-{
-    double mx = 0;
-    const int64_t count = s->length * dim;
-    for (int64_t i = 0; i < count; ++i) {
-        const double v = dtype == TSW_F32 ? fabs((double)((const float *)s->values)[i])
-                                          : fabs(((const double *)s->values)[i]);
-        mx = v > mx ? v : mx;
-    }
-    return mx;
-}
-
 static int tsw__path_overflows(const tsw_align_params *params, tsw_dtype dtype, int64_t dim,
                                const tsw_series *a, const tsw_series *b)
 {
     if (params->cost == TSW_COST_COSINE)
         return 0; /* local costs in [0, 2] */
-    const double s = tsw__absmax_of(dtype, dim, a) + tsw__absmax_of(dtype, dim, b);
+    const double s = tsw__absmax(dtype, a->values, a->length * dim) +
+                     tsw__absmax(dtype, b->values, b->length * dim);
     double cmax = (double)dim * s;
     if (params->cost == TSW_COST_SQEUCLIDEAN)
         cmax *= s;

@@ -14,23 +14,24 @@
 #include <math.h>
 #include <string.h>
 
+static double tsw__at(tsw_dtype dt, const void *x, int64_t k)
+{
+    return dt == TSW_F32 ? (double)((const float *)x)[k] : ((const double *)x)[k];
+}
+
 /* the point x (dim values) as a unit vector into u; dim == 1 gives its sign */
 static void tsw__unit_point(tsw_dtype dt, int64_t dim, const void *x, void *u)
 {
     double mx = 0.0, s = 0.0;
+    for (int64_t k = 0; k < dim; ++k)
+        mx = fmax(mx, fabs(tsw__at(dt, x, k)));
     for (int64_t k = 0; k < dim; ++k) {
-        const double v = dt == TSW_F32 ? (double)((const float *)x)[k] : ((const double *)x)[k];
-        mx = fmax(mx, fabs(v));
-    }
-    for (int64_t k = 0; k < dim; ++k) {
-        const double v = dt == TSW_F32 ? (double)((const float *)x)[k] : ((const double *)x)[k];
-        const double w = mx > 0.0 ? v / mx : 0.0;
+        const double w = mx > 0.0 ? tsw__at(dt, x, k) / mx : 0.0;
         s += w * w;
     }
     const double inv = s > 0.0 ? 1.0 / sqrt(s) : 0.0;
     for (int64_t k = 0; k < dim; ++k) {
-        const double v = dt == TSW_F32 ? (double)((const float *)x)[k] : ((const double *)x)[k];
-        const double w = mx > 0.0 ? v / mx * inv : 0.0;
+        const double w = mx > 0.0 ? tsw__at(dt, x, k) / mx * inv : 0.0;
         if (dt == TSW_F32)
             ((float *)u)[k] = (float)w;
         else

@@ -5,6 +5,7 @@
 #include "tswarp.h"
 #include "common/finish.h" /* tsw__finish: a pair's last cell -> the returned value */
 
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -116,6 +117,25 @@ int tsw__cpu_pdist(const tsw_params *params, tsw_dtype dtype, int64_t dim,
 int tsw__cpu_paired(const tsw_params *params, tsw_dtype dtype, int64_t dim,
                     const tsw_collection *x, const tsw_collection *y, void *out,
                     const tsw_exec *exec);
+
+/* max |x_i| over count values of the dtype (0 for none): the scale checks of soft-DTW's
+ * linear domain (cpu/) and of overflowing path costs (align.c). */
+static inline double tsw__absmax(tsw_dtype dtype, const void *x, int64_t count)
+{
+    double mx = 0;
+    if (dtype == TSW_F32) {
+        const float *v = (const float *)x;
+        float f = 0;
+        for (int64_t i = 0; i < count; ++i)
+            f = fabsf(v[i]) > f ? fabsf(v[i]) : f;
+        mx = f;
+    } else {
+        const double *v = (const double *)x;
+        for (int64_t i = 0; i < count; ++i)
+            mx = fabs(v[i]) > mx ? fabs(v[i]) : mx;
+    }
+    return mx;
+}
 
 /* Series i of a collection. */
 static inline int64_t tsw__coll_len(const tsw_collection *c, int64_t i)

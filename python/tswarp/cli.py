@@ -187,6 +187,8 @@ def _describe(series) -> str:
 def _check_finite(X, role: str, path: str) -> None:
     """NaN or infinity in a file is named with the file, series and point (the library would
     say 'X[3] contains NaN' without the file)."""
+    if isinstance(X, np.ndarray) and np.isfinite(X).all():
+        return  # one pass for an array; the loop below only finds the first bad point
     for i, x in enumerate(X):
         bad = ~np.isfinite(np.asarray(x))
         if bad.any():

@@ -36,6 +36,7 @@ directory and rename it over the target, so an error or Ctrl-C never leaves a ha
 
 from __future__ import annotations
 
+import math
 import os
 import secrets
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
@@ -205,10 +206,7 @@ def _check_npy_header(path: PathLike) -> None:
                          f"{type(e).__name__}: {e})") from None
     if dtype.hasobject:
         return  # refused by np.load(allow_pickle=False) with its message
-    count = 1
-    for k in shape:
-        count *= int(k)
-    need = count * dtype.itemsize
+    need = math.prod(int(k) for k in shape) * dtype.itemsize
     if need > size - offset:
         raise ParseError(path, None,
                          f"header claims an array of shape {tuple(shape)} ({need} bytes) but "

@@ -13,8 +13,6 @@
 #include "../common/band.h"
 #include "../internal.h"
 
-#include <math.h>
-
 #if defined(__x86_64__) || defined(_M_X64) || defined(__i386__)
 #define TSW_X86 1
 #else
@@ -143,24 +141,6 @@ static inline int tsw__sdtw_lin_fits(double cmax, int64_t n, int64_t m, double g
 {
     const double k = cmax / gamma * 1.4426950408889634 * ((double)n + (double)m);
     return k < (f32 ? 1e27 : 1e297); /* false for inf and NaN */
-}
-
-/* max |x_i| over count values of the dtype. */
-static inline double tsw__absmax(tsw_dtype dtype, const void *x, int64_t count)
-{
-    double mx = 0;
-    if (dtype == TSW_F32) {
-        const float *v = (const float *)x;
-        float f = 0;
-        for (int64_t i = 0; i < count; ++i)
-            f = fabsf(v[i]) > f ? fabsf(v[i]) : f;
-        mx = f;
-    } else {
-        const double *v = (const double *)x;
-        for (int64_t i = 0; i < count; ++i)
-            mx = fabs(v[i]) > mx ? fabs(v[i]) : mx;
-    }
-    return mx;
 }
 
 /* Soft-DTW of one pair (squared Euclidean local cost) fits the linear domain. */
