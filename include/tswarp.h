@@ -445,6 +445,93 @@ TSW_EXPORT int tsw_subsequence_dtw(const tsw_align_params *params, tsw_dtype dty
                                    const tsw_series *reference, int64_t k,
                                    tsw_match *matches, int64_t *count, int64_t *path,
                                    int64_t capacity, const tsw_exec *exec);
+/* ---------------------------------------------------------------------------------------
+ * Nearest neighbours, lower bounds and subsequence search (DTW)
+ *
+ * Lower bounds of tsw_distance(query, x) for DTW (params->measure TSW_DTW, any window),
+ * in its units (the square root for the sqeuclidean cost unless params->accumulated). With
+ * a the query (rows i, n points) and b a series x (columns j, m points), every bound rests
+ * on two facts about an admissible path: it visits every row and every column, and it
+ * crosses every "ring" of cells max(i, j) = t and max(n-1-i, m-1-j) = t.
+ *   KIM        the UCR Suite's hierarchical LB_Kim: the cheapest admissible cell of the
+ *              first and last three rings (fewer for series of fewer than 6 points)
+ *   KEOGH      LB_Keogh with the query's envelope: sum over the columns j of the cost of
+ *              b_j to the box [min, max] of the query over the rows admissible with j
+ *   KEOGH_DATA LB_Keogh with the data's envelope: sum over the rows i of the cost of a_i to
+ *              the box of b over the columns admissible with i
+ *   IMPROVED   LB_Improved (Lemire 2009): KEOGH plus LB_Keogh of the query against the
+ *              envelope of b projected onto the query's envelope (sqeuclidean and abs
+ *              costs, and euclidean for dim 1; else TSW_ENOTSUP)
+ *   ENHANCED   LB_Enhanced (Tan, Petitjean and Webb 2019) with `bands` rings at each end
+ *              and KEOGH over the columns between them; bands >= 1
+ * Multivariate series use the box of each channel (the cost of a point to a box is the
+ * cost to its nearest point). KEOGH, KEOGH_DATA, IMPROVED and ENHANCED need a cost that
+ * grows with every coordinate's distance: not the cosine cost (TSW_ENOTSUP). The bounds
+ * are computed in double precision; a float32 distance rounds its sums in float, so it may
+ * fall below a tight bound by its rounding error (a relative 1e-6 or so).
+ * Envelopes (Lemire's streaming min/max, O(length) whatever the window): lower[k] and
+ * upper[k], per channel, are the minimum and maximum of s over the points admissible with
+ * point k of a series of other_length points; s is the first argument of the distance
+ * (the rows) when s_is_b == 0, else the second (the columns). Equal lengths, Sakoe-Chiba
+ * radius r: the min and max of s[k - r .. k + r]. lower/upper: (other_length, dim) of
+ * dtype; a point admitting no cell (an Itakura window too narrow) gets +inf / -inf.
+ * ------------------------------------------------------------------------------------- */
+typedef enum {
+    TSW_LB_KIM = 0,
+    TSW_LB_KEOGH = 1,
+    TSW_LB_KEOGH_DATA = 2,
+    TSW_LB_IMPROVED = 3,
+    TSW_LB_ENHANCED = 4
+} tsw_lb;
+
+TSW_EXPORT int tsw_envelope(const tsw_params *params, tsw_dtype dtype, int64_t dim,
+                            const tsw_series *s, int s_is_b, int64_t other_length,
+                            void *lower, void *upper);
+
+/* out[i] = the bound `kind` between query and x_i, (x->count,) doubles. */
+TSW_EXPORT int tsw_lower_bound(const tsw_params *params, tsw_lb kind, int64_t bands,
+                               tsw_dtype dtype, int64_t dim, const tsw_series *query,
+                               const tsw_collection *x, double *out, const tsw_exec *exec);
+
+/*
+ * The k nearest neighbours in x of every query q_i, without the (q->count, x->count)
+ * matrix: distance[i, r] and index[i, r], (q->count, k) row-major (distance of dtype, index
+ * int64), the r-th smallest tsw_distance(q_i, x_j) with ties to the smaller j: exactly
+ * what a stable sort of cdist's row gives (the values are the CPU reference's, bit for bit).
+ * 1 <= k <= x->count, else TSW_EPARAM. Memory: O(total points + q->count k).
+ * CPU, DTW: a cascade prunes the candidates that cannot enter the top k (LB_Kim, LB_Keogh
+ * with the query's and the data's envelopes) and the DTW that remains abandons early (the
+ * UCR Suite's cumulative bound inside PrunedDTW's pruned cells), exactly. TWED abandons
+ * when a row of its program exceeds the k-th best; soft-DTW (not monotone) is computed in
+ * full. Work is split over queries and blocks of x; any thread count gives the same
+ * answer. Progress counts candidates (query, series) done. CUDA: the batch kernels in tiles
+ * of x (memory O(q->count x tile)) with the top k kept on the host; AUTO as tsw_cdist.
+ */
+TSW_EXPORT int tsw_knn(const tsw_params *params, tsw_dtype dtype, int64_t dim,
+                       const tsw_collection *q, const tsw_collection *x, int64_t k,
+                       void *distance, int64_t *index, const tsw_exec *exec);
+
+/*
+ * Subsequence search (the UCR Suite, Rakthanmanon et al. 2012): the k best windows of
+ * query->length points of `series` under DTW (params: TSW_DTW, a Sakoe-Chiba window or none;
+ * radius 0 is the Euclidean distance), z-normalised window by window and the query too
+ * (znorm = 1; each channel on its own, a constant window's values 0) or raw (znorm = 0).
+ * Matches: the windows in order of distance (ties to the smaller start), each kept when its
+ * start is at least `exclusion` points from every start kept before (exclusion >= 1;
+ * query->length gives non-overlapping matches). starts, distances: (k,); *count receives
+ * how many were found (fewer when the series has no room for more). The values are the
+ * distances of the windows as tsw_distance computes them on the z-normalised copies in
+ * double precision. CPU: the cascade LB_Kim, LB_Keogh on the query's envelope (in order of
+ * the query's magnitude) and on the data's, and early-abandoning DTW, in parallel over
+ * chunks of the series that overlap by query->length - 1 points; any thread count gives the
+ * same answer. Errors: a query longer than the series (TSW_ESHAPE), k < 1 or exclusion < 1
+ * (TSW_EPARAM), another measure or an Itakura window (TSW_ENOTSUP), non-finite values.
+ */
+TSW_EXPORT int tsw_search(const tsw_params *params, tsw_dtype dtype, int64_t dim,
+                          const tsw_series *query, const tsw_series *series, int znorm,
+                          int64_t exclusion, int64_t k, int64_t *starts, double *distances,
+                          int64_t *count, const tsw_exec *exec);
+
 
 /* ---------------------------------------------------------------------------------------
  * Shapelets (Ye and Keogh 2009; Mueen, Keogh and Young 2011; Chang et al. 2012)

@@ -63,7 +63,7 @@ void tsw_params_default(tsw_params *p, tsw_measure measure)
 #ifdef TSWARP_WITH_CUDA
 /* TSW_DEVICE_AUTO retries on the CPU when the GPU is missing or cannot hold the work
  * (nothing has been written then); an explicit TSW_DEVICE_CUDA reports the status. */
-static int tsw__cuda_fallback(const tsw_exec *ex, int rc)
+int tsw__cuda_fallback(const tsw_exec *ex, int rc)
 {
     if (ex->device != TSW_DEVICE_AUTO)
         return 0;
@@ -168,7 +168,7 @@ static int tsw__check_collection_count(const tsw_collection *c)
     return TSW_OK;
 }
 
-static int tsw__check_collection(tsw_dtype dtype, int64_t dim, const tsw_collection *c,
+int tsw__check_collection(tsw_dtype dtype, int64_t dim, const tsw_collection *c,
                                  int twed)
 {
     int rc0 = tsw__check_collection_count(c);
@@ -225,8 +225,8 @@ static double tsw__cells(const tsw_collection *c)
 }
 #endif
 
-static int tsw__check_batch(const tsw_params *params, tsw_dtype dtype, int64_t dim,
-                            const tsw_exec *ex, void *out)
+int tsw__check_batch(const tsw_params *params, tsw_dtype dtype, int64_t dim,
+                     const tsw_exec *ex, void *out)
 {
     int rc;
     if (!out)

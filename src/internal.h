@@ -60,6 +60,13 @@ int tsw__threads(const tsw_exec *ex);
 int tsw__check_extent(const tsw_collection *c, int64_t dim, size_t esz);
 int tsw__check_span(const tsw_collection *c, int64_t i, int64_t dim, size_t esz);
 int tsw__check_series(tsw_dtype dtype, int64_t dim, const tsw_series *s, int twed);
+/* A whole collection (pointers, spans, then finite values and TWED times), and a batch
+ * call's params, exec, dtype, dim and output pointer (api.c). */
+int tsw__check_collection(tsw_dtype dtype, int64_t dim, const tsw_collection *c, int twed);
+int tsw__check_batch(const tsw_params *params, tsw_dtype dtype, int64_t dim,
+                     const tsw_exec *ex, void *out);
+/* TSW_DEVICE_AUTO retries on the CPU when the GPU is missing or too small (api.c). */
+int tsw__cuda_fallback(const tsw_exec *ex, int rc);
 
 /* cosine.c: copies whose points are unit vectors, for the cosine cost (freed with
  * tsw__free(*buf)); the inputs must have been validated. */
@@ -79,6 +86,10 @@ size_t tsw__pair_ws_bytes(const tsw_params *params, tsw_dtype dtype, int64_t dim
                           int64_t m);
 void tsw__pair_reference(const tsw_params *params, tsw_dtype dtype, int64_t dim,
                          const tsw__pair *pair, void *ws, double *out);
+/* The reference that gives up once every cell of a row of its program exceeds bound (DTW
+ * and TWED; +inf then): the same value bit for bit otherwise. HUGE_VAL: no bound. */
+void tsw__pair_reference_bounded(const tsw_params *params, tsw_dtype dtype, int64_t dim,
+                                 const tsw__pair *pair, void *ws, double bound, double *out);
 /* The fast single-pair path (cpu/pair_fast*.c: anti-diagonal kernel, SIMD within the pair
  * at the level tsw__cpu_level() allows); same contract and workspace size. */
 void tsw__pair_fast(const tsw_params *params, tsw_dtype dtype, int64_t dim,
@@ -117,6 +128,25 @@ int tsw__cpu_pdist(const tsw_params *params, tsw_dtype dtype, int64_t dim,
 int tsw__cpu_paired(const tsw_params *params, tsw_dtype dtype, int64_t dim,
                     const tsw_collection *x, const tsw_collection *y, void *out,
                     const tsw_exec *exec);
+
+/* Nearest neighbours (cpu/knn.c, cpu/search.c): tsw_envelope, tsw_lower_bound, tsw_knn and
+ * tsw_search after validation (neighbors.c). tsw__spans: a window as the admissible columns
+ * [rlo[i], rhi[i]) of each row i < n and rows [clo[j], chi[j]) of each column j < m. */
+void tsw__spans(const tsw_params *p, int64_t n, int64_t m, int64_t *rlo, int64_t *rhi,
+                int64_t *clo, int64_t *chi);
+int tsw__cpu_envelope(const tsw_params *params, tsw_dtype dtype, int64_t dim,
+                      const tsw_series *s, int s_is_b, int64_t other_length, void *lower,
+                      void *upper);
+int tsw__cpu_lower_bound(const tsw_params *params, tsw_lb kind, int64_t bands, tsw_dtype dtype,
+                         int64_t dim, const tsw_series *query, const tsw_collection *x,
+                         double *out, const tsw_exec *exec);
+int tsw__cpu_knn(const tsw_params *params, tsw_dtype dtype, int64_t dim,
+                 const tsw_collection *q, const tsw_collection *x, int64_t k, void *distance,
+                 int64_t *index, const tsw_exec *exec);
+int tsw__cpu_search(const tsw_params *params, tsw_dtype dtype, int64_t dim,
+                    const tsw_series *query, const tsw_series *series, int znorm,
+                    int64_t exclusion, int64_t k, int64_t *starts, double *distances,
+                    int64_t *count, const tsw_exec *exec);
 
 /* max |x_i| over count values of the dtype (0 for none): the scale checks of soft-DTW's
  * linear domain (cpu/) and of overflowing path costs (align.c). */

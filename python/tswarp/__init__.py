@@ -39,6 +39,8 @@ from ._tswarp import (
 from ._align import Match, dtw_path, segmental_dtw, subsequence_dtw
 from ._sdtw import soft_dtw_barycenter, soft_dtw_grad
 from . import plot
+from . import neighbors
+from .neighbors import envelope, knn, lb_enhanced, lb_improved, lb_keogh, lb_kim, search
 
 __all__ = [
     "METRICS",
@@ -61,6 +63,14 @@ __all__ = [
     "soft_dtw_grad",
     "soft_dtw_barycenter",
     "plot",
+    "neighbors",
+    "knn",
+    "search",
+    "envelope",
+    "lb_kim",
+    "lb_keogh",
+    "lb_improved",
+    "lb_enhanced",
 ]
 
 # Public under the package name (help(), repr, pickling by reference as tswarp.dtw).

@@ -12,6 +12,7 @@ enum {
     K_DEVICE, K_IMPL, K_CONDENSED, K_NJOBS, K_PROGRESS,
     K_STEP, K_METHOD, K_MEMORY_LIMIT, K_QUERY, K_REFERENCE, K_K, K_RETURN_PATH,
     K_RADIUS, K_LAYOUT,
+    K_BOUND, K_BANDS, K_ZNORM, K_EXCLUSION, K_SERIES, K_LENGTH, K_AS_B,
     K_COUNT
 };
 static const char *const kw_names[K_COUNT] = {
@@ -21,10 +22,11 @@ static const char *const kw_names[K_COUNT] = {
     "device", "_impl", "condensed", "n_jobs", "progress",
     "step", "method", "memory_limit", "query", "reference", "k", "return_path",
     "radius", "layout",
+    "bound", "bands", "znorm", "exclusion", "series", "length", "as_b",
 };
 static PyObject *kw_str[K_COUNT]; /* interned */
 
-#define BIT(k) (1u << (k))
+#define BIT(k) (1ull << (k))
 /* Parameters each measure owns; a metric's parameters given to another metric are errors. */
 #define M_WINDOWS (BIT(K_WINDOW) | BIT(K_RADIUS) | BIT(K_ITAKURA))
 #define M_DTW (M_WINDOWS | BIT(K_COST) | BIT(K_ACCUMULATED))
@@ -93,7 +95,7 @@ typedef struct {
     int npos;    /* positional-or-keyword parameters, in order */
     int nreq;    /* how many of them are required */
     int pos[3];  /* their ids */
-    uint32_t kw; /* keyword-only ids */
+    uint64_t kw; /* keyword-only ids */
 } signature;
 
 static int kw_lookup(PyObject *key)
@@ -427,7 +429,7 @@ static int apply_layout(PyArrayObject **a, const char *label, int code, int nd)
 /* Fill params for a measure from the slots; parameters of other measures are TypeErrors. */
 static int build_params(tsw_measure m, const char *fname, PyObject **slot, tsw_params *p)
 {
-    uint32_t own = m == TSW_DTW ? M_DTW : m == TSW_TWED ? M_TWED : M_SOFT;
+    uint64_t own = m == TSW_DTW ? M_DTW : m == TSW_TWED ? M_TWED : M_SOFT;
     for (int k = 0; k < K_COUNT; ++k)
         if ((M_ALL & BIT(k)) && !(own & BIT(k)) && given(slot[k])) {
             PyErr_Format(PyExc_TypeError, "%s(): '%s' is not a parameter of metric '%s'", fname,

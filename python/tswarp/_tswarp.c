@@ -44,6 +44,7 @@
 #include "_bind_segmental.h"  /* segmental DTW */
 #include "_bind_sdtw.h"       /* soft-DTW gradients */
 #include "_bind_shapelets.h"  /* shapelets */
+#include "_bind_knn.h"        /* knn, lower bounds, envelopes, search */
 #include "_bind_info.h"       /* info, empty_cache */
 
 #define FASTKW(name, fn, doc) {name, (PyCFunction)(void (*)(void))fn, METH_FASTCALL | METH_KEYWORDS, doc}
@@ -54,6 +55,7 @@ static PyMethodDef methods[] = {
     TSW_SEGMENTAL_METHODS
     TSW_SDTW_GRAD_METHODS
     TSW_SHAPELET_METHODS
+    TSW_KNN_METHODS
     TSW_INFO_METHODS
     {NULL, NULL, 0, NULL},
 };

@@ -49,8 +49,14 @@ size_t tsw__pair_ws_bytes(const tsw_params *params, tsw_dtype dtype, int64_t dim
 void tsw__pair_reference(const tsw_params *params, tsw_dtype dtype, int64_t dim,
                          const tsw__pair *pair, void *ws, double *out)
 {
+    tsw__pair_reference_bounded(params, dtype, dim, pair, ws, HUGE_VAL, out);
+}
+
+void tsw__pair_reference_bounded(const tsw_params *params, tsw_dtype dtype, int64_t dim,
+                                 const tsw__pair *pair, void *ws, double bound, double *out)
+{
     if (dtype == TSW_F32)
-        *out = ref_pair_f32(params, dim, pair, ws);
+        *out = ref_pair_f32(params, dim, pair, ws, bound);
     else
-        *out = ref_pair_f64(params, dim, pair, ws);
+        *out = ref_pair_f64(params, dim, pair, ws, bound);
 }

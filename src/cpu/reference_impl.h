@@ -27,9 +27,21 @@ static T TSW_F(ref_local_cost)(tsw_cost cost, const T *x, const T *y, int64_t di
     }
 }
 
+/* min of row[lo, hi) (+inf when empty) */
+static double TSW_F(ref_row_min)(const T *row, int64_t lo, int64_t hi)
+{
+    double mn = (double)INF;
+    for (int64_t j = lo; j < hi; ++j)
+        mn = (double)row[j] < mn ? (double)row[j] : mn;
+    return mn;
+}
+
 /* DTW and soft-DTW share the loop; only the cell differs. */
+/* bound: +inf, or (DTW, TWED) a value beyond which the caller needs no answer: once every
+ * cell of a row exceeds it, so does the last cell (costs are >= 0), and the DP returns +inf
+ * (k-nearest-neighbour search abandons that way; soft-DTW, not monotone, ignores it). */
 static T TSW_F(ref_dtw_like)(const tsw_params *p, const tsw_band *band, int64_t dim,
-                             const T *a, const T *b, T *prev, T *cur)
+                             const T *a, const T *b, T *prev, T *cur, double bound)
 {
     const int64_t N = band->rows, M = band->cols;
     const T inf = INF;
@@ -53,6 +65,9 @@ static T TSW_F(ref_dtw_like)(const tsw_params *p, const tsw_band *band, int64_t 
                 cur[j] = TSW_F(tsw_dtw_cell)(c, prev[j - 1], prev[j], cur[j - 1]);
             }
         }
+        if (bound < (double)inf && p->measure != TSW_SOFT_DTW &&
+            TSW_F(ref_row_min)(cur, lo + 1, hi + 1) > bound)
+            return inf;
         T *t = prev;
         prev = cur;
         cur = t;
@@ -70,7 +85,8 @@ static T TSW_F(ref_time)(const T *t, int64_t i)
 
 /* TWED on padded sequences: point 0 is the zero vector at time 0, point i is a[i-1]. */
 static T TSW_F(ref_twed)(const tsw_params *p, const tsw_band *band, int64_t dim, const T *a,
-                         const T *ta, const T *b, const T *tb, T *prev, T *cur)
+                         const T *ta, const T *b, const T *tb, T *prev, T *cur,
+                         double bound)
 {
     const int64_t N = band->rows, M = band->cols;
     const T inf = INF, nu = (T)p->nu, lmbda = (T)p->lmbda, pp = (T)p->p;
@@ -107,6 +123,8 @@ static T TSW_F(ref_twed)(const tsw_params *p, const tsw_band *band, int64_t dim,
                       nu * (FABS(tai - tbj) + FABS(tai1 - tbj1));
             cur[j] = TSW_F(tsw_twed_cell)(del_a, del_b, match);
         }
+        if (bound < (double)inf && TSW_F(ref_row_min)(cur, lo + 1, hi + 1) > bound)
+            return inf;
         T *t = prev;
         prev = cur;
         cur = t;
@@ -114,7 +132,8 @@ static T TSW_F(ref_twed)(const tsw_params *p, const tsw_band *band, int64_t dim,
     return prev[M];
 }
 
-static double TSW_F(ref_pair)(const tsw_params *p, int64_t dim, const tsw__pair *pr, void *ws)
+static double TSW_F(ref_pair)(const tsw_params *p, int64_t dim, const tsw__pair *pr, void *ws,
+                              double bound)
 {
     tsw_band band = tsw_band_make(p->window, p->window_radius, p->itakura_max_slope, pr->n,
                                   pr->m);
@@ -130,8 +149,8 @@ static double TSW_F(ref_pair)(const tsw_params *p, int64_t dim, const tsw__pair 
     }
     T *prev = (T *)ws, *cur = prev + (band.cols + 1);
     if (p->measure == TSW_TWED)
-        return (double)TSW_F(ref_twed)(p, &band, dim, a, ta, b, tb, prev, cur);
-    return (double)TSW_F(ref_dtw_like)(p, &band, dim, a, b, prev, cur);
+        return (double)TSW_F(ref_twed)(p, &band, dim, a, ta, b, tb, prev, cur, bound);
+    return (double)TSW_F(ref_dtw_like)(p, &band, dim, a, b, prev, cur, bound);
 }
 
 #undef TSW_F

@@ -1,0 +1,648 @@
+/*
+ * CPU nearest neighbours: envelopes, lower bounds and the exact top k of tsw_knn.
+ *
+ * tsw_knn's work is tasks (query i, block of x), handed out dynamically in query order so
+ * that the threads share each query's k-th best while they prune. A candidate goes
+ * through the cascade of the UCR Suite (Rakthanmanon et al. 2012): LB_Kim's rings, LB_Keogh
+ * with the query's envelope, LB_Keogh with its own envelope, then DTW that abandons with
+ * the cumulative bounds of both (knn_impl.h). Pruning compares a bound with the k-th best
+ * raw value times (1 + slack), slack covering the rounding of the float sums, and keeps
+ * ties: the top k is then exactly the (value, index) order of the full matrix whatever the
+ * threads did first.
+ */
+#include "../common/band.h"
+#include "../common/cost.h"
+#include "../common/recurrence.h"
+#include "../internal.h"
+
+#include <float.h>
+#include <string.h>
+#include <time.h>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#define T double
+#define SFX f64
+#define INF TSW_INF_F64
+#define SQRT sqrt
+#include "knn_impl.h"
+#undef T
+#undef SFX
+#undef INF
+#undef SQRT
+
+#define T float
+#define SFX f32
+#define INF TSW_INF_F32
+#define SQRT sqrtf
+#include "knn_impl.h"
+#undef T
+#undef SFX
+#undef INF
+#undef SQRT
+
+/* ---- windows as spans ------------------------------------------------------------------- */
+
+/* The spans of the other axis: column c admits the rows r with lo[r] <= c < hi[r], an
+ * interval since both bounds move forward. */
+static void tsw__invert_spans(const int64_t *lo, const int64_t *hi, int64_t rows,
+                              int64_t cols, int64_t *olo, int64_t *ohi)
+{
+    int64_t f = 0, l = 0;
+    for (int64_t c = 0; c < cols; ++c) {
+        while (f < rows && hi[f] <= c)
+            ++f;
+        while (l < rows && lo[l] <= c)
+            ++l;
+        olo[c] = f;
+        ohi[c] = l > f ? l : f;
+    }
+}
+
+void tsw__spans(const tsw_params *p, int64_t n, int64_t m, int64_t *rlo, int64_t *rhi,
+                int64_t *clo, int64_t *chi)
+{
+    tsw_band b = tsw_band_make(p->window, p->window_radius, p->itakura_max_slope, n, m);
+    if (!b.swap) {
+        for (int64_t i = 0; i < n; ++i)
+            tsw_band_range(&b, i, &rlo[i], &rhi[i]);
+        tsw__invert_spans(rlo, rhi, n, m, clo, chi);
+    } else {
+        for (int64_t j = 0; j < m; ++j)
+            tsw_band_range(&b, j, &clo[j], &chi[j]);
+        tsw__invert_spans(clo, chi, m, n, rlo, rhi);
+    }
+}
+
+/* ---- envelopes and lower bounds ----------------------------------------------------------- */
+
+/* Scratch of one pair shape: spans, envelopes, per-point bounds, DP rows. */
+typedef struct tsw__lbws {
+    int64_t n, m;            /* the shape the spans were made for (-1: none) */
+    int64_t *rlo, *rhi, *clo, *chi, *dq;
+    void *qlo, *qhi;         /* the query's envelope over b's points (m, dim) */
+    void *xlo, *xhi;         /* b's envelope over the query's points (n, dim) */
+    void *proj;              /* LB_Improved: b projected onto the query's envelope (m, dim) */
+    double *cq, *cbc;        /* (m + 1) */
+    double *cx, *cbr;        /* (n + 1) */
+    void *prev, *cur;        /* (m) */
+    int64_t env_query;       /* the query whose envelope qlo/qhi hold (-1: none) */
+    void *block;
+} tsw__lbws;
+
+static void tsw__lbws_free(tsw__lbws *w) { tsw__free(w->block); }
+
+/* Scratch for shapes up to (nmax, mmax); 0 or TSW_ENOMEM. */
+static int tsw__lbws_init(tsw__lbws *w, int64_t nmax, int64_t mmax, int64_t dim, size_t esz)
+{
+    memset(w, 0, sizeof(*w));
+    w->n = w->m = -1;
+    w->env_query = -1;
+    int64_t L = (nmax > mmax ? nmax : mmax) + 1;
+    double bytes = (double)L * (6 * 8 + 4 * 8) + (double)L * (double)dim * (double)esz * 5 +
+                   2.0 * (double)L * (double)esz + 64.0 * 16;
+    if (bytes > (double)SIZE_MAX / 2)
+        return TSW_ENOMEM;
+    unsigned char *p = tsw__malloc((size_t)bytes);
+    if (!p)
+        return TSW_ENOMEM;
+    w->block = p;
+    size_t li = (size_t)L * 8, lv = (size_t)L * (size_t)dim * esz, lr = (size_t)L * esz;
+#define TSW__TAKE(ptr, sz)                                                                   \
+    do {                                                                                     \
+        (ptr) = (void *)p;                                                                   \
+        p += (((sz) + 63) & ~(size_t)63);                                                    \
+    } while (0)
+    TSW__TAKE(w->rlo, li);
+    TSW__TAKE(w->rhi, li);
+    TSW__TAKE(w->clo, li);
+    TSW__TAKE(w->chi, li);
+    TSW__TAKE(w->dq, li);
+    TSW__TAKE(w->cq, li);
+    TSW__TAKE(w->cbc, li);
+    TSW__TAKE(w->cx, li);
+    TSW__TAKE(w->cbr, li);
+    TSW__TAKE(w->qlo, lv);
+    TSW__TAKE(w->qhi, lv);
+    TSW__TAKE(w->xlo, lv);
+    TSW__TAKE(w->xhi, lv);
+    TSW__TAKE(w->proj, lv);
+    TSW__TAKE(w->prev, lr);
+    TSW__TAKE(w->cur, lr);
+#undef TSW__TAKE
+    return TSW_OK;
+}
+
+static void tsw__lbws_shape(tsw__lbws *w, const tsw_params *p, int64_t n, int64_t m)
+{
+    if (w->n == n && w->m == m)
+        return;
+    tsw__spans(p, n, m, w->rlo, w->rhi, w->clo, w->chi);
+    w->n = n;
+    w->m = m;
+    w->env_query = -1;
+}
+
+int tsw__cpu_envelope(const tsw_params *params, tsw_dtype dtype, int64_t dim,
+                      const tsw_series *s, int s_is_b, int64_t other_length, void *lower,
+                      void *upper)
+{
+    int64_t n = s_is_b ? other_length : s->length, m = s_is_b ? s->length : other_length;
+    size_t bytes = ((size_t)n + (size_t)m + 2) * 5 * sizeof(int64_t);
+    int64_t *sp = tsw__malloc(bytes);
+    if (!sp)
+        return TSW_ENOMEM;
+    int64_t *rlo = sp, *rhi = rlo + n + 1, *clo = rhi + n + 1, *chi = clo + m + 1,
+            *dq = chi + m + 1;
+    tsw__spans(params, n, m, rlo, rhi, clo, chi);
+    /* s's points admitted by each point of the other series: s is a (rows), so the other
+     * series' column j sees rows [clo[j], chi[j]); s is b, so row i sees [rlo[i], rhi[i]) */
+    const int64_t *lo = s_is_b ? rlo : clo, *hi = s_is_b ? rhi : chi;
+    if (dtype == TSW_F32)
+        knn_envelope_f32(s->values, s->length, dim, lo, hi, other_length, lower, upper, dq);
+    else
+        knn_envelope_f64(s->values, s->length, dim, lo, hi, other_length, lower, upper, dq);
+    tsw__free(sp);
+    return TSW_OK;
+}
+
+/*
+ * The raw (unfinished) bound `kind` of a (n) against b (m) with the scratch's spans for
+ * (n, m). For KEOGH, IMPROVED and ENHANCED the query's envelope must be in w->qlo/qhi
+ * already (tsw__lb_query_env); KEOGH fills cq (per column), KEOGH_DATA cx (per row).
+ * Stops early (returns a partial sum above stop) once the sum exceeds stop.
+ */
+#define TSW__LB_DEFINE(T, SFX)                                                               \
+    static void tsw__lb_query_env_##SFX(tsw__lbws *w, const T *a, int64_t n, int64_t m,      \
+                                        int64_t dim)                                         \
+    {                                                                                        \
+        knn_envelope_##SFX(a, n, dim, w->clo, w->chi, m, (T *)w->qlo, (T *)w->qhi, w->dq);   \
+    }                                                                                        \
+    static double tsw__lb_keogh_q_##SFX(const tsw__lbws *w, tsw_cost cost, const T *b,       \
+                                        int64_t j0, int64_t j1, int64_t dim, double stop)    \
+    {                                                                                        \
+        const T *lo = (const T *)w->qlo, *hi = (const T *)w->qhi;                            \
+        double s = 0;                                                                        \
+        for (int64_t j = j0; j < j1; ++j) {                                                  \
+            double c = knn_box_##SFX(cost, b + j * dim, lo + j * dim, hi + j * dim, dim);    \
+            w->cq[j] = c;                                                                    \
+            s += c;                                                                          \
+            if ((j & 15) == 15 && s > stop)                                                  \
+                return s;                                                                    \
+        }                                                                                    \
+        return s;                                                                            \
+    }                                                                                        \
+    static double tsw__lb_keogh_x_##SFX(tsw__lbws *w, tsw_cost cost, const T *a, int64_t n,  \
+                                        const T *b, int64_t m, int64_t dim, double stop)     \
+    {                                                                                        \
+        T *lo = (T *)w->xlo, *hi = (T *)w->xhi;                                              \
+        knn_envelope_##SFX(b, m, dim, w->rlo, w->rhi, n, lo, hi, w->dq);                     \
+        double s = 0;                                                                        \
+        for (int64_t i = 0; i < n; ++i) {                                                    \
+            double c = knn_box_##SFX(cost, a + i * dim, lo + i * dim, hi + i * dim, dim);    \
+            w->cx[i] = c;                                                                    \
+            s += c;                                                                          \
+            if ((i & 15) == 15 && s > stop)                                                  \
+                return s;                                                                    \
+        }                                                                                    \
+        return s;                                                                            \
+    }                                                                                        \
+    static double tsw__lb_raw_##SFX(tsw__lbws *w, const tsw_params *p, tsw_lb kind,          \
+                                    int64_t bands, const T *a, int64_t n, const T *b,        \
+                                    int64_t m, int64_t dim)                                  \
+    {                                                                                        \
+        const tsw_cost cost = p->cost;                                                       \
+        switch (kind) {                                                                      \
+        case TSW_LB_KIM:                                                                     \
+            return knn_rings_##SFX(cost, a, n, b, m, dim, w->rlo, w->rhi, 3, HUGE_VAL);      \
+        case TSW_LB_KEOGH:                                                                   \
+            return tsw__lb_keogh_q_##SFX(w, cost, b, 0, m, dim, HUGE_VAL);                   \
+        case TSW_LB_KEOGH_DATA:                                                              \
+            return tsw__lb_keogh_x_##SFX(w, cost, a, n, b, m, dim, HUGE_VAL);                \
+        case TSW_LB_IMPROVED: {                                                              \
+            double s = tsw__lb_keogh_q_##SFX(w, cost, b, 0, m, dim, HUGE_VAL);               \
+            const T *lo = (const T *)w->qlo, *hi = (const T *)w->qhi;                        \
+            T *pr = (T *)w->proj;                                                            \
+            for (int64_t t = 0; t < m * dim; ++t)                                            \
+                pr[t] = b[t] < lo[t] ? lo[t] : b[t] > hi[t] ? hi[t] : b[t];                  \
+            return s + tsw__lb_keogh_x_##SFX(w, cost, a, n, pr, m, dim, HUGE_VAL);           \
+        }                                                                                    \
+        default: { /* ENHANCED */                                                            \
+            int64_t mx = n > m ? n : m, v = bands < mx / 2 ? bands : mx / 2;                 \
+            if (mx == 1)                                                                     \
+                return knn_rings_##SFX(cost, a, n, b, m, dim, w->rlo, w->rhi, 1, HUGE_VAL);  \
+            double s = knn_rings_##SFX(cost, a, n, b, m, dim, w->rlo, w->rhi, v, HUGE_VAL);  \
+            if (m - v > v)                                                                   \
+                s += tsw__lb_keogh_q_##SFX(w, cost, b, v, m - v, dim, HUGE_VAL);             \
+            return s;                                                                        \
+        }                                                                                    \
+        }                                                                                    \
+    }
+TSW__LB_DEFINE(double, f64)
+TSW__LB_DEFINE(float, f32)
+
+static const void *tsw__row(const tsw_collection *c, int64_t i, int64_t dim, size_t esz)
+{
+    return (const char *)c->values + (size_t)tsw__coll_off(c, i) * (size_t)dim * esz;
+}
+
+static int64_t tsw__maxlen(const tsw_collection *c)
+{
+    if (!c->lengths)
+        return c->length;
+    int64_t mx = 0;
+    for (int64_t i = 0; i < c->count; ++i)
+        mx = c->lengths[i] > mx ? c->lengths[i] : mx;
+    return mx;
+}
+
+int tsw__cpu_lower_bound(const tsw_params *params, tsw_lb kind, int64_t bands, tsw_dtype dtype,
+                         int64_t dim, const tsw_series *query, const tsw_collection *x,
+                         double *out, const tsw_exec *exec)
+{
+    const size_t esz = tsw__dtype_size(dtype);
+    const int64_t n = query->length, mmax = tsw__maxlen(x);
+    int nt = tsw__threads(exec);
+    if (x->count < nt)
+        nt = (int)x->count;
+    int rc = TSW_OK;
+#ifdef _OPENMP
+#pragma omp parallel num_threads(nt)
+#endif
+    {
+        tsw__lbws w = {0};
+        int ok = tsw__lbws_init(&w, n, mmax, dim, esz) == TSW_OK;
+        if (!ok) {
+#ifdef _OPENMP
+#pragma omp atomic write
+#endif
+            rc = TSW_ENOMEM;
+        }
+#ifdef _OPENMP
+#pragma omp for schedule(dynamic, 16)
+#endif
+        for (int64_t i = 0; i < x->count; ++i) {
+            if (!ok)
+                continue;
+            int64_t m = tsw__coll_len(x, i);
+            const void *b = tsw__row(x, i, dim, esz);
+            tsw__lbws_shape(&w, params, n, m);
+            double v;
+            if (dtype == TSW_F32) {
+                if (kind != TSW_LB_KIM && kind != TSW_LB_KEOGH_DATA && w.env_query != 0) {
+                    tsw__lb_query_env_f32(&w, query->values, n, m, dim);
+                    w.env_query = 0;
+                }
+                v = tsw__lb_raw_f32(&w, params, kind, bands, query->values, n, b, m, dim);
+            } else {
+                if (kind != TSW_LB_KIM && kind != TSW_LB_KEOGH_DATA && w.env_query != 0) {
+                    tsw__lb_query_env_f64(&w, query->values, n, m, dim);
+                    w.env_query = 0;
+                }
+                v = tsw__lb_raw_f64(&w, params, kind, bands, query->values, n, b, m, dim);
+            }
+            out[i] = tsw__finish(params, v);
+        }
+        if (ok)
+            tsw__lbws_free(&w);
+    }
+    return rc;
+}
+
+/* ---- the k nearest neighbours ----------------------------------------------------------- */
+
+#define TSW__KNN_BLOCK 256
+#define TSW__PROGRESS_NS 50000000LL
+
+typedef struct tsw__nb {
+    double key; /* the returned value (float-rounded for float32): the order */
+    double raw; /* the DP's last cell */
+    int64_t idx;
+} tsw__nb;
+
+typedef struct tsw__knn_job {
+    const tsw_params *p;
+    tsw_dtype dt;
+    int64_t dim, k;
+    const tsw_collection *q, *x;
+    const tsw_exec *ex;
+    const double *self_q, *self_x; /* soft-DTW divergence: self values */
+    tsw__nb *best;                  /* (q->count, k), sorted by (key, idx) */
+    int64_t *have;                  /* entries of each row */
+    double *thr;                    /* the k-th raw value times (1 + slack), +inf until full */
+    int64_t nblocks, total;
+    int cascade;                    /* DTW with a cost the box bounds hold for */
+    int64_t done;                   /* atomics */
+    int status;
+} tsw__knn_job;
+
+static int64_t tsw__knn_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static int tsw__knn_poll(tsw__knn_job *job, int tid, int64_t *last)
+{
+    if (tid == 0 && job->ex->progress) {
+        int64_t now = tsw__knn_now();
+        if (now - *last >= TSW__PROGRESS_NS) {
+            *last = now;
+            if (job->ex->progress(job->ex->progress_user,
+                                  __atomic_load_n(&job->done, __ATOMIC_RELAXED), job->total))
+                __atomic_store_n(&job->status, TSW_ECANCELED, __ATOMIC_RELAXED);
+        }
+    }
+    return __atomic_load_n(&job->status, __ATOMIC_RELAXED) != TSW_OK;
+}
+
+static double tsw__knn_thr(const tsw__knn_job *job, int64_t qi)
+{
+    double t;
+    __atomic_load(&job->thr[qi], &t, __ATOMIC_RELAXED);
+    return t;
+}
+
+/* Slack of the pruning threshold: the float sums of a path of n + m cells and of a bound
+ * may round apart by a relative (n + m) u each way. */
+static double tsw__knn_slack(tsw_dtype dt, int64_t n, int64_t m)
+{
+    double u = dt == TSW_F32 ? FLT_EPSILON : DBL_EPSILON;
+    return 4.0 * (double)(n + m + 8) * u;
+}
+
+/* Offer (raw, j) to query qi's top k. */
+static void tsw__knn_offer(tsw__knn_job *job, int64_t qi, int64_t j, double raw, double slack)
+{
+    double v = raw;
+    if (job->self_q)
+        v -= 0.5 * (job->self_q[qi] + job->self_x[j]);
+    double key = tsw__finish(job->p, v);
+    if (job->dt == TSW_F32)
+        key = (double)(float)key;
+    if (key != key)
+        key = HUGE_VAL;
+    tsw__nb *row = job->best + qi * job->k;
+#ifdef _OPENMP
+#pragma omp critical(tsw_knn_offer)
+#endif
+    {
+        int64_t h = job->have[qi];
+        int enter = h < job->k || key < row[h - 1].key ||
+                    (key == row[h - 1].key && j < row[h - 1].idx);
+        if (enter) {
+            int64_t pos = h < job->k ? h : h - 1;
+            while (pos > 0 && (row[pos - 1].key > key ||
+                               (row[pos - 1].key == key && row[pos - 1].idx > j))) {
+                row[pos] = row[pos - 1];
+                --pos;
+            }
+            row[pos].key = key;
+            row[pos].raw = raw;
+            row[pos].idx = j;
+            if (h < job->k)
+                job->have[qi] = ++h;
+            if (h == job->k && !job->self_q) {
+                double t = row[h - 1].raw * (1 + slack);
+                /* a raw value above the k-th's can still round to its key (sqrt, float):
+                 * the slack keeps it */
+                __atomic_store(&job->thr[qi], &t, __ATOMIC_RELAXED);
+            }
+        }
+    }
+}
+
+#define TSW__KNN_CAND(T, SFX)                                                                \
+    static void tsw__knn_cand_##SFX(tsw__knn_job *job, tsw__lbws *w, int64_t qi,             \
+                                    const T *a, int64_t n, int64_t j)                        \
+    {                                                                                        \
+        const size_t esz = sizeof(T);                                                        \
+        const int64_t dim = job->dim, m = tsw__coll_len(job->x, j);                          \
+        const T *b = (const T *)tsw__row(job->x, j, dim, esz);                               \
+        const tsw_cost cost = job->p->cost;                                                  \
+        const double slack = tsw__knn_slack(job->dt, n, m);                                  \
+        double thr = tsw__knn_thr(job, qi);                                                  \
+        tsw__lbws_shape(w, job->p, n, m);                                                    \
+        const double *cbr = NULL, *cbc = NULL;                                               \
+        if (thr < HUGE_VAL) {                                                                \
+            if (knn_rings_##SFX(cost, a, n, b, m, dim, w->rlo, w->rhi, 3, thr) > thr)        \
+                return;                                                                      \
+            if (job->cascade) {                                                              \
+                if (w->env_query != qi) {                                                    \
+                    tsw__lb_query_env_##SFX(w, a, n, m, dim);                                \
+                    w->env_query = qi;                                                       \
+                }                                                                            \
+                if (tsw__lb_keogh_q_##SFX(w, cost, b, 0, m, dim, thr) > thr)                 \
+                    return;                                                                  \
+                if (tsw__lb_keogh_x_##SFX(w, cost, a, n, b, m, dim, thr) > thr)              \
+                    return;                                                                  \
+                double s = 0;                                                                \
+                w->cbc[m] = 0;                                                               \
+                for (int64_t t = m - 1; t >= 0; --t)                                         \
+                    w->cbc[t] = s += w->cq[t];                                               \
+                s = 0;                                                                       \
+                w->cbr[n] = 0;                                                               \
+                for (int64_t t = n - 1; t >= 0; --t)                                         \
+                    w->cbr[t] = s += w->cx[t];                                               \
+                /* the sums' own rounding: scale them down by the slack */                   \
+                for (int64_t t = 0; t <= m; ++t)                                             \
+                    w->cbc[t] *= 1 - slack;                                                  \
+                for (int64_t t = 0; t <= n; ++t)                                             \
+                    w->cbr[t] *= 1 - slack;                                                  \
+                cbr = w->cbr;                                                                \
+                cbc = w->cbc;                                                                \
+            }                                                                                \
+        }                                                                                    \
+        double raw = knn_ea_dtw_##SFX(cost, a, n, b, m, dim, w->rlo, w->rhi, cbr, cbc, thr,  \
+                                      (T *)w->prev, (T *)w->cur);                            \
+        if (raw <= thr || thr == HUGE_VAL)                                                   \
+            tsw__knn_offer(job, qi, j, raw, slack);                                          \
+    }
+TSW__KNN_CAND(double, f64)
+TSW__KNN_CAND(float, f32)
+
+/* Other measures: the reference, abandoning TWED's rows above the threshold; soft-DTW in
+ * full (its cells are not monotone). */
+static void tsw__knn_cand_other(tsw__knn_job *job, void *ws, int64_t qi, const void *a,
+                                int64_t n, int64_t j)
+{
+    const size_t esz = tsw__dtype_size(job->dt);
+    const int64_t m = tsw__coll_len(job->x, j);
+    tsw__pair pr = {0};
+    int64_t oq = tsw__coll_off(job->q, qi), ox = tsw__coll_off(job->x, j);
+    pr.a = a;
+    pr.n = n;
+    pr.b = tsw__row(job->x, j, job->dim, esz);
+    pr.m = m;
+    if (job->p->measure == TSW_TWED) {
+        pr.ta = job->q->times ? (const char *)job->q->times + (size_t)oq * esz : NULL;
+        pr.tb = job->x->times ? (const char *)job->x->times + (size_t)ox * esz : NULL;
+    }
+    double slack = tsw__knn_slack(job->dt, n, m), thr = tsw__knn_thr(job, qi), raw;
+    if (job->p->measure == TSW_SOFT_DTW && job->ex->impl != TSW_IMPL_REFERENCE)
+        tsw__pair_fast(job->p, job->dt, job->dim, &pr, ws, &raw);
+    else
+        tsw__pair_reference_bounded(job->p, job->dt, job->dim, &pr, ws, thr, &raw);
+    if (job->p->measure == TSW_SOFT_DTW || raw <= thr || thr == HUGE_VAL)
+        tsw__knn_offer(job, qi, j, raw, slack);
+}
+
+static int tsw__knn_self(const tsw_params *p, tsw_dtype dt, int64_t dim,
+                         const tsw_collection *c, double *self, const tsw_exec *ex)
+{
+    int64_t mx = tsw__maxlen(c);
+    size_t ws_bytes = tsw__pair_ws_bytes(p, dt, dim, mx, mx);
+    int rc = TSW_OK;
+    const size_t esz = tsw__dtype_size(dt);
+#ifdef _OPENMP
+#pragma omp parallel num_threads(tsw__threads(ex))
+#endif
+    {
+        void *ws = tsw__malloc_aligned(ws_bytes);
+        if (!ws) {
+#ifdef _OPENMP
+#pragma omp atomic write
+#endif
+            rc = TSW_ENOMEM;
+        }
+#ifdef _OPENMP
+#pragma omp for schedule(dynamic, 4)
+#endif
+        for (int64_t i = 0; i < c->count; ++i) {
+            if (!ws)
+                continue;
+            tsw__pair pr = {0};
+            pr.a = pr.b = tsw__row(c, i, dim, esz);
+            pr.n = pr.m = tsw__coll_len(c, i);
+            if (ex->impl == TSW_IMPL_REFERENCE)
+                tsw__pair_reference(p, dt, dim, &pr, ws, &self[i]);
+            else
+                tsw__pair_fast(p, dt, dim, &pr, ws, &self[i]);
+        }
+        tsw__free_aligned(ws);
+    }
+    return rc;
+}
+
+int tsw__cpu_knn(const tsw_params *params, tsw_dtype dtype, int64_t dim,
+                 const tsw_collection *q, const tsw_collection *x, int64_t k, void *distance,
+                 int64_t *index, const tsw_exec *exec)
+{
+    tsw__knn_job job;
+    memset(&job, 0, sizeof(job));
+    const size_t esz = tsw__dtype_size(dtype);
+    const int64_t nq = q->count, nmax = tsw__maxlen(q), mmax = tsw__maxlen(x);
+    job.p = params;
+    job.dt = dtype;
+    job.dim = dim;
+    job.k = k;
+    job.q = q;
+    job.x = x;
+    job.ex = exec;
+    job.cascade = params->measure == TSW_DTW && params->cost != TSW_COST_COSINE;
+    job.nblocks = (x->count + TSW__KNN_BLOCK - 1) / TSW__KNN_BLOCK;
+    job.total = nq * x->count;
+    int rc = TSW_OK;
+    double *self = NULL;
+    size_t nb_bytes;
+    if (tsw__mul_size((size_t)nq * (size_t)k, sizeof(tsw__nb), &nb_bytes))
+        return TSW_EOVERFLOW;
+    job.best = tsw__malloc(nb_bytes);
+    job.have = tsw__malloc((size_t)nq * sizeof(int64_t));
+    job.thr = tsw__malloc((size_t)nq * sizeof(double));
+    if (!job.best || !job.have || !job.thr) {
+        rc = TSW_ENOMEM;
+        goto out;
+    }
+    for (int64_t i = 0; i < nq; ++i) {
+        job.have[i] = 0;
+        job.thr[i] = HUGE_VAL;
+    }
+    if (params->measure == TSW_SOFT_DTW && params->normalize) {
+        self = tsw__malloc((size_t)(nq + x->count) * sizeof(double));
+        if (!self) {
+            rc = TSW_ENOMEM;
+            goto out;
+        }
+        if ((rc = tsw__knn_self(params, dtype, dim, q, self, exec)) ||
+            (rc = tsw__knn_self(params, dtype, dim, x, self + nq, exec)))
+            goto out;
+        job.self_q = self;
+        job.self_x = self + nq;
+    }
+    int64_t ntasks = nq * job.nblocks;
+    int nt = tsw__threads(exec);
+    if (ntasks < nt)
+        nt = (int)ntasks;
+    size_t ws_bytes = tsw__pair_ws_bytes(params, dtype, dim, nmax, mmax);
+    job.status = TSW_OK;
+#ifdef _OPENMP
+#pragma omp parallel num_threads(nt)
+#endif
+    {
+        int tid = 0;
+#ifdef _OPENMP
+        tid = omp_get_thread_num();
+#endif
+        tsw__lbws w = {0};
+        void *ws = NULL;
+        int ok = tsw__lbws_init(&w, nmax, mmax, dim, esz) == TSW_OK;
+        if (ok && params->measure != TSW_DTW && !(ws = tsw__malloc_aligned(ws_bytes))) {
+            tsw__lbws_free(&w);
+            ok = 0;
+        }
+        if (!ok)
+            __atomic_store_n(&job.status, TSW_ENOMEM, __ATOMIC_RELAXED);
+        int64_t last = tsw__knn_now();
+#ifdef _OPENMP
+#pragma omp for schedule(dynamic, 1)
+#endif
+        for (int64_t t = 0; t < ntasks; ++t) {
+            if (__atomic_load_n(&job.status, __ATOMIC_RELAXED) != TSW_OK)
+                continue;
+            int64_t qi = t / job.nblocks, b0 = (t % job.nblocks) * TSW__KNN_BLOCK;
+            int64_t b1 = b0 + TSW__KNN_BLOCK < x->count ? b0 + TSW__KNN_BLOCK : x->count;
+            int64_t n = tsw__coll_len(q, qi);
+            const void *a = tsw__row(q, qi, dim, esz);
+            for (int64_t j = b0; j < b1; ++j) {
+                if ((j & 7) == 0 && tsw__knn_poll(&job, tid, &last))
+                    break;
+                if (params->measure != TSW_DTW)
+                    tsw__knn_cand_other(&job, ws, qi, a, n, j);
+                else if (dtype == TSW_F32)
+                    tsw__knn_cand_f32(&job, &w, qi, a, n, j);
+                else
+                    tsw__knn_cand_f64(&job, &w, qi, a, n, j);
+            }
+            __atomic_fetch_add(&job.done, b1 - b0, __ATOMIC_RELAXED);
+        }
+        if (ok) {
+            tsw__lbws_free(&w);
+            tsw__free_aligned(ws);
+        }
+    }
+    rc = job.status;
+    if (rc == TSW_OK && exec->progress &&
+        exec->progress(exec->progress_user, job.total, job.total))
+        rc = TSW_ECANCELED;
+    if (rc == TSW_OK) {
+        for (int64_t i = 0; i < nq; ++i)
+            for (int64_t r = 0; r < k; ++r) {
+                const tsw__nb *e = &job.best[i * k + r];
+                if (dtype == TSW_F32)
+                    ((float *)distance)[i * k + r] = (float)e->key;
+                else
+                    ((double *)distance)[i * k + r] = e->key;
+                index[i * k + r] = e->idx;
+            }
+    }
+out:
+    tsw__free(self);
+    tsw__free(job.best);
+    tsw__free(job.have);
+    tsw__free(job.thr);
+    return rc;
+}
