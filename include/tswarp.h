@@ -527,10 +527,21 @@ TSW_EXPORT int tsw_knn(const tsw_params *params, tsw_dtype dtype, int64_t dim,
  * same answer. Errors: a query longer than the series (TSW_ESHAPE), k < 1 or exclusion < 1
  * (TSW_EPARAM), another measure or an Itakura window (TSW_ENOTSUP), non-finite values.
  */
+/* What the cascade did (optional output of tsw_search): windows seen and how many each
+ * step pruned, as the UCR Suite paper reports them. */
+typedef struct tsw_search_stats {
+    int64_t windows;      /* series->length - query->length + 1 */
+    int64_t kim;          /* pruned by LB_Kim */
+    int64_t keogh_query;  /* pruned by LB_Keogh on the query's envelope */
+    int64_t keogh_data;   /* pruned by LB_Keogh on the series' envelope */
+    int64_t dtw;          /* DTW started */
+    int64_t abandoned;    /* of those, abandoned early */
+} tsw_search_stats;
+
 TSW_EXPORT int tsw_search(const tsw_params *params, tsw_dtype dtype, int64_t dim,
                           const tsw_series *query, const tsw_series *series, int znorm,
                           int64_t exclusion, int64_t k, int64_t *starts, double *distances,
-                          int64_t *count, const tsw_exec *exec);
+                          int64_t *count, tsw_search_stats *stats, const tsw_exec *exec);
 
 
 /* ---------------------------------------------------------------------------------------

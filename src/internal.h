@@ -146,7 +146,7 @@ int tsw__cpu_knn(const tsw_params *params, tsw_dtype dtype, int64_t dim,
 int tsw__cpu_search(const tsw_params *params, tsw_dtype dtype, int64_t dim,
                     const tsw_series *query, const tsw_series *series, int znorm,
                     int64_t exclusion, int64_t k, int64_t *starts, double *distances,
-                    int64_t *count, const tsw_exec *exec);
+                    int64_t *count, tsw_search_stats *stats, const tsw_exec *exec);
 
 /* max |x_i| over count values of the dtype (0 for none): the scale checks of soft-DTW's
  * linear domain (cpu/) and of overflowing path costs (align.c). */

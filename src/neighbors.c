@@ -255,7 +255,8 @@ int tsw_knn(const tsw_params *params, tsw_dtype dtype, int64_t dim, const tsw_co
 
 int tsw_search(const tsw_params *params, tsw_dtype dtype, int64_t dim, const tsw_series *query,
                const tsw_series *series, int znorm, int64_t exclusion, int64_t k,
-               int64_t *starts, double *distances, int64_t *count, const tsw_exec *exec)
+               int64_t *starts, double *distances, int64_t *count, tsw_search_stats *stats,
+               const tsw_exec *exec)
 {
     tsw__clear_detail();
     tsw_exec ex;
@@ -302,5 +303,5 @@ int tsw_search(const tsw_params *params, tsw_dtype dtype, int64_t dim, const tsw
         return TSW_EPARAM;
     }
     return tsw__cpu_search(params, dtype, dim, query, series, znorm, exclusion, k, starts,
-                           distances, count, &ex);
+                           distances, count, stats, &ex);
 }

@@ -329,8 +329,9 @@ static PyObject *py_search(PyObject *self, PyObject *const *args, Py_ssize_t nar
     ex.progress = progress_trampoline;
     ex.progress_user = &ctx;
     ctx.tstate = PyEval_SaveThread();
+    tsw_search_stats stats;
     int rc = tsw_search(&prm, dt, dq, &sq, &ss, znorm, (int64_t)excl, (int64_t)k, st, dv,
-                        &count, &ex);
+                        &count, &stats, &ex);
     const char *detail = rc ? tsw_last_error_detail() : NULL;
     PyEval_RestoreThread(ctx.tstate);
     if (rc != TSW_OK) {
@@ -348,7 +349,11 @@ static PyObject *py_search(PyObject *self, PyObject *const *args, Py_ssize_t nar
         memcpy(PyArray_DATA((PyArrayObject *)os), st, (size_t)count * sizeof(int64_t));
         memcpy(PyArray_DATA((PyArrayObject *)od), dv, (size_t)count * sizeof(double));
     }
-    result = Py_BuildValue("(NN)", os, od);
+    result = Py_BuildValue("(NN{sLsLsLsLsLsL})", os, od, "windows", (long long)stats.windows,
+                           "kim", (long long)stats.kim, "keogh_query",
+                           (long long)stats.keogh_query, "keogh_data",
+                           (long long)stats.keogh_data, "dtw", (long long)stats.dtw,
+                           "abandoned", (long long)stats.abandoned);
 done:
     progress_close(bar);
     Py_XDECREF(bar);

@@ -107,7 +107,7 @@ def knn(Q: Any, X: Any, k: int = 1, *, metric: str = "dtw", device: Any = "auto"
 def search(query: Any, series: Any, k: int = 1, *, znorm: bool = True,
            exclusion: Optional[int] = None, window: Any = None, radius: Any = None,
            cost: str = "sqeuclidean", accumulated: bool = False, n_jobs: Optional[int] = None,
-           progress: Any = False, layout: Any = None) -> Tuple[np.ndarray, np.ndarray]:
+           progress: Any = False, layout: Any = None, return_stats: bool = False) -> Any:
     """The k best matches of a query in a long series under DTW (the UCR Suite).
 
     Parameters
@@ -130,6 +130,9 @@ def search(query: Any, series: Any, k: int = 1, *, znorm: bool = True,
     n_jobs : int, optional
         Threads; the series is cut into chunks that overlap by n - 1 points.
     progress : bool or callable(done, total), counted in windows.
+    return_stats : bool, default False
+        Also return a dict of what the cascade did: 'windows', and how many windows
+        'kim', 'keogh_query' and 'keogh_data' pruned, 'dtw' started and 'abandoned'.
 
     Returns
     -------
@@ -148,10 +151,13 @@ def search(query: Any, series: Any, k: int = 1, *, znorm: bool = True,
     if isinstance(query, list) and query and not isinstance(query[0], numbers.Number):
         return [search(q, series, k, znorm=znorm, exclusion=exclusion, window=window,
                        radius=radius, cost=cost, accumulated=accumulated, n_jobs=n_jobs,
-                       progress=progress, layout=layout) for q in query]
-    return _tswarp._search(_host(query), _host(series), k=k, znorm=znorm, exclusion=exclusion,
-                           window=window, radius=radius, cost=cost, accumulated=accumulated,
-                           n_jobs=n_jobs, progress=progress, layout=layout)
+                       progress=progress, layout=layout, return_stats=return_stats)
+                for q in query]
+    st, d, stats = _tswarp._search(_host(query), _host(series), k=k, znorm=znorm,
+                                   exclusion=exclusion, window=window, radius=radius, cost=cost,
+                                   accumulated=accumulated, n_jobs=n_jobs, progress=progress,
+                                   layout=layout)
+    return (st, d, stats) if return_stats else (st, d)
 
 
 _BOUNDS = {"kim": 0, "keogh": 1, "keogh_data": 2, "improved": 3, "enhanced": 4}

@@ -45,6 +45,7 @@
 
 #define TSW__CHUNK 16384           /* windows per chunk */
 #define TSW__SEARCH_SLACK 1e-7     /* relative: the running sums' rounding */
+#define TSW__KIM_DIM 16            /* LB_Kim for up to this many channels */
 #define TSW__PROGRESS_NS 50000000LL
 
 typedef struct tsw__hit {
@@ -60,6 +61,7 @@ typedef struct tsw__search {
     int znorm;
     const void *series;
     const double *qz, *qlo, *qhi; /* (n, dim) */
+    const double *qls, *qhs;      /* dim 1: qlo, qhi in the order of `order` */
     const int64_t *order;         /* query points by decreasing magnitude */
     const int64_t *rlo, *rhi;     /* the band's spans (n) */
     const tsw_exec *ex;
@@ -116,6 +118,7 @@ typedef struct tsw__list {
     tsw__hit *h;
     int64_t n, cap, tidy_at;
     int64_t *pick;
+    int64_t kim, kq, kd, dtw, ab; /* the cascade's counts */
 } tsw__list;
 
 static int tsw__list_push(tsw__list *l, double d, int64_t start)
@@ -177,6 +180,7 @@ typedef struct tsw__sws {
     int64_t *dq;          /* (C + n) */
     int64_t *clo, *chi;   /* the chunk envelope's spans (C + n - 1) */
     double *mu, *inv;     /* (dim) */
+    double *wmu, *winv;   /* every window's (C dim) */
     double *tz;           /* (n dim) */
     double *cq, *cx, *cbc, *cbr; /* (n + 1) */
     double *prev, *cur;   /* (n) */
@@ -187,7 +191,7 @@ static int tsw__sws_init(tsw__sws *w, int64_t C, int64_t n, int64_t dim)
 {
     int64_t P = C + n;
     size_t pd = (size_t)P * (size_t)dim;
-    size_t bytes = pd * 8 * 6 + (size_t)P * 8 * 3 + (size_t)dim * 16 +
+    size_t bytes = pd * 8 * 8 + (size_t)P * 8 * 3 + (size_t)(2 * n + 1) * 16 + (size_t)dim * 16 +
                    (size_t)n * (size_t)dim * 8 + (size_t)(n + 1) * 8 * 6 + 64 * 20;
     unsigned char *p = tsw__malloc(bytes);
     if (!p)
@@ -205,9 +209,11 @@ static int tsw__sws_init(tsw__sws *w, int64_t C, int64_t n, int64_t dim)
     TSW__TAKE(w->s2, pd * 8);
     TSW__TAKE(w->ch, pd * 8);
     TSW__TAKE(w->dq, (size_t)P * 8);
-    TSW__TAKE(w->clo, (size_t)P * 8);
-    TSW__TAKE(w->chi, (size_t)P * 8);
+    TSW__TAKE(w->clo, (size_t)(P + 2 * n + 1) * 8); /* tsw__env_range's scratch */
+    TSW__TAKE(w->chi, (size_t)(P + 2 * n + 1) * 8);
     TSW__TAKE(w->mu, (size_t)dim * 8);
+    TSW__TAKE(w->wmu, pd * 8);
+    TSW__TAKE(w->winv, pd * 8);
     TSW__TAKE(w->inv, (size_t)dim * 8);
     TSW__TAKE(w->tz, (size_t)n * (size_t)dim * 8);
     TSW__TAKE(w->cq, (size_t)(n + 1) * 8);
@@ -239,36 +245,88 @@ static inline double tsw__wcost(const tsw__search *s, const tsw__sws *w, int64_t
     return s->cost == TSW_COST_EUCLIDEAN ? sqrt(acc) : acc;
 }
 
+/* The cost of query point qp to window point zp (both z-normalised), cost.h's. */
+static inline double tsw__zcost(tsw_cost cost, const double *qp, const double *zp, int64_t dim)
+{
+    if (dim == 1 && cost != TSW_COST_EUCLIDEAN)
+        return tsw__pt_cost(cost, qp[0] - zp[0]);
+    double acc = 0;
+    for (int64_t c = 0; c < dim; ++c)
+        acc += tsw__pt_cost(cost, qp[c] - zp[c]);
+    return cost == TSW_COST_EUCLIDEAN ? sqrt(acc) : acc;
+}
+
 /* LB_Kim's rings of window base (first and last three, within the band), stopping above
- * stop. */
+ * stop after each: the window's first and last points z-normalised once. */
 static double tsw__search_kim(const tsw__search *s, const tsw__sws *w, int64_t base,
                               double stop)
 {
-    const int64_t n = s->n;
-    if (n == 1)
-        return tsw__wcost(s, w, base, 0, 0);
+    const int64_t n = s->n, dim = s->dim;
+    double zf[3 * TSW__KIM_DIM], zb[3 * TSW__KIM_DIM];
+    if (n == 1 || dim > TSW__KIM_DIM)
+        return n == 1 ? tsw__wcost(s, w, base, 0, 0) : 0;
     int64_t rings = n / 2 < 3 ? n / 2 : 3;
+    for (int64_t t = 0; t < rings; ++t)
+        for (int64_t c = 0; c < dim; ++c) {
+            zf[t * dim + c] = (w->x[(base + t) * dim + c] - w->mu[c]) * w->inv[c];
+            zb[t * dim + c] = (w->x[(base + n - 1 - t) * dim + c] - w->mu[c]) * w->inv[c];
+        }
+    const double *q = s->qz, *qb = s->qz + (n - 1) * dim;
     double lb = 0;
     for (int64_t t = 0; t < rings; ++t) {
         for (int back = 0; back < 2; ++back) {
             double best = HUGE_VAL;
-            for (int64_t u = 0; u <= 2 * t; ++u) {
-                int64_t i = u <= t ? t : u - t - 1, j = u <= t ? u : t;
-                if (i - j > s->r || j - i > s->r)
+            /* ring t: cells (t, u) and (u, t), u <= t, |i - j| <= r; the back ring mirrored:
+             * query point n-1-i against window point n-1-j */
+            for (int64_t u = 0; u <= t; ++u) {
+                if (t - u > s->r)
                     continue;
-                if (back) {
-                    i = n - 1 - i;
-                    j = n - 1 - j;
+                const double *qi = back ? qb - t * dim : q + t * dim;
+                const double *zj = (back ? zb : zf) + u * dim;
+                double c1 = tsw__zcost(s->cost, qi, zj, dim);
+                best = c1 < best ? c1 : best;
+                if (u < t) {
+                    const double *qu = back ? qb - u * dim : q + u * dim;
+                    const double *zt = (back ? zb : zf) + t * dim;
+                    double c2 = tsw__zcost(s->cost, qu, zt, dim);
+                    best = c2 < best ? c2 : best;
                 }
-                double c = tsw__wcost(s, w, base, i, j);
-                best = c < best ? c : best;
             }
             lb += best;
+            if (lb > stop)
+                return lb;
         }
-        if (lb > stop)
-            return lb;
     }
     return lb;
+}
+
+/* The envelope of points [u, v) of x (P points, dim channels): lo/hi[t] = min/max of
+ * x[t - r .. t + r] within [0, P), by van Herk and Gil-Werman's blocks of 2r + 1 (three
+ * comparisons a point, no branches). g, h: scratch of v - u + 2r + 1 values. */
+static void tsw__env_range(const double *x, int64_t P, int64_t dim, int64_t r, int64_t u,
+                           int64_t v, double *lo, double *hi, double *g, double *h)
+{
+    const int64_t K = 2 * r + 1, L = v - u + 2 * r, base = u - r;
+    for (int64_t c = 0; c < dim; ++c) {
+        for (int pass = 0; pass < 2; ++pass) { /* 0: max, 1: min (negated values) */
+            const double pad = -HUGE_VAL, sg = pass ? -1.0 : 1.0;
+            for (int64_t i = 0; i < L; ++i) {
+                int64_t t = base + i;
+                double a = t >= 0 && t < P ? sg * x[t * dim + c] : pad;
+                g[i] = (i % K) == 0 || !(g[i - 1] > a) ? a : g[i - 1];
+            }
+            for (int64_t i = L - 1; i >= 0; --i) {
+                int64_t t = base + i;
+                double a = t >= 0 && t < P ? sg * x[t * dim + c] : pad;
+                h[i] = i == L - 1 || ((i + 1) % K) == 0 || !(h[i + 1] > a) ? a : h[i + 1];
+            }
+            double *out = pass ? lo : hi;
+            for (int64_t i = 0; i < v - u; ++i) {
+                double m = h[i] > g[i + K - 1] ? h[i] : g[i + K - 1];
+                out[(u + i) * dim + c] = sg * m;
+            }
+        }
+    }
 }
 
 static int tsw__search_chunk(tsw__search *s, tsw__sws *w, tsw__list *l, int64_t c0,
@@ -285,13 +343,15 @@ static int tsw__search_chunk(tsw__search *s, tsw__sws *w, tsw__list *l, int64_t 
     else
         memcpy(w->x, src, (size_t)(P * dim) * sizeof(double));
     /* the data's envelope: point t sees [t - r, t + r] of the chunk (a window's own points
-     * within that range are all in the chunk, and more points only loosen the bound) */
-    for (int64_t t = 0; t < P; ++t) {
-        w->clo[t] = t - r > 0 ? t - r : 0;
-        w->chi[t] = t + r + 1 < P ? t + r + 1 : P;
-    }
-    knn_envelope_f64(w->x, P, dim, w->clo, w->chi, P, w->lo, w->hi, w->dq);
-    if (s->znorm) {
+     * within that range are all in the chunk, and more points only loosen the bound), made
+     * when a window first needs it: [env_a, env_e) holds it */
+    int64_t env_a = 0, env_e = 0;
+    if (!s->znorm) {
+        for (int64_t t = 0; t < nw * dim; ++t) {
+            w->wmu[t] = 0;
+            w->winv[t] = 1;
+        }
+    } else {
         for (int64_t c = 0; c < dim; ++c) {
             double x0 = w->x[c], a1 = 0, a2 = 0;
             int64_t nc = 0;
@@ -309,7 +369,24 @@ static int tsw__search_chunk(tsw__search *s, tsw__sws *w, tsw__list *l, int64_t 
             }
         }
     }
+    /* every window's mean and 1 / std per channel, in one pass the compiler vectorises */
+    for (int64_t c = 0; c < dim && s->znorm; ++c) {
+        const double x0 = w->x[c], rn = 1.0 / (double)n;
+        for (int64_t b = 0; b < nw; ++b) {
+            double m1 = (w->s1[(b + n) * dim + c] - w->s1[b * dim + c]) * rn;
+            double m2 = (w->s2[(b + n) * dim + c] - w->s2[b * dim + c]) * rn;
+            double var = m2 - m1 * m1;
+            w->wmu[b * dim + c] = m1 + x0;
+            w->winv[b * dim + c] = var > 0 ? 1 / sqrt(var) : 0;
+        }
+        for (int64_t b = 0; b < nw; ++b)
+            if (w->ch[(b + n) * dim + c] - w->ch[(b + 1) * dim + c] == 0) {
+                w->wmu[b * dim + c] = w->x[b * dim + c]; /* constant: z = 0 */
+                w->winv[b * dim + c] = 0;
+            }
+    }
     const double *qz = s->qz, *qlo = s->qlo, *qhi = s->qhi;
+    const double *qls = s->qls, *qhs = s->qhs; /* dim 1: the envelope in the order's order */
     const int64_t *order = s->order;
     const tsw_cost cost = s->cost;
     for (int64_t b = 0; b < nw; ++b) {
@@ -328,52 +405,68 @@ static int tsw__search_chunk(tsw__search *s, tsw__sws *w, tsw__list *l, int64_t 
         }
         int64_t ts;
         double tau = tsw__tau(s, &ts), bsf = tau * (1 + TSW__SEARCH_SLACK);
-        /* the window's mean and 1 / std per channel (raw: 0 and 1) */
+        /* the window's mean and 1 / std per channel (raw: 0 and 1), made per chunk */
         for (int64_t c = 0; c < dim; ++c) {
-            if (!s->znorm) {
-                w->mu[c] = 0;
-                w->inv[c] = 1;
-                continue;
-            }
-            if (w->ch[(b + n) * dim + c] - w->ch[(b + 1) * dim + c] == 0) {
-                w->mu[c] = w->x[b * dim + c]; /* constant: z = 0 */
-                w->inv[c] = 0;
-                continue;
-            }
-            double m1 = (w->s1[(b + n) * dim + c] - w->s1[b * dim + c]) / (double)n;
-            double m2 = (w->s2[(b + n) * dim + c] - w->s2[b * dim + c]) / (double)n;
-            double var = m2 - m1 * m1;
-            w->mu[c] = m1 + w->x[c];
-            w->inv[c] = var > 0 ? 1 / sqrt(var) : 0;
+            w->mu[c] = w->wmu[b * dim + c];
+            w->inv[c] = w->winv[b * dim + c];
         }
-        if (tsw__search_kim(s, w, b, bsf) > bsf)
+        if (tsw__search_kim(s, w, b, bsf) > bsf) {
+            ++l->kim;
             continue;
-        /* LB_Keogh, the query's envelope, largest query values first */
+        }
+        /* LB_Keogh, the query's envelope, largest query values first, in blocks of 8
+         * points (independent sums, then one test) */
         double lb1 = 0;
         int pruned = 0;
-        for (int64_t o = 0; o < n; ++o) {
-            int64_t j = order[o];
-            double acc = 0;
-            for (int64_t c = 0; c < dim; ++c) {
-                double z = (w->x[(b + j) * dim + c] - w->mu[c]) * w->inv[c], d = 0;
-                if (z > qhi[j * dim + c])
-                    d = z - qhi[j * dim + c];
-                else if (z < qlo[j * dim + c])
-                    d = qlo[j * dim + c] - z;
-                acc += tsw__pt_cost(cost, d);
+        for (int64_t o = 0; o < n && !pruned; o += 8) {
+            int64_t e = o + 8 < n ? o + 8 : n;
+            double part[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+            if (dim == 1) {
+                const double mu = w->mu[0], inv = w->inv[0], *xb = w->x + b;
+                for (int64_t t = o; t < e; ++t) {
+                    int64_t j = order[t];
+                    double z = (xb[j] - mu) * inv;
+                    double e1 = z - qhs[t], e2 = qls[t] - z;
+                    double d = (e1 > 0 ? e1 : 0) + (e2 > 0 ? e2 : 0); /* one of them is 0 */
+                    double cst = cost == TSW_COST_SQEUCLIDEAN ? d * d : d;
+                    w->cq[j] = cst;
+                    part[t - o] = cst;
+                }
+            } else {
+                for (int64_t t = o; t < e; ++t) {
+                    int64_t j = order[t];
+                    double acc = 0;
+                    for (int64_t c = 0; c < dim; ++c) {
+                        double z = (w->x[(b + j) * dim + c] - w->mu[c]) * w->inv[c];
+                        double e1 = z - qhi[j * dim + c], e2 = qlo[j * dim + c] - z;
+                        acc += tsw__pt_cost(cost, (e1 > 0 ? e1 : 0) + (e2 > 0 ? e2 : 0));
+                    }
+                    if (cost == TSW_COST_EUCLIDEAN)
+                        acc = sqrt(acc);
+                    w->cq[j] = acc;
+                    part[t - o] = acc;
+                }
             }
-            if (cost == TSW_COST_EUCLIDEAN)
-                acc = sqrt(acc);
-            w->cq[j] = acc;
-            lb1 += acc;
-            if (lb1 > bsf) {
-                pruned = 1;
-                break;
-            }
+            lb1 += ((part[0] + part[1]) + (part[2] + part[3])) +
+                   ((part[4] + part[5]) + (part[6] + part[7]));
+            pruned = lb1 > bsf;
         }
-        if (pruned)
+        if (pruned) {
+            ++l->kq;
             continue;
+        }
         /* LB_Keogh, the data's envelope */
+        if (b >= env_e) {
+            tsw__env_range(w->x, P, dim, r, b, b + n, w->lo, w->hi, (double *)w->clo,
+                           (double *)w->chi);
+            env_a = b;
+            env_e = b + n;
+        } else if (b + n > env_e) {
+            tsw__env_range(w->x, P, dim, r, env_e, b + n, w->lo, w->hi, (double *)w->clo,
+                           (double *)w->chi);
+            env_e = b + n;
+        }
+        (void)env_a;
         double lb2 = 0;
         for (int64_t o = 0; o < n; ++o) {
             int64_t i = order[o];
@@ -397,8 +490,11 @@ static int tsw__search_chunk(tsw__search *s, tsw__sws *w, tsw__list *l, int64_t 
                 break;
             }
         }
-        if (pruned)
+        if (pruned) {
+            ++l->kd;
             continue;
+        }
+        ++l->dtw;
         double a1 = 0, a2 = 0, f = 1 - TSW__SEARCH_SLACK;
         w->cbc[n] = w->cbr[n] = 0;
         for (int64_t t = n - 1; t >= 0; --t) {
@@ -413,6 +509,8 @@ static int tsw__search_chunk(tsw__search *s, tsw__sws *w, tsw__list *l, int64_t 
         }
         double d = knn_ea_dtw_f64(cost, qz, n, w->tz, n, dim, s->rlo, s->rhi, w->cbr, w->cbc,
                                   bsf, w->prev, w->cur);
+        if (!(d <= bsf))
+            ++l->ab;
         if (d <= bsf) {
             if (tsw__list_push(l, d, c0 + b))
                 return TSW_ENOMEM;
@@ -469,7 +567,7 @@ static int tsw__ord_cmp(const void *pa, const void *pb)
 int tsw__cpu_search(const tsw_params *params, tsw_dtype dtype, int64_t dim,
                     const tsw_series *query, const tsw_series *series, int znorm,
                     int64_t exclusion, int64_t k, int64_t *starts, double *distances,
-                    int64_t *count, const tsw_exec *exec)
+                    int64_t *count, tsw_search_stats *stats, const tsw_exec *exec)
 {
     tsw__search s;
     memset(&s, 0, sizeof(s));
@@ -494,7 +592,8 @@ int tsw__cpu_search(const tsw_params *params, tsw_dtype dtype, int64_t dim,
     s.r = band.kind == TSW_BAND_DIAG ? band.above : n - 1;
     int rc = TSW_OK;
     size_t nd = (size_t)n * (size_t)dim;
-    double *qbuf = tsw__malloc(nd * 3 * sizeof(double) + (size_t)dim * 2 * sizeof(double));
+    double *qbuf = tsw__malloc(nd * 3 * sizeof(double) + (size_t)dim * 2 * sizeof(double) +
+                               (size_t)n * 2 * sizeof(double));
     int64_t *ibuf = tsw__malloc((size_t)n * 5 * sizeof(int64_t) + sizeof(int64_t));
     tsw__ord *ord = tsw__malloc((size_t)n * sizeof(tsw__ord));
     tsw__list *lists = NULL;
@@ -537,8 +636,14 @@ int tsw__cpu_search(const tsw_params *params, tsw_dtype dtype, int64_t dim,
         }
     }
     qsort(ord, (size_t)n, sizeof(tsw__ord), tsw__ord_cmp);
-    for (int64_t i = 0; i < n; ++i)
+    double *qls = inv + dim, *qhs = qls + n;
+    for (int64_t i = 0; i < n; ++i) {
         order[i] = ord[i].i;
+        qls[i] = qlo[order[i] * dim];
+        qhs[i] = qhi[order[i] * dim];
+    }
+    s.qls = qls;
+    s.qhs = qhs;
     s.qz = qz;
     s.qlo = qlo;
     s.qhi = qhi;
@@ -629,6 +734,17 @@ int tsw__cpu_search(const tsw_params *params, tsw_dtype dtype, int64_t dim,
             distances[i] = tsw__finish(params, all[pick[i]].d);
         }
         *count = np;
+        if (stats) {
+            memset(stats, 0, sizeof(*stats));
+            stats->windows = s.W;
+            for (int t = 0; t < nt; ++t) {
+                stats->kim += lists[t].kim;
+                stats->keogh_query += lists[t].kq;
+                stats->keogh_data += lists[t].kd;
+                stats->dtw += lists[t].dtw;
+                stats->abandoned += lists[t].ab;
+            }
+        }
         tsw__free(all);
         tsw__free(pick);
         tsw__free(win);
