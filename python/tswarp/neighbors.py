@@ -20,6 +20,7 @@ Sakoe-Chiba (or any window's) envelope by Lemire's streaming min/max.
 from __future__ import annotations
 
 import numbers
+import warnings
 from typing import Any, Optional, Tuple
 
 import numpy as np
@@ -29,8 +30,15 @@ from ._conventions import check_int
 
 try:  # pragma: no cover - depends on the environment
     from sklearn.base import BaseEstimator as _Base, ClassifierMixin as _Clf, RegressorMixin as _Reg
+    from sklearn.exceptions import DataConversionWarning as _DataConversionWarning
     from sklearn.exceptions import NotFittedError
+    from sklearn.utils.multiclass import check_classification_targets as _check_targets
+    from sklearn.utils.validation import check_array as _check_array
 except ImportError:  # pragma: no cover
+    _check_array = None  # type: ignore[assignment]
+    _DataConversionWarning = None  # type: ignore[assignment,misc]
+    _check_targets = None  # type: ignore[assignment]
+
     class _Base:  # type: ignore[no-redef]
         pass
 
@@ -106,7 +114,7 @@ def knn(Q: Any, X: Any, k: int = 1, *, metric: str = "dtw", device: Any = "auto"
 
 def search(query: Any, series: Any, k: int = 1, *, znorm: bool = True,
            exclusion: Optional[int] = None, window: Any = None, radius: Any = None,
-           cost: str = "sqeuclidean", accumulated: bool = False, n_jobs: Optional[int] = None,
+           itakura_max_slope: Any = None, cost: str = "sqeuclidean", accumulated: bool = False, n_jobs: Optional[int] = None,
            progress: Any = False, layout: Any = None, return_stats: bool = False) -> Any:
     """The k best matches of a query in a long series under DTW (the UCR Suite).
 
@@ -150,11 +158,12 @@ def search(query: Any, series: Any, k: int = 1, *, znorm: bool = True,
     """
     if isinstance(query, list) and query and not isinstance(query[0], numbers.Number):
         return [search(q, series, k, znorm=znorm, exclusion=exclusion, window=window,
-                       radius=radius, cost=cost, accumulated=accumulated, n_jobs=n_jobs,
+                       radius=radius, itakura_max_slope=itakura_max_slope, cost=cost, accumulated=accumulated, n_jobs=n_jobs,
                        progress=progress, layout=layout, return_stats=return_stats)
                 for q in query]
     st, d, stats = _tswarp._search(_host(query), _host(series), k=k, znorm=znorm,
-                                   exclusion=exclusion, window=window, radius=radius, cost=cost,
+                                   exclusion=exclusion, window=window, radius=radius,
+                                   itakura_max_slope=itakura_max_slope, cost=cost,
                                    accumulated=accumulated, n_jobs=n_jobs, progress=progress,
                                    layout=layout)
     return (st, d, stats) if return_stats else (st, d)
@@ -293,31 +302,47 @@ class _KNeighborsBase(_Base):
         self.layout = layout
 
     def _collection(self, X, name="X"):
+        """A list of series stays a list (series of any lengths); an array is checked as
+        scikit-learn checks one (2-D (n, len) or 3-D (n, len, d), finite, real)."""
         X = _host(X)
-        if isinstance(X, np.ndarray) or not isinstance(X, (list, tuple)):
-            a = np.asarray(X)
-            if a.dtype == object:
-                return list(a)
-            if a.ndim not in (2, 3):
-                raise ValueError(f"{name} must be a 2-D array (n, len), a 3-D array (n, len, d) "
-                                 f"or a list of series; got shape {a.shape}")
-            if a.dtype.kind not in "biuf":
-                raise ValueError(f"{name} has dtype {a.dtype}; tswarp needs real numbers")
-            if a.shape[0] == 0 or a.shape[1] == 0:
-                raise ValueError(f"{name} is empty: shape {a.shape}")
-            if a.dtype.kind in "biu":
-                a = a.astype(np.float64)
-            return a
-        return list(X)
+        if isinstance(X, (list, tuple)) and X and not isinstance(X[0], numbers.Number):
+            return list(X)
+        if _check_array is not None:
+            a = _check_array(X, allow_nd=True, dtype="numeric", input_name=name)
+        else:  # pragma: no cover - without scikit-learn
+            a = np.asarray(X, dtype=float)
+            if a.ndim not in (2, 3) or a.shape[0] == 0 or a.shape[1] == 0:
+                raise ValueError(f"{name} must be a non-empty 2-D array (n, len) or 3-D array "
+                                 f"(n, len, d); got shape {a.shape}")
+            if not np.isfinite(a).all():
+                raise ValueError(f"{name} contains NaN or infinity")
+        if a.ndim > 3:
+            raise ValueError(f"{name} must be 2-D (n, len) or 3-D (n, len, d); got shape "
+                             f"{a.shape}")
+        return a
 
     def fit(self, X, y):
+        if y is None:
+            raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y "
+                             "is None")
         Xc = self._collection(X)
         n = len(Xc)
         y = np.asarray(y)
         if y.ndim == 2 and y.shape[1] == 1 and isinstance(self, _Clf):
+            if _DataConversionWarning is not None:
+                warnings.warn("A column-vector y was passed when a 1d array was expected",
+                              _DataConversionWarning, stacklevel=2)
             y = y.ravel()
-        if y.shape[0] != n:
+        if y.ndim == 0 or y.shape[0] != n:
             raise ValueError(f"y must have one target per series ({n}), got shape {y.shape}")
+        if isinstance(self, _Clf):
+            if _check_targets is not None:
+                _check_targets(y)
+        else:
+            if _check_array is not None:
+                y = _check_array(y, ensure_2d=False, dtype="numeric", input_name="y")
+            elif not np.isfinite(np.asarray(y, dtype=float)).all():  # pragma: no cover
+                raise ValueError("y contains NaN or infinity")
         check_int(self.n_neighbors, "n_neighbors", 1)
         if isinstance(Xc, np.ndarray) and Xc.ndim == 2:
             self.n_features_in_ = Xc.shape[1]
@@ -358,9 +383,9 @@ class _KNeighborsBase(_Base):
             Ix = Ix[keep].reshape(n, k)
         else:
             Xc = self._collection(X)
-            if (isinstance(Xc, np.ndarray) and Xc.ndim == 2 and
-                    getattr(self, "n_features_in_", None) not in (None, Xc.shape[1]) and
-                    isinstance(self._fit_X, np.ndarray)):
+            nf = getattr(self, "n_features_in_", None)
+            if isinstance(Xc, np.ndarray) and Xc.ndim == 2 and nf is not None and \
+                    Xc.shape[1] != nf:
                 raise ValueError(f"X has {Xc.shape[1]} features, but {type(self).__name__} is "
                                  f"expecting {self.n_features_in_} features as input (series "
                                  f"of another length: pass a list of series)")
@@ -413,12 +438,19 @@ class KNeighborsTimeSeriesClassifier(_Clf, _KNeighborsBase):
         return P / s
 
     def predict(self, X):
-        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+        P = self.predict_proba(X)  # (raises NotFittedError before classes_ is read)
+        return self.classes_[np.argmax(P, axis=1)]
 
 
 class KNeighborsTimeSeriesRegressor(_Reg, _KNeighborsBase):
     """k-nearest-neighbour regressor under an elastic measure: the (weighted) mean of the
-    neighbours' targets. Parameters as :class:`KNeighborsTimeSeriesClassifier`."""
+    neighbours' targets (y of shape (n,) or (n, n_outputs)). Parameters as
+    :class:`KNeighborsTimeSeriesClassifier`."""
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.multi_output = True
+        return tags
 
     def predict(self, X):
         D, Ix = self.kneighbors(X)

@@ -1,0 +1,299 @@
+"""Nearest neighbours (issue 32): knn equals cdist + a stable sort, the lower bounds never
+exceed the distance, search equals a brute force over every window, the estimators pass
+scikit-learn's check_estimator, and 1-NN DTW on the UCR data sets aeon ships gives the
+archive's published error rates. Random inputs come from the `rng` fixture (seed printed).
+"""
+
+import math
+
+import numpy as np
+import pytest
+
+import tswarp
+from tswarp.neighbors import KNeighborsTimeSeriesClassifier, KNeighborsTimeSeriesRegressor
+
+CL = "channels_last"
+
+
+def stable_topk(C, k):
+    order = np.argsort(C, axis=1, kind="stable")[:, :k]
+    return np.take_along_axis(C, order, 1), order
+
+
+def walks(rng, shape, dtype=np.float64):
+    return rng.standard_normal(shape).cumsum(axis=1).astype(dtype)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("dim", [1, 3])
+@pytest.mark.parametrize("cost", ["sqeuclidean", "abs", "euclidean", "cosine"])
+def test_knn_equals_cdist_and_stable_sort(rng, dtype, dim, cost):
+    what = f"seed={rng.seed}"
+    Q = walks(rng, (6, 30, dim), dtype)
+    X = walks(rng, (150, 30, dim), dtype)
+    X[40] = X[7]  # exact ties: the smaller index first
+    X[99] = X[7]
+    Q[2] = X[7]
+    for kw in ({}, {"window": 0.0}, {"window": 0.1}, {"radius": 4}, {"itakura_max_slope": 2.0}):
+        for k in (1, 5):
+            D, I = tswarp.knn(Q, X, k, cost=cost, layout=CL, **kw)
+            ref, order = stable_topk(tswarp.cdist(Q, X, cost=cost, layout=CL, _impl="reference",
+                                                  **kw), k)
+            assert D.dtype == dtype and I.dtype == np.int64 and D.shape == (6, k)
+            np.testing.assert_array_equal(I, order, err_msg=f"{what} {kw} k={k}")
+            np.testing.assert_array_equal(D, ref, err_msg=f"{what} {kw} k={k}")
+            fast = tswarp.cdist(Q, X, cost=cost, layout=CL, **kw)
+            tol = 1e-5 if dtype == np.float32 else 1e-12
+            np.testing.assert_allclose(D, np.take_along_axis(fast, order, 1), rtol=tol,
+                                       atol=tol * float(np.abs(fast).max()), err_msg=what)
+    if cost != "cosine" or dim > 1:  # (d = 1: every cosine cost is 0 or 2; ties abound)
+        assert list(tswarp.knn(Q, X, 3, cost=cost, layout=CL)[1][2]) == [7, 40, 99]
+
+
+@pytest.mark.parametrize("metric,params", [("twed", {}), ("twed", {"nu": 0.1, "lmbda": 0.5}),
+                                           ("soft_dtw", {"gamma": 0.5}),
+                                           ("soft_dtw", {"normalize": True})])
+def test_knn_other_measures(rng, metric, params):
+    Q, X = walks(rng, (5, 25)), walks(rng, (90, 25))
+    X[30] = X[3]
+    D, I = tswarp.knn(Q, X, 4, metric=metric, **params)
+    C = tswarp.cdist(Q, X, metric=metric, _impl="reference", **params)
+    ref, order = stable_topk(C, 4)
+    np.testing.assert_array_equal(I, order, err_msg=f"seed={rng.seed}")
+    np.testing.assert_allclose(D, ref, rtol=1e-12, atol=1e-12, err_msg=f"seed={rng.seed}")
+
+
+def test_knn_ragged_and_thread_counts(rng):
+    Q = [rng.standard_normal(n).cumsum() for n in (12, 30, 41)]
+    X = [rng.standard_normal(int(n)).cumsum() for n in rng.integers(5, 50, 120)]
+    for kw in ({}, {"window": 0.2}, {"radius": 3}, {"itakura_max_slope": 3.0}):
+        ref, order = stable_topk(tswarp.cdist(Q, X, _impl="reference", **kw), 6)
+        for n_jobs in (1, 2, 3):
+            D, I = tswarp.knn(Q, X, 6, n_jobs=n_jobs, **kw)
+            np.testing.assert_array_equal(I, order, err_msg=f"seed={rng.seed} {kw} {n_jobs}")
+            np.testing.assert_array_equal(D, ref)
+
+
+def test_knn_bad_input(rng):
+    X = walks(rng, (10, 20))
+    with pytest.raises(ValueError, match="k = 11"):
+        tswarp.knn(X, X, 11)
+    with pytest.raises(ValueError, match="k must be a positive int"):
+        tswarp.knn(X, X, 0)
+    with pytest.raises(TypeError, match="k must be an int"):
+        tswarp.knn(X, X, 1.0)
+    bad = X.copy()
+    bad[3, 4] = np.nan
+    with pytest.raises(ValueError, match=r"X\[3\] contains NaN"):
+        tswarp.knn(X, bad, 1)
+    with pytest.raises(ValueError, match=r"Q\[3\] contains NaN"):
+        tswarp.knn(bad, X, 1)
+    with pytest.raises(ValueError, match="window"):
+        tswarp.knn(X, X, 1, window=1.5)
+    with pytest.raises(ValueError, match="dimension"):
+        tswarp.knn(X, X[:, :, None].repeat(2, axis=2), 1)
+    with pytest.raises(ValueError, match="empty"):
+        tswarp.knn(X, [], 1)
+
+
+BOUNDS = {
+    "kim": lambda q, X, **kw: tswarp.lb_kim(q, X, **kw),
+    "keogh": lambda q, X, **kw: tswarp.lb_keogh(q, X, **kw),
+    "keogh_data": lambda q, X, **kw: tswarp.lb_keogh(q, X, envelope="data", **kw),
+    "improved": lambda q, X, **kw: tswarp.lb_improved(q, X, **kw),
+    "enhanced": lambda q, X, **kw: tswarp.lb_enhanced(q, X, bands=3, **kw),
+}
+
+
+@pytest.mark.parametrize("bound", list(BOUNDS))
+def test_lower_bounds_never_exceed_the_distance(rng, bound):
+    for trial in range(24):
+        dim = int(rng.integers(1, 4))
+        n = int(rng.integers(1, 40))
+        q = rng.standard_normal((n, dim)).cumsum(axis=0)
+        X = [rng.standard_normal((int(rng.integers(1, 40)), dim)).cumsum(axis=0)
+             for _ in range(20)]
+        kw = [{}, {"window": float(rng.uniform(0, 1))}, {"radius": int(rng.integers(0, 6))},
+              {"itakura_max_slope": float(rng.uniform(1, 4))}][trial % 4]
+        for cost in ("sqeuclidean", "abs", "euclidean"):
+            if bound == "improved" and cost == "euclidean" and dim > 1:
+                with pytest.raises(NotImplementedError, match="LB_Improved"):
+                    BOUNDS[bound](q, X, cost=cost, layout=CL, **kw)
+                continue
+            for acc in (False, True):
+                d = np.array([tswarp.dtw(q, x, cost=cost, accumulated=acc, layout=CL, **kw)
+                              for x in X])
+                lb = BOUNDS[bound](q, X, cost=cost, accumulated=acc, layout=CL, **kw)
+                assert lb.shape == (20,) and (lb >= 0).all()
+                assert (lb <= d * (1 + 1e-12) + 1e-12).all(), \
+                    f"seed={rng.seed} trial={trial} {kw} {cost} {lb} {d}"
+
+
+def test_lower_bounds_float32_and_tightness(rng):
+    q = rng.standard_normal(128).cumsum()
+    X = rng.standard_normal((40, 128)).cumsum(axis=1)
+    d = tswarp.cdist([q], X, window=0.1)[0]
+    keogh = tswarp.lb_keogh(q, X, window=0.1)
+    assert (tswarp.lb_improved(q, X, window=0.1) >= keogh - 1e-12).all()
+    assert (keogh <= d).all() and np.mean(keogh / d) > 0.3  # a bound that prunes
+    lb32 = tswarp.lb_keogh(q.astype(np.float32), X.astype(np.float32), window=0.1)
+    d32 = tswarp.cdist([q.astype(np.float32)], X.astype(np.float32), window=0.1)[0]
+    assert (lb32 <= d32 * (1 + 1e-5)).all(), f"seed={rng.seed}"
+    assert isinstance(tswarp.lb_kim(q, X[0]), float)
+    assert tswarp.lb_kim(q, q) == 0.0
+    with pytest.raises(NotImplementedError, match="cosine"):
+        tswarp.lb_keogh(q, X, cost="cosine")
+    assert (tswarp.lb_kim(q, X, cost="cosine") <= tswarp.cdist([q], X, cost="cosine")[0]).all()
+
+
+def test_envelope_is_the_sliding_min_and_max(rng):
+    x = rng.standard_normal(60)
+    for r in (0, 1, 5, 100):
+        lo, hi = tswarp.envelope(x, radius=r)
+        want_lo = [x[max(0, i - r): i + r + 1].min() for i in range(60)]
+        want_hi = [x[max(0, i - r): i + r + 1].max() for i in range(60)]
+        np.testing.assert_array_equal(lo, want_lo)
+        np.testing.assert_array_equal(hi, want_hi)
+    lo, hi = tswarp.envelope(rng.standard_normal((30, 2)), window=0.1, layout=CL)
+    assert lo.shape == hi.shape == (30, 2) and (lo <= hi).all()
+    lo, hi = tswarp.envelope(x, radius=2, length=80)
+    assert lo.shape == (80,)
+
+
+def znorm(w):
+    out = np.empty_like(w, dtype=float)
+    for c in range(w.shape[1]):
+        v = w[:, c].astype(float)
+        out[:, c] = 0 if np.ptp(v) == 0 else (v - v.mean()) / v.std()
+    return out
+
+
+def brute_search(q, s, k, excl, zn, **kw):
+    n = len(q)
+    qz = znorm(q) if zn else q.astype(float)
+    W = len(s) - n + 1
+    d = np.array([tswarp.dtw(qz, znorm(s[i:i + n]) if zn else s[i:i + n].astype(float),
+                             layout=CL, **kw) for i in range(W)])
+    picks = []
+    for i in np.lexsort((np.arange(W), d)):
+        if all(abs(i - p) >= excl for p in picks):
+            picks.append(i)
+        if len(picks) == k:
+            break
+    return np.array(picks, dtype=np.int64), d[picks]
+
+
+def test_search_equals_brute_force(rng):
+    for t in range(30):
+        dim = int(rng.integers(1, 3))
+        n = int(rng.integers(4, 25))
+        N = int(rng.integers(n, 300))
+        s = rng.standard_normal((N, dim)).cumsum(axis=0)
+        if t % 5 == 0 and N > 120:
+            s[50:120] = 3.0  # constant windows: z-normalised to 0
+        q = rng.standard_normal((n, dim)).cumsum(axis=0) if t % 3 else s[N - n:].copy()
+        k = min(int(rng.integers(1, 6)), N - n + 1)
+        excl = int(rng.integers(1, n + 3))
+        zn = bool(t % 4)
+        kw = [{}, {"window": 0.1}, {"radius": 2}, {"radius": 0}][t % 4]
+        cost = ["sqeuclidean", "abs", "euclidean"][t % 3]
+        st, d = tswarp.search(q, s, k, exclusion=excl, znorm=zn, cost=cost, layout=CL,
+                              n_jobs=int(rng.integers(1, 4)), **kw)
+        bs, bd = brute_search(q, s, k, excl, zn, cost=cost, **kw)
+        what = f"seed={rng.seed} trial={t}"
+        np.testing.assert_array_equal(st, bs, err_msg=what)
+        np.testing.assert_allclose(d, bd, rtol=1e-9, atol=1e-9, err_msg=what)
+
+
+def test_search_finds_a_planted_pattern_across_chunks(rng):
+    s = rng.standard_normal(100_000).cumsum()
+    q = s[70_000:70_128] * 3.0 + 5.0  # z-normalisation removes scale and offset
+    st, d, stats = tswarp.search(q, s, 3, window=0.05, return_stats=True, n_jobs=2)
+    assert st[0] == 70_000 and d[0] < 1e-6, f"seed={rng.seed}"
+    assert stats["windows"] == 100_000 - 127
+    pruned = stats["kim"] + stats["keogh_query"] + stats["keogh_data"]
+    assert pruned + stats["dtw"] == stats["windows"]
+    assert pruned > 0.5 * stats["windows"]
+    st1, d1 = tswarp.search(q, s, 3, window=0.05, n_jobs=1)
+    np.testing.assert_array_equal(st, st1)
+    np.testing.assert_array_equal(d, d1)
+    raw_st, _ = tswarp.search(s[500:600], s, 1, znorm=False, radius=0)
+    assert raw_st[0] == 500
+    many = tswarp.search([q, s[10:138]], s, 1, window=0.05)
+    assert many[0][0][0] == 70_000 and many[1][0][0] == 10
+
+
+def test_search_bad_input(rng):
+    s = rng.standard_normal(50)
+    with pytest.raises(ValueError, match="longer than the series"):
+        tswarp.search(rng.standard_normal(60), s)
+    with pytest.raises(ValueError, match="windows"):
+        tswarp.search(s[:10], s, k=42)
+    bad = s.copy()
+    bad[7] = np.inf
+    with pytest.raises(ValueError, match="series contains NaN"):
+        tswarp.search(s[:10], bad)
+    with pytest.raises(ValueError, match="itakura"):
+        tswarp.search(s[:10], s, itakura_max_slope=2.0)
+    with pytest.raises(ValueError, match="exclusion"):
+        tswarp.search(s[:10], s, exclusion=0)
+    with pytest.raises(ValueError, match="cosine"):
+        tswarp.search(s[:10], s, cost="cosine")
+
+
+def test_estimators_check_estimator():
+    sk = pytest.importorskip("sklearn.utils.estimator_checks")
+    for est in (KNeighborsTimeSeriesClassifier(), KNeighborsTimeSeriesRegressor()):
+        failed = [(r["check_name"], str(r["exception"])[:200])
+                  for r in sk.check_estimator(est, on_fail=None) if r["status"] == "failed"]
+        assert failed == [], failed
+
+
+def test_estimators_match_knn_and_weights(rng):
+    Xtr, Xte = walks(rng, (60, 40)), walks(rng, (20, 40))
+    ytr = rng.integers(0, 3, 60)
+    clf = KNeighborsTimeSeriesClassifier(n_neighbors=3, metric_params={"window": 0.1}).fit(Xtr, ytr)
+    D, I = tswarp.knn(Xte, Xtr, 3, window=0.1)
+    np.testing.assert_array_equal(clf.kneighbors(Xte)[1], I)
+    votes = np.array([np.bincount(ytr[row], minlength=3) for row in I])
+    np.testing.assert_array_equal(clf.predict(Xte), np.argmax(votes, axis=1))
+    P = KNeighborsTimeSeriesClassifier(3, weights="distance").fit(Xtr, ytr).predict_proba(Xte)
+    np.testing.assert_allclose(P.sum(axis=1), 1)
+    reg = KNeighborsTimeSeriesRegressor(n_neighbors=4).fit(Xtr, ytr.astype(float))
+    D4, I4 = tswarp.knn(Xte, Xtr, 4)
+    np.testing.assert_allclose(reg.predict(Xte), ytr[I4].mean(axis=1))
+    # neighbours of the training series among the others
+    Dn, In = clf.kneighbors(None, 2)
+    assert (In != np.arange(60)[:, None]).all()
+    # ragged series as lists
+    clf2 = KNeighborsTimeSeriesClassifier().fit([x[:int(rng.integers(20, 40))] for x in Xtr], ytr)
+    assert clf2.predict([Xte[0][:25], Xte[1]]).shape == (2,)
+
+
+# The UCR archive (Dau et al. 2018), 1-NN DTW test error rates: "DTW (w=100)" (full window)
+# and "DTW (learned_w)" with its learned window w (% of the length; radius round(w L / 100)).
+UCR = {
+    "GunPoint": (0.093, 0, 0.087),
+    "ItalyPowerDemand": (0.050, 0, 0.045),
+    "ArrowHead": (0.297, 0, 0.200),
+    "OSULeaf": (0.409, 7, 0.388),
+    "ACSF1": (0.360, 4, 0.380),
+}
+
+
+@pytest.mark.parametrize("name", list(UCR))
+def test_ucr_1nn_dtw_error_rates(name):
+    datasets = pytest.importorskip("aeon.datasets")
+    Xtr, ytr = datasets.load_classification(name, split="train")
+    Xte, yte = datasets.load_classification(name, split="test")
+    Xtr, Xte = Xtr[:, 0, :], Xte[:, 0, :]
+    full, w, learned = UCR[name]
+    _, I = tswarp.knn(Xte, Xtr, 1)
+    assert round(float(np.mean(ytr[I[:, 0]] != yte)), 3) == full
+    r = round(w * Xtr.shape[1] / 100)
+    _, I = tswarp.knn(Xte, Xtr, 1, radius=r)
+    assert round(float(np.mean(ytr[I[:, 0]] != yte)), 3) == learned
+    if name == "GunPoint":
+        clf = KNeighborsTimeSeriesClassifier().fit(Xtr, ytr)
+        assert round(1 - clf.score(Xte, yte), 3) == full
+    assert not math.isnan(full)
