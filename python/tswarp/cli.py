@@ -394,6 +394,19 @@ def knn_predict(D: np.ndarray, y_train: np.ndarray, k: int = 1) -> np.ndarray:
     return np.array(out, dtype=y_train.dtype)
 
 
+def knn_vote(nearest: np.ndarray, y_train: np.ndarray) -> np.ndarray:
+    """Labels from the (n_test, k) indices of the nearest training series, nearest first:
+    knn_predict's vote (majority; a tie goes to the tied class of the nearest)."""
+    y_train = np.asarray(y_train)
+    out = []
+    for row in np.asarray(nearest):
+        labels = y_train[row].tolist()
+        votes = Counter(labels)
+        best = max(votes.values())
+        out.append(next(lab for lab in labels if votes[lab] == best))
+    return np.array(out, dtype=y_train.dtype)
+
+
 def _accuracy(pred, y_test) -> float:
     """Fraction of equal labels. Readers give int64 labels when every label of a file is an
     integer and str otherwise, so TRAIN and TEST may differ in kind: then compare as text."""
@@ -437,10 +450,11 @@ def cmd_knn(args) -> int:
     print(f"{'measure':<10} {'accuracy':>9} {'error rate':>11} {'time s':>9} {'Gcells/s':>9}")
     for metric in metrics:
         start = time.perf_counter()
-        D = tswarp.cdist(X_test, X_train, metric=metric, n_jobs=args.jobs, progress=args.progress,
-                         **params[metric])
+        # tswarp.knn: the top k without the matrix (DTW prunes with its lower bounds)
+        _, nearest = tswarp.knn(X_test, X_train, args.k, metric=metric, n_jobs=args.jobs,
+                                progress=args.progress, **params[metric])
         seconds = time.perf_counter() - start
-        pred = knn_predict(D, y_train, args.k)
+        pred = knn_vote(nearest, y_train)
         accuracy = _accuracy(pred, y_test)
         print(f"{metric:<10} {accuracy:>9.4f} {1 - accuracy:>11.4f} {seconds:>9.3f} "
               f"{_rate(cells, seconds):>9.3f}", flush=True)

@@ -297,3 +297,24 @@ def test_ucr_1nn_dtw_error_rates(name):
         clf = KNeighborsTimeSeriesClassifier().fit(Xtr, ytr)
         assert round(1 - clf.score(Xte, yte), 3) == full
     assert not math.isnan(full)
+
+
+_INFO = tswarp.info()
+HAS_GPU = bool(_INFO["cuda_built"] and _INFO["cuda_devices"] > 0)
+
+
+@pytest.mark.skipif(not HAS_GPU, reason=f"no CUDA GPU: cuda_built={_INFO['cuda_built']}, "
+                    f"cuda_devices={_INFO['cuda_devices']}")
+@pytest.mark.parametrize("metric", ["dtw", "twed", "soft_dtw"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_knn_on_the_gpu_equals_its_cdist(rng, metric, dtype):
+    Q, X = walks(rng, (9, 40), dtype), walks(rng, (700, 40), dtype)
+    X[500] = X[3]
+    kw = {"window": 0.1} if metric == "dtw" else {}
+    D, I = tswarp.knn(Q, X, 5, metric=metric, device="cuda", **kw)
+    ref, order = stable_topk(tswarp.cdist(Q, X, metric=metric, device="cuda", **kw), 5)
+    np.testing.assert_array_equal(I, order, err_msg=f"seed={rng.seed}")
+    np.testing.assert_array_equal(D, ref)
+    Dc, Ic = tswarp.knn(Q, X, 5, metric=metric, device="cpu", **kw)
+    tol = 1e-4 if dtype == np.float32 else 1e-10
+    np.testing.assert_allclose(D, Dc, rtol=tol, atol=tol)
