@@ -144,6 +144,22 @@ def bench_1nn(args):
               f"{aeon_s} | {tc / tk:.1f}x | {ratio} | {e1:.3f} {e2:.3f} {e3:.3f} |", flush=True)
 
 
+def bench_gpu_search(args, rng):
+    print("\n## GPU search: query 128, window 5%, z-normalised, float64 (series from numpy)\n")
+    print("| points | tswarp GPU s | tswarp CPU s (all cores) | match (both) | GPU DTW share |")
+    print("|---|---|---|---|---|")
+    q = rng.standard_normal(128).cumsum()
+    for N in (10**6, 10**7, 10**8):
+        s = rng.standard_normal(N).cumsum()
+        tswarp.search(q, s[:10**5], 1, window=0.05, device="cuda")  # warm up
+        tg, (sg, dg, st) = timed(lambda: tswarp.search(q, s, 1, window=0.05, device="cuda",
+                                                       return_stats=True), 2)
+        tc, (sc, dc) = timed(lambda: tswarp.search(q, s, 1, window=0.05, device="cpu"))
+        same = "same" if sg[0] == sc[0] and dg[0] == dc[0] else f"DIFFER {sg} {sc}"
+        print(f"| {N:.0e} | {tg:.3f} | {tc:.3f} | {sg[0]} {same} | "
+              f"{100 * st['dtw'] / st['windows']:.3f}% |", flush=True)
+
+
 def bench_gpu(args, rng):
     print("\n## GPU: 1-NN, length 128, window 10%, float32 and float64\n")
     print("| n queries x n series | dtype | knn(device='cuda') s | cdist(cuda)+argmin s | "
@@ -181,6 +197,7 @@ def main():
         bench_search(args, rng)
         bench_1nn(args)
     if args.gpu:
+        bench_gpu_search(args, rng)
         bench_gpu(args, rng)
 
 

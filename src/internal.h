@@ -147,6 +147,26 @@ int tsw__cpu_search(const tsw_params *params, tsw_dtype dtype, int64_t dim,
                     const tsw_series *query, const tsw_series *series, int znorm,
                     int64_t exclusion, int64_t k, int64_t *starts, double *distances,
                     int64_t *count, tsw_search_stats *stats, const tsw_exec *exec);
+/* The candidate windows (starts) recomputed exactly, then the greedy choice: the last step
+ * of tsw_search whatever found the candidates (cpu/search.c). */
+int tsw__search_exact(const tsw_params *params, tsw_dtype dtype, int64_t dim,
+                      const tsw_series *query, const tsw_series *series, int znorm,
+                      int64_t exclusion, int64_t k, const int64_t *cand, int64_t ncand,
+                      int64_t *starts, double *distances, int64_t *count);
+/* CUDA search (cuda/search.cu): the candidate windows of tsw_search, a superset of those
+ * the exact choice can pick: every window's lower bound on the GPU, DTW of the survivors
+ * of a threshold from seed windows. *cand (tsw__malloc'd, freed by the caller) receives
+ * *ncand starts; stats (may be NULL) the counts. */
+int tsw__cuda_search(const tsw_params *params, tsw_dtype dtype, int64_t dim,
+                     const double *qz, const double *qlo, const double *qhi, int64_t n,
+                     int64_t r, const tsw_series *series, int znorm, int64_t exclusion,
+                     int64_t k, int64_t **cand, int64_t *ncand, tsw_search_stats *stats,
+                     const tsw_exec *exec);
+/* The query as the search compares it: z-normalised (znorm) or as given, in double, and its
+ * envelope under the radius r the params give; qz, qlo, qhi: (n, dim) (cpu/search.c). */
+int tsw__search_query(const tsw_params *params, tsw_dtype dtype, int64_t dim,
+                      const tsw_series *query, int znorm, double *qz, double *qlo,
+                      double *qhi, int64_t *r);
 
 /* max |x_i| over count values of the dtype (0 for none): the scale checks of soft-DTW's
  * linear domain (cpu/) and of overflowing path costs (align.c). */

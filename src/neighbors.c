@@ -253,6 +253,37 @@ int tsw_knn(const tsw_params *params, tsw_dtype dtype, int64_t dim, const tsw_co
     return rc;
 }
 
+#ifdef TSWARP_WITH_CUDA
+/* The GPU finds the candidate windows; the CPU recomputes them exactly and chooses (the
+ * same matches and distances as the CPU search). */
+static int tsw__search_cuda(const tsw_params *params, tsw_dtype dtype, int64_t dim,
+                            const tsw_series *query, const tsw_series *series, int znorm,
+                            int64_t exclusion, int64_t k, int64_t *starts, double *distances,
+                            int64_t *count, tsw_search_stats *stats, const tsw_exec *ex)
+{
+    const size_t nd = (size_t)query->length * (size_t)dim;
+    double *q = tsw__malloc(nd * 3 * sizeof(double));
+    int64_t *cand = NULL, ncand = 0, r;
+    tsw_search_stats st;
+    if (!q)
+        return TSW_ENOMEM;
+    int rc = tsw__search_query(params, dtype, dim, query, znorm, q, q + nd, q + 2 * nd, &r);
+    if (!rc)
+        rc = tsw__cuda_search(params, dtype, dim, q, q + nd, q + 2 * nd, query->length, r,
+                              series, znorm, exclusion, k, &cand, &ncand, &st, ex);
+    if (!rc)
+        rc = tsw__search_exact(params, dtype, dim, query, series, znorm, exclusion, k, cand,
+                               ncand, starts, distances, count);
+    if (!rc && stats)
+        *stats = st;
+    if (!rc && ex->progress && ex->progress(ex->progress_user, st.windows, st.windows))
+        rc = TSW_ECANCELED;
+    tsw__free(q);
+    tsw__free(cand);
+    return rc;
+}
+#endif
+
 int tsw_search(const tsw_params *params, tsw_dtype dtype, int64_t dim, const tsw_series *query,
                const tsw_series *series, int znorm, int64_t exclusion, int64_t k,
                int64_t *starts, double *distances, int64_t *count, tsw_search_stats *stats,
@@ -302,6 +333,16 @@ int tsw_search(const tsw_params *params, tsw_dtype dtype, int64_t dim, const tsw
                         (long long)(series->length - query->length + 1));
         return TSW_EPARAM;
     }
+#ifdef TSWARP_WITH_CUDA
+    const int64_t W = series->length - query->length + 1;
+    if (ex.device == TSW_DEVICE_CUDA ||
+        (ex.device == TSW_DEVICE_AUTO && tsw__cuda_auto(&ex, (double)W * (double)dim * 50))) {
+        rc = tsw__search_cuda(params, dtype, dim, query, series, znorm, exclusion, k, starts,
+                              distances, count, stats, &ex);
+        if (!tsw__cuda_fallback(&ex, rc))
+            return rc;
+    }
+#endif
     return tsw__cpu_search(params, dtype, dim, query, series, znorm, exclusion, k, starts,
                            distances, count, stats, &ex);
 }

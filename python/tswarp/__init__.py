@@ -39,8 +39,7 @@ from ._tswarp import (
 from ._align import Match, dtw_path, segmental_dtw, subsequence_dtw
 from ._sdtw import soft_dtw_barycenter, soft_dtw_grad
 from . import plot
-from . import neighbors
-from .neighbors import envelope, knn, lb_enhanced, lb_improved, lb_keogh, lb_kim, search
+from ._knn import envelope, knn, lb_enhanced, lb_improved, lb_keogh, lb_kim, search
 
 __all__ = [
     "METRICS",
@@ -77,3 +76,12 @@ __all__ = [
 for _f in (cdist, distance, dtw, dtw_path, empty_cache, info, paired, pdist, soft_dtw, twed):
     _f.__module__ = __name__
 del _f
+
+
+def __getattr__(name):
+    # tswarp.neighbors (the estimators, with scikit-learn) loads on first use: import tswarp
+    # stays light (a command-line call starts in a fraction of a second).
+    if name == "neighbors":
+        import importlib
+        return importlib.import_module(".neighbors", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

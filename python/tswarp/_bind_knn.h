@@ -12,7 +12,8 @@ static const signature sig_env = {"envelope", 1, 1, {K_A},
                                   M_WINDOWS | BIT(K_LENGTH) | BIT(K_AS_B) | BIT(K_LAYOUT)};
 static const signature sig_search = {"search", 2, 2, {K_QUERY, K_SERIES},
                                      M_DTWONLY | BIT(K_K) | BIT(K_ZNORM) | BIT(K_EXCLUSION) |
-                                         BIT(K_NJOBS) | BIT(K_PROGRESS) | BIT(K_LAYOUT)};
+                                         BIT(K_NJOBS) | BIT(K_PROGRESS) | BIT(K_LAYOUT) |
+                                         BIT(K_DEVICE)};
 
 /* exec for the CPU-only calls: threads from n_jobs */
 static int cpu_exec(PyObject **slot, tsw_exec *ex)
@@ -267,13 +268,14 @@ static PyObject *py_search(PyObject *self, PyObject *const *args, Py_ssize_t nar
     tsw_exec ex;
     PyArrayObject *qa = NULL, *sa = NULL;
     PyObject *bar = NULL, *result = NULL;
-    int layout, qc, sc, znorm = 1;
+    int layout, qc, sc, znorm = 1, explicit_index;
     long long k = 1, excl = -1;
     int64_t n, N, dq, ds;
     int64_t *st = NULL;
     double *dv = NULL;
     if (parse_call(&sig_search, args, nargs, kwnames, slot) < 0 ||
-        build_params(TSW_DTW, "search", slot, &prm) < 0 || cpu_exec(slot, &ex) < 0 ||
+        build_params(TSW_DTW, "search", slot, &prm) < 0 ||
+        build_exec(slot, &ex, &explicit_index) < 0 ||
         parse_layout(slot[K_LAYOUT], &layout) < 0 || get_positive_int(slot[K_K], "k", &k) < 0 ||
         get_positive_int(slot[K_EXCLUSION], "exclusion", &excl) < 0 ||
         (slot[K_ZNORM] && get_bool(slot[K_ZNORM], "znorm", &znorm) < 0))

@@ -564,6 +564,98 @@ static int tsw__ord_cmp(const void *pa, const void *pb)
     return (a->i > b->i) - (a->i < b->i);
 }
 
+int tsw__search_query(const tsw_params *params, tsw_dtype dtype, int64_t dim,
+                      const tsw_series *query, int znorm, double *qz, double *qlo,
+                      double *qhi, int64_t *r)
+{
+    const int64_t n = query->length;
+    const size_t nd = (size_t)n * (size_t)dim;
+    tsw_band band = tsw_band_make(params->window, params->window_radius,
+                                  params->itakura_max_slope, n, n);
+    *r = band.kind == TSW_BAND_DIAG ? band.above : n - 1;
+    double *st = tsw__malloc((size_t)dim * 2 * sizeof(double));
+    int64_t *ib = tsw__malloc((size_t)n * 5 * sizeof(int64_t));
+    if (!st || !ib) {
+        tsw__free(st);
+        tsw__free(ib);
+        return TSW_ENOMEM;
+    }
+    tsw__load(query->values, dtype, 0, (int64_t)nd, qz);
+    if (znorm) {
+        tsw__znorm_stats(qz, n, dim, st, st + dim);
+        for (size_t u = 0; u < nd; ++u)
+            qz[u] = (qz[u] - st[u % (size_t)dim]) * st[dim + u % (size_t)dim];
+    }
+    tsw_params bp = *params;
+    bp.window = TSW_WINDOW_SAKOE_CHIBA;
+    bp.window_radius = (double)*r;
+    tsw__spans(&bp, n, n, ib, ib + n, ib + 2 * n, ib + 3 * n);
+    knn_envelope_f64(qz, n, dim, ib + 2 * n, ib + 3 * n, n, qlo, qhi, ib + 4 * n);
+    tsw__free(st);
+    tsw__free(ib);
+    return TSW_OK;
+}
+
+/* The last step of every device's search: the candidate windows' distances recomputed
+ * exactly (the query and each window z-normalised with a two-pass mean and std, DTW in
+ * double precision), then the greedy choice with the exclusion zone. */
+int tsw__search_exact(const tsw_params *params, tsw_dtype dtype, int64_t dim,
+                      const tsw_series *query, const tsw_series *series, int znorm,
+                      int64_t exclusion, int64_t k, const int64_t *cand, int64_t ncand,
+                      int64_t *starts, double *distances, int64_t *count)
+{
+    const int64_t n = query->length;
+    const size_t nd = (size_t)n * (size_t)dim;
+    tsw_band band = tsw_band_make(params->window, params->window_radius,
+                                  params->itakura_max_slope, n, n);
+    tsw_params bp = *params;
+    bp.window = TSW_WINDOW_SAKOE_CHIBA;
+    bp.window_radius = (double)(band.kind == TSW_BAND_DIAG ? band.above : n - 1);
+    double *fb = tsw__malloc((nd * 2 + (size_t)n * 2 + (size_t)dim * 2) * sizeof(double));
+    int64_t *ib = tsw__malloc((size_t)n * 4 * sizeof(int64_t));
+    tsw__hit *all = tsw__malloc((size_t)(ncand + 1) * sizeof(tsw__hit));
+    int64_t *pick = tsw__malloc((size_t)k * sizeof(int64_t));
+    int rc = TSW_OK;
+    if (!fb || !ib || !all || !pick) {
+        rc = TSW_ENOMEM;
+        goto out;
+    }
+    double *qz = fb, *win = qz + nd, *prev = win + nd, *cur = prev + n, *mu = cur + n,
+           *inv = mu + dim;
+    int64_t *rlo = ib, *rhi = rlo + n, *clo = rhi + n, *chi = clo + n;
+    tsw__spans(&bp, n, n, rlo, rhi, clo, chi);
+    tsw__load(query->values, dtype, 0, (int64_t)nd, qz);
+    if (znorm) {
+        tsw__znorm_stats(qz, n, dim, mu, inv);
+        for (size_t u = 0; u < nd; ++u)
+            qz[u] = (qz[u] - mu[u % (size_t)dim]) * inv[u % (size_t)dim];
+    }
+    for (int64_t i = 0; i < ncand; ++i) {
+        tsw__load(series->values, dtype, cand[i] * dim, (int64_t)nd, win);
+        if (znorm) {
+            tsw__znorm_stats(win, n, dim, mu, inv);
+            for (size_t u = 0; u < nd; ++u)
+                win[u] = (win[u] - mu[u % (size_t)dim]) * inv[u % (size_t)dim];
+        }
+        all[i].d = knn_ea_dtw_f64(params->cost, qz, n, win, n, dim, rlo, rhi, NULL, NULL,
+                                  HUGE_VAL, prev, cur);
+        all[i].start = cand[i];
+    }
+    qsort(all, (size_t)ncand, sizeof(tsw__hit), tsw__hit_cmp);
+    int64_t np = tsw__greedy(all, ncand, exclusion, k, pick);
+    for (int64_t i = 0; i < np; ++i) {
+        starts[i] = all[pick[i]].start;
+        distances[i] = tsw__finish(params, all[pick[i]].d);
+    }
+    *count = np;
+out:
+    tsw__free(fb);
+    tsw__free(ib);
+    tsw__free(all);
+    tsw__free(pick);
+    return rc;
+}
+
 int tsw__cpu_search(const tsw_params *params, tsw_dtype dtype, int64_t dim,
                     const tsw_series *query, const tsw_series *series, int znorm,
                     int64_t exclusion, int64_t k, int64_t *starts, double *distances,
@@ -699,42 +791,21 @@ int tsw__cpu_search(const tsw_params *params, tsw_dtype dtype, int64_t dim,
             total += lists[t].n;
         }
         double tau = tsw__tau(&s, &ts), lim = tau * (1 + TSW__SEARCH_SLACK);
-        tsw__hit *all = tsw__malloc((size_t)(total + 1) * sizeof(tsw__hit));
-        int64_t *pick = tsw__malloc((size_t)k * sizeof(int64_t));
-        double *win = tsw__malloc(nd * 3 * sizeof(double));
-        if (!all || !pick || !win) {
-            tsw__free(all);
-            tsw__free(pick);
-            tsw__free(win);
+        int64_t *cand = tsw__malloc((size_t)(total + 1) * sizeof(int64_t)), na = 0;
+        if (!cand) {
             rc = TSW_ENOMEM;
             goto out;
         }
-        int64_t na = 0;
-        double *prev = win + nd, *cur = prev + n;
         for (int t = 0; t < nt; ++t)
             for (int64_t i = 0; i < lists[t].n; ++i) {
                 const tsw__hit *e = &lists[t].h[i];
-                if (e->d > lim || (e->d == tau && e->start > ts))
-                    continue;
-                tsw__load(s.series, dtype, e->start * dim, (int64_t)nd, win);
-                if (znorm) {
-                    tsw__znorm_stats(win, n, dim, mu, inv);
-                    for (size_t u = 0; u < nd; ++u)
-                        win[u] = (win[u] - mu[u % (size_t)dim]) * inv[u % (size_t)dim];
-                }
-                all[na].d = knn_ea_dtw_f64(s.cost, qz, n, win, n, dim, rlo, rhi, NULL, NULL,
-                                           HUGE_VAL, prev, cur);
-                all[na].start = e->start;
-                ++na;
+                if (!(e->d > lim || (e->d == tau && e->start > ts)))
+                    cand[na++] = e->start;
             }
-        qsort(all, (size_t)na, sizeof(tsw__hit), tsw__hit_cmp);
-        int64_t np = tsw__greedy(all, na, exclusion, k, pick);
-        for (int64_t i = 0; i < np; ++i) {
-            starts[i] = all[pick[i]].start;
-            distances[i] = tsw__finish(params, all[pick[i]].d);
-        }
-        *count = np;
-        if (stats) {
+        rc = tsw__search_exact(params, dtype, dim, query, series, znorm, exclusion, k, cand, na,
+                               starts, distances, count);
+        tsw__free(cand);
+        if (!rc && stats) {
             memset(stats, 0, sizeof(*stats));
             stats->windows = s.W;
             for (int t = 0; t < nt; ++t) {
@@ -745,9 +816,6 @@ int tsw__cpu_search(const tsw_params *params, tsw_dtype dtype, int64_t dim,
                 stats->abandoned += lists[t].ab;
             }
         }
-        tsw__free(all);
-        tsw__free(pick);
-        tsw__free(win);
     }
 out:
     if (lists)

@@ -318,3 +318,40 @@ def test_knn_on_the_gpu_equals_its_cdist(rng, metric, dtype):
     Dc, Ic = tswarp.knn(Q, X, 5, metric=metric, device="cpu", **kw)
     tol = 1e-4 if dtype == np.float32 else 1e-10
     np.testing.assert_allclose(D, Dc, rtol=tol, atol=tol)
+
+
+def test_import_tswarp_stays_light():
+    # the estimators' module (scikit-learn) loads on first use only: the command line and
+    # `import tswarp` start in a fraction of a second
+    import subprocess
+    import sys
+    code = ("import sys, tswarp; heavy = [m for m in ('sklearn', 'scipy') if m in sys.modules]; "
+            "print(heavy); tswarp.neighbors.KNeighborsTimeSeriesClassifier")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+@pytest.mark.skipif(not HAS_GPU, reason="no CUDA GPU")
+def test_search_on_the_gpu_equals_the_cpu(rng):
+    for t in range(16):
+        dim = 1 + t % 2
+        n = int(rng.integers(4, 150))
+        N = int(rng.integers(n, 60_000))
+        s = rng.standard_normal((N, dim)).cumsum(axis=0)
+        if t % 4 == 0 and N > 3000:
+            s[1000:3000] = -2.0
+        s = s.astype(np.float32 if t % 5 == 0 else np.float64)
+        q = rng.standard_normal((n, dim)).cumsum(axis=0) if t % 3 else s[N // 2:N // 2 + n]
+        q = q[:min(n, N)]
+        k = min(int(rng.integers(1, 8)), N - len(q) + 1)
+        kw = dict(exclusion=int(rng.integers(1, 2 * n)), znorm=bool(t % 4 != 1),
+                  cost=["sqeuclidean", "abs", "euclidean"][t % 3], layout=CL,
+                  **[{}, {"window": 0.05}, {"radius": 3}, {"radius": 0}][t % 4])
+        sc, dc = tswarp.search(q, s, k, device="cpu", **kw)
+        sg, dg, st = tswarp.search(q, s, k, device="cuda", return_stats=True, **kw)
+        what = f"seed={rng.seed} trial={t} {kw}"
+        np.testing.assert_array_equal(sg, sc, err_msg=what)
+        np.testing.assert_array_equal(dg, dc, err_msg=what)
+        assert st["windows"] == N - len(q) + 1
+    with pytest.raises(ValueError, match="itakura"):
+        tswarp.search(q, s, device="cuda", itakura_max_slope=2.0, layout=CL)

@@ -1,0 +1,477 @@
+/*
+ * CUDA subsequence search (tsw_search on the GPU): the candidate windows, which the
+ * dispatch then recomputes exactly and chooses from on the CPU (tsw__search_exact), so both
+ * devices return the same matches.
+ *
+ * Per chunk of windows of the series, in double precision:
+ *   lb_kernel    one thread a window: its mean and std per channel (one pass, shifted by
+ *                the window's first value; a constant channel is 0), LB_Kim's rings and
+ *                LB_Keogh on the query's envelope; each block's smallest bound is a seed
+ *   dtw_kernel   DTW of a list of windows (the seeds; then the survivors), banded, rows
+ *                abandoned once above the threshold; the DP rows are interleaved across
+ *                threads in global scratch so that their accesses coalesce
+ *   select       the windows whose bound is at most the threshold, appended by atomics
+ * The threshold is the (2k-1)-th greedy pick of the windows computed so far (cpu/search.c
+ * says why that is safe with an exclusion zone), times 1 + slack; it only falls from chunk
+ * to chunk. Every window whose DTW is at most the final threshold is a candidate.
+ */
+#include "host.cuh"
+
+#include <stdlib.h>
+
+using namespace tsw__cu;
+
+namespace {
+
+constexpr double kSlack = 1e-7; /* as cpu/search.c: the bounds' and sums' rounding */
+constexpr int kThreads = 256;
+
+struct LbArgs {
+    const double *x; /* chunk values (P, dim) */
+    int64_t nw, n, dim, r;
+    const double *qz, *qlo, *qhi; /* (n, dim) */
+    int cost, znorm;
+    double *lb;      /* (nw) max(LB_Kim, LB_Keogh) */
+    float *kim;      /* (nw) LB_Kim alone (stats) */
+    double *mu, *inv; /* (nw, dim) */
+    int64_t *seed;   /* (gridDim.x) the block's window of least bound */
+};
+
+__device__ __forceinline__ double pt_cost(int cost, double d)
+{
+    return cost == TSW_COST_ABS ? fabs(d) : d * d;
+}
+__device__ __forceinline__ double fin_cost(int cost, double acc)
+{
+    return cost == TSW_COST_EUCLIDEAN ? sqrt(acc) : acc;
+}
+
+/* cost of query point i to window point j (z-normalised on the fly) */
+__device__ __forceinline__ double cell(const LbArgs &a, int64_t w, int64_t i, int64_t j)
+{
+    double acc = 0;
+    for (int64_t c = 0; c < a.dim; ++c) {
+        double z = (a.x[(w + j) * a.dim + c] - a.mu[w * a.dim + c]) * a.inv[w * a.dim + c];
+        acc += pt_cost(a.cost, a.qz[i * a.dim + c] - z);
+    }
+    return fin_cost(a.cost, acc);
+}
+
+__global__ void lb_kernel(LbArgs a)
+{
+    __shared__ double sb[kThreads];
+    __shared__ int64_t si[kThreads];
+    const int64_t w = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    double lbv = HUGE_VAL;
+    if (w < a.nw) {
+        const int64_t n = a.n, dim = a.dim;
+        for (int64_t c = 0; c < dim; ++c) {
+            double mu = 0, inv = 1;
+            if (a.znorm) {
+                const double x0 = a.x[w * dim + c];
+                double s1 = 0, s2 = 0, mn = x0, mx = x0;
+                for (int64_t j = 0; j < n; ++j) {
+                    double v = a.x[(w + j) * dim + c], d = v - x0;
+                    s1 += d;
+                    s2 += d * d;
+                    mn = fmin(mn, v);
+                    mx = fmax(mx, v);
+                }
+                double m = s1 / (double)n, var = s2 / (double)n - m * m;
+                if (mn == mx) {
+                    mu = x0;
+                    inv = 0;
+                } else {
+                    mu = x0 + m;
+                    inv = var > 0 ? 1.0 / sqrt(var) : 0.0;
+                }
+            }
+            a.mu[w * dim + c] = mu;
+            a.inv[w * dim + c] = inv;
+        }
+        /* LB_Kim: rings 0 .. R-1 at both ends, within the band */
+        double kim = 0;
+        if (n == 1) {
+            kim = cell(a, w, 0, 0);
+        } else {
+            const int64_t R = n / 2 < 3 ? n / 2 : 3;
+            for (int64_t t = 0; t < R; ++t)
+                for (int back = 0; back < 2; ++back) {
+                    double best = HUGE_VAL;
+                    for (int64_t u = 0; u <= t; ++u) {
+                        if (t - u > a.r)
+                            continue;
+                        int64_t i1 = t, j1 = u, i2 = u, j2 = t;
+                        if (back) {
+                            i1 = n - 1 - i1, j1 = n - 1 - j1, i2 = n - 1 - i2, j2 = n - 1 - j2;
+                        }
+                        best = fmin(best, cell(a, w, i1, j1));
+                        if (u < t)
+                            best = fmin(best, cell(a, w, i2, j2));
+                    }
+                    kim += best;
+                }
+        }
+        /* LB_Keogh: each window point's cost to the query's envelope */
+        double keogh = 0;
+        for (int64_t j = 0; j < n; ++j) {
+            double acc = 0;
+            for (int64_t c = 0; c < dim; ++c) {
+                double z = (a.x[(w + j) * dim + c] - a.mu[w * dim + c]) * a.inv[w * dim + c];
+                double e = fmax(z - a.qhi[j * dim + c], 0.0) + fmax(a.qlo[j * dim + c] - z, 0.0);
+                acc += pt_cost(a.cost, e);
+            }
+            keogh += fin_cost(a.cost, acc);
+        }
+        lbv = fmax(kim, keogh);
+        a.lb[w] = lbv;
+        a.kim[w] = (float)kim;
+    }
+    sb[threadIdx.x] = lbv;
+    si[threadIdx.x] = w;
+    __syncthreads();
+    for (int s = kThreads / 2; s > 0; s >>= 1) {
+        if ((int)threadIdx.x < s) {
+            double o = sb[threadIdx.x + s];
+            int64_t oi = si[threadIdx.x + s];
+            if (o < sb[threadIdx.x] || (o == sb[threadIdx.x] && oi < si[threadIdx.x])) {
+                sb[threadIdx.x] = o;
+                si[threadIdx.x] = oi;
+            }
+        }
+        __syncthreads();
+    }
+    if (threadIdx.x == 0)
+        a.seed[blockIdx.x] = si[0] < a.nw ? si[0] : 0;
+}
+
+struct DtwArgs {
+    const double *x;
+    int64_t n, dim, r;
+    const double *qz;
+    const double *mu, *inv;
+    int cost;
+    const int64_t *list; /* windows */
+    int64_t count;
+    double thr;          /* abandon above */
+    double *out;         /* (count) */
+    double *scratch;     /* 2 n B, interleaved: row value j of thread t at j B + t */
+    int64_t B;
+};
+
+__global__ void dtw_kernel(DtwArgs a)
+{
+    const int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= a.count)
+        return;
+    const int64_t w = a.list[t], n = a.n, dim = a.dim, B = a.B;
+    double *prev = a.scratch + t, *cur = a.scratch + n * B + t;
+    double result = HUGE_VAL;
+    bool alive = true;
+    for (int64_t i = 0; i < n && alive; ++i) {
+        const int64_t lo = i - a.r > 0 ? i - a.r : 0, hi = i + a.r + 1 < n ? i + a.r + 1 : n;
+        double left = HUGE_VAL, rowmin = HUGE_VAL;
+        for (int64_t j = lo; j < hi; ++j) {
+            double acc = 0;
+            for (int64_t c = 0; c < dim; ++c) {
+                double z = (a.x[(w + j) * dim + c] - a.mu[w * dim + c]) * a.inv[w * dim + c];
+                acc += pt_cost(a.cost, a.qz[i * dim + c] - z);
+            }
+            double cst = fin_cost(a.cost, acc), best;
+            if (i == 0) {
+                best = j == 0 ? 0.0 : left;
+            } else {
+                double diag = j - 1 >= (i - 1 - a.r) && j >= 1 ? prev[(j - 1) * B] : HUGE_VAL;
+                double up = j <= i - 1 + a.r ? prev[j * B] : HUGE_VAL;
+                best = fmin(fmin(diag, up), left);
+            }
+            double v = cst + best;
+            cur[j * B] = v;
+            left = v;
+            rowmin = fmin(rowmin, v);
+        }
+        if (rowmin > a.thr)
+            alive = false;
+        double *tmp = prev;
+        prev = cur;
+        cur = tmp;
+    }
+    if (alive)
+        result = prev[(n - 1) * B];
+    a.out[t] = result;
+}
+
+struct SelArgs {
+    const double *lb;
+    const float *kim;
+    int64_t nw;
+    double thr;
+    int64_t *list;
+    unsigned long long *count; /* [0] survivors, [1] pruned by LB_Kim */
+    int64_t cap;
+};
+
+__global__ void select_kernel(SelArgs a)
+{
+    const int64_t w = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (w >= a.nw)
+        return;
+    if (a.lb[w] <= a.thr) {
+        unsigned long long k = atomicAdd(&a.count[0], 1ull);
+        if ((int64_t)k < a.cap)
+            a.list[k] = w;
+    } else if ((double)a.kim[w] > a.thr) {
+        atomicAdd(&a.count[1], 1ull);
+    }
+}
+
+struct Hit {
+    double d;
+    int64_t start;
+};
+
+int hit_cmp(const void *pa, const void *pb)
+{
+    const Hit *a = (const Hit *)pa, *b = (const Hit *)pb;
+    if (a->d != b->d)
+        return a->d < b->d ? -1 : 1;
+    return (a->start > b->start) - (a->start < b->start);
+}
+
+int i64_cmp(const void *pa, const void *pb)
+{
+    int64_t a = *(const int64_t *)pa, b = *(const int64_t *)pb;
+    return (a > b) - (a < b);
+}
+
+/* The hits kept so far (host memory through tsw__malloc: no C++ runtime). */
+struct Pool {
+    Hit *h = nullptr;
+    int64_t n = 0, cap = 0;
+    int64_t *picks = nullptr;
+    ~Pool()
+    {
+        tsw__free(h);
+        tsw__free(picks);
+    }
+    int push(double d, int64_t start)
+    {
+        if (n == cap) {
+            int64_t nc = cap ? 2 * cap : 1024;
+            Hit *nh = (Hit *)tsw__malloc((size_t)nc * sizeof(Hit));
+            if (!nh)
+                return TSW_ENOMEM;
+            if (n)
+                memcpy(nh, h, (size_t)n * sizeof(Hit));
+            tsw__free(h);
+            h = nh;
+            cap = nc;
+        }
+        h[n].d = d;
+        h[n].start = start;
+        ++n;
+        return TSW_OK;
+    }
+    /* The threshold: the (2k-1)-th greedy pick, +inf without one; keeps only what can still
+     * be a candidate. */
+    double tau(int64_t k, int64_t excl)
+    {
+        qsort(h, (size_t)n, sizeof(Hit), hit_cmp);
+        const int64_t want = 2 * k - 1;
+        int64_t np = 0;
+        double t = HUGE_VAL;
+        for (int64_t i = 0; i < n && np < want; ++i) {
+            bool ok = true;
+            for (int64_t q = 0; q < np && ok; ++q)
+                ok = !(h[i].start - picks[q] < excl && picks[q] - h[i].start < excl);
+            if (ok) {
+                picks[np++] = h[i].start;
+                if (np == want)
+                    t = h[i].d;
+            }
+        }
+        if (t < HUGE_VAL) {
+            const double lim = t * (1 + kSlack);
+            int64_t keep = 0;
+            while (keep < n && h[keep].d <= lim)
+                ++keep;
+            n = keep;
+        }
+        return t;
+    }
+};
+
+/* host scratch through tsw__malloc, freed at scope exit */
+struct HostBuf {
+    void *p = nullptr;
+    ~HostBuf() { tsw__free(p); }
+};
+
+} // namespace
+
+extern "C" int tsw__cuda_search(const tsw_params *params, tsw_dtype dtype, int64_t dim,
+                                const double *qz, const double *qlo, const double *qhi,
+                                int64_t n, int64_t r, const tsw_series *series, int znorm,
+                                int64_t exclusion, int64_t k, int64_t **cand, int64_t *ncand,
+                                tsw_search_stats *stats, const tsw_exec *ex)
+{
+    DeviceGuard guard(ex->device_index);
+    if (guard.rc)
+        return guard.rc;
+    tsw_exec own = *ex;
+    own.cuda_workspace = nullptr;
+    own.cuda_workspace_bytes = 0;
+    Call call;
+    int rc;
+    if ((rc = call.init(&own, false)))
+        return rc;
+    const int64_t N = series->length, W = N - n + 1;
+    const int64_t CW = W < ((int64_t)1 << 24) ? W : ((int64_t)1 << 24); /* windows a chunk */
+    const int64_t P = CW + n - 1, nblk = (CW + kThreads - 1) / kThreads;
+    int64_t B = ((int64_t)256 << 20) / (16 * n); /* DTW lanes a launch: 256 MiB of rows */
+    B = B < 1 ? 1 : B > CW ? CW : B;
+    Plan plan;
+    const size_t o_x = plan.add((size_t)P * (size_t)dim, 8), o_lb = plan.add((size_t)CW, 8);
+    const size_t o_kim = plan.add((size_t)CW, 4), o_mu = plan.add((size_t)CW * (size_t)dim, 8);
+    const size_t o_inv = plan.add((size_t)CW * (size_t)dim, 8);
+    const size_t o_seed = plan.add((size_t)nblk, 8), o_list = plan.add((size_t)CW, 8);
+    const size_t o_q = plan.add((size_t)n * (size_t)dim * 3, 8);
+    const size_t o_out = plan.add((size_t)CW, 8), o_scr = plan.add((size_t)B * 2 * (size_t)n, 8);
+    const size_t o_cnt = plan.add(2, 8);
+    if (plan.overflow)
+        return TSW_EOVERFLOW;
+    if ((rc = call.alloc(&own, plan.total)))
+        return rc;
+    double *dx = (double *)call.at(o_x), *dlb = (double *)call.at(o_lb);
+    float *dkim = (float *)call.at(o_kim);
+    double *dmu = (double *)call.at(o_mu), *dinv = (double *)call.at(o_inv);
+    int64_t *dseed = (int64_t *)call.at(o_seed), *dlist = (int64_t *)call.at(o_list);
+    double *dq = (double *)call.at(o_q), *dout = (double *)call.at(o_out);
+    double *dscr = (double *)call.at(o_scr);
+    unsigned long long *dcnt = (unsigned long long *)call.at(o_cnt);
+    const size_t nd = (size_t)n * (size_t)dim;
+    TSW_CU(cudaMemcpyAsync(dq, qz, nd * 8, cudaMemcpyHostToDevice, call.stream), "cudaMemcpy");
+    TSW_CU(cudaMemcpyAsync(dq + nd, qlo, nd * 8, cudaMemcpyHostToDevice, call.stream),
+           "cudaMemcpy");
+    TSW_CU(cudaMemcpyAsync(dq + 2 * nd, qhi, nd * 8, cudaMemcpyHostToDevice, call.stream),
+           "cudaMemcpy");
+    HostBuf b_stage, b_seed, b_list, b_out;
+    Pool pool;
+    b_stage.p = dtype == TSW_F32 ? tsw__malloc((size_t)P * (size_t)dim * 8) : nullptr;
+    b_seed.p = tsw__malloc((size_t)nblk * 8);
+    b_list.p = tsw__malloc((size_t)CW * 8);
+    b_out.p = tsw__malloc((size_t)CW * 8);
+    pool.picks = (int64_t *)tsw__malloc((size_t)(2 * k) * sizeof(int64_t));
+    if ((dtype == TSW_F32 && !b_stage.p) || !b_seed.p || !b_list.p || !b_out.p || !pool.picks)
+        return TSW_ENOMEM;
+    double *stage = (double *)b_stage.p, *hout = (double *)b_out.p;
+    int64_t *hseed = (int64_t *)b_seed.p, *hlist = (int64_t *)b_list.p;
+    tsw_search_stats st;
+    memset(&st, 0, sizeof(st));
+    st.windows = W;
+    double tau = HUGE_VAL;
+    Progress prog{ex, W};
+    for (int64_t c0 = 0; c0 < W; c0 += CW) {
+        const int64_t nw = W - c0 < CW ? W - c0 : CW, np = nw + n - 1;
+        const int64_t grid = (nw + kThreads - 1) / kThreads;
+        const void *src;
+        if (dtype == TSW_F32) {
+            const float *f = (const float *)series->values + (size_t)c0 * (size_t)dim;
+            for (int64_t t = 0; t < np * dim; ++t)
+                stage[t] = (double)f[t];
+            src = stage;
+        } else {
+            src = (const double *)series->values + (size_t)c0 * (size_t)dim;
+        }
+        TSW_CU(cudaMemcpyAsync(dx, src, (size_t)(np * dim) * 8, cudaMemcpyHostToDevice,
+                               call.stream),
+               "cudaMemcpy");
+        LbArgs la{dx, nw, n, dim, r, dq, dq + nd, dq + 2 * nd, (int)params->cost, znorm,
+                  dlb, dkim, dmu, dinv, dseed};
+        lb_kernel<<<(unsigned)grid, kThreads, 0, call.stream>>>(la);
+        TSW_CU(cudaGetLastError(), "lb_kernel");
+        /* seeds: each block's least bound, computed exactly enough to set the threshold */
+        DtwArgs da{dx, n, dim, r, dq, dmu, dinv, (int)params->cost, dseed, grid, HUGE_VAL,
+                   dout, dscr, B};
+        for (int64_t s0 = 0; s0 < grid; s0 += B) {
+            da.list = dseed + s0;
+            da.count = grid - s0 < B ? grid - s0 : B;
+            da.out = dout + s0;
+            dtw_kernel<<<(unsigned)((da.count + 127) / 128), 128, 0, call.stream>>>(da);
+            TSW_CU(cudaGetLastError(), "dtw_kernel");
+        }
+        TSW_CU(cudaMemcpyAsync(hseed, dseed, (size_t)grid * 8, cudaMemcpyDeviceToHost,
+                               call.stream),
+               "cudaMemcpy");
+        TSW_CU(cudaMemcpyAsync(hout, dout, (size_t)grid * 8, cudaMemcpyDeviceToHost,
+                               call.stream),
+               "cudaMemcpy");
+        if ((rc = call.sync()))
+            return rc;
+        for (int64_t s = 0; s < grid; ++s)
+            if ((rc = pool.push(hout[s], c0 + hseed[s])))
+                return rc;
+        st.dtw += grid;
+        tau = fmin(tau, pool.tau(k, exclusion));
+        const double thr = tau * (1 + kSlack);
+        /* the survivors of the bound, then their DTW */
+        TSW_CU(cudaMemsetAsync(dcnt, 0, 16, call.stream), "cudaMemset");
+        SelArgs sa{dlb, dkim, nw, thr, dlist, dcnt, nw};
+        select_kernel<<<(unsigned)grid, kThreads, 0, call.stream>>>(sa);
+        TSW_CU(cudaGetLastError(), "select_kernel");
+        unsigned long long hc[2];
+        TSW_CU(cudaMemcpyAsync(hc, dcnt, 16, cudaMemcpyDeviceToHost, call.stream), "cudaMemcpy");
+        if ((rc = call.sync()))
+            return rc;
+        const int64_t ns = (int64_t)hc[0];
+        st.kim += (int64_t)hc[1];
+        st.keogh_query += nw - ns - (int64_t)hc[1];
+        st.dtw += ns;
+        da.list = dlist;
+        da.thr = thr;
+        for (int64_t s0 = 0; s0 < ns; s0 += B) {
+            da.list = dlist + s0;
+            da.count = ns - s0 < B ? ns - s0 : B;
+            da.out = dout + s0;
+            dtw_kernel<<<(unsigned)((da.count + 127) / 128), 128, 0, call.stream>>>(da);
+            TSW_CU(cudaGetLastError(), "dtw_kernel");
+        }
+        if (ns) {
+            TSW_CU(cudaMemcpyAsync(hlist, dlist, (size_t)ns * 8, cudaMemcpyDeviceToHost,
+                                   call.stream),
+                   "cudaMemcpy");
+            TSW_CU(cudaMemcpyAsync(hout, dout, (size_t)ns * 8, cudaMemcpyDeviceToHost,
+                                   call.stream),
+                   "cudaMemcpy");
+        }
+        if ((rc = call.sync()))
+            return rc;
+        for (int64_t s = 0; s < ns; ++s) {
+            if (!(hout[s] <= thr))
+                ++st.abandoned;
+            else if ((rc = pool.push(hout[s], c0 + hlist[s])))
+                return rc;
+        }
+        tau = fmin(tau, pool.tau(k, exclusion));
+        if ((rc = prog.report(call, nw)))
+            return rc;
+    }
+    /* the candidates: every window at or below the final threshold, once */
+    const double lim = tau * (1 + kSlack);
+    int64_t *res = (int64_t *)tsw__malloc((size_t)(pool.n + 1) * sizeof(int64_t)), nr = 0;
+    if (!res)
+        return TSW_ENOMEM;
+    for (int64_t i = 0; i < pool.n; ++i)
+        if (pool.h[i].d <= lim)
+            res[nr++] = pool.h[i].start;
+    qsort(res, (size_t)nr, sizeof(int64_t), i64_cmp);
+    int64_t u = 0;
+    for (int64_t i = 0; i < nr; ++i)
+        if (u == 0 || res[u - 1] != res[i])
+            res[u++] = res[i];
+    *cand = res;
+    *ncand = u;
+    if (stats)
+        *stats = st;
+    return TSW_OK;
+}
