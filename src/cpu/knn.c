@@ -16,6 +16,7 @@
 #include "../internal.h"
 
 #include <float.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -332,7 +333,7 @@ typedef struct tsw__knn_job {
     tsw__nb *best;                  /* (q->count, k), sorted by (key, idx) */
     int64_t *have;                  /* entries of each row */
     double *thr;                    /* the k-th raw value times (1 + slack), +inf until full */
-    int64_t nblocks, total;
+    int64_t nblocks, block, total;
     int cascade;                    /* DTW with a cost the box bounds hold for */
     int64_t done;                   /* atomics */
     int status;
@@ -464,6 +465,43 @@ static void tsw__knn_offer(tsw__knn_job *job, int64_t qi, int64_t j, double raw,
 TSW__KNN_CAND(double, f64)
 TSW__KNN_CAND(float, f32)
 
+/* A candidate's bound for the order of a block (raw units): LB_Kim, and for the box costs
+ * LB_Keogh on the query's envelope too. */
+#define TSW__KNN_LB(T, SFX)                                                                  \
+    static double tsw__knn_lb_##SFX(tsw__knn_job *job, tsw__lbws *w, int64_t qi, const T *a,  \
+                                    int64_t n, int64_t j)                                    \
+    {                                                                                        \
+        const int64_t dim = job->dim, m = tsw__coll_len(job->x, j);                          \
+        const T *b = (const T *)tsw__row(job->x, j, dim, sizeof(T));                         \
+        tsw__lbws_shape(w, job->p, n, m);                                                    \
+        double lb = knn_rings_##SFX(job->p->cost, a, n, b, m, dim, w->rlo, w->rhi, 3,         \
+                                    HUGE_VAL);                                               \
+        if (job->cascade) {                                                                  \
+            if (w->env_query != qi) {                                                        \
+                tsw__lb_query_env_##SFX(w, a, n, m, dim);                                    \
+                w->env_query = qi;                                                           \
+            }                                                                                \
+            double k = tsw__lb_keogh_q_##SFX(w, job->p->cost, b, 0, m, dim, HUGE_VAL);       \
+            lb = k > lb ? k : lb;                                                            \
+        }                                                                                    \
+        return lb;                                                                           \
+    }
+TSW__KNN_LB(double, f64)
+TSW__KNN_LB(float, f32)
+
+typedef struct tsw__lbj {
+    double lb;
+    int64_t j;
+} tsw__lbj;
+
+static int tsw__lbj_cmp(const void *pa, const void *pb)
+{
+    const tsw__lbj *a = pa, *b = pb;
+    if (a->lb != b->lb)
+        return a->lb < b->lb ? -1 : 1;
+    return (a->j > b->j) - (a->j < b->j);
+}
+
 /* Other measures: the reference, abandoning TWED's rows above the threshold; soft-DTW in
  * full (its cells are not monotone). */
 static void tsw__knn_cand_other(tsw__knn_job *job, void *ws, int64_t qi, const void *a,
@@ -543,7 +581,15 @@ int tsw__cpu_knn(const tsw_params *params, tsw_dtype dtype, int64_t dim,
     job.x = x;
     job.ex = exec;
     job.cascade = params->measure == TSW_DTW && params->cost != TSW_COST_COSINE;
-    job.nblocks = (x->count + TSW__KNN_BLOCK - 1) / TSW__KNN_BLOCK;
+    {
+        /* a query's candidates in few blocks (each sorted by its bound: the best come
+         * first and bring the threshold down), yet enough tasks for the threads */
+        int64_t nt0 = tsw__threads(exec), per_q = (4 * nt0 + nq - 1) / nq;
+        per_q = per_q < 1 ? 1 : per_q;
+        job.block = (x->count + per_q - 1) / per_q;
+        job.block = job.block < TSW__KNN_BLOCK ? TSW__KNN_BLOCK : job.block;
+        job.nblocks = (x->count + job.block - 1) / job.block;
+    }
     job.total = nq * x->count;
     int rc = TSW_OK;
     double *self = NULL;
@@ -594,6 +640,12 @@ int tsw__cpu_knn(const tsw_params *params, tsw_dtype dtype, int64_t dim,
             tsw__lbws_free(&w);
             ok = 0;
         }
+        tsw__lbj *ord = NULL;
+        if (ok && params->measure == TSW_DTW &&
+            !(ord = tsw__malloc((size_t)job.block * sizeof(tsw__lbj)))) {
+            tsw__lbws_free(&w);
+            ok = 0;
+        }
         if (!ok)
             __atomic_store_n(&job.status, TSW_ENOMEM, __ATOMIC_RELAXED);
         int64_t last = tsw__knn_now();
@@ -603,25 +655,42 @@ int tsw__cpu_knn(const tsw_params *params, tsw_dtype dtype, int64_t dim,
         for (int64_t t = 0; t < ntasks; ++t) {
             if (__atomic_load_n(&job.status, __ATOMIC_RELAXED) != TSW_OK)
                 continue;
-            int64_t qi = t / job.nblocks, b0 = (t % job.nblocks) * TSW__KNN_BLOCK;
-            int64_t b1 = b0 + TSW__KNN_BLOCK < x->count ? b0 + TSW__KNN_BLOCK : x->count;
+            int64_t qi = t / job.nblocks, b0 = (t % job.nblocks) * job.block;
+            int64_t b1 = b0 + job.block < x->count ? b0 + job.block : x->count;
             int64_t n = tsw__coll_len(q, qi);
             const void *a = tsw__row(q, qi, dim, esz);
-            for (int64_t j = b0; j < b1; ++j) {
-                if ((j & 7) == 0 && tsw__knn_poll(&job, tid, &last))
-                    break;
-                if (params->measure != TSW_DTW)
+            if (params->measure != TSW_DTW) {
+                for (int64_t j = b0; j < b1; ++j) {
+                    if ((j & 7) == 0 && tsw__knn_poll(&job, tid, &last))
+                        break;
                     tsw__knn_cand_other(&job, ws, qi, a, n, j);
-                else if (dtype == TSW_F32)
-                    tsw__knn_cand_f32(&job, &w, qi, a, n, j);
-                else
-                    tsw__knn_cand_f64(&job, &w, qi, a, n, j);
+                }
+            } else {
+                /* the block in order of its bounds: the nearest come first, and once a
+                 * bound exceeds the threshold so do all that follow */
+                for (int64_t j = b0; j < b1; ++j) {
+                    ord[j - b0].j = j;
+                    ord[j - b0].lb = dtype == TSW_F32 ? tsw__knn_lb_f32(&job, &w, qi, a, n, j)
+                                                      : tsw__knn_lb_f64(&job, &w, qi, a, n, j);
+                }
+                qsort(ord, (size_t)(b1 - b0), sizeof(tsw__lbj), tsw__lbj_cmp);
+                for (int64_t o = 0; o < b1 - b0; ++o) {
+                    if ((o & 7) == 0 && tsw__knn_poll(&job, tid, &last))
+                        break;
+                    if (ord[o].lb > tsw__knn_thr(&job, qi))
+                        break;
+                    if (dtype == TSW_F32)
+                        tsw__knn_cand_f32(&job, &w, qi, a, n, ord[o].j);
+                    else
+                        tsw__knn_cand_f64(&job, &w, qi, a, n, ord[o].j);
+                }
             }
             __atomic_fetch_add(&job.done, b1 - b0, __ATOMIC_RELAXED);
         }
         if (ok) {
             tsw__lbws_free(&w);
             tsw__free_aligned(ws);
+            tsw__free(ord);
         }
     }
     rc = job.status;

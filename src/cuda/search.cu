@@ -276,28 +276,71 @@ struct Pool {
      * be a candidate. */
     double tau(int64_t k, int64_t excl)
     {
-        qsort(h, (size_t)n, sizeof(Hit), hit_cmp);
+        /* the greedy picks come from the front of the sorted hits: sort the smallest M
+         * only (a selection first), all of them when those give too few picks */
         const int64_t want = 2 * k - 1;
-        int64_t np = 0;
+        int64_t m = 64 * want + 1024;
         double t = HUGE_VAL;
-        for (int64_t i = 0; i < n && np < want; ++i) {
-            bool ok = true;
-            for (int64_t q = 0; q < np && ok; ++q)
-                ok = !(h[i].start - picks[q] < excl && picks[q] - h[i].start < excl);
-            if (ok) {
-                picks[np++] = h[i].start;
-                if (np == want)
-                    t = h[i].d;
+        for (;;) {
+            if (m >= n) {
+                m = n;
+                qsort(h, (size_t)n, sizeof(Hit), hit_cmp);
+            } else {
+                select(m);
+                qsort(h, (size_t)m, sizeof(Hit), hit_cmp);
             }
+            int64_t np = 0;
+            for (int64_t i = 0; i < m && np < want; ++i) {
+                bool ok = true;
+                for (int64_t q = 0; q < np && ok; ++q)
+                    ok = !(h[i].start - picks[q] < excl && picks[q] - h[i].start < excl);
+                if (ok) {
+                    picks[np++] = h[i].start;
+                    if (np == want)
+                        t = h[i].d;
+                }
+            }
+            if (np == want || m == n)
+                break;
+            m *= 4;
         }
-        if (t < HUGE_VAL) {
+        if (t < HUGE_VAL) { /* keep what can still be a candidate (the front is sorted) */
             const double lim = t * (1 + kSlack);
             int64_t keep = 0;
-            while (keep < n && h[keep].d <= lim)
-                ++keep;
+            for (int64_t i = 0; i < n; ++i)
+                if (h[i].d <= lim)
+                    h[keep++] = h[i];
             n = keep;
         }
         return t;
+    }
+    /* Moves the m smallest hits (by hit_cmp) to the front, in any order: quickselect. */
+    void select(int64_t m)
+    {
+        int64_t lo = 0, hi = n - 1;
+        while (lo < hi) {
+            const Hit piv = h[lo + (hi - lo) / 2];
+            int64_t i = lo, j = hi;
+            while (i <= j) {
+                while (hit_cmp(&h[i], &piv) < 0)
+                    ++i;
+                while (hit_cmp(&h[j], &piv) > 0)
+                    --j;
+                if (i <= j) {
+                    Hit tmp = h[i];
+                    h[i] = h[j];
+                    h[j] = tmp;
+                    ++i;
+                    --j;
+                }
+            }
+            if (m - 1 <= j)
+                hi = j;
+            else if (m - 1 >= i)
+                lo = i;
+            else
+                break;
+        }
     }
 };
 
