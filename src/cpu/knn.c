@@ -465,8 +465,8 @@ static void tsw__knn_offer(tsw__knn_job *job, int64_t qi, int64_t j, double raw,
 TSW__KNN_CAND(double, f64)
 TSW__KNN_CAND(float, f32)
 
-/* A candidate's bound for the order of a block (raw units): LB_Kim, and for the box costs
- * LB_Keogh on the query's envelope too. */
+/* A candidate's bound for the order of a block (raw units): LB_Kim, O(1) (LB_Keogh, O(m),
+ * comes in the cascade, where it stops at the threshold). */
 #define TSW__KNN_LB(T, SFX)                                                                  \
     static double tsw__knn_lb_##SFX(tsw__knn_job *job, tsw__lbws *w, int64_t qi, const T *a,  \
                                     int64_t n, int64_t j)                                    \
@@ -474,17 +474,8 @@ TSW__KNN_CAND(float, f32)
         const int64_t dim = job->dim, m = tsw__coll_len(job->x, j);                          \
         const T *b = (const T *)tsw__row(job->x, j, dim, sizeof(T));                         \
         tsw__lbws_shape(w, job->p, n, m);                                                    \
-        double lb = knn_rings_##SFX(job->p->cost, a, n, b, m, dim, w->rlo, w->rhi, 3,         \
-                                    HUGE_VAL);                                               \
-        if (job->cascade) {                                                                  \
-            if (w->env_query != qi) {                                                        \
-                tsw__lb_query_env_##SFX(w, a, n, m, dim);                                    \
-                w->env_query = qi;                                                           \
-            }                                                                                \
-            double k = tsw__lb_keogh_q_##SFX(w, job->p->cost, b, 0, m, dim, HUGE_VAL);       \
-            lb = k > lb ? k : lb;                                                            \
-        }                                                                                    \
-        return lb;                                                                           \
+        (void)qi;                                                                            \
+        return knn_rings_##SFX(job->p->cost, a, n, b, m, dim, w->rlo, w->rhi, 3, HUGE_VAL);  \
     }
 TSW__KNN_LB(double, f64)
 TSW__KNN_LB(float, f32)
