@@ -355,3 +355,29 @@ def test_search_on_the_gpu_equals_the_cpu(rng):
         assert st["windows"] == N - len(q) + 1
     with pytest.raises(ValueError, match="itakura"):
         tswarp.search(q, s, device="cuda", itakura_max_slope=2.0, layout=CL)
+
+
+def test_search_reads_a_memmap_and_knn_search_stop_on_interrupt(rng, tmp_path):
+    import time
+    N = 1_000_000
+    m = np.lib.format.open_memmap(tmp_path / "s.npy", mode="w+", dtype=np.float64, shape=(N,))
+    m[:] = rng.standard_normal(N).cumsum()
+    m.flush()
+    s = np.load(tmp_path / "s.npy", mmap_mode="r")
+    st, d = tswarp.search(np.array(s[654_321:654_449]), s, 1, window=0.05)
+    assert st[0] == 654_321 and d[0] < 1e-6, f"seed={rng.seed}"
+
+    def stop(done, total):
+        raise KeyboardInterrupt
+
+    noise = rng.standard_normal(3_000_000)  # prunes badly: seconds of work
+    t = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        tswarp.search(rng.standard_normal(128), noise, 1, window=0.1, progress=stop,
+                      device="cpu")
+    assert time.monotonic() - t < 1.0
+    t = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        tswarp.knn(rng.standard_normal((50, 2000)), rng.standard_normal((400, 2000)), 1,
+                   progress=stop, device="cpu")
+    assert time.monotonic() - t < 1.0
