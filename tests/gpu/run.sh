@@ -41,7 +41,7 @@
 #   racecheck   compute-sanitizer racecheck over the kernel sections of test_cuda, quick
 #   python      pip install . into a venv (--no-build-isolation --no-deps --no-index), built
 #               in the background from the start (its time overlaps the stages above)
-#   pytest-gpu  tests/python/test_gpu.py
+#   pytest-gpu  tests/python/test_gpu.py, and the GPU tests of test_readme.py and test_neighbors.py
 #   pytest      the rest of tests/python (the tests that need aeon, tslearn or dtaidistance
 #               skip when those are missing)
 #   bench       bench/gpu_bench.py (the performance table)
@@ -300,9 +300,11 @@ load_py() {
 st_pytest_gpu() {
     load_py || return 1
     [ -f "$SRC/tests/python/test_gpu.py" ] || { echo "tests/python/test_gpu.py is missing"; return 2; }
-    # and the README's GPU example (tests/python/test_readme.py runs it where a GPU is)
+    # and the README's GPU example (tests/python/test_readme.py runs it where a GPU is), and
+    # knn and search on the GPU (test_neighbors.py: *_on_the_gpu_*)
     cd "$SRC" && "$PY" -m pytest -q -rs -p no:cacheprovider "${PYTEST_EXTRA[@]}" \
-        tests/python/test_gpu.py tests/python/test_readme.py -k "test_gpu or needs_a_gpu"
+        tests/python/test_gpu.py tests/python/test_readme.py tests/python/test_neighbors.py \
+        -k "test_gpu or needs_a_gpu or on_the_gpu"
 }
 
 st_pytest() {
