@@ -124,6 +124,65 @@ static inline double TSW_F(knn_rings)(tsw_cost cost, const T *a, int64_t n, cons
     return s;
 }
 
+/* One row of knn_ea_dtw for the cost expression COST(x, y): the cells that the kept
+ * cells above feed ([lo, pe], where diag and up are read), then those that only the left
+ * neighbour feeds, until it is pruned. */
+#define TSW_EA_CELL(COST, diag, up)                                                          \
+    do {                                                                                     \
+        const T *y = b + j * dim;                                                            \
+        T v = TSW_F(tsw_dtw_cell)(COST, (diag), (up), left);                                 \
+        double rest = cbc && cbc[j + 1] > rrow ? cbc[j + 1] : rrow;                          \
+        if ((double)v + rest > thr) {                                                        \
+            v = inf;                                                                         \
+        } else {                                                                             \
+            if (cs < 0)                                                                      \
+                cs = j;                                                                      \
+            ce = j;                                                                          \
+        }                                                                                    \
+        cur[j] = v;                                                                          \
+        left = v;                                                                            \
+    } while (0)
+
+#define TSW_EA_BODY(COST)                                                                    \
+    for (int64_t i = 0; i < n; ++i) {                                                        \
+        int64_t lo = rlo[i], hi = rhi[i], j = 0;                                             \
+        const double rrow = cbr ? cbr[i + 1] : 0;                                            \
+        const T *x = a + i * dim;                                                            \
+        int64_t cs = -1, ce = -1;                                                            \
+        T left = inf;                                                                        \
+        if (i == 0) {                                                                        \
+            for (j = lo; j < hi; ++j) {                                                      \
+                if (j > 0 && left == inf)                                                    \
+                    break;                                                                   \
+                TSW_EA_CELL(COST, j == 0 ? (T)0 : inf, inf);                                 \
+            }                                                                                \
+        } else {                                                                             \
+            if (lo < ps)                                                                     \
+                lo = ps; /* left of the first kept cell above, nothing can be reached */     \
+            const int64_t fed = hi < pe + 1 ? hi : pe + 1;                                   \
+            j = lo;                                                                          \
+            if (j < fed && j == ps) { /* no diag */                                          \
+                TSW_EA_CELL(COST, inf, j < pe ? prev[j] : inf);                              \
+                ++j;                                                                         \
+            }                                                                                \
+            for (; j < fed && j < pe; ++j)                                                   \
+                TSW_EA_CELL(COST, prev[j - 1], prev[j]);                                     \
+            if (j < fed) { /* j == pe: diag only */                                          \
+                TSW_EA_CELL(COST, prev[j - 1], inf);                                         \
+                ++j;                                                                         \
+            }                                                                                \
+            for (; j < hi && left != inf; ++j) /* only the left neighbour feeds */           \
+                TSW_EA_CELL(COST, inf, inf);                                                 \
+        }                                                                                    \
+        if (cs < 0)                                                                          \
+            return HUGE_VAL;                                                                 \
+        ps = cs;                                                                             \
+        pe = ce + 1;                                                                         \
+        T *t = prev;                                                                         \
+        prev = cur;                                                                          \
+        cur = t;                                                                             \
+    }
+
 /*
  * DTW's accumulated cost (the raw value) of a (n rows) and b (m columns) within the spans,
  * abandoning what cannot end at or below thr (PrunedDTW, Silva and Batista 2016, with the
@@ -133,59 +192,28 @@ static inline double TSW_F(knn_rings)(tsw_cost cost, const T *a, int64_t n, cons
  * NULL: 0). Only the cells reachable from a kept cell are visited. Returns the exact value
  * (bit for bit the reference's: the same cells, costs and additions; a pruned cell never
  * lies on a path of cost <= thr) when it is <= thr, else something > thr or +inf.
- * prev, cur: m values each.
+ * prev, cur: m values each. The cost of one channel is written out (the same operations
+ * as cost.h's loop: 0 + d * d and 0 + |d| round alike).
  */
-static inline double TSW_F(knn_ea_dtw)(tsw_cost cost, const T *a, int64_t n, const T *b, int64_t m,
-                                int64_t dim, const int64_t *rlo, const int64_t *rhi,
-                                const double *cbr, const double *cbc, double thr, T *prev,
-                                T *cur)
+static inline double TSW_F(knn_ea_dtw)(tsw_cost cost, const T *a, int64_t n, const T *b,
+                                       int64_t m, int64_t dim, const int64_t *rlo,
+                                       const int64_t *rhi, const double *cbr, const double *cbc,
+                                       double thr, T *prev, T *cur)
 {
     const T inf = INF;
     int64_t ps = 0, pe = 0; /* the previous row's kept cells lie in [ps, pe) */
-    for (int64_t i = 0; i < n; ++i) {
-        int64_t lo = rlo[i], hi = rhi[i];
-        if (i > 0 && lo < ps)
-            lo = ps; /* left of the first kept cell above, nothing can be reached */
-        const double rrow = cbr ? cbr[i + 1] : 0;
-        const T *x = a + i * dim;
-        int64_t cs = -1, ce = -1;
-        T left = inf;
-        for (int64_t j = lo; j < hi; ++j) {
-            T diag, up;
-            if (i == 0) {
-                diag = j == 0 ? (T)0 : inf;
-                up = inf;
-                if (j > 0 && left == inf)
-                    break;
-            } else {
-                if (j - 1 >= pe && left == inf)
-                    break; /* past the kept cells above, only the left neighbour feeds */
-                diag = j - 1 >= ps && j - 1 < pe ? prev[j - 1] : inf;
-                up = j < pe ? prev[j] : inf;
-            }
-            T c = TSW_F(knn_cost)(cost, x, b + j * dim, dim);
-            T v = TSW_F(tsw_dtw_cell)(c, diag, up, left);
-            double rest = cbc && cbc[j + 1] > rrow ? cbc[j + 1] : rrow;
-            if ((double)v + rest > thr) {
-                v = inf;
-            } else {
-                if (cs < 0)
-                    cs = j;
-                ce = j;
-            }
-            cur[j] = v;
-            left = v;
-        }
-        if (cs < 0)
-            return HUGE_VAL;
-        ps = cs;
-        pe = ce + 1;
-        T *t = prev;
-        prev = cur;
-        cur = t;
+    if (dim == 1 && cost == TSW_COST_SQEUCLIDEAN) {
+        TSW_EA_BODY(((x[0] - y[0]) * (x[0] - y[0])))
+    } else if (dim == 1 && cost == TSW_COST_ABS) {
+        TSW_EA_BODY((x[0] - y[0] < 0 ? y[0] - x[0] : x[0] - y[0]))
+    } else {
+        TSW_EA_BODY(TSW_F(knn_cost)(cost, x, y, dim))
     }
     return pe == m ? (double)prev[m - 1] : HUGE_VAL;
 }
+
+#undef TSW_EA_BODY
+#undef TSW_EA_CELL
 
 #undef TSW_F
 #undef TSW_CAT
