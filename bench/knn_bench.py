@@ -169,7 +169,7 @@ def bench_gpu(args, rng):
     print("| n queries x n series | dtype | knn(device='cuda') s | cdist(cuda)+argmin s | "
           "knn(device='cpu') s | knn/cdist |")
     print("|---|---|---|---|---|---|")
-    for n in (2000, 10000):
+    for n in (2000, 10000, 30000):
         for dt in (np.float32, np.float64):
             Q = rng.standard_normal((n, 128)).cumsum(axis=1).astype(dt)
             X = rng.standard_normal((n, 128)).cumsum(axis=1).astype(dt)

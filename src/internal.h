@@ -162,6 +162,12 @@ int tsw__cuda_search(const tsw_params *params, tsw_dtype dtype, int64_t dim,
                      int64_t r, const tsw_series *series, int znorm, int64_t exclusion,
                      int64_t k, int64_t **cand, int64_t *ncand, tsw_search_stats *stats,
                      const tsw_exec *exec);
+/* CUDA knn for DTW with a pruning bound (cuda/knn.cu): TSW_ENOTSUP outside its cases
+ * (ragged collections, Itakura, the cosine cost, k > 16), where the dispatch runs the batch
+ * kernels over tiles instead. */
+int tsw__cuda_knn_dtw(const tsw_params *params, tsw_dtype dtype, int64_t dim,
+                      const tsw_collection *q, const tsw_collection *x, int64_t k,
+                      void *distance, int64_t *index, const tsw_exec *exec);
 /* The query as the search compares it: z-normalised (znorm) or as given, in double, and its
  * envelope under the radius r the params give; qz, qlo, qhi: (n, dim) (cpu/search.c). */
 int tsw__search_query(const tsw_params *params, tsw_dtype dtype, int64_t dim,

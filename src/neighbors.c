@@ -201,7 +201,9 @@ static int tsw__knn(const tsw_params *params, tsw_dtype dtype, int64_t dim,
     if (ex->device == TSW_DEVICE_CUDA ||
         (ex->device == TSW_DEVICE_AUTO && params->measure != TSW_DTW &&
          tsw__cuda_auto(ex, (double)q->count * (double)x->count * (double)dim * 1024.0))) {
-        int rc = tsw__knn_cuda(params, dtype, dim, q, x, k, distance, index, ex);
+        int rc = tsw__cuda_knn_dtw(params, dtype, dim, q, x, k, distance, index, ex);
+        if (rc == TSW_ENOTSUP)
+            rc = tsw__knn_cuda(params, dtype, dim, q, x, k, distance, index, ex);
         if (!tsw__cuda_fallback(ex, rc))
             return rc;
     }

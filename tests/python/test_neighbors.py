@@ -312,12 +312,40 @@ def test_knn_on_the_gpu_equals_its_cdist(rng, metric, dtype):
     X[500] = X[3]
     kw = {"window": 0.1} if metric == "dtw" else {}
     D, I = tswarp.knn(Q, X, 5, metric=metric, device="cuda", **kw)
-    ref, order = stable_topk(tswarp.cdist(Q, X, metric=metric, device="cuda", **kw), 5)
+    if metric == "dtw":  # the pruned GPU kernel rounds as the CPU reference does
+        ref, order = stable_topk(tswarp.cdist(Q, X, _impl="reference", **kw), 5)
+    else:  # the batch kernels over tiles
+        ref, order = stable_topk(tswarp.cdist(Q, X, metric=metric, device="cuda", **kw), 5)
     np.testing.assert_array_equal(I, order, err_msg=f"seed={rng.seed}")
     np.testing.assert_array_equal(D, ref)
     Dc, Ic = tswarp.knn(Q, X, 5, metric=metric, device="cpu", **kw)
     tol = 1e-4 if dtype == np.float32 else 1e-10
     np.testing.assert_allclose(D, Dc, rtol=tol, atol=tol)
+
+
+@pytest.mark.skipif(not HAS_GPU, reason="no CUDA GPU")
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_knn_dtw_on_the_gpu_equals_the_reference(rng, dtype):
+    for t in range(12):
+        dim = 1 + t % 3
+        n, m = int(rng.integers(5, 60)), int(rng.integers(5, 60))
+        Q = walks(rng, (int(rng.integers(1, 40)), n, dim), dtype)
+        X = walks(rng, (int(rng.integers(20, 900)), m, dim), dtype)
+        X[-1] = X[0]
+        k = int(rng.integers(1, 18))  # above 16: the batch kernels over tiles
+        k = min(k, len(X))
+        kw = [{}, {"window": 0.1}, {"radius": 3}, {"radius": 0}][t % 4]
+        cost = ["sqeuclidean", "abs", "euclidean"][t % 3]
+        D, I = tswarp.knn(Q, X, k, device="cuda", cost=cost, layout=CL, **kw)
+        ref, order = stable_topk(tswarp.cdist(Q, X, _impl="reference", cost=cost, layout=CL,
+                                              **kw), k)
+        what = f"seed={rng.seed} trial={t} {kw} {cost} k={k}"
+        np.testing.assert_array_equal(I, order, err_msg=what)
+        if k <= 16:
+            np.testing.assert_array_equal(D, ref, err_msg=what)
+        else:
+            tol = 1e-4 if dtype == np.float32 else 1e-10
+            np.testing.assert_allclose(D, ref, rtol=tol, atol=tol, err_msg=what)
 
 
 def test_import_tswarp_stays_light():
