@@ -504,8 +504,13 @@ TSW_EXPORT int tsw_lower_bound(const tsw_params *params, tsw_lb kind, int64_t ba
  * UCR Suite's cumulative bound inside PrunedDTW's pruned cells), exactly. TWED abandons
  * when a row of its program exceeds the k-th best; soft-DTW (not monotone) is computed in
  * full. Work is split over queries and blocks of x; any thread count gives the same
- * answer. Progress counts candidates (query, series) done. CUDA: the batch kernels in tiles
- * of x (memory O(q->count x tile)) with the top k kept on the host; AUTO as tsw_cdist.
+ * answer. Progress counts candidates (query, series) done. CUDA: for DTW with a box cost,
+ * a Sakoe-Chiba window or none, collections of one length each and k <= 16, every pair of a
+ * tile of x is bounded (LB_Keogh), each query's k least-bounded series set its threshold and
+ * DTW (the reference's roundings: the same values) runs for the pairs whose bound does not
+ * exceed it; otherwise the batch kernels run over tiles of x (memory O(q->count x tile)),
+ * the top k kept on the host. AUTO keeps DTW on the CPU and takes the GPU for the other
+ * measures on large work.
  */
 TSW_EXPORT int tsw_knn(const tsw_params *params, tsw_dtype dtype, int64_t dim,
                        const tsw_collection *q, const tsw_collection *x, int64_t k,

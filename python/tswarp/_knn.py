@@ -59,10 +59,12 @@ def knn(Q: Any, X: Any, k: int = 1, *, metric: str = "dtw", device: Any = "auto"
         The measure, with its parameters as keywords (window, radius, itakura_max_slope,
         cost, accumulated, nu, lmbda, p, tx, ty, gamma, normalize), as in ``cdist``.
     device : {'auto', 'cpu', 'cuda', 'cuda:N'}
-        'cuda' computes the batch kernels on the GPU over tiles of X (memory
-        O(len(Q) x tile)) and keeps the top k on the host. 'auto' keeps DTW on the CPU,
-        where the lower bounds prune, and takes the GPU for the other measures on large
-        work.
+        'cuda': for DTW (a box cost, a Sakoe-Chiba window or none, one length per
+        collection, k <= 16) the GPU bounds every pair (LB_Keogh), sets each query's
+        threshold from its k least-bounded series and runs DTW only where the bound does
+        not exceed it, with the CPU reference's values; otherwise the batch kernels over
+        tiles of X with the top k kept on the host. 'auto' keeps DTW on the CPU and takes
+        the GPU for the other measures on large work.
     n_jobs, progress, layout
         As in ``cdist``; progress counts (query, candidate) pairs.
 
