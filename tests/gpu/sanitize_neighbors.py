@@ -1,0 +1,26 @@
+"""knn and search on the GPU in small, for compute-sanitizer (memcheck with leak check and
+racecheck), as run on 2026-11-27:
+
+    compute-sanitizer --tool memcheck --leak-check full --error-exitcode 7 \\
+        python tests/gpu/sanitize_neighbors.py
+    compute-sanitizer --tool racecheck --error-exitcode 7 python tests/gpu/sanitize_neighbors.py
+"""
+import numpy as np
+
+import tswarp
+
+rng = np.random.default_rng(3)
+for dt in (np.float32, np.float64):
+    Q = rng.standard_normal((7, 33, 2)).cumsum(1).astype(dt)
+    X = rng.standard_normal((300, 33, 2)).cumsum(1).astype(dt)
+    D, I = tswarp.knn(Q, X, 3, window=0.1, device="cuda", layout="channels_last")
+    R = tswarp.cdist(Q, X, window=0.1, _impl="reference", layout="channels_last")
+    assert (I == np.argsort(R, axis=1, kind="stable")[:, :3]).all()
+    tswarp.knn(Q[:, :20], X, 2, radius=0, device="cuda", cost="abs", layout="channels_last")
+s = rng.standard_normal(50000).cumsum()
+q = s[1000:1100]
+st, d = tswarp.search(q, s, 3, window=0.05, device="cuda")
+assert st[0] == 1000
+tswarp.search(q.astype(np.float32), s.astype(np.float32), 2, radius=3, device="cuda",
+              znorm=False)
+print("ok")
