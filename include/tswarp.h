@@ -509,8 +509,8 @@ TSW_EXPORT int tsw_lower_bound(const tsw_params *params, tsw_lb kind, int64_t ba
  * tile of x is bounded (LB_Keogh), each query's k least-bounded series set its threshold and
  * DTW (the reference's roundings: the same values) runs for the pairs whose bound does not
  * exceed it; otherwise the batch kernels run over tiles of x (memory O(q->count x tile)),
- * the top k kept on the host. AUTO keeps DTW on the CPU and takes the GPU for the other
- * measures on large work.
+ * the top k kept on the host. AUTO takes the pruned GPU kernels for DTW on large work in
+ * their cases (else the CPU's cascade), and the GPU for the other measures on large work.
  */
 TSW_EXPORT int tsw_knn(const tsw_params *params, tsw_dtype dtype, int64_t dim,
                        const tsw_collection *q, const tsw_collection *x, int64_t k,

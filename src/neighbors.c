@@ -197,7 +197,20 @@ static int tsw__knn(const tsw_params *params, tsw_dtype dtype, int64_t dim,
                     void *distance, int64_t *index, const tsw_exec *ex)
 {
 #ifdef TSWARP_WITH_CUDA
-    /* AUTO keeps DTW on the CPU, whose cascade prunes what the GPU would compute */
+    /* AUTO and DTW: the GPU's pruned kernels on large work of one length per collection
+     * (a tenth of the full grid's cells counted, as the CPU's cascade prunes too), else
+     * the CPU's cascade */
+    if (ex->device == TSW_DEVICE_AUTO && params->measure == TSW_DTW) {
+        if (!q->lengths && !x->lengths && !q->offsets && !x->offsets &&
+            tsw__cuda_auto(ex, 0.1 * (double)q->count * (double)q->length * (double)x->count *
+                                   (double)x->length * (double)dim)) {
+            int rc = tsw__cuda_knn_dtw(params, dtype, dim, q, x, k, distance, index, ex);
+            if (rc != TSW_ENOTSUP && !tsw__cuda_fallback(ex, rc))
+                return rc;
+            tsw__clear_detail();
+        }
+        return tsw__cpu_knn(params, dtype, dim, q, x, k, distance, index, ex);
+    }
     if (ex->device == TSW_DEVICE_CUDA ||
         (ex->device == TSW_DEVICE_AUTO && params->measure != TSW_DTW &&
          tsw__cuda_auto(ex, (double)q->count * (double)x->count * (double)dim * 1024.0))) {

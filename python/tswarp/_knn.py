@@ -63,8 +63,8 @@ def knn(Q: Any, X: Any, k: int = 1, *, metric: str = "dtw", device: Any = "auto"
         collection, k <= 16) the GPU bounds every pair (LB_Keogh), sets each query's
         threshold from its k least-bounded series and runs DTW only where the bound does
         not exceed it, with the CPU reference's values; otherwise the batch kernels over
-        tiles of X with the top k kept on the host. 'auto' keeps DTW on the CPU and takes
-        the GPU for the other measures on large work.
+        tiles of X with the top k kept on the host. 'auto' takes the GPU on large work
+        (for DTW in the pruned kernels' cases only; else the CPU's cascade).
     n_jobs, progress, layout
         As in ``cdist``; progress counts (query, candidate) pairs.
 
