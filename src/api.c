@@ -375,18 +375,6 @@ int tsw_distance(const tsw_params *params, tsw_dtype dtype, int64_t dim, const t
     return rc;
 }
 
-/* unit copies of x and (when not NULL and not x itself) y: 0, or the error */
-static int tsw__unit_pair(tsw_dtype dtype, int64_t dim, const tsw_collection *x,
-                          const tsw_collection *y, tsw_collection *ux, tsw_collection *uy,
-                          void **bx, void **by)
-{
-    int rc = tsw__unit_collection(dtype, dim, x, ux, bx);
-    if (!rc && y && y != x)
-        rc = tsw__unit_collection(dtype, dim, y, uy, by);
-    else if (!rc && y)
-        *uy = *ux;
-    return rc;
-}
 
 int tsw_cdist(const tsw_params *params, tsw_dtype dtype, int64_t dim, const tsw_collection *x,
               const tsw_collection *y, void *out, const tsw_exec *exec)

@@ -100,3 +100,15 @@ int tsw__unit_collection(tsw_dtype dt, int64_t dim, const tsw_collection *c,
     out->times = NULL;
     return TSW_OK;
 }
+
+int tsw__unit_pair(tsw_dtype dtype, int64_t dim, const tsw_collection *x,
+                   const tsw_collection *y, tsw_collection *ux, tsw_collection *uy,
+                   void **bx, void **by)
+{
+    int rc = tsw__unit_collection(dtype, dim, x, ux, bx);
+    if (!rc && y && y != x)
+        rc = tsw__unit_collection(dtype, dim, y, uy, by);
+    else if (!rc && y)
+        *uy = *ux;
+    return rc;
+}

@@ -40,7 +40,7 @@ int tsw_max_threads(void)
 #endif
 }
 
-static int64_t tsw__now_ns(void)
+int64_t tsw__now_ns(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -48,6 +48,20 @@ static int64_t tsw__now_ns(void)
 }
 
 #define TSW__CANCEL_NS 50000000LL /* 50 ms between polls */
+
+int tsw__poll_parallel(const tsw_exec *ex, int tid, int64_t *last, const int64_t *done,
+                       int64_t total, int *status)
+{
+    if (tid == 0 && ex->progress) {
+        int64_t now = tsw__now_ns();
+        if (now - *last >= TSW__CANCEL_NS) {
+            *last = now;
+            if (ex->progress(ex->progress_user, __atomic_load_n(done, __ATOMIC_RELAXED), total))
+                __atomic_store_n(status, TSW_ECANCELED, __ATOMIC_RELAXED);
+        }
+    }
+    return __atomic_load_n(status, __ATOMIC_RELAXED) != TSW_OK;
+}
 
 void tsw__cancel_init(tsw__cancel *c, const tsw_exec *ex, int64_t total)
 {

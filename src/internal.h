@@ -29,6 +29,14 @@ typedef struct tsw__cancel {
     int stopped;
 } tsw__cancel;
 void tsw__cancel_init(tsw__cancel *c, const tsw_exec *ex, int64_t total);
+/* CLOCK_MONOTONIC in nanoseconds: the progress callbacks' pacing (exec.c). */
+int64_t tsw__now_ns(void);
+/* A parallel driver's poll (the CPU batch, knn and search drivers): the calling thread
+ * (tid 0) calls the progress callback at most every 50 ms since *last with *done of total,
+ * and a non-zero return sets *status to TSW_ECANCELED; *done and *status are shared and
+ * read atomically. Returns non-zero once *status is not TSW_OK: every thread stops. */
+int tsw__poll_parallel(const tsw_exec *ex, int tid, int64_t *last, const int64_t *done,
+                       int64_t total, int *status);
 int tsw__cancel_poll(tsw__cancel *c, int64_t done);
 
 typedef struct tsw__pair {
@@ -73,6 +81,11 @@ int tsw__cuda_fallback(const tsw_exec *ex, int rc);
 int tsw__unit_series(tsw_dtype dt, int64_t dim, const tsw_series *s, tsw_series *out, void **buf);
 int tsw__unit_collection(tsw_dtype dt, int64_t dim, const tsw_collection *c,
                          tsw_collection *out, void **buf);
+/* Unit copies of x and of y (y NULL: none; y == x: the same copy); each buffer freed with
+ * tsw__free. */
+int tsw__unit_pair(tsw_dtype dtype, int64_t dim, const tsw_collection *x,
+                   const tsw_collection *y, tsw_collection *ux, tsw_collection *uy,
+                   void **bx, void **by);
 
 static inline size_t tsw__dtype_size(tsw_dtype dt) { return dt == TSW_F32 ? 4 : 8; }
 
@@ -147,12 +160,13 @@ int tsw__cpu_search(const tsw_params *params, tsw_dtype dtype, int64_t dim,
                     const tsw_series *query, const tsw_series *series, int znorm,
                     int64_t exclusion, int64_t k, int64_t *starts, double *distances,
                     int64_t *count, tsw_search_stats *stats, const tsw_exec *exec);
-/* The candidate windows (starts) recomputed exactly, then the greedy choice: the last step
- * of tsw_search whatever found the candidates (cpu/search.c). */
+/* The candidate windows (starts) recomputed exactly against the query as
+ * tsw__search_query prepared it (qz, n points, radius r), then the greedy choice: the last
+ * step of tsw_search whatever found the candidates (cpu/search.c). */
 int tsw__search_exact(const tsw_params *params, tsw_dtype dtype, int64_t dim,
-                      const tsw_series *query, const tsw_series *series, int znorm,
-                      int64_t exclusion, int64_t k, const int64_t *cand, int64_t ncand,
-                      int64_t *starts, double *distances, int64_t *count);
+                      const double *qz, int64_t n, int64_t r, const tsw_series *series,
+                      int znorm, int64_t exclusion, int64_t k, const int64_t *cand,
+                      int64_t ncand, int64_t *starts, double *distances, int64_t *count);
 /* CUDA search (cuda/search.cu): the candidate windows of tsw_search, a superset of those
  * the exact choice can pick: every window's lower bound on the GPU, DTW of the survivors
  * of a threshold from seed windows. *cand (tsw__malloc'd, freed by the caller) receives
@@ -201,6 +215,22 @@ static inline int64_t tsw__coll_len(const tsw_collection *c, int64_t i)
 static inline int64_t tsw__coll_off(const tsw_collection *c, int64_t i)
 {
     return c->offsets ? c->offsets[i] : i * c->length;
+}
+/* The longest series of a collection. */
+static inline int64_t tsw__coll_maxlen(const tsw_collection *c)
+{
+    if (!c->lengths)
+        return c->length;
+    int64_t mx = 0;
+    for (int64_t i = 0; i < c->count; ++i)
+        mx = c->lengths[i] > mx ? c->lengths[i] : mx;
+    return mx;
+}
+/* Series i's first value (values are (length, dim) rows of esz bytes). */
+static inline const void *tsw__coll_row(const tsw_collection *c, int64_t i, int64_t dim,
+                                        size_t esz)
+{
+    return (const char *)c->values + (size_t)tsw__coll_off(c, i) * (size_t)dim * esz;
 }
 
 /* CPU feature level (cpu/simd.c): 2 = AVX2+FMA, 1 = SSE2, 0 = none. */

@@ -258,9 +258,7 @@ int tsw_knn(const tsw_params *params, tsw_dtype dtype, int64_t dim, const tsw_co
         return tsw__knn(params, dtype, dim, q, x, k, distance, index, &ex);
     tsw_collection uq, ux;
     void *bq = NULL, *bx = NULL;
-    rc = tsw__unit_collection(dtype, dim, q, &uq, &bq);
-    if (!rc)
-        rc = tsw__unit_collection(dtype, dim, x, &ux, &bx);
+    rc = tsw__unit_pair(dtype, dim, q, x, &uq, &ux, &bq, &bx);
     if (!rc)
         rc = tsw__knn(params, dtype, dim, &uq, &ux, k, distance, index, &ex);
     tsw__free(bq);
@@ -287,8 +285,8 @@ static int tsw__search_cuda(const tsw_params *params, tsw_dtype dtype, int64_t d
         rc = tsw__cuda_search(params, dtype, dim, q, q + nd, q + 2 * nd, query->length, r,
                               series, znorm, exclusion, k, &cand, &ncand, &st, ex);
     if (!rc)
-        rc = tsw__search_exact(params, dtype, dim, query, series, znorm, exclusion, k, cand,
-                               ncand, starts, distances, count);
+        rc = tsw__search_exact(params, dtype, dim, q, query->length, r, series, znorm,
+                               exclusion, k, cand, ncand, starts, distances, count);
     if (!rc && stats)
         *stats = st;
     if (!rc && ex->progress && ex->progress(ex->progress_user, st.windows, st.windows))

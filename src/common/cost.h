@@ -7,6 +7,7 @@
 #define TSW_COMMON_COST_H
 
 #include "tsw_hd.h"
+#include "tswarp.h" /* tsw_cost */
 
 #define TSW_HUGE_f64 1.7976931348623157e308
 #define TSW_HUGE_f32 3.40282347e38f
@@ -45,6 +46,29 @@
         if (xx == 0 || yy == 0)                                                               \
             return 1;                                                                         \
         return (T)1 - xy / (SQRT(xx) * SQRT(yy));                                             \
+    }                                                                                         \
+    /* The DTW cost `cost` (a tsw_cost) between two points, as every kernel computes it. */   \
+    TSW_HD T tsw_cost_local_##SFX(int cost, const T *x, const T *y, int64_t dim)             \
+    {                                                                                         \
+        switch (cost) {                                                                       \
+        case TSW_COST_EUCLIDEAN:                                                              \
+            return SQRT(tsw_cost_sqeuclidean_##SFX(x, y, dim));                               \
+        case TSW_COST_ABS:                                                                    \
+            return tsw_cost_abs_##SFX(x, y, dim);                                             \
+        case TSW_COST_COSINE:                                                                 \
+            return tsw_cost_cosine_##SFX(x, y, dim);                                          \
+        default:                                                                              \
+            return tsw_cost_sqeuclidean_##SFX(x, y, dim);                                     \
+        }                                                                                     \
+    }                                                                                         \
+    /* The costs summed over channels, one channel at a time (the lower bounds' boxes and    \
+     * the search's z-normalised points, whose differences are made on the fly): a channel's \
+     * term for the difference d, then the total of the summed terms (sqeuclidean, abs,     \
+     * euclidean; not cosine). */                                                            \
+    TSW_HD T tsw_cost_term_##SFX(int cost, T d) { return cost == TSW_COST_ABS ? FABS(d) : d * d; } \
+    TSW_HD T tsw_cost_total_##SFX(int cost, T s)                                              \
+    {                                                                                         \
+        return cost == TSW_COST_EUCLIDEAN ? SQRT(s) : s;                                      \
     }                                                                                         \
     /* (sum_k |x_k - y_k|^p)^(1/p) for any p >= 1, values at x[k * sx], y[k * sy] (y NULL: \
      * the zero vector). Scaled by the largest component mx so that no |d|^p overflows     \

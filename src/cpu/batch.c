@@ -12,14 +12,12 @@
 #include "../internal.h"
 
 #include <string.h>
-#include <time.h>
 
 #ifdef _OPENMP
 #include <omp.h>
 #endif
 
 #define TSW__TILE 64
-#define TSW__PROGRESS_NS 50000000LL /* 50 ms */
 
 typedef void (*tsw__pair_fn)(const tsw_params *, tsw_dtype, int64_t, const tsw__pair *,
                              void *, double *);
@@ -46,13 +44,6 @@ typedef struct tsw__job {
     int64_t done;
     int status;
 } tsw__job;
-
-static int64_t tsw__now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
 
 static tsw__pair tsw__make_pair(const tsw_collection *x, int64_t i, const tsw_collection *y,
                                 int64_t j, int64_t dim, size_t esz, int twed)
@@ -126,16 +117,7 @@ static void tsw__item_range(const tsw__job *job, int64_t k, int64_t *i, int64_t 
  * Returns non-zero when the job must stop. */
 static int tsw__poll(tsw__job *job, int tid, int64_t *last)
 {
-    if (tid == 0 && job->ex->progress) {
-        int64_t now = tsw__now_ns();
-        if (now - *last >= TSW__PROGRESS_NS) {
-            *last = now;
-            int64_t d = __atomic_load_n(&job->done, __ATOMIC_RELAXED);
-            if (job->ex->progress(job->ex->progress_user, d, job->total))
-                __atomic_store_n(&job->status, TSW_ECANCELED, __ATOMIC_RELAXED);
-        }
-    }
-    return __atomic_load_n(&job->status, __ATOMIC_RELAXED) != TSW_OK;
+    return tsw__poll_parallel(job->ex, tid, last, &job->done, job->total, &job->status);
 }
 
 static void tsw__run_item(tsw__job *job, int64_t k, void *ws, int tid, int64_t *last)
@@ -252,21 +234,10 @@ static int tsw__run(tsw__job *job)
     return job->status;
 }
 
-static int64_t tsw__max_len(const tsw_collection *c)
-{
-    if (!c->lengths)
-        return c->length;
-    int64_t mx = 0;
-    for (int64_t i = 0; i < c->count; ++i)
-        if (c->lengths[i] > mx)
-            mx = c->lengths[i];
-    return mx;
-}
-
 /* Self values sdtw(c_i, c_i) for the soft-DTW divergence, in parallel. */
 static int tsw__self_values(tsw__job *job, const tsw_collection *c, double *self)
 {
-    int64_t mx = tsw__max_len(c);
+    int64_t mx = tsw__coll_maxlen(c);
     size_t ws_bytes = tsw__pair_ws_bytes(job->p, job->dt, job->dim, mx, mx);
     int nt = tsw__n_threads(job->ex, c->count);
     const size_t esz = tsw__dtype_size(job->dt);
@@ -314,7 +285,7 @@ static void tsw__job_init(tsw__job *job, const tsw_params *p, tsw_dtype dt, int6
     job->ex = ex;
     job->kernel = ex->impl == TSW_IMPL_REFERENCE ? tsw__pair_reference : tsw__pair_fast;
     job->use_lanes = ex->impl == TSW_IMPL_AUTO && tsw__lanes_width(p, dt, dim) > 1;
-    int64_t mn = tsw__max_len(x), mm = tsw__max_len(y);
+    int64_t mn = tsw__coll_maxlen(x), mm = tsw__coll_maxlen(y);
     size_t a = tsw__pair_ws_bytes(p, dt, dim, mn, mm);
     size_t b = job->use_lanes ? tsw__lanes_ws_bytes(p, dt, dim, mn, mm) : 0;
     job->ws_bytes = a > b ? a : b;

@@ -18,7 +18,6 @@
 #include <float.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -244,27 +243,12 @@ int tsw__cpu_envelope(const tsw_params *params, tsw_dtype dtype, int64_t dim,
 TSW__LB_DEFINE(double, f64)
 TSW__LB_DEFINE(float, f32)
 
-static const void *tsw__row(const tsw_collection *c, int64_t i, int64_t dim, size_t esz)
-{
-    return (const char *)c->values + (size_t)tsw__coll_off(c, i) * (size_t)dim * esz;
-}
-
-static int64_t tsw__maxlen(const tsw_collection *c)
-{
-    if (!c->lengths)
-        return c->length;
-    int64_t mx = 0;
-    for (int64_t i = 0; i < c->count; ++i)
-        mx = c->lengths[i] > mx ? c->lengths[i] : mx;
-    return mx;
-}
-
 int tsw__cpu_lower_bound(const tsw_params *params, tsw_lb kind, int64_t bands, tsw_dtype dtype,
                          int64_t dim, const tsw_series *query, const tsw_collection *x,
                          double *out, const tsw_exec *exec)
 {
     const size_t esz = tsw__dtype_size(dtype);
-    const int64_t n = query->length, mmax = tsw__maxlen(x);
+    const int64_t n = query->length, mmax = tsw__coll_maxlen(x);
     int nt = tsw__threads(exec);
     if (x->count < nt)
         nt = (int)x->count;
@@ -288,7 +272,7 @@ int tsw__cpu_lower_bound(const tsw_params *params, tsw_lb kind, int64_t bands, t
             if (!ok)
                 continue;
             int64_t m = tsw__coll_len(x, i);
-            const void *b = tsw__row(x, i, dim, esz);
+            const void *b = tsw__coll_row(x, i, dim, esz);
             tsw__lbws_shape(&w, params, n, m);
             double v;
             if (dtype == TSW_F32) {
@@ -315,7 +299,6 @@ int tsw__cpu_lower_bound(const tsw_params *params, tsw_lb kind, int64_t bands, t
 /* ---- the k nearest neighbours ----------------------------------------------------------- */
 
 #define TSW__KNN_BLOCK 256
-#define TSW__PROGRESS_NS 50000000LL
 
 typedef struct tsw__nb {
     double key; /* the returned value (float-rounded for float32): the order */
@@ -339,25 +322,9 @@ typedef struct tsw__knn_job {
     int status;
 } tsw__knn_job;
 
-static int64_t tsw__knn_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
 static int tsw__knn_poll(tsw__knn_job *job, int tid, int64_t *last)
 {
-    if (tid == 0 && job->ex->progress) {
-        int64_t now = tsw__knn_now();
-        if (now - *last >= TSW__PROGRESS_NS) {
-            *last = now;
-            if (job->ex->progress(job->ex->progress_user,
-                                  __atomic_load_n(&job->done, __ATOMIC_RELAXED), job->total))
-                __atomic_store_n(&job->status, TSW_ECANCELED, __ATOMIC_RELAXED);
-        }
-    }
-    return __atomic_load_n(&job->status, __ATOMIC_RELAXED) != TSW_OK;
+    return tsw__poll_parallel(job->ex, tid, last, &job->done, job->total, &job->status);
 }
 
 static double tsw__knn_thr(const tsw__knn_job *job, int64_t qi)
@@ -422,7 +389,7 @@ static void tsw__knn_offer(tsw__knn_job *job, int64_t qi, int64_t j, double raw,
     {                                                                                        \
         const size_t esz = sizeof(T);                                                        \
         const int64_t dim = job->dim, m = tsw__coll_len(job->x, j);                          \
-        const T *b = (const T *)tsw__row(job->x, j, dim, esz);                               \
+        const T *b = (const T *)tsw__coll_row(job->x, j, dim, esz);                          \
         const tsw_cost cost = job->p->cost;                                                  \
         const double slack = tsw__knn_slack(job->dt, n, m);                                  \
         double thr = tsw__knn_thr(job, qi);                                                  \
@@ -440,19 +407,17 @@ static void tsw__knn_offer(tsw__knn_job *job, int64_t qi, int64_t j, double raw,
                     return;                                                                  \
                 if (tsw__lb_keogh_x_##SFX(w, cost, a, n, b, m, dim, thr) > thr)              \
                     return;                                                                  \
+                /* the bounds of the columns and rows still to come, scaled down by the      \
+                 * slack for the sums' own rounding */                                       \
+                const double f = 1 - slack;                                                  \
                 double s = 0;                                                                \
                 w->cbc[m] = 0;                                                               \
                 for (int64_t t = m - 1; t >= 0; --t)                                         \
-                    w->cbc[t] = s += w->cq[t];                                               \
+                    w->cbc[t] = (s += w->cq[t]) * f;                                         \
                 s = 0;                                                                       \
                 w->cbr[n] = 0;                                                               \
                 for (int64_t t = n - 1; t >= 0; --t)                                         \
-                    w->cbr[t] = s += w->cx[t];                                               \
-                /* the sums' own rounding: scale them down by the slack */                   \
-                for (int64_t t = 0; t <= m; ++t)                                             \
-                    w->cbc[t] *= 1 - slack;                                                  \
-                for (int64_t t = 0; t <= n; ++t)                                             \
-                    w->cbr[t] *= 1 - slack;                                                  \
+                    w->cbr[t] = (s += w->cx[t]) * f;                                         \
                 cbr = w->cbr;                                                                \
                 cbc = w->cbc;                                                                \
             }                                                                                \
@@ -468,13 +433,12 @@ TSW__KNN_CAND(float, f32)
 /* A candidate's bound for the order of a block (raw units): LB_Kim, O(1) (LB_Keogh, O(m),
  * comes in the cascade, where it stops at the threshold). */
 #define TSW__KNN_LB(T, SFX)                                                                  \
-    static double tsw__knn_lb_##SFX(tsw__knn_job *job, tsw__lbws *w, int64_t qi, const T *a,  \
-                                    int64_t n, int64_t j)                                    \
+    static double tsw__knn_lb_##SFX(tsw__knn_job *job, tsw__lbws *w, const T *a, int64_t n,  \
+                                    int64_t j)                                               \
     {                                                                                        \
         const int64_t dim = job->dim, m = tsw__coll_len(job->x, j);                          \
-        const T *b = (const T *)tsw__row(job->x, j, dim, sizeof(T));                         \
+        const T *b = (const T *)tsw__coll_row(job->x, j, dim, sizeof(T));                    \
         tsw__lbws_shape(w, job->p, n, m);                                                    \
-        (void)qi;                                                                            \
         return knn_rings_##SFX(job->p->cost, a, n, b, m, dim, w->rlo, w->rhi, 3, HUGE_VAL);  \
     }
 TSW__KNN_LB(double, f64)
@@ -504,7 +468,7 @@ static void tsw__knn_cand_other(tsw__knn_job *job, void *ws, int64_t qi, const v
     int64_t oq = tsw__coll_off(job->q, qi), ox = tsw__coll_off(job->x, j);
     pr.a = a;
     pr.n = n;
-    pr.b = tsw__row(job->x, j, job->dim, esz);
+    pr.b = tsw__coll_row(job->x, j, job->dim, esz);
     pr.m = m;
     if (job->p->measure == TSW_TWED) {
         pr.ta = job->q->times ? (const char *)job->q->times + (size_t)oq * esz : NULL;
@@ -522,7 +486,7 @@ static void tsw__knn_cand_other(tsw__knn_job *job, void *ws, int64_t qi, const v
 static int tsw__knn_self(const tsw_params *p, tsw_dtype dt, int64_t dim,
                          const tsw_collection *c, double *self, const tsw_exec *ex)
 {
-    int64_t mx = tsw__maxlen(c);
+    int64_t mx = tsw__coll_maxlen(c);
     size_t ws_bytes = tsw__pair_ws_bytes(p, dt, dim, mx, mx);
     int rc = TSW_OK;
     const size_t esz = tsw__dtype_size(dt);
@@ -544,7 +508,7 @@ static int tsw__knn_self(const tsw_params *p, tsw_dtype dt, int64_t dim,
             if (!ws)
                 continue;
             tsw__pair pr = {0};
-            pr.a = pr.b = tsw__row(c, i, dim, esz);
+            pr.a = pr.b = tsw__coll_row(c, i, dim, esz);
             pr.n = pr.m = tsw__coll_len(c, i);
             if (ex->impl == TSW_IMPL_REFERENCE)
                 tsw__pair_reference(p, dt, dim, &pr, ws, &self[i]);
@@ -563,7 +527,7 @@ int tsw__cpu_knn(const tsw_params *params, tsw_dtype dtype, int64_t dim,
     tsw__knn_job job;
     memset(&job, 0, sizeof(job));
     const size_t esz = tsw__dtype_size(dtype);
-    const int64_t nq = q->count, nmax = tsw__maxlen(q), mmax = tsw__maxlen(x);
+    const int64_t nq = q->count, nmax = tsw__coll_maxlen(q), mmax = tsw__coll_maxlen(x);
     job.p = params;
     job.dt = dtype;
     job.dim = dim;
@@ -639,7 +603,7 @@ int tsw__cpu_knn(const tsw_params *params, tsw_dtype dtype, int64_t dim,
         }
         if (!ok)
             __atomic_store_n(&job.status, TSW_ENOMEM, __ATOMIC_RELAXED);
-        int64_t last = tsw__knn_now();
+        int64_t last = tsw__now_ns();
 #ifdef _OPENMP
 #pragma omp for schedule(dynamic, 1)
 #endif
@@ -649,7 +613,7 @@ int tsw__cpu_knn(const tsw_params *params, tsw_dtype dtype, int64_t dim,
             int64_t qi = t / job.nblocks, b0 = (t % job.nblocks) * job.block;
             int64_t b1 = b0 + job.block < x->count ? b0 + job.block : x->count;
             int64_t n = tsw__coll_len(q, qi);
-            const void *a = tsw__row(q, qi, dim, esz);
+            const void *a = tsw__coll_row(q, qi, dim, esz);
             if (params->measure != TSW_DTW) {
                 for (int64_t j = b0; j < b1; ++j) {
                     if ((j & 7) == 0 && tsw__knn_poll(&job, tid, &last))
@@ -661,8 +625,8 @@ int tsw__cpu_knn(const tsw_params *params, tsw_dtype dtype, int64_t dim,
                  * bound exceeds the threshold so do all that follow */
                 for (int64_t j = b0; j < b1; ++j) {
                     ord[j - b0].j = j;
-                    ord[j - b0].lb = dtype == TSW_F32 ? tsw__knn_lb_f32(&job, &w, qi, a, n, j)
-                                                      : tsw__knn_lb_f64(&job, &w, qi, a, n, j);
+                    ord[j - b0].lb = dtype == TSW_F32 ? tsw__knn_lb_f32(&job, &w, a, n, j)
+                                                      : tsw__knn_lb_f64(&job, &w, a, n, j);
                 }
                 qsort(ord, (size_t)(b1 - b0), sizeof(tsw__lbj), tsw__lbj_cmp);
                 for (int64_t o = 0; o < b1 - b0; ++o) {

@@ -1,6 +1,6 @@
 /*
  * The pieces of nearest-neighbour search and subsequence search, once per precision
- * (included by cpu/knn.c with T, SFX and INF defined): envelopes by Lemire's streaming
+ * (included by cpu/knn.c and cpu/search.c with T, SFX and INF defined): envelopes by Lemire's streaming
  * min/max, the cost of a point to a box, LB_Kim's rings, and DTW that abandons early.
  *
  * Windows come as spans: row i of the program (a point of the first series a) admits the
@@ -55,24 +55,9 @@ static inline double TSW_F(knn_box)(tsw_cost cost, const T *x, const T *lo, cons
             d = (double)lo[k] - v;
         else if (v > (double)hi[k])
             d = v - (double)hi[k];
-        s += cost == TSW_COST_ABS ? d : d * d;
+        s += tsw_cost_term_f64(cost, d);
     }
-    return cost == TSW_COST_EUCLIDEAN ? sqrt(s) : s;
-}
-
-/* The local cost of cell (x, y) as every DTW kernel computes it (cost.h). */
-static inline T TSW_F(knn_cost)(tsw_cost cost, const T *x, const T *y, int64_t dim)
-{
-    switch (cost) {
-    case TSW_COST_EUCLIDEAN:
-        return SQRT(TSW_F(tsw_cost_sqeuclidean)(x, y, dim));
-    case TSW_COST_ABS:
-        return TSW_F(tsw_cost_abs)(x, y, dim);
-    case TSW_COST_COSINE:
-        return TSW_F(tsw_cost_cosine)(x, y, dim);
-    default:
-        return TSW_F(tsw_cost_sqeuclidean)(x, y, dim);
-    }
+    return tsw_cost_total_f64(cost, s);
 }
 
 /* The cheapest admissible cell of ring t: the cells with max(i, j) = t (back = 0) or
@@ -97,7 +82,7 @@ static inline double TSW_F(knn_ring)(tsw_cost cost, const T *a, int64_t n, const
             }
             if (j < rlo[i] || j >= rhi[i])
                 continue;
-            double c = (double)TSW_F(knn_cost)(cost, a + i * dim, b + j * dim, dim);
+            double c = (double)TSW_F(tsw_cost_local)(cost, a + i * dim, b + j * dim, dim);
             best = c < best ? c : best;
         }
     }
@@ -113,7 +98,7 @@ static inline double TSW_F(knn_rings)(tsw_cost cost, const T *a, int64_t n, cons
 {
     int64_t mx = n > m ? n : m;
     if (mx == 1)
-        return rlo[0] == 0 && rhi[0] > 0 ? (double)TSW_F(knn_cost)(cost, a, b, dim) : HUGE_VAL;
+        return rlo[0] == 0 && rhi[0] > 0 ? (double)TSW_F(tsw_cost_local)(cost, a, b, dim) : HUGE_VAL;
     if (rings > mx / 2)
         rings = mx / 2;
     double s = 0;
@@ -207,7 +192,7 @@ static inline double TSW_F(knn_ea_dtw)(tsw_cost cost, const T *a, int64_t n, con
     } else if (dim == 1 && cost == TSW_COST_ABS) {
         TSW_EA_BODY((x[0] - y[0] < 0 ? y[0] - x[0] : x[0] - y[0]))
     } else {
-        TSW_EA_BODY(TSW_F(knn_cost)(cost, x, y, dim))
+        TSW_EA_BODY(TSW_F(tsw_cost_local)(cost, x, y, dim))
     }
     return pe == m ? (double)prev[m - 1] : HUGE_VAL;
 }

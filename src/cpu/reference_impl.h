@@ -12,21 +12,6 @@
 #define TSW_CAT(a, b) TSW_CAT_(a, b)
 #define TSW_F(name) TSW_CAT(name, SFX)
 
-static T TSW_F(ref_local_cost)(tsw_cost cost, const T *x, const T *y, int64_t dim)
-{
-    switch (cost) {
-    case TSW_COST_EUCLIDEAN:
-        return SQRT(TSW_F(tsw_cost_sqeuclidean)(x, y, dim));
-    case TSW_COST_ABS:
-        return TSW_F(tsw_cost_abs)(x, y, dim);
-    case TSW_COST_COSINE:
-        return TSW_F(tsw_cost_cosine)(x, y, dim);
-    case TSW_COST_SQEUCLIDEAN:
-    default:
-        return TSW_F(tsw_cost_sqeuclidean)(x, y, dim);
-    }
-}
-
 /* min of row[lo, hi) (+inf when empty) */
 static double TSW_F(ref_row_min)(const T *row, int64_t lo, int64_t hi)
 {
@@ -61,7 +46,7 @@ static T TSW_F(ref_dtw_like)(const tsw_params *p, const tsw_band *band, int64_t 
                 cur[j] = TSW_F(tsw_sdtw_cell)(c, prev[j - 1], prev[j], cur[j - 1], gamma,
                                               inv_gamma);
             } else {
-                T c = TSW_F(ref_local_cost)(p->cost, x, y, dim);
+                T c = TSW_F(tsw_cost_local)(p->cost, x, y, dim);
                 cur[j] = TSW_F(tsw_dtw_cell)(c, prev[j - 1], prev[j], cur[j - 1]);
             }
         }

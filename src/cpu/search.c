@@ -5,8 +5,8 @@
  * The series is cut into chunks of windows (overlapping by query length - 1 points), taken
  * by the threads dynamically. In a chunk: running sums give each window's mean and std
  * (relative to the chunk's first value, which keeps them well conditioned), a prefix count
- * of value changes finds the constant windows (z-normalised values 0), and Lemire's
- * streaming min/max gives the data's envelope once. Each window then meets the cascade:
+ * of value changes finds the constant windows (z-normalised values 0), and the data's
+ * envelope is made where a window first needs it. Each window then meets the cascade:
  * LB_Kim's rings (first and last three), LB_Keogh on the query's envelope in order of the
  * query's magnitude, LB_Keogh on the data's envelope, and DTW that abandons with their
  * cumulative bounds (knn_impl.h); each step stops once it exceeds the pruning threshold.
@@ -27,7 +27,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -46,7 +45,6 @@
 #define TSW__CHUNK 16384           /* windows per chunk */
 #define TSW__SEARCH_SLACK 1e-7     /* relative: the running sums' rounding */
 #define TSW__KIM_DIM 16            /* LB_Kim for up to this many channels */
-#define TSW__PROGRESS_NS 50000000LL
 
 typedef struct tsw__hit {
     double d; /* raw DTW cost */
@@ -54,10 +52,9 @@ typedef struct tsw__hit {
 } tsw__hit;
 
 typedef struct tsw__search {
-    const tsw_params *p;
     tsw_cost cost;
     tsw_dtype dt;
-    int64_t dim, n, N, W, r, k, excl;
+    int64_t dim, n, W, r, k, excl;
     int znorm;
     const void *series;
     const double *qz, *qlo, *qhi; /* (n, dim) */
@@ -70,13 +67,6 @@ typedef struct tsw__search {
     int64_t done;
     int status;
 } tsw__search;
-
-static int64_t tsw__search_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
 
 static int tsw__hit_cmp(const void *pa, const void *pb)
 {
@@ -104,6 +94,15 @@ static int64_t tsw__greedy(const tsw__hit *h, int64_t nh, int64_t excl, int64_t 
     return np;
 }
 
+/* The shared threshold alone: what the windows are pruned against. */
+static double tsw__tau_only(tsw__search *s)
+{
+    double t;
+    __atomic_load(&s->tau, &t, __ATOMIC_RELAXED);
+    return t;
+}
+
+/* The threshold and the start of its window (ties at the threshold go to smaller starts). */
 static double tsw__tau(tsw__search *s, int64_t *start)
 {
     double t;
@@ -177,10 +176,9 @@ typedef struct tsw__sws {
     double *x, *lo, *hi;  /* chunk values and data envelope ((C + n - 1) dim) */
     double *s1, *s2;      /* prefix sums ((C + n) dim) */
     int64_t *ch;          /* prefix count of changes ((C + n) dim) */
-    int64_t *dq;          /* (C + n) */
-    int64_t *clo, *chi;   /* the chunk envelope's spans (C + n - 1) */
-    double *mu, *inv;     /* (dim) */
-    double *wmu, *winv;   /* every window's (C dim) */
+    double *g, *h;        /* tsw__env_range's scratch (C + 3 n) */
+    double *wmu, *winv;   /* every window's mean and 1 / std (C dim) */
+    const double *mu, *inv; /* the current window's: views into wmu, winv */
     double *tz;           /* (n dim) */
     double *cq, *cx, *cbc, *cbr; /* (n + 1) */
     double *prev, *cur;   /* (n) */
@@ -191,8 +189,8 @@ static int tsw__sws_init(tsw__sws *w, int64_t C, int64_t n, int64_t dim)
 {
     int64_t P = C + n;
     size_t pd = (size_t)P * (size_t)dim;
-    size_t bytes = pd * 8 * 8 + (size_t)P * 8 * 3 + (size_t)(2 * n + 1) * 16 + (size_t)dim * 16 +
-                   (size_t)n * (size_t)dim * 8 + (size_t)(n + 1) * 8 * 6 + 64 * 20;
+    size_t bytes = pd * 8 * 8 + (size_t)(P + 2 * n + 1) * 16 + (size_t)n * (size_t)dim * 8 +
+                   (size_t)(n + 1) * 8 * 6 + 64 * 20;
     unsigned char *p = tsw__malloc(bytes);
     if (!p)
         return TSW_ENOMEM;
@@ -208,13 +206,10 @@ static int tsw__sws_init(tsw__sws *w, int64_t C, int64_t n, int64_t dim)
     TSW__TAKE(w->s1, pd * 8);
     TSW__TAKE(w->s2, pd * 8);
     TSW__TAKE(w->ch, pd * 8);
-    TSW__TAKE(w->dq, (size_t)P * 8);
-    TSW__TAKE(w->clo, (size_t)(P + 2 * n + 1) * 8); /* tsw__env_range's scratch */
-    TSW__TAKE(w->chi, (size_t)(P + 2 * n + 1) * 8);
-    TSW__TAKE(w->mu, (size_t)dim * 8);
+    TSW__TAKE(w->g, (size_t)(P + 2 * n + 1) * 8);
+    TSW__TAKE(w->h, (size_t)(P + 2 * n + 1) * 8);
     TSW__TAKE(w->wmu, pd * 8);
     TSW__TAKE(w->winv, pd * 8);
-    TSW__TAKE(w->inv, (size_t)dim * 8);
     TSW__TAKE(w->tz, (size_t)n * (size_t)dim * 8);
     TSW__TAKE(w->cq, (size_t)(n + 1) * 8);
     TSW__TAKE(w->cx, (size_t)(n + 1) * 8);
@@ -226,36 +221,6 @@ static int tsw__sws_init(tsw__sws *w, int64_t C, int64_t n, int64_t dim)
     return TSW_OK;
 }
 
-static inline double tsw__pt_cost(tsw_cost cost, double d)
-{
-    return cost == TSW_COST_ABS ? (d < 0 ? -d : d) : d * d; /* euclidean: root taken after the sum */
-}
-
-/* The cost of (z-normalised) window point j to query point i: cost.h's, on the fly. */
-static inline double tsw__wcost(const tsw__search *s, const tsw__sws *w, int64_t base,
-                                int64_t i, int64_t j)
-{
-    const int64_t dim = s->dim;
-    double acc = 0;
-    for (int64_t c = 0; c < dim; ++c) {
-        double z = (w->x[(base + j) * dim + c] - w->mu[c]) * w->inv[c];
-        double d = s->qz[i * dim + c] - z;
-        acc += s->cost == TSW_COST_ABS ? (d < 0 ? -d : d) : d * d;
-    }
-    return s->cost == TSW_COST_EUCLIDEAN ? sqrt(acc) : acc;
-}
-
-/* The cost of query point qp to window point zp (both z-normalised), cost.h's. */
-static inline double tsw__zcost(tsw_cost cost, const double *qp, const double *zp, int64_t dim)
-{
-    if (dim == 1 && cost != TSW_COST_EUCLIDEAN)
-        return tsw__pt_cost(cost, qp[0] - zp[0]);
-    double acc = 0;
-    for (int64_t c = 0; c < dim; ++c)
-        acc += tsw__pt_cost(cost, qp[c] - zp[c]);
-    return cost == TSW_COST_EUCLIDEAN ? sqrt(acc) : acc;
-}
-
 /* LB_Kim's rings of window base (first and last three, within the band), stopping above
  * stop after each: the window's first and last points z-normalised once. */
 static double tsw__search_kim(const tsw__search *s, const tsw__sws *w, int64_t base,
@@ -263,15 +228,17 @@ static double tsw__search_kim(const tsw__search *s, const tsw__sws *w, int64_t b
 {
     const int64_t n = s->n, dim = s->dim;
     double zf[3 * TSW__KIM_DIM], zb[3 * TSW__KIM_DIM];
-    if (n == 1 || dim > TSW__KIM_DIM)
-        return n == 1 ? tsw__wcost(s, w, base, 0, 0) : 0;
-    int64_t rings = n / 2 < 3 ? n / 2 : 3;
+    if (dim > TSW__KIM_DIM)
+        return 0;
+    int64_t rings = n == 1 ? 1 : n / 2 < 3 ? n / 2 : 3;
     for (int64_t t = 0; t < rings; ++t)
         for (int64_t c = 0; c < dim; ++c) {
             zf[t * dim + c] = (w->x[(base + t) * dim + c] - w->mu[c]) * w->inv[c];
             zb[t * dim + c] = (w->x[(base + n - 1 - t) * dim + c] - w->mu[c]) * w->inv[c];
         }
     const double *q = s->qz, *qb = s->qz + (n - 1) * dim;
+    if (n == 1) /* the one cell */
+        return tsw_cost_local_f64(s->cost, q, zf, dim);
     double lb = 0;
     for (int64_t t = 0; t < rings; ++t) {
         for (int back = 0; back < 2; ++back) {
@@ -283,12 +250,12 @@ static double tsw__search_kim(const tsw__search *s, const tsw__sws *w, int64_t b
                     continue;
                 const double *qi = back ? qb - t * dim : q + t * dim;
                 const double *zj = (back ? zb : zf) + u * dim;
-                double c1 = tsw__zcost(s->cost, qi, zj, dim);
+                double c1 = tsw_cost_local_f64(s->cost, qi, zj, dim);
                 best = c1 < best ? c1 : best;
                 if (u < t) {
                     const double *qu = back ? qb - u * dim : q + u * dim;
                     const double *zt = (back ? zb : zf) + t * dim;
-                    double c2 = tsw__zcost(s->cost, qu, zt, dim);
+                    double c2 = tsw_cost_local_f64(s->cost, qu, zt, dim);
                     best = c2 < best ? c2 : best;
                 }
             }
@@ -344,8 +311,8 @@ static int tsw__search_chunk(tsw__search *s, tsw__sws *w, tsw__list *l, int64_t 
         memcpy(w->x, src, (size_t)(P * dim) * sizeof(double));
     /* the data's envelope: point t sees [t - r, t + r] of the chunk (a window's own points
      * within that range are all in the chunk, and more points only loosen the bound), made
-     * when a window first needs it: [env_a, env_e) holds it */
-    int64_t env_a = 0, env_e = 0;
+     * when a window first needs it: it is made for the points before env_e */
+    int64_t env_e = 0;
     if (!s->znorm) {
         for (int64_t t = 0; t < nw * dim; ++t) {
             w->wmu[t] = 0;
@@ -390,26 +357,12 @@ static int tsw__search_chunk(tsw__search *s, tsw__sws *w, tsw__list *l, int64_t 
     const int64_t *order = s->order;
     const tsw_cost cost = s->cost;
     for (int64_t b = 0; b < nw; ++b) {
-        if ((b & 1023) == 0) {
-            if (tid == 0 && s->ex->progress) {
-                int64_t now = tsw__search_now();
-                if (now - *last >= TSW__PROGRESS_NS) {
-                    *last = now;
-                    if (s->ex->progress(s->ex->progress_user,
-                                        __atomic_load_n(&s->done, __ATOMIC_RELAXED), s->W))
-                        __atomic_store_n(&s->status, TSW_ECANCELED, __ATOMIC_RELAXED);
-                }
-            }
-            if (__atomic_load_n(&s->status, __ATOMIC_RELAXED) != TSW_OK)
-                return TSW_OK;
-        }
-        int64_t ts;
-        double tau = tsw__tau(s, &ts), bsf = tau * (1 + TSW__SEARCH_SLACK);
-        /* the window's mean and 1 / std per channel (raw: 0 and 1), made per chunk */
-        for (int64_t c = 0; c < dim; ++c) {
-            w->mu[c] = w->wmu[b * dim + c];
-            w->inv[c] = w->winv[b * dim + c];
-        }
+        if ((b & 1023) == 0 &&
+            tsw__poll_parallel(s->ex, (int)tid, last, &s->done, s->W, &s->status))
+            return TSW_OK;
+        const double bsf = tsw__tau_only(s) * (1 + TSW__SEARCH_SLACK);
+        w->mu = w->wmu + b * dim; /* the window's mean and 1 / std (raw: 0 and 1) */
+        w->inv = w->winv + b * dim;
         if (tsw__search_kim(s, w, b, bsf) > bsf) {
             ++l->kim;
             continue;
@@ -439,10 +392,9 @@ static int tsw__search_chunk(tsw__search *s, tsw__sws *w, tsw__list *l, int64_t 
                     for (int64_t c = 0; c < dim; ++c) {
                         double z = (w->x[(b + j) * dim + c] - w->mu[c]) * w->inv[c];
                         double e1 = z - qhi[j * dim + c], e2 = qlo[j * dim + c] - z;
-                        acc += tsw__pt_cost(cost, (e1 > 0 ? e1 : 0) + (e2 > 0 ? e2 : 0));
+                        acc += tsw_cost_term_f64(cost, (e1 > 0 ? e1 : 0) + (e2 > 0 ? e2 : 0));
                     }
-                    if (cost == TSW_COST_EUCLIDEAN)
-                        acc = sqrt(acc);
+                    acc = tsw_cost_total_f64(cost, acc);
                     w->cq[j] = acc;
                     part[t - o] = acc;
                 }
@@ -456,17 +408,11 @@ static int tsw__search_chunk(tsw__search *s, tsw__sws *w, tsw__list *l, int64_t 
             continue;
         }
         /* LB_Keogh, the data's envelope */
-        if (b >= env_e) {
-            tsw__env_range(w->x, P, dim, r, b, b + n, w->lo, w->hi, (double *)w->clo,
-                           (double *)w->chi);
-            env_a = b;
-            env_e = b + n;
-        } else if (b + n > env_e) {
-            tsw__env_range(w->x, P, dim, r, env_e, b + n, w->lo, w->hi, (double *)w->clo,
-                           (double *)w->chi);
+        if (b + n > env_e) {
+            tsw__env_range(w->x, P, dim, r, b > env_e ? b : env_e, b + n, w->lo, w->hi, w->g,
+                           w->h);
             env_e = b + n;
         }
-        (void)env_a;
         double lb2 = 0;
         for (int64_t o = 0; o < n; ++o) {
             int64_t i = order[o];
@@ -479,10 +425,9 @@ static int tsw__search_chunk(tsw__search *s, tsw__sws *w, tsw__list *l, int64_t 
                     d = q - hi;
                 else if (q < lo)
                     d = lo - q;
-                acc += tsw__pt_cost(cost, d);
+                acc += tsw_cost_term_f64(cost, d);
             }
-            if (cost == TSW_COST_EUCLIDEAN)
-                acc = sqrt(acc);
+            acc = tsw_cost_total_f64(cost, acc);
             w->cx[i] = acc;
             lb2 += acc;
             if (lb2 > bsf) {
@@ -600,18 +545,15 @@ int tsw__search_query(const tsw_params *params, tsw_dtype dtype, int64_t dim,
  * exactly (the query and each window z-normalised with a two-pass mean and std, DTW in
  * double precision), then the greedy choice with the exclusion zone. */
 int tsw__search_exact(const tsw_params *params, tsw_dtype dtype, int64_t dim,
-                      const tsw_series *query, const tsw_series *series, int znorm,
-                      int64_t exclusion, int64_t k, const int64_t *cand, int64_t ncand,
-                      int64_t *starts, double *distances, int64_t *count)
+                      const double *qz, int64_t n, int64_t r, const tsw_series *series,
+                      int znorm, int64_t exclusion, int64_t k, const int64_t *cand,
+                      int64_t ncand, int64_t *starts, double *distances, int64_t *count)
 {
-    const int64_t n = query->length;
     const size_t nd = (size_t)n * (size_t)dim;
-    tsw_band band = tsw_band_make(params->window, params->window_radius,
-                                  params->itakura_max_slope, n, n);
     tsw_params bp = *params;
     bp.window = TSW_WINDOW_SAKOE_CHIBA;
-    bp.window_radius = (double)(band.kind == TSW_BAND_DIAG ? band.above : n - 1);
-    double *fb = tsw__malloc((nd * 2 + (size_t)n * 2 + (size_t)dim * 2) * sizeof(double));
+    bp.window_radius = (double)r;
+    double *fb = tsw__malloc((nd + (size_t)n * 2 + (size_t)dim * 2) * sizeof(double));
     int64_t *ib = tsw__malloc((size_t)n * 4 * sizeof(int64_t));
     tsw__hit *all = tsw__malloc((size_t)(ncand + 1) * sizeof(tsw__hit));
     int64_t *pick = tsw__malloc((size_t)k * sizeof(int64_t));
@@ -620,16 +562,9 @@ int tsw__search_exact(const tsw_params *params, tsw_dtype dtype, int64_t dim,
         rc = TSW_ENOMEM;
         goto out;
     }
-    double *qz = fb, *win = qz + nd, *prev = win + nd, *cur = prev + n, *mu = cur + n,
-           *inv = mu + dim;
+    double *win = fb, *prev = win + nd, *cur = prev + n, *mu = cur + n, *inv = mu + dim;
     int64_t *rlo = ib, *rhi = rlo + n, *clo = rhi + n, *chi = clo + n;
     tsw__spans(&bp, n, n, rlo, rhi, clo, chi);
-    tsw__load(query->values, dtype, 0, (int64_t)nd, qz);
-    if (znorm) {
-        tsw__znorm_stats(qz, n, dim, mu, inv);
-        for (size_t u = 0; u < nd; ++u)
-            qz[u] = (qz[u] - mu[u % (size_t)dim]) * inv[u % (size_t)dim];
-    }
     for (int64_t i = 0; i < ncand; ++i) {
         tsw__load(series->values, dtype, cand[i] * dim, (int64_t)nd, win);
         if (znorm) {
@@ -664,12 +599,10 @@ int tsw__cpu_search(const tsw_params *params, tsw_dtype dtype, int64_t dim,
     tsw__search s;
     memset(&s, 0, sizeof(s));
     const int64_t n = query->length, N = series->length;
-    s.p = params;
     s.cost = params->cost;
     s.dt = dtype;
     s.dim = dim;
     s.n = n;
-    s.N = N;
     s.W = N - n + 1;
     s.k = k;
     s.excl = exclusion;
@@ -679,9 +612,6 @@ int tsw__cpu_search(const tsw_params *params, tsw_dtype dtype, int64_t dim,
     s.tau = HUGE_VAL;
     s.tau_start = INT64_MAX;
     s.status = TSW_OK;
-    tsw_band band = tsw_band_make(params->window, params->window_radius,
-                                  params->itakura_max_slope, n, n);
-    s.r = band.kind == TSW_BAND_DIAG ? band.above : n - 1;
     int rc = TSW_OK;
     size_t nd = (size_t)n * (size_t)dim;
     double *qbuf = tsw__malloc(nd * 3 * sizeof(double) + (size_t)dim * 2 * sizeof(double) +
@@ -699,18 +629,13 @@ int tsw__cpu_search(const tsw_params *params, tsw_dtype dtype, int64_t dim,
     }
     double *qz = qbuf, *qlo = qz + nd, *qhi = qlo + nd, *mu = qhi + nd, *inv = mu + dim;
     int64_t *order = ibuf, *rlo = order + n, *rhi = rlo + n, *clo = rhi + n, *chi = clo + n;
-    tsw__load(query->values, dtype, 0, (int64_t)nd, qz);
-    if (znorm) {
-        tsw__znorm_stats(qz, n, dim, mu, inv);
-        for (size_t t = 0; t < nd; ++t)
-            qz[t] = (qz[t] - mu[t % (size_t)dim]) * inv[t % (size_t)dim];
-    }
+    if ((rc = tsw__search_query(params, dtype, dim, query, znorm, qz, qlo, qhi, &s.r)))
+        goto out;
     /* the band as spans (equal lengths: rows and columns alike) */
     tsw_params bp = *params;
     bp.window = TSW_WINDOW_SAKOE_CHIBA;
     bp.window_radius = (double)s.r;
     tsw__spans(&bp, n, n, rlo, rhi, clo, chi);
-    knn_envelope_f64(qz, n, dim, clo, chi, n, qlo, qhi, order /* scratch */);
     for (int64_t i = 0; i < n; ++i) {
         double mag = 0;
         for (int64_t c = 0; c < dim; ++c)
@@ -763,7 +688,7 @@ int tsw__cpu_search(const tsw_params *params, tsw_dtype dtype, int64_t dim,
         int ok = l->pick && tsw__sws_init(&w, TSW__CHUNK, n, dim) == TSW_OK;
         if (!ok)
             __atomic_store_n(&s.status, TSW_ENOMEM, __ATOMIC_RELAXED);
-        int64_t last = tsw__search_now();
+        int64_t last = tsw__now_ns();
 #ifdef _OPENMP
 #pragma omp for schedule(dynamic, 1)
 #endif
@@ -802,8 +727,8 @@ int tsw__cpu_search(const tsw_params *params, tsw_dtype dtype, int64_t dim,
                 if (!(e->d > lim || (e->d == tau && e->start > ts)))
                     cand[na++] = e->start;
             }
-        rc = tsw__search_exact(params, dtype, dim, query, series, znorm, exclusion, k, cand, na,
-                               starts, distances, count);
+        rc = tsw__search_exact(params, dtype, dim, qz, n, s.r, series, znorm, exclusion, k, cand,
+                               na, starts, distances, count);
         tsw__free(cand);
         if (!rc && stats) {
             memset(stats, 0, sizeof(*stats));

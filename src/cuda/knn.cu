@@ -14,6 +14,8 @@
  */
 #include "host.cuh"
 #include "common/band.h"
+#include "common/cost.h"
+#include "common/recurrence.h"
 
 #include <float.h>
 
@@ -23,26 +25,25 @@ namespace {
 
 constexpr int kMaxK = 16;
 
-template <typename T> __device__ __forceinline__ T add_rn(T a, T b);
-template <> __device__ __forceinline__ double add_rn(double a, double b) { return __dadd_rn(a, b); }
-template <> __device__ __forceinline__ float add_rn(float a, float b) { return __fadd_rn(a, b); }
-template <typename T> __device__ __forceinline__ T mul_rn(T a, T b);
-template <> __device__ __forceinline__ double mul_rn(double a, double b) { return __dmul_rn(a, b); }
-template <> __device__ __forceinline__ float mul_rn(float a, float b) { return __fmul_rn(a, b); }
-template <typename T> __device__ __forceinline__ T inf_of();
-template <> __device__ __forceinline__ double inf_of() { return HUGE_VAL; }
-template <> __device__ __forceinline__ float inf_of() { return HUGE_VALF; }
-
-/* cost.h's local cost with its roundings: s = 0; s += d * d (or |d|); sqrt for euclidean */
-template <typename T>
-__device__ __forceinline__ T local_cost(int cost, const T *x, const T *y, int64_t dim)
+/* cost.h's local cost and recurrence.h's cell, by precision (this file is compiled with
+ * -fmad=false: the CPU reference's roundings, so the same values bit for bit) */
+__device__ __forceinline__ double local_cost(int cost, const double *x, const double *y,
+                                             int64_t dim)
 {
-    T s = 0;
-    for (int64_t c = 0; c < dim; ++c) {
-        T d = x[c] - y[c];
-        s = add_rn(s, cost == TSW_COST_ABS ? (d < 0 ? -d : d) : mul_rn(d, d));
-    }
-    return cost == TSW_COST_EUCLIDEAN ? sqrt(s) : s;
+    return tsw_cost_local_f64(cost, x, y, dim);
+}
+__device__ __forceinline__ float local_cost(int cost, const float *x, const float *y,
+                                            int64_t dim)
+{
+    return tsw_cost_local_f32(cost, x, y, dim);
+}
+__device__ __forceinline__ double dtw_cell(double c, double d, double u, double l)
+{
+    return tsw_dtw_cell_f64(c, d, u, l);
+}
+__device__ __forceinline__ float dtw_cell(float c, float d, float u, float l)
+{
+    return tsw_dtw_cell_f32(c, d, u, l);
 }
 
 template <typename T> struct Args {
@@ -98,9 +99,9 @@ template <typename T> __global__ void lb_kernel(Args<T> a)
             const int64_t e = (j * a.nq + i) * a.dim + c;
             double v = (double)b[j * a.dim + c];
             double d = fmax(v - a.hi[e], 0.0) + fmax(a.lo[e] - v, 0.0);
-            acc += a.cost == TSW_COST_ABS ? d : d * d;
+            acc += tsw_cost_term_f64(a.cost, d);
         }
-        sum += a.cost == TSW_COST_EUCLIDEAN ? sqrt(acc) : acc;
+        sum += tsw_cost_total_f64(a.cost, acc);
     }
     a.lb[i * a.tile + s] = sum;
 }
@@ -166,7 +167,7 @@ template <typename T> __global__ void dtw_kernel(Args<T> a)
     const int64_t n = a.n, m = a.m, dim = a.dim, B = a.B;
     const T *qa = a.q + i * n * dim, *xb = a.x + s * m * dim;
     T *prev = a.scratch + t, *cur = a.scratch + m * B + t;
-    const T inf = inf_of<T>();
+    const T inf = (T)HUGE_VAL;
     const double thr = a.thr[i];
     /* row i admits columns [i - below, i + above] */
     for (int64_t r = 0; r < n; ++r) {
@@ -179,16 +180,14 @@ template <typename T> __global__ void dtw_kernel(Args<T> a)
         T left = inf;
         double rowmin = HUGE_VAL;
         for (int64_t j = lo; j <= hi; ++j) {
-            T best;
+            T diag = inf, up = inf;
             if (r == 0) {
-                best = j == 0 ? (T)0 : left;
+                diag = j == 0 ? (T)0 : inf;
             } else {
-                T diag = j - 1 >= plo && j - 1 <= phi ? prev[(j - 1) * B] : inf;
-                T up = j >= plo && j <= phi ? prev[j * B] : inf;
-                best = diag < up ? diag : up;
-                best = best < left ? best : left;
+                diag = j - 1 >= plo && j - 1 <= phi ? prev[(j - 1) * B] : inf;
+                up = j >= plo && j <= phi ? prev[j * B] : inf;
             }
-            T v = add_rn(local_cost<T>(a.cost, qa + r * dim, xb + j * dim, dim), best);
+            T v = dtw_cell(local_cost(a.cost, qa + r * dim, xb + j * dim, dim), diag, up, left);
             cur[j * B] = v;
             left = v;
             rowmin = fmin(rowmin, (double)v);

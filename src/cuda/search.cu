@@ -16,6 +16,8 @@
  * to chunk. Every window whose DTW is at most the final threshold is a candidate.
  */
 #include "host.cuh"
+#include "common/cost.h"
+#include "common/recurrence.h"
 
 #include <stdlib.h>
 
@@ -37,24 +39,15 @@ struct LbArgs {
     int64_t *seed;   /* (gridDim.x) the block's window of least bound */
 };
 
-__device__ __forceinline__ double pt_cost(int cost, double d)
-{
-    return cost == TSW_COST_ABS ? fabs(d) : d * d;
-}
-__device__ __forceinline__ double fin_cost(int cost, double acc)
-{
-    return cost == TSW_COST_EUCLIDEAN ? sqrt(acc) : acc;
-}
-
 /* cost of query point i to window point j (z-normalised on the fly) */
 __device__ __forceinline__ double cell(const LbArgs &a, int64_t w, int64_t i, int64_t j)
 {
     double acc = 0;
     for (int64_t c = 0; c < a.dim; ++c) {
         double z = (a.x[(w + j) * a.dim + c] - a.mu[w * a.dim + c]) * a.inv[w * a.dim + c];
-        acc += pt_cost(a.cost, a.qz[i * a.dim + c] - z);
+        acc += tsw_cost_term_f64(a.cost, a.qz[i * a.dim + c] - z);
     }
-    return fin_cost(a.cost, acc);
+    return tsw_cost_total_f64(a.cost, acc);
 }
 
 __global__ void lb_kernel(LbArgs a)
@@ -119,9 +112,9 @@ __global__ void lb_kernel(LbArgs a)
             for (int64_t c = 0; c < dim; ++c) {
                 double z = (a.x[(w + j) * dim + c] - a.mu[w * dim + c]) * a.inv[w * dim + c];
                 double e = fmax(z - a.qhi[j * dim + c], 0.0) + fmax(a.qlo[j * dim + c] - z, 0.0);
-                acc += pt_cost(a.cost, e);
+                acc += tsw_cost_term_f64(a.cost, e);
             }
-            keogh += fin_cost(a.cost, acc);
+            keogh += tsw_cost_total_f64(a.cost, acc);
         }
         lbv = fmax(kim, keogh);
         a.lb[w] = lbv;
@@ -175,17 +168,16 @@ __global__ void dtw_kernel(DtwArgs a)
             double acc = 0;
             for (int64_t c = 0; c < dim; ++c) {
                 double z = (a.x[(w + j) * dim + c] - a.mu[w * dim + c]) * a.inv[w * dim + c];
-                acc += pt_cost(a.cost, a.qz[i * dim + c] - z);
+                acc += tsw_cost_term_f64(a.cost, a.qz[i * dim + c] - z);
             }
-            double cst = fin_cost(a.cost, acc), best;
+            double diag = HUGE_VAL, up = HUGE_VAL;
             if (i == 0) {
-                best = j == 0 ? 0.0 : left;
+                diag = j == 0 ? 0.0 : HUGE_VAL;
             } else {
-                double diag = j - 1 >= (i - 1 - a.r) && j >= 1 ? prev[(j - 1) * B] : HUGE_VAL;
-                double up = j <= i - 1 + a.r ? prev[j * B] : HUGE_VAL;
-                best = fmin(fmin(diag, up), left);
+                diag = j - 1 >= (i - 1 - a.r) && j >= 1 ? prev[(j - 1) * B] : HUGE_VAL;
+                up = j <= i - 1 + a.r ? prev[j * B] : HUGE_VAL;
             }
-            double v = cst + best;
+            double v = tsw_dtw_cell_f64(tsw_cost_total_f64(a.cost, acc), diag, up, left);
             cur[j * B] = v;
             left = v;
             rowmin = fmin(rowmin, v);
