@@ -100,8 +100,35 @@ typedef enum {
 typedef enum {
     TSW_DTW = 0,     /* dynamic time warping */
     TSW_TWED = 1,    /* time warp edit distance (Marteau 2009) */
-    TSW_SOFT_DTW = 2 /* soft-DTW (Cuturi and Blondel 2017), squared Euclidean cost */
+    TSW_SOFT_DTW = 2, /* soft-DTW (Cuturi and Blondel 2017), squared Euclidean cost */
+    /* The elastic family (aeon's definitions; the conventions where peers differ are given
+     * with each). CPU only for now: device CUDA answers TSW_ENOTSUP, AUTO takes the CPU. */
+    TSW_WDTW = 3,  /* weighted DTW (Jeong et al. 2011): squared Euclidean cost of (i, j) times
+                      w(|i - j|) = 1 / (1 + exp(-g (|i - j| - max(n, m) / 2))); accumulated */
+    TSW_DDTW = 4,  /* derivative DTW (Keogh and Pazzani 2001): DTW (its cost and accumulated
+                      fields) of the derivatives ((x_i - x_{i-1}) + (x_{i+1} - x_{i-1}) / 2) / 2,
+                      i = 1..n-2 (aeon's average of slopes; lengths >= 3) */
+    TSW_WDDTW = 5, /* WDTW of the same derivatives */
+    TSW_ADTW = 6,  /* amerced DTW (Herrmann and Webb 2023): squared Euclidean cost, every
+                      non-diagonal move adds warp_penalty; accumulated */
+    TSW_ERP = 7,   /* edit distance with real penalty (Chen and Ng 2004): Euclidean cost of a
+                      match, |x_i - g|_2 of a gap (g = erp_g in every channel); the boundary
+                      row and column hold the cumulative gap costs (the paper's recursion;
+                      aeon 1.6 puts the whole series' gap cost in every boundary cell) */
+    TSW_EDR = 8,   /* edit distance on real sequences (Chen et al. 2005): a match costs 0 when
+                      |x_i - y_j|_2 < epsilon, else 1; a gap 1; divided by max(n, m). The
+                      boundary holds i and j (the paper's; aeon 1.6 makes it 0) */
+    TSW_LCSS = 9,  /* longest common subsequence: points match when |x_i - y_j|_2 <= epsilon;
+                      1 - LCSS / min(n, m); cells outside the window count 0 (aeon) */
+    TSW_MSM = 10   /* move-split-merge (Stefan et al. 2013): |x_i - y_j| to move, c (+ the
+                      distance to the nearer neighbour when x_i is not between them) to split
+                      or merge. msm_independent 1: the sum over channels of univariate MSM;
+                      0: aeon's dependent form (squared Euclidean distances) */
 } tsw_measure;
+
+/* TSW_EDR's epsilon from the data: max(std(a), std(b)) / 4, each std over all values of a
+ * series (aeon's default). */
+#define TSW_EPSILON_AUTO (-1.0)
 
 /* Local cost between two points x, y of R^dim (DTW only). */
 typedef enum {
@@ -167,6 +194,15 @@ typedef struct tsw_params {
                       below, 1/gamma overflows; above, -gamma log(number of paths)
                       overflows. gamma -> 0 tends to the accumulated DTW cost. */
     int normalize; /* 1: soft-DTW divergence sdtw(a,b) - (sdtw(a,a) + sdtw(b,b)) / 2 */
+
+    /* The elastic family (see tsw_measure) */
+    double g;            /* WDTW, WDDTW: weight steepness >= 0, default 0.05             */
+    double warp_penalty; /* ADTW: >= 0, default 1.0                                       */
+    double erp_g;        /* ERP: the gap value, finite, default 0.0                        */
+    double epsilon;      /* LCSS: >= 0, default 1.0; EDR: >= 0 or TSW_EPSILON_AUTO, default
+                            TSW_EPSILON_AUTO (tsw_params_default gives each measure its own) */
+    double c;            /* MSM: split/merge cost >= 0, default 1.0                        */
+    int msm_independent; /* MSM: 1 (default) independent, 0 dependent                     */
 } tsw_params;
 
 /* Defaults for a measure (all fields set; the ones of other measures too). */

@@ -40,6 +40,22 @@ const char *tsw_version_string(void)
 
 unsigned tsw_version(void) { return TSWARP_VERSION_HEX; }
 
+/* ---- the elastic family's device ------------------------------------------------------- */
+
+int tsw__family_device(const tsw_params *params, tsw_exec *ex)
+{
+    if ((int)params->measure <= TSW_SOFT_DTW)
+        return TSW_OK;
+    if (ex->device == TSW_DEVICE_CUDA) {
+        tsw__set_detail("measure %d (the elastic family beyond DTW, TWED and soft-DTW) has no "
+                        "CUDA kernels yet: use the CPU",
+                        (int)params->measure);
+        return TSW_ENOTSUP;
+    }
+    ex->device = TSW_DEVICE_CPU; /* AUTO */
+    return TSW_OK;
+}
+
 /* ---- defaults ------------------------------------------------------------------------- */
 
 void tsw_params_default(tsw_params *p, tsw_measure measure)
@@ -58,6 +74,12 @@ void tsw_params_default(tsw_params *p, tsw_measure measure)
     p->p = 2.0;
     p->gamma = 1.0;
     p->normalize = 0;
+    p->g = 0.05;
+    p->warp_penalty = 1.0;
+    p->erp_g = 0.0;
+    p->epsilon = measure == TSW_EDR ? TSW_EPSILON_AUTO : 1.0;
+    p->c = 1.0;
+    p->msm_independent = 1;
 }
 
 #ifdef TSWARP_WITH_CUDA
@@ -90,7 +112,8 @@ static int tsw__distance(const tsw_params *params, tsw_dtype dtype, int64_t dim,
         tsw_exec_default(&ex);
     if (!out)
         return TSW_EINVAL;
-    if ((rc = tsw__check_params(params)) || (rc = tsw__check_exec(&ex)))
+    if ((rc = tsw__check_params(params)) || (rc = tsw__check_exec(&ex)) ||
+        (rc = tsw__family_device(params, &ex)))
         return rc;
     if (dtype != TSW_F32 && dtype != TSW_F64)
         return TSW_EDTYPE;
@@ -98,7 +121,7 @@ static int tsw__distance(const tsw_params *params, tsw_dtype dtype, int64_t dim,
         return rc;
     if (dim < 1)
         return TSW_ESHAPE;
-    int twed = params->measure == TSW_TWED;
+    int twed = tsw__series_flags(params);
     if ((rc = tsw__check_series(dtype, dim, a, twed)) ||
         (rc = tsw__check_series(dtype, dim, b, twed)))
         return rc;
@@ -133,8 +156,8 @@ static int tsw__distance(const tsw_params *params, tsw_dtype dtype, int64_t dim,
     tsw__cancel cancel;
     const int64_t cells = a->length > INT64_MAX / b->length ? INT64_MAX : a->length * b->length;
     tsw__cancel_init(&cancel, &ex, cells);
-    tsw__pair ab = {a->values, twed ? a->times : NULL, a->length,
-                    b->values, twed ? b->times : NULL, b->length, &cancel};
+    tsw__pair ab = {a->values, (twed & TSW__CHK_TIMES) ? a->times : NULL, a->length,
+                    b->values, (twed & TSW__CHK_TIMES) ? b->times : NULL, b->length, &cancel};
     double v;
     kernel(params, dtype, dim, &ab, ws, &v);
     if (params->measure == TSW_SOFT_DTW && params->normalize && !cancel.stopped) {
@@ -200,7 +223,12 @@ int tsw__check_collection(tsw_dtype dtype, int64_t dim, const tsw_collection *c,
                                (int64_t)n);
         if (rc)
             return rc;
-        if (twed && c->times) {
+        if ((twed & TSW__CHK_MIN3) && len < 3) {
+            tsw__set_detail("series %lld has %lld points: DDTW and WDDTW need at least 3",
+                            (long long)i, (long long)len);
+            return TSW_ESHAPE;
+        }
+        if ((twed & TSW__CHK_TIMES) && c->times) {
             rc = tsw__check_times(dtype,
                                   (const char *)c->times + (size_t)off * tsw__dtype_size(dtype),
                                   len);
@@ -225,13 +253,14 @@ static double tsw__cells(const tsw_collection *c)
 }
 #endif
 
-int tsw__check_batch(const tsw_params *params, tsw_dtype dtype, int64_t dim,
-                     const tsw_exec *ex, void *out)
+int tsw__check_batch(const tsw_params *params, tsw_dtype dtype, int64_t dim, tsw_exec *ex,
+                     void *out)
 {
     int rc;
     if (!out)
         return TSW_EINVAL;
-    if ((rc = tsw__check_params(params)) || (rc = tsw__check_exec(ex)))
+    if ((rc = tsw__check_params(params)) || (rc = tsw__check_exec(ex)) ||
+        (rc = tsw__family_device(params, ex)))
         return rc;
     if (dtype != TSW_F32 && dtype != TSW_F64)
         return TSW_EDTYPE;
@@ -254,7 +283,7 @@ static int tsw__cdist(const tsw_params *params, tsw_dtype dtype, int64_t dim, co
         tsw_exec_default(&ex);
     if ((rc = tsw__check_batch(params, dtype, dim, &ex, out)))
         return rc;
-    int twed = params->measure == TSW_TWED;
+    int twed = tsw__series_flags(params);
     /* The output size first: an impossible count must not start an O(count) scan of
      * series the caller cannot have provided. */
     if ((rc = tsw__check_collection_count(x)) || (rc = tsw__check_collection_count(y)))
@@ -300,7 +329,7 @@ static int tsw__pdist(const tsw_params *params, tsw_dtype dtype, int64_t dim, co
     if ((elems == 0 && x->count > 1) ||
         tsw__mul_size((size_t)elems, tsw__dtype_size(dtype), &bytes))
         return TSW_EOVERFLOW;
-    if ((rc = tsw__check_collection(dtype, dim, x, params->measure == TSW_TWED)))
+    if ((rc = tsw__check_collection(dtype, dim, x, tsw__series_flags(params))))
         return rc;
 #ifdef TSWARP_WITH_CUDA
     if (ex.device == TSW_DEVICE_CUDA ||
@@ -333,7 +362,7 @@ static int tsw__paired(const tsw_params *params, tsw_dtype dtype, int64_t dim, c
     size_t bytes;
     if (tsw__mul_size((size_t)x->count, tsw__dtype_size(dtype), &bytes))
         return TSW_EOVERFLOW;
-    int twed = params->measure == TSW_TWED;
+    int twed = tsw__series_flags(params);
     if ((rc = tsw__check_collection(dtype, dim, x, twed)) ||
         (rc = tsw__check_collection(dtype, dim, y, twed)))
         return rc;

@@ -104,11 +104,22 @@ int tsw_cuda_empty_cache(int device)
 
 /* ---- distances of arrays in device memory ------------------------------------------------- */
 
+#ifdef TSWARP_WITH_CUDA
+/* The elastic family has no CUDA kernels yet: its device-memory calls are refused. */
+static int tsw__family_device_only(void)
+{
+    tsw__set_detail("the elastic family beyond DTW, TWED and soft-DTW has no CUDA kernels yet");
+    return TSW_ENOTSUP;
+}
+#endif
+
 int tsw_distance_device(const tsw_params *params, tsw_dtype dtype, int64_t dim,
                         const tsw_series *a, const tsw_series *b, void *out,
                         const tsw_exec *exec)
 {
 #ifdef TSWARP_WITH_CUDA
+    if (params && (int)params->measure > TSW_SOFT_DTW)
+        return tsw__family_device_only();
     return tsw__cuda_distance_device(params, dtype, dim, a, b, out, exec);
 #else
     (void)params, (void)dtype, (void)dim, (void)a, (void)b, (void)out, (void)exec;
@@ -123,6 +134,8 @@ int tsw_cdist_device(const tsw_params *params, tsw_dtype dtype, int64_t dim,
 #ifdef TSWARP_WITH_CUDA
     if (!y)
         return TSW_EINVAL;
+    if (params && (int)params->measure > TSW_SOFT_DTW)
+        return tsw__family_device_only();
     return tsw__cuda_cdist_device(params, dtype, dim, x, y, out, exec);
 #else
     (void)params, (void)dtype, (void)dim, (void)x, (void)y, (void)out, (void)exec;
@@ -135,6 +148,8 @@ int tsw_pdist_device(const tsw_params *params, tsw_dtype dtype, int64_t dim,
                      const tsw_exec *exec)
 {
 #ifdef TSWARP_WITH_CUDA
+    if (params && (int)params->measure > TSW_SOFT_DTW)
+        return tsw__family_device_only();
     return tsw__cuda_pdist_device(params, dtype, dim, x, layout, out, exec);
 #else
     (void)params, (void)dtype, (void)dim, (void)x, (void)layout, (void)out, (void)exec;
@@ -149,6 +164,8 @@ int tsw_paired_device(const tsw_params *params, tsw_dtype dtype, int64_t dim,
 #ifdef TSWARP_WITH_CUDA
     if (!y)
         return TSW_EINVAL;
+    if (params && (int)params->measure > TSW_SOFT_DTW)
+        return tsw__family_device_only();
     return tsw__cuda_paired_device(params, dtype, dim, x, y, out, exec);
 #else
     (void)params, (void)dtype, (void)dim, (void)x, (void)y, (void)out, (void)exec;

@@ -67,12 +67,24 @@ int tsw__check_params_f32(const tsw_params *p);
 int tsw__threads(const tsw_exec *ex);
 int tsw__check_extent(const tsw_collection *c, int64_t dim, size_t esz);
 int tsw__check_span(const tsw_collection *c, int64_t i, int64_t dim, size_t esz);
+/* The `twed` argument of the series checks is a set of flags: TSW__CHK_TIMES checks the
+ * timestamps (TWED), TSW__CHK_MIN3 asks for 3 points or more (DDTW, WDDTW). */
+#define TSW__CHK_TIMES 1
+#define TSW__CHK_MIN3 2
+static inline int tsw__series_flags(const tsw_params *p)
+{
+    return (p->measure == TSW_TWED ? TSW__CHK_TIMES : 0) |
+           (p->measure == TSW_DDTW || p->measure == TSW_WDDTW ? TSW__CHK_MIN3 : 0);
+}
 int tsw__check_series(tsw_dtype dtype, int64_t dim, const tsw_series *s, int twed);
 /* A whole collection (pointers, spans, then finite values and TWED times), and a batch
  * call's params, exec, dtype, dim and output pointer (api.c). */
 int tsw__check_collection(tsw_dtype dtype, int64_t dim, const tsw_collection *c, int twed);
-int tsw__check_batch(const tsw_params *params, tsw_dtype dtype, int64_t dim,
-                     const tsw_exec *ex, void *out);
+int tsw__check_batch(const tsw_params *params, tsw_dtype dtype, int64_t dim, tsw_exec *ex,
+                     void *out);
+/* The elastic family (TSW_WDTW .. TSW_MSM) runs on the CPU only: TSW_ENOTSUP (with its
+ * detail) for device CUDA, AUTO turned into CPU; TSW_OK for the other measures (api.c). */
+int tsw__family_device(const tsw_params *params, tsw_exec *ex);
 /* TSW_DEVICE_AUTO retries on the CPU when the GPU is missing or too small (api.c). */
 int tsw__cuda_fallback(const tsw_exec *ex, int rc);
 
@@ -107,6 +119,13 @@ void tsw__pair_reference_bounded(const tsw_params *params, tsw_dtype dtype, int6
  * at the level tsw__cpu_level() allows); same contract and workspace size. */
 void tsw__pair_fast(const tsw_params *params, tsw_dtype dtype, int64_t dim,
                     const tsw__pair *pair, void *ws, double *out);
+/* The elastic family's fast kernel (cpu/family.c; tsw__pair_fast calls it for those
+ * measures): as tsw__pair_fast, and +inf once the value is known to exceed bound (HUGE_VAL:
+ * none), NaN when pair->cancel stopped it. ws: tsw__family_ws_bytes. */
+void tsw__family_pair(const tsw_params *params, tsw_dtype dtype, int64_t dim,
+                      const tsw__pair *pair, void *ws, double bound, double *out);
+size_t tsw__family_ws_bytes(const tsw_params *params, tsw_dtype dtype, int64_t dim, int64_t n,
+                            int64_t m);
 
 /*
  * SIMD across pairs (cpu/lanes*.c): `count` pairs that all have lengths (n, m), computed

@@ -250,7 +250,7 @@ int tsw_knn(const tsw_params *params, tsw_dtype dtype, int64_t dim, const tsw_co
     if (tsw__mul_size((size_t)q->count, (size_t)k, &cells) ||
         tsw__mul_size(cells, 16, &cells))
         return TSW_EOVERFLOW;
-    int twed = params->measure == TSW_TWED;
+    int twed = tsw__series_flags(params);
     if ((rc = tsw__check_collection(dtype, dim, q, twed)) ||
         (rc = tsw__check_collection(dtype, dim, x, twed)))
         return rc;

@@ -23,7 +23,7 @@ int tsw__check_params(const tsw_params *p)
 {
     if (!p)
         TSW__BAD(TSW_EINVAL, "params is NULL");
-    if (p->measure != TSW_DTW && p->measure != TSW_TWED && p->measure != TSW_SOFT_DTW)
+    if ((int)p->measure < TSW_DTW || (int)p->measure > TSW_MSM)
         TSW__BAD(TSW_EINVAL, "measure %d is not a tsw_measure", (int)p->measure);
     switch (p->window) {
     case TSW_WINDOW_NONE:
@@ -47,6 +47,7 @@ int tsw__check_params(const tsw_params *p)
         TSW__BAD(TSW_EINVAL, "window %d is not a tsw_window", (int)p->window);
     }
     switch (p->measure) {
+    case TSW_DDTW:
     case TSW_DTW:
         if (p->cost < TSW_COST_SQEUCLIDEAN || p->cost > TSW_COST_COSINE)
             TSW__BAD(TSW_EINVAL, "cost %d is not a tsw_cost", (int)p->cost);
@@ -71,6 +72,34 @@ int tsw__check_params(const tsw_params *p)
         if (p->normalize != 0 && p->normalize != 1)
             TSW__BAD(TSW_EINVAL, "normalize must be 0 or 1, got %d", p->normalize);
         break;
+    case TSW_WDTW:
+    case TSW_WDDTW:
+        if (!tsw__finite(p->g) || p->g < 0)
+            TSW__BAD(TSW_EPARAM, "g must be a finite number >= 0, got %g", p->g);
+        break;
+    case TSW_ADTW:
+        if (!tsw__finite(p->warp_penalty) || p->warp_penalty < 0)
+            TSW__BAD(TSW_EPARAM, "warp_penalty must be a finite number >= 0, got %g",
+                     p->warp_penalty);
+        break;
+    case TSW_ERP:
+        if (!tsw__finite(p->erp_g))
+            TSW__BAD(TSW_EPARAM, "g must be a finite number, got %g", p->erp_g);
+        break;
+    case TSW_EDR:
+        if (p->epsilon == TSW_EPSILON_AUTO)
+            break;
+        /* fall through */
+    case TSW_LCSS:
+        if (!tsw__finite(p->epsilon) || p->epsilon < 0)
+            TSW__BAD(TSW_EPARAM, "epsilon must be a finite number >= 0, got %g", p->epsilon);
+        break;
+    case TSW_MSM:
+        if (!tsw__finite(p->c) || p->c < 0)
+            TSW__BAD(TSW_EPARAM, "c must be a finite number >= 0, got %g", p->c);
+        if (p->msm_independent != 0 && p->msm_independent != 1)
+            TSW__BAD(TSW_EINVAL, "msm_independent must be 0 or 1, got %d", p->msm_independent);
+        break;
     }
     return TSW_OK;
 }
@@ -89,6 +118,18 @@ int tsw__check_params_f32(const tsw_params *p)
         if (p->p > FLT_MAX)
             TSW__BAD(TSW_EPARAM, "p must be <= %g for float32 inputs, got %g", FLT_MAX, p->p);
     }
+    if (p->measure == TSW_ADTW && p->warp_penalty > FLT_MAX)
+        TSW__BAD(TSW_EPARAM, "warp_penalty must be <= %g for float32 inputs, got %g",
+                 (double)FLT_MAX, p->warp_penalty);
+    if (p->measure == TSW_ERP && fabs(p->erp_g) > FLT_MAX)
+        TSW__BAD(TSW_EPARAM, "g must be within +-%g for float32 inputs, got %g",
+                 (double)FLT_MAX, p->erp_g);
+    if ((p->measure == TSW_LCSS || p->measure == TSW_EDR) && p->epsilon > FLT_MAX)
+        TSW__BAD(TSW_EPARAM, "epsilon must be <= %g for float32 inputs, got %g",
+                 (double)FLT_MAX, p->epsilon);
+    if (p->measure == TSW_MSM && p->c > FLT_MAX)
+        TSW__BAD(TSW_EPARAM, "c must be <= %g for float32 inputs, got %g", (double)FLT_MAX,
+                 p->c);
     if (p->measure == TSW_SOFT_DTW && (p->gamma > TSW_GAMMA_MAX_F32 || p->gamma < FLT_MIN))
         TSW__BAD(TSW_EPARAM, "gamma must be in [%g, %g] for float32 inputs, got %g",
                  (double)FLT_MIN, TSW_GAMMA_MAX_F32, p->gamma);
@@ -162,7 +203,12 @@ int tsw__check_series(tsw_dtype dtype, int64_t dim, const tsw_series *s, int twe
     int rc = tsw__check_finite(dtype, s->values, (int64_t)n);
     if (rc)
         return rc;
-    return twed ? tsw__check_times(dtype, s->times, s->length) : TSW_OK;
+    if ((twed & TSW__CHK_MIN3) && s->length < 3) {
+        tsw__set_detail("a series has %lld points: DDTW and WDDTW need at least 3",
+                        (long long)s->length);
+        return TSW_ESHAPE;
+    }
+    return (twed & TSW__CHK_TIMES) ? tsw__check_times(dtype, s->times, s->length) : TSW_OK;
 }
 
 /* Series i of a collection lies in addressable memory: checked before any of its values is

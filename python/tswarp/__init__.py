@@ -26,15 +26,23 @@ from ._tswarp import (
     CudaError,
     NoDeviceError,
     __version__,
+    adtw,
     cdist,
+    ddtw,
     distance,
     dtw,
+    edr,
     empty_cache,
+    erp,
     info,
+    lcss,
+    msm,
     paired,
     pdist,
     soft_dtw,
     twed,
+    wddtw,
+    wdtw,
 )
 from ._align import Match, dtw_path, segmental_dtw, subsequence_dtw
 from ._sdtw import soft_dtw_barycenter, soft_dtw_grad
@@ -56,6 +64,14 @@ __all__ = [
     "pdist",
     "soft_dtw",
     "twed",
+    "wdtw",
+    "ddtw",
+    "wddtw",
+    "adtw",
+    "erp",
+    "edr",
+    "lcss",
+    "msm",
     "Match",
     "subsequence_dtw",
     "segmental_dtw",
@@ -73,7 +89,8 @@ __all__ = [
 ]
 
 # Public under the package name (help(), repr, pickling by reference as tswarp.dtw).
-for _f in (cdist, distance, dtw, dtw_path, empty_cache, info, paired, pdist, soft_dtw, twed):
+for _f in (cdist, distance, dtw, dtw_path, empty_cache, info, paired, pdist, soft_dtw, twed,
+           wdtw, ddtw, wddtw, adtw, erp, edr, lcss, msm):
     _f.__module__ = __name__
 del _f
 

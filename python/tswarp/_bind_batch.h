@@ -596,8 +596,9 @@ static PyObject *py_paired(PyObject *self, PyObject *const *args, Py_ssize_t nar
     "    are used in place on their GPU.\n"
 
 #define DOC_BATCH                                                                           \
-    "metric : {'dtw', 'twed', 'soft_dtw'}, default 'dtw'\n"                                 \
-    "    The measure.\n"                                                                     \
+    "metric : str or callable, default 'dtw'\n"                                             \
+    "    The measure, one of tswarp.METRICS (its parameters as keywords, as in the\n"        \
+    "    function of that name).\n"                                                          \
     "n_jobs : int, optional\n"                                                               \
     "    Threads; None or -1 use all cores.\n"                                               \
     "progress : bool or callable, default False\n"                                           \

@@ -8,7 +8,7 @@
 enum {
     K_A, K_B, K_X, K_Y, K_METRIC,
     K_COST, K_WINDOW, K_ITAKURA, K_ACCUMULATED, K_NU, K_LMBDA, K_P, K_TA, K_TB, K_GAMMA,
-    K_NORMALIZE, K_TX, K_TY,
+    K_NORMALIZE, K_TX, K_TY, K_G, K_WARP_PENALTY, K_EPSILON, K_C, K_INDEPENDENT,
     K_DEVICE, K_IMPL, K_CONDENSED, K_NJOBS, K_PROGRESS,
     K_STEP, K_METHOD, K_MEMORY_LIMIT, K_QUERY, K_REFERENCE, K_K, K_RETURN_PATH,
     K_RADIUS, K_LAYOUT,
@@ -18,7 +18,7 @@ enum {
 static const char *const kw_names[K_COUNT] = {
     "a", "b", "X", "Y", "metric",
     "cost", "window", "itakura_max_slope", "accumulated", "nu", "lmbda", "p", "ta", "tb",
-    "gamma", "normalize", "tx", "ty",
+    "gamma", "normalize", "tx", "ty", "g", "warp_penalty", "epsilon", "c", "independent",
     "device", "_impl", "condensed", "n_jobs", "progress",
     "step", "method", "memory_limit", "query", "reference", "k", "return_path",
     "radius", "layout",
@@ -33,7 +33,15 @@ static PyObject *kw_str[K_COUNT]; /* interned */
 #define M_TWED (M_WINDOWS | BIT(K_NU) | BIT(K_LMBDA) | BIT(K_P) | BIT(K_TA) | BIT(K_TB) |  \
                 BIT(K_TX) | BIT(K_TY))
 #define M_SOFT (M_WINDOWS | BIT(K_GAMMA) | BIT(K_NORMALIZE))
-#define M_ALL (M_DTW | M_TWED | M_SOFT)
+#define M_WDTW (M_WINDOWS | BIT(K_G))
+#define M_ADTW (M_WINDOWS | BIT(K_WARP_PENALTY))
+#define M_ERP (M_WINDOWS | BIT(K_G))
+#define M_EPS (M_WINDOWS | BIT(K_EPSILON))
+#define M_MSM (M_WINDOWS | BIT(K_C) | BIT(K_INDEPENDENT))
+#define M_ALL (M_DTW | M_TWED | M_SOFT | M_WDTW | M_ADTW | M_ERP | M_EPS | M_MSM)
+/* The parameters of each tsw_measure, in its order. */
+static const uint64_t measure_params[] = {M_DTW,  M_TWED, M_SOFT, M_WDTW, M_DTW, M_WDTW,
+                                          M_ADTW, M_ERP,  M_EPS,  M_EPS,  M_MSM};
 #define M_EXEC (BIT(K_DEVICE) | BIT(K_IMPL) | BIT(K_LAYOUT))
 #define M_BATCH (M_EXEC | BIT(K_METRIC) | BIT(K_NJOBS) | BIT(K_PROGRESS))
 
@@ -43,7 +51,10 @@ static int cuda_count_cached = -1; /* tsw_cuda_device_count, asked once per proc
 static PyObject *str_cai, *str_dlpack_device; /* interned attribute names */
 static PyObject *gpu_module;                 /* tswarp._gpu, imported on the first GPU input */
 
-static const char *const metric_names[] = {"dtw", "twed", "soft_dtw"};
+/* tsw_measure -> name, in the enum's order (tswarp.METRICS). */
+static const char *const metric_names[] = {"dtw", "twed", "soft_dtw", "wdtw", "ddtw", "wddtw",
+                                           "adtw", "erp", "edr", "lcss", "msm"};
+#define N_METRICS 11
 
 /* ---- errors ------------------------------------------------------------------------------ */
 
@@ -228,20 +239,23 @@ static int match_name(PyObject *s, const char *argname, const char *const *names
 /* metric -> measure; accepts the spellings of METRICS and a few common aliases. */
 static int parse_metric(PyObject *o, tsw_measure *m)
 {
-    static const char *const names[] = {"dtw", "twed", "soft_dtw", "softdtw", "soft-dtw", "twe"};
-    static const tsw_measure ms[] = {TSW_DTW, TSW_TWED, TSW_SOFT_DTW, TSW_SOFT_DTW,
-                                     TSW_SOFT_DTW, TSW_TWED};
+    static const char *const names[] = {"dtw",  "twed", "soft_dtw", "wdtw", "ddtw",
+                                        "wddtw", "adtw", "erp",      "edr",  "lcss",
+                                        "msm",  "softdtw", "soft-dtw", "twe"};
+    static const tsw_measure ms[] = {TSW_DTW,  TSW_TWED,     TSW_SOFT_DTW, TSW_WDTW, TSW_DDTW,
+                                     TSW_WDDTW, TSW_ADTW,    TSW_ERP,      TSW_EDR,  TSW_LCSS,
+                                     TSW_MSM,  TSW_SOFT_DTW, TSW_SOFT_DTW, TSW_TWED};
     if (!o) {
         *m = TSW_DTW;
         return 0;
     }
-    int i = match_name(o, "metric", names, 6);
+    int i = match_name(o, "metric", names, 14);
     if (i == -2)
         return -1;
     if (i < 0) {
         PyErr_Format(PyExc_ValueError,
-                     "metric must be one of 'dtw', 'twed', 'soft_dtw' or a callable(a, b) -> "
-                     "float, got %R",
+                     "metric must be one of 'dtw', 'twed', 'soft_dtw', 'wdtw', 'ddtw', 'wddtw', "
+                     "'adtw', 'erp', 'edr', 'lcss', 'msm' or a callable(a, b) -> float, got %R",
                      o);
         return -1;
     }
@@ -429,7 +443,7 @@ static int apply_layout(PyArrayObject **a, const char *label, int code, int nd)
 /* Fill params for a measure from the slots; parameters of other measures are TypeErrors. */
 static int build_params(tsw_measure m, const char *fname, PyObject **slot, tsw_params *p)
 {
-    uint64_t own = m == TSW_DTW ? M_DTW : m == TSW_TWED ? M_TWED : M_SOFT;
+    uint64_t own = measure_params[m];
     for (int k = 0; k < K_COUNT; ++k)
         if ((M_ALL & BIT(k)) && !(own & BIT(k)) && given(slot[k])) {
             PyErr_Format(PyExc_TypeError, "%s(): '%s' is not a parameter of metric '%s'", fname,
@@ -441,6 +455,7 @@ static int build_params(tsw_measure m, const char *fname, PyObject **slot, tsw_p
         return -1;
     switch (m) {
     case TSW_DTW:
+    case TSW_DDTW:
         if (slot[K_COST]) {
             static const char *const names[] = {"sqeuclidean", "euclidean", "abs", "cosine",
                                                 "cityblock", "l1", "manhattan"};
@@ -474,6 +489,40 @@ static int build_params(tsw_measure m, const char *fname, PyObject **slot, tsw_p
         if (slot[K_GAMMA] && get_bounded(slot[K_GAMMA], "gamma", 0.0, 1, &p->gamma))
             return -1;
         if (slot[K_NORMALIZE] && get_bool(slot[K_NORMALIZE], "normalize", &p->normalize))
+            return -1;
+        break;
+    case TSW_WDTW:
+    case TSW_WDDTW:
+        if (slot[K_G] && get_bounded(slot[K_G], "g", 0.0, 0, &p->g))
+            return -1;
+        break;
+    case TSW_ADTW:
+        if (slot[K_WARP_PENALTY] &&
+            get_bounded(slot[K_WARP_PENALTY], "warp_penalty", 0.0, 0, &p->warp_penalty))
+            return -1;
+        break;
+    case TSW_ERP:
+        if (slot[K_G]) {
+            if (get_real(slot[K_G], "g", &p->erp_g) < 0)
+                return -1;
+            if (!isfinite(p->erp_g)) {
+                PyErr_Format(PyExc_ValueError, "g must be a finite number, got %R", slot[K_G]);
+                return -1;
+            }
+        }
+        break;
+    case TSW_EDR:
+    case TSW_LCSS:
+        /* EDR: None (the default) is aeon's max(std(a), std(b)) / 4 */
+        if (slot[K_EPSILON] && !(m == TSW_EDR && slot[K_EPSILON] == Py_None) &&
+            get_bounded(slot[K_EPSILON], "epsilon", 0.0, 0, &p->epsilon))
+            return -1;
+        break;
+    case TSW_MSM:
+        if (slot[K_C] && get_bounded(slot[K_C], "c", 0.0, 0, &p->c))
+            return -1;
+        if (slot[K_INDEPENDENT] &&
+            get_bool(slot[K_INDEPENDENT], "independent", &p->msm_independent))
             return -1;
         break;
     }

@@ -382,11 +382,12 @@ PyDoc_STRVAR(distance_doc,
 "Parameters\n"
 "----------\n"
 DOC_SERIES
-"metric : {'dtw', 'twed', 'soft_dtw'}, default 'dtw'\n"
-"    The measure ('softdtw' and 'soft-dtw' are accepted too).\n"
+"metric : str, default 'dtw'\n"
+"    One of tswarp.METRICS: 'dtw', 'twed', 'soft_dtw', 'wdtw', 'ddtw', 'wddtw', 'adtw',\n"
+"    'erp', 'edr', 'lcss', 'msm' ('softdtw', 'soft-dtw' and 'twe' are accepted too).\n"
 "**params\n"
-"    The keyword arguments of :func:`dtw`, :func:`twed` or :func:`soft_dtw` for that\n"
-"    metric, and `device`. A parameter of another metric is a TypeError.\n\n"
+"    The keyword arguments of the function of that name (:func:`dtw`, :func:`msm`, ...),\n"
+"    and `device`. A parameter of another metric is a TypeError.\n\n"
 "Returns\n"
 "-------\n"
 "float\n"
@@ -399,9 +400,216 @@ DOC_RAISES
 ">>> tswarp.distance([0.0, 1.0], [0.0, 1.0, 1.0], metric='twed', nu=0.0, lmbda=0.0)\n"
 "0.0\n");
 
+
+/* The elastic family's pair functions: tswarp.<measure>(a, b, **its parameters). */
+#define TSW_FAMILY_FN(NAME, MEASURE, MASK)                                                    \
+    static const signature sig_##NAME = {#NAME, 2, 2, {K_A, K_B}, (MASK) | M_EXEC};         \
+    static PyObject *py_##NAME(PyObject *self, PyObject *const *args, Py_ssize_t nargs,      \
+                               PyObject *kwnames)                                            \
+    {                                                                                         \
+        PyObject *slot[K_COUNT] = {0};                                                        \
+        (void)self;                                                                           \
+        if (parse_call(&sig_##NAME, args, nargs, kwnames, slot) < 0)                          \
+            return NULL;                                                                      \
+        return pair_compute(MEASURE, #NAME, slot);                                            \
+    }
+TSW_FAMILY_FN(wdtw, TSW_WDTW, M_WDTW)
+TSW_FAMILY_FN(ddtw, TSW_DDTW, M_DTW)
+TSW_FAMILY_FN(wddtw, TSW_WDDTW, M_WDTW)
+TSW_FAMILY_FN(adtw, TSW_ADTW, M_ADTW)
+TSW_FAMILY_FN(erp, TSW_ERP, M_ERP)
+TSW_FAMILY_FN(edr, TSW_EDR, M_EPS)
+TSW_FAMILY_FN(lcss, TSW_LCSS, M_EPS)
+TSW_FAMILY_FN(msm, TSW_MSM, M_MSM)
+#undef TSW_FAMILY_FN
+
+#define DOC_FAMILY_TAIL                                                                       \
+    DOC_WINDOW                                                                                \
+    "device : {'auto', 'cpu'}, default 'auto'\n"                                             \
+    "    The elastic family runs on the CPU for now ('cuda' raises ValueError).\n"             \
+    "layout : {None, 'channels_last', 'channels_first'}, default None\n"                     \
+    "    As in :func:`dtw`.\n"                                                               \
+    "\n"                                                                                      \
+    "Returns\n"                                                                               \
+    "-------\n"                                                                               \
+    "float\n"                                                                                 \
+    "    The distance (+inf when the window admits no alignment).\n\n" DOC_RAISES
+
+PyDoc_STRVAR(wdtw_doc,
+"wdtw($module, /, a, b, *, g=0.05, window=None, radius=None, itakura_max_slope=None,\n"
+"    device='auto', layout=None)\n"
+"--\n\n"
+"Weighted DTW (Jeong et al. 2011): the squared Euclidean cost of cell (i, j) times\n"
+"w(|i - j|) = 1 / (1 + exp(-g (|i - j| - max(n, m) / 2))); the accumulated cost, equal\n"
+"to ``aeon.distances.wdtw_distance``.\n\n"
+"Parameters\n"
+"----------\n"
+DOC_SERIES
+"g : float, default 0.05\n"
+"    Steepness of the weight (>= 0); 0 weighs every cell 1/2.\n"
+DOC_FAMILY_TAIL
+"\n"
+"Examples\n"
+"--------\n"
+">>> import tswarp\n"
+">>> tswarp.wdtw([0.0, 1.0, 2.0], [0.0, 1.0, 2.0])\n"
+"0.0\n"
+">>> tswarp.wdtw([0.0, 2.0], [0.0, 0.0], g=0.0)\n"
+"2.0\n");
+
+PyDoc_STRVAR(ddtw_doc,
+"ddtw($module, /, a, b, *, cost='sqeuclidean', window=None, radius=None,\n"
+"    itakura_max_slope=None, accumulated=False, device='auto', layout=None)\n"
+"--\n\n"
+"Derivative DTW (Keogh and Pazzani 2001): :func:`dtw`, with the same `cost` and\n"
+"`accumulated`, of the derivatives ((x[i] - x[i-1]) + (x[i+1] - x[i-1]) / 2) / 2,\n"
+"i = 1..n-2 (aeon's average of slopes; series of 3 points or more). With\n"
+"``accumulated=True`` equal to ``aeon.distances.ddtw_distance``.\n\n"
+"Parameters\n"
+"----------\n"
+DOC_SERIES
+"cost, accumulated\n"
+"    As in :func:`dtw`.\n"
+DOC_FAMILY_TAIL
+"\n"
+"Examples\n"
+"--------\n"
+">>> import tswarp\n"
+">>> tswarp.ddtw([0.0, 1.0, 2.0, 3.0], [5.0, 6.0, 7.0, 8.0])\n"
+"0.0\n");
+
+PyDoc_STRVAR(wddtw_doc,
+"wddtw($module, /, a, b, *, g=0.05, window=None, radius=None, itakura_max_slope=None,\n"
+"    device='auto', layout=None)\n"
+"--\n\n"
+":func:`wdtw` of the derivatives of :func:`ddtw`; equal to\n"
+"``aeon.distances.wddtw_distance``.\n\n"
+"Parameters\n"
+"----------\n"
+DOC_SERIES
+"g : float, default 0.05\n"
+"    As in :func:`wdtw`.\n"
+DOC_FAMILY_TAIL
+"\n"
+"Examples\n"
+"--------\n"
+">>> import tswarp\n"
+">>> tswarp.wddtw([0.0, 1.0, 2.0, 3.0], [5.0, 6.0, 7.0, 8.0])\n"
+"0.0\n");
+
+PyDoc_STRVAR(adtw_doc,
+"adtw($module, /, a, b, *, warp_penalty=1.0, window=None, radius=None,\n"
+"    itakura_max_slope=None, device='auto', layout=None)\n"
+"--\n\n"
+"Amerced DTW (Herrmann and Webb 2023): squared Euclidean costs, every non-diagonal\n"
+"move adds `warp_penalty`; the accumulated cost, equal to\n"
+"``aeon.distances.adtw_distance``.\n\n"
+"Parameters\n"
+"----------\n"
+DOC_SERIES
+"warp_penalty : float, default 1.0\n"
+"    Penalty of a warping step (>= 0); 0 is DTW's accumulated cost.\n"
+DOC_FAMILY_TAIL
+"\n"
+"Examples\n"
+"--------\n"
+">>> import tswarp\n"
+">>> tswarp.adtw([0.0, 1.0, 2.0], [0.0, 1.0, 1.0, 2.0], warp_penalty=0.5)\n"
+"0.5\n");
+
+PyDoc_STRVAR(erp_doc,
+"erp($module, /, a, b, *, g=0.0, window=None, radius=None, itakura_max_slope=None,\n"
+"    device='auto', layout=None)\n"
+"--\n\n"
+"Edit distance with real penalty (Chen and Ng 2004): a match costs |a_i - b_j|_2, a gap\n"
+"|x - g|_2 (g in every channel). The boundary holds the cumulative gap costs, as in the\n"
+"paper's recursion; ``aeon.distances.erp_distance`` (1.6) puts the whole series' gap\n"
+"cost in every boundary cell, so it differs where the best alignment starts with gaps\n"
+"and agrees elsewhere.\n\n"
+"Parameters\n"
+"----------\n"
+DOC_SERIES
+"g : float, default 0.0\n"
+"    The gap value (finite).\n"
+DOC_FAMILY_TAIL
+"\n"
+"Examples\n"
+"--------\n"
+">>> import tswarp\n"
+">>> tswarp.erp([1.0, 100.0], [100.0])\n"
+"1.0\n");
+
+PyDoc_STRVAR(edr_doc,
+"edr($module, /, a, b, *, epsilon=None, window=None, radius=None,\n"
+"    itakura_max_slope=None, device='auto', layout=None)\n"
+"--\n\n"
+"Edit distance on real sequences (Chen et al. 2005): a match costs 0 when\n"
+"|a_i - b_j|_2 < epsilon and 1 otherwise, a gap 1; the count divided by max(n, m).\n"
+"The boundary holds i and j (the paper's); ``aeon.distances.edr_distance`` (1.6) makes\n"
+"it 0, so that leading gaps are free there.\n\n"
+"Parameters\n"
+"----------\n"
+DOC_SERIES
+"epsilon : float or None, default None\n"
+"    Match threshold (>= 0); None is max(std(a), std(b)) / 4 over all values of each\n"
+"    (aeon's default).\n"
+DOC_FAMILY_TAIL
+"\n"
+"Examples\n"
+"--------\n"
+">>> import tswarp\n"
+">>> tswarp.edr([0.0, 1.0, 2.0, 3.0], [0.0, 1.0, 2.0, 9.0], epsilon=0.5)\n"
+"0.25\n");
+
+PyDoc_STRVAR(lcss_doc,
+"lcss($module, /, a, b, *, epsilon=1.0, window=None, radius=None,\n"
+"    itakura_max_slope=None, device='auto', layout=None)\n"
+"--\n\n"
+"Longest common subsequence distance: points match when |a_i - b_j|_2 <= epsilon; the\n"
+"distance is 1 - LCSS / min(n, m), equal to ``aeon.distances.lcss_distance``.\n\n"
+"Parameters\n"
+"----------\n"
+DOC_SERIES
+"epsilon : float, default 1.0\n"
+"    Match threshold (>= 0).\n"
+DOC_FAMILY_TAIL
+"\n"
+"Examples\n"
+"--------\n"
+">>> import tswarp\n"
+">>> tswarp.lcss([0.0, 1.0, 2.0, 3.0], [0.0, 1.0, 2.0, 9.0], epsilon=0.5)\n"
+"0.25\n");
+
+PyDoc_STRVAR(msm_doc,
+"msm($module, /, a, b, *, c=1.0, independent=True, window=None, radius=None,\n"
+"    itakura_max_slope=None, device='auto', layout=None)\n"
+"--\n\n"
+"Move-split-merge (Stefan et al. 2013): a move costs |a_i - b_j|; a split or merge c,\n"
+"plus the distance to the nearer neighbour when the point is not between them. Equal\n"
+"to ``aeon.distances.msm_distance``.\n\n"
+"Parameters\n"
+"----------\n"
+DOC_SERIES
+"c : float, default 1.0\n"
+"    Split/merge cost (>= 0).\n"
+"independent : bool, default True\n"
+"    True: the sum over channels of univariate MSM. False: aeon's dependent form\n"
+"    (squared Euclidean distances between points).\n"
+DOC_FAMILY_TAIL
+"\n"
+"Examples\n"
+"--------\n"
+">>> import tswarp\n"
+">>> tswarp.msm([1.0, 2.0, 3.0], [1.0, 2.0, 2.0, 3.0])\n"
+"1.0\n");
+
 #define TSW_PAIR_METHODS                                                                      \
     FASTKW("dtw", py_dtw, dtw_doc), FASTKW("twed", py_twed, twed_doc),                        \
         FASTKW("soft_dtw", py_soft_dtw, soft_dtw_doc),                                        \
-        FASTKW("distance", py_distance, distance_doc),
+        FASTKW("distance", py_distance, distance_doc), FASTKW("wdtw", py_wdtw, wdtw_doc),     \
+        FASTKW("ddtw", py_ddtw, ddtw_doc), FASTKW("wddtw", py_wddtw, wddtw_doc),              \
+        FASTKW("adtw", py_adtw, adtw_doc), FASTKW("erp", py_erp, erp_doc),                    \
+        FASTKW("edr", py_edr, edr_doc), FASTKW("lcss", py_lcss, lcss_doc),                    \
+        FASTKW("msm", py_msm, msm_doc),
 
 #endif

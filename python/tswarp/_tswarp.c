@@ -108,7 +108,15 @@ PyMODINIT_FUNC PyInit__tswarp(void)
         Py_DECREF(CudaError);
         goto fail;
     }
-    PyObject *metrics = Py_BuildValue("(sss)", metric_names[0], metric_names[1], metric_names[2]);
+    PyObject *metrics = PyTuple_New(N_METRICS);
+    for (int i = 0; metrics && i < N_METRICS; ++i) {
+        PyObject *name = PyUnicode_FromString(metric_names[i]);
+        if (!name) {
+            Py_CLEAR(metrics);
+            break;
+        }
+        PyTuple_SET_ITEM(metrics, i, name);
+    }
     if (!metrics || PyModule_AddObject(mod, "METRICS", metrics) < 0) {
         Py_XDECREF(metrics);
         goto fail;

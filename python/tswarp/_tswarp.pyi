@@ -1,5 +1,6 @@
 """Types of the C extension tswarp._tswarp (its functions are tswarp's public dtw, twed,
-soft_dtw, distance, cdist, pdist, paired, dtw_path, info and empty_cache)."""
+soft_dtw, the elastic family (wdtw, ddtw, wddtw, adtw, erp, edr, lcss, msm), distance, cdist,
+pdist, paired, dtw_path, info and empty_cache)."""
 
 from typing import Any, Callable, Dict, Literal, Optional, Sequence, Tuple, Union
 
@@ -35,6 +36,27 @@ def soft_dtw(a: Series, b: Series, *, gamma: Real = ..., normalize: bool = ...,
              window: Optional[Real] = ..., radius: Optional[Real] = ...,
              itakura_max_slope: Optional[Real] = ..., device: Device = ...,
              layout: Layout = ...) -> Any: ...
+_W = Optional[Real]
+def wdtw(a: Series, b: Series, *, g: Real = ..., window: _W = ..., radius: _W = ...,
+         itakura_max_slope: _W = ..., device: Device = ..., layout: Layout = ...) -> Any: ...
+def ddtw(a: Series, b: Series, *, cost: Cost = ..., window: _W = ..., radius: _W = ...,
+         itakura_max_slope: _W = ..., accumulated: bool = ..., device: Device = ...,
+         layout: Layout = ...) -> Any: ...
+def wddtw(a: Series, b: Series, *, g: Real = ..., window: _W = ..., radius: _W = ...,
+          itakura_max_slope: _W = ..., device: Device = ..., layout: Layout = ...) -> Any: ...
+def adtw(a: Series, b: Series, *, warp_penalty: Real = ..., window: _W = ...,
+         radius: _W = ..., itakura_max_slope: _W = ..., device: Device = ...,
+         layout: Layout = ...) -> Any: ...
+def erp(a: Series, b: Series, *, g: Real = ..., window: _W = ..., radius: _W = ...,
+        itakura_max_slope: _W = ..., device: Device = ..., layout: Layout = ...) -> Any: ...
+def edr(a: Series, b: Series, *, epsilon: Optional[Real] = ..., window: _W = ...,
+        radius: _W = ..., itakura_max_slope: _W = ..., device: Device = ...,
+        layout: Layout = ...) -> Any: ...
+def lcss(a: Series, b: Series, *, epsilon: Real = ..., window: _W = ..., radius: _W = ...,
+         itakura_max_slope: _W = ..., device: Device = ..., layout: Layout = ...) -> Any: ...
+def msm(a: Series, b: Series, *, c: Real = ..., independent: bool = ..., window: _W = ...,
+        radius: _W = ..., itakura_max_slope: _W = ..., device: Device = ...,
+        layout: Layout = ...) -> Any: ...
 def distance(a: Series, b: Series, metric: Metric = ..., **params: Any) -> Any: ...
 def cdist(X: Collection, Y: Optional[Collection] = ..., *, metric: Metric = ...,
           n_jobs: Optional[int] = ..., progress: Progress = ..., device: Device = ...,

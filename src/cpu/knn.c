@@ -457,8 +457,9 @@ static int tsw__lbj_cmp(const void *pa, const void *pb)
     return (a->j > b->j) - (a->j < b->j);
 }
 
-/* Other measures: the reference, abandoning TWED's rows above the threshold; soft-DTW in
- * full (its cells are not monotone). */
+/* Other measures: the reference, abandoning TWED's rows above the threshold; the elastic
+ * family's kernel, abandoning rows above it (LCSS, not a min-plus program, in full);
+ * soft-DTW in full (its cells are not monotone). */
 static void tsw__knn_cand_other(tsw__knn_job *job, void *ws, int64_t qi, const void *a,
                                 int64_t n, int64_t j)
 {
@@ -477,6 +478,8 @@ static void tsw__knn_cand_other(tsw__knn_job *job, void *ws, int64_t qi, const v
     double slack = tsw__knn_slack(job->dt, n, m), thr = tsw__knn_thr(job, qi), raw;
     if (job->p->measure == TSW_SOFT_DTW && job->ex->impl != TSW_IMPL_REFERENCE)
         tsw__pair_fast(job->p, job->dt, job->dim, &pr, ws, &raw);
+    else if ((int)job->p->measure > TSW_SOFT_DTW && job->ex->impl != TSW_IMPL_REFERENCE)
+        tsw__family_pair(job->p, job->dt, job->dim, &pr, ws, thr, &raw);
     else
         tsw__pair_reference_bounded(job->p, job->dt, job->dim, &pr, ws, thr, &raw);
     if (job->p->measure == TSW_SOFT_DTW || raw <= thr || thr == HUGE_VAL)

@@ -105,6 +105,8 @@ int tsw__lanes_width_level(const tsw_params *params, tsw_dtype dtype, int64_t di
         level = tsw__cpu_level();
     if (params->measure == TSW_TWED && params->p != 1.0 && params->p != 2.0)
         return 0; /* pow() per cell: no vector form */
+    if ((int)params->measure > TSW_SOFT_DTW)
+        return 0; /* the elastic family: no lane kernel yet (one pair at a time, family.c) */
     if (!TSW_X86 || level < 1)
         return 0;
     int vl = level >= 2 ? 32 : 16; /* vector bytes */

@@ -9,6 +9,7 @@
  */
 #include "../common/band.h"
 #include "../common/cost.h"
+#include "../common/elastic.h"
 #include "../common/recurrence.h"
 #include "kernels.h"
 
@@ -173,6 +174,10 @@ void tsw__vmath_apply(int level, tsw_dtype dtype, int fn, const void *in, void *
 void tsw__pair_fast_level(const tsw_params *params, tsw_dtype dtype, int64_t dim,
                           const tsw__pair *pair, void *ws, double *out, int level)
 {
+    if (TSW_IS_FAMILY(params->measure)) { /* the elastic family: its own kernel (family.c) */
+        tsw__family_pair(params, dtype, dim, pair, ws, HUGE_VAL, out);
+        return;
+    }
     if (level > tsw__cpu_level())
         level = tsw__cpu_level();
     if (params->measure == TSW_TWED && params->p != 1.0 && params->p != 2.0)

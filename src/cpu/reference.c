@@ -1,6 +1,7 @@
 /* The plain CPU reference of every measure (see reference_impl.h). */
 #include "../common/band.h"
 #include "../common/cost.h"
+#include "../common/elastic.h"
 #include "../common/recurrence.h"
 #include "../internal.h"
 #include "kernels.h"
@@ -40,6 +41,11 @@ size_t tsw__pair_ws_bytes(const tsw_params *params, tsw_dtype dtype, int64_t dim
     size_t len = (size_t)(n > m ? n : m) + 1, ref, fast;
     if (tsw__mul_size(len, 2 * tsw__dtype_size(dtype), &ref))
         return 0;
+    if (TSW_IS_FAMILY(params->measure)) {
+        /* the elastic family (cpu/family.c and the reference): two rows and the per-point
+         * arrays of tsw__family_ws_bytes, the derivatives of DDTW and WDDTW among them */
+        return tsw__family_ws_bytes(params, dtype, dim, n, m);
+    }
     fast = tsw__diag_ws_bytes(params, dtype, dim, n, m);
     if (fast == 0)
         return 0;

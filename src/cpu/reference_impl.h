@@ -117,13 +117,157 @@ static T TSW_F(ref_twed)(const tsw_params *p, const tsw_band *band, int64_t dim,
     return prev[M];
 }
 
+/*
+ * The elastic family (common/elastic.h) on the padded (N+1) x (M+1) matrix, rows over a:
+ * one plain program, the measure chosen per cell. `dim` values per point, point stride
+ * `step` (MSM's independent form runs one channel at a time: dim 1, step the real dim).
+ * Returns the last cell (LCSS: the similarity S; EDR: the edit count).
+ */
+static T TSW_F(ref_family_dp)(const tsw_params *p, const tsw_band *band, int64_t dim,
+                              int64_t step, const T *a, const T *b, T eps, T *prev, T *cur,
+                              double bound)
+{
+    const int64_t N = band->rows, M = band->cols, L = N > M ? N : M;
+    const T inf = INF;
+    const int lcss = p->measure == TSW_LCSS;
+    const T outside = lcss ? (T)0 : inf;
+    /* the boundary row */
+    for (int64_t j = 0; j <= M; ++j) {
+        if (p->measure == TSW_ERP)
+            prev[j] = j == 0 ? (T)0 : prev[j - 1] + TSW_F(tsw_erp_gap)(b + (j - 1) * step, dim,
+                                                                         (T)p->erp_g);
+        else if (p->measure == TSW_EDR)
+            prev[j] = (T)j;
+        else
+            prev[j] = j == 0 ? (T)0 : outside;
+    }
+    T col = 0; /* the boundary column's value of the current row */
+    for (int64_t i = 1; i <= N; ++i) {
+        int64_t lo, hi;
+        tsw_band_range(band, i - 1, &lo, &hi);
+        const T *x = a + (i - 1) * step;
+        if (p->measure == TSW_ERP)
+            col = col + TSW_F(tsw_erp_gap)(x, dim, (T)p->erp_g);
+        else if (p->measure == TSW_EDR)
+            col = (T)i;
+        else
+            col = outside;
+        for (int64_t j = 0; j <= M; ++j)
+            cur[j] = j == 0 ? col : outside;
+        for (int64_t j = lo + 1; j <= hi; ++j) {
+            const T *y = b + (j - 1) * step;
+            const T diag = prev[j - 1], up = prev[j], left = cur[j - 1];
+            T v;
+            switch (p->measure) {
+            case TSW_WDTW:
+            case TSW_WDDTW: {
+                T w = TSW_F(tsw_wdtw_weight)(p->g, i > j ? i - j : j - i, L);
+                v = TSW_F(tsw_dtw_cell)(TSW_F(tsw_cost_sqeuclidean)(x, y, dim) * w, diag, up,
+                                        left);
+                break;
+            }
+            case TSW_ADTW:
+                v = TSW_ADTW_CELL(TSW_F(tsw_cost_sqeuclidean)(x, y, dim), diag, up, left,
+                                  (T)p->warp_penalty, TSW_MIN, TSW__S_ADD);
+                break;
+            case TSW_ERP:
+                v = TSW_EDIT_CELL(diag + TSW_F(tsw_euclid)(x, y, dim),
+                                  up + TSW_F(tsw_erp_gap)(x, dim, (T)p->erp_g),
+                                  left + TSW_F(tsw_erp_gap)(y, dim, (T)p->erp_g), TSW_MIN);
+                break;
+            case TSW_EDR:
+                v = TSW_EDIT_CELL(diag + (TSW_F(tsw_euclid)(x, y, dim) < eps ? (T)0 : (T)1),
+                                  up + (T)1, left + (T)1, TSW_MIN);
+                break;
+            case TSW_LCSS:
+                v = TSW_F(tsw_euclid)(x, y, dim) <= eps ? diag + (T)1 : TSW_MAX(up, left);
+                break;
+            default: { /* TSW_MSM */
+                const T c = (T)p->c;
+                T mv, su = inf, sl = inf;
+                if (p->msm_independent) {
+                    mv = FABS(x[0] - y[0]);
+                    if (i > 1)
+                        su = TSW_F(tsw_msm_split)(x[0], x[-step], y[0], c);
+                    if (j > 1)
+                        sl = TSW_F(tsw_msm_split)(y[0], x[0], y[-step], c);
+                } else {
+                    mv = TSW_F(tsw_msm_move_dep)(x, y, dim);
+                    if (i > 1)
+                        su = TSW_F(tsw_msm_split_dep)(x, x - step, y, dim, c);
+                    if (j > 1)
+                        sl = TSW_F(tsw_msm_split_dep)(y, x, y - step, dim, c);
+                }
+                v = TSW_EDIT_CELL(diag + mv, up + su, left + sl, TSW_MIN);
+                break;
+            }
+            }
+            cur[j] = v;
+        }
+        if (bound < (double)inf && !lcss) {
+            double mn = TSW_F(ref_row_min)(cur, lo + 1, hi + 1);
+            if (lo == 0 && (double)cur[0] < mn)
+                mn = (double)cur[0];
+            if (p->measure == TSW_EDR)
+                mn /= (double)(N > M ? N : M);
+            if (mn > bound)
+                return inf;
+        }
+        T *t = prev;
+        prev = cur;
+        cur = t;
+    }
+    return prev[M];
+}
+
+/* A family pair (a: n points outer, b: m inner after the band's swap): the finished value
+ * (EDR and LCSS normalised here; the others' last cell). */
+static T TSW_F(ref_family)(const tsw_params *p, const tsw_band *band, int64_t dim, const T *a,
+                           const T *b, T *prev, T *cur, double bound)
+{
+    const int64_t N = band->rows, M = band->cols;
+    if (p->measure == TSW_MSM && p->msm_independent) {
+        T total = 0;
+        for (int64_t k = 0; k < dim; ++k) {
+            /* the bound applies to the sum: a channel alone may not abandon above it unless
+             * the others are counted, so each channel runs in full */
+            total += TSW_F(ref_family_dp)(p, band, 1, dim, a + k, b + k, 0, prev, cur,
+                                          (double)INF);
+        }
+        return total;
+    }
+    T eps = 0;
+    if (p->measure == TSW_EDR || p->measure == TSW_LCSS)
+        eps = TSW_F(tsw_pair_epsilon)(p->epsilon, a, N, b, M, dim);
+    T v = TSW_F(ref_family_dp)(p, band, dim, dim, a, b, eps, prev, cur, bound);
+    if (p->measure == TSW_EDR)
+        return v / (T)(N > M ? N : M);
+    if (p->measure == TSW_LCSS) {
+        T d = (T)1 - v / (T)(N < M ? N : M);
+        return d < 0 ? (T)0 : d;
+    }
+    return v;
+}
+
 static double TSW_F(ref_pair)(const tsw_params *p, int64_t dim, const tsw__pair *pr, void *ws,
                               double bound)
 {
-    tsw_band band = tsw_band_make(p->window, p->window_radius, p->itakura_max_slope, pr->n,
-                                  pr->m);
     const T *a = (const T *)pr->a, *b = (const T *)pr->b;
     const T *ta = (const T *)pr->ta, *tb = (const T *)pr->tb;
+    int64_t n = pr->n, m = pr->m;
+    const int64_t len = (n > m ? n : m) + 1;
+    T *prev = (T *)ws, *cur = prev + len;
+    if (TSW_IS_DERIVATIVE(p->measure)) {
+        /* the program runs on the derivatives, kept after the two rows */
+        T *da = cur + len, *db = da + (n - 2) * dim;
+        TSW_F(tsw_derivative)(a, n, dim, da);
+        TSW_F(tsw_derivative)(b, m, dim, db);
+        a = da;
+        b = db;
+        n -= 2;
+        m -= 2;
+    }
+    tsw_band band = tsw_band_make(p->window, p->window_radius, p->itakura_max_slope, n, m);
     if (band.swap) {
         const T *t = a;
         a = b;
@@ -132,9 +276,10 @@ static double TSW_F(ref_pair)(const tsw_params *p, int64_t dim, const tsw__pair 
         ta = tb;
         tb = t;
     }
-    T *prev = (T *)ws, *cur = prev + (band.cols + 1);
     if (p->measure == TSW_TWED)
         return (double)TSW_F(ref_twed)(p, &band, dim, a, ta, b, tb, prev, cur, bound);
+    if (TSW_IS_FAMILY(p->measure) && p->measure != TSW_DDTW)
+        return (double)TSW_F(ref_family)(p, &band, dim, a, b, prev, cur, bound);
     return (double)TSW_F(ref_dtw_like)(p, &band, dim, a, b, prev, cur, bound);
 }
 

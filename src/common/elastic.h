@@ -1,0 +1,145 @@
+/*
+ * The elastic family's per-pair pieces (tsw_measure TSW_WDTW .. TSW_MSM): the one definition
+ * of each weight, transform, move cost and cell, used by the CPU reference
+ * (cpu/reference_impl.h) and the fast CPU kernel (cpu/family_impl.h), and written TSW_HD so
+ * that the CUDA kernels can share them. Points are dim contiguous values (x[i * dim + k]).
+ *
+ *   WDTW   D(i,j) = w(|i-j|) |x_i - y_j|^2 + min(D(i-1,j-1), D(i-1,j), D(i,j-1))
+ *   ADTW   D(i,j) = |x_i - y_j|^2 + min(D(i-1,j-1), D(i-1,j) + pen, D(i,j-1) + pen)
+ *   ERP    D(i,j) = min(D(i-1,j-1) + |x_i - y_j|_2, D(i-1,j) + |x_i - g|_2, D(i,j-1) + |y_j - g|_2)
+ *          D(i,0) = sum_{k<=i} |x_k - g|_2, D(0,j) likewise
+ *   EDR    D(i,j) = min(D(i-1,j-1) + [|x_i - y_j|_2 >= eps], D(i-1,j) + 1, D(i,j-1) + 1)
+ *          D(i,0) = i, D(0,j) = j; the distance D(n,m) / max(n,m)
+ *   LCSS   S(i,j) = S(i-1,j-1) + 1 if |x_i - y_j|_2 <= eps, else max(S(i-1,j), S(i,j-1));
+ *          S outside the window and on the boundary 0; the distance 1 - S(n,m) / min(n,m)
+ *   MSM    D(i,j) = min(D(i-1,j-1) + move(x_i, y_j), D(i-1,j) + split(x_i, x_{i-1}, y_j),
+ *                       D(i,j-1) + split(y_j, x_i, y_{j-1})), D(0,0) = move(x_1, y_1)
+ *          (one univariate program per channel, summed; or the dependent form)
+ * with 1-based points and D(0,0) = 0 (MSM: the first cell is the first move), the rest of
+ * the boundary +inf where not given. Every move cost is >= 0, so a row whose cells (the
+ * boundary column included) all exceed a bound ends above it: the kernels abandon there.
+ */
+#ifndef TSW_COMMON_ELASTIC_H
+#define TSW_COMMON_ELASTIC_H
+
+#include "tsw_hd.h"
+
+/* Three-way minimum of an edit step's candidates (ERP, EDR, MSM; TWED's own is in
+ * recurrence.h). min is exact: the order does not change the value. */
+#define TSW_EDIT_CELL(diag_total, up_total, left_total, MIN)                                   \
+    MIN(MIN((diag_total), (up_total)), (left_total))
+/* ADTW: the penalty on the two non-diagonal moves. */
+#define TSW_ADTW_CELL(cost, diag, up, left, pen, MIN, ADD)                                    \
+    ADD((cost), MIN(MIN(ADD((up), (pen)), ADD((left), (pen))), (diag)))
+
+#define TSW_DEFINE_ELASTIC(T, SFX, SQRT, FABS)                                                 \
+    /* WDTW's weight of the offset k = |i - j| between series of at most len points,          \
+     * computed in double whatever T is (aeon's weight vector). */                            \
+    TSW_HD T tsw_wdtw_weight_##SFX(double g, int64_t k, int64_t len)                          \
+    {                                                                                         \
+        return (T)(1.0 / (1.0 + exp(-g * ((double)k - (double)len / 2.0))));                 \
+    }                                                                                         \
+    /* The derivative of DDTW and WDDTW (aeon's average of slopes): n - 2 points from n >= 3. \
+     */                                                                                       \
+    TSW_HD void tsw_derivative_##SFX(const T *x, int64_t n, int64_t dim, T *out)               \
+    {                                                                                         \
+        for (int64_t i = 1; i + 1 < n; ++i)                                                   \
+            for (int64_t k = 0; k < dim; ++k) {                                               \
+                const T prev = x[(i - 1) * dim + k];                                          \
+                out[(i - 1) * dim + k] =                                                      \
+                    ((x[i * dim + k] - prev) + (x[(i + 1) * dim + k] - prev) / (T)2) / (T)2; \
+            }                                                                                 \
+    }                                                                                         \
+    /* |x - y|_2 (ERP's match and gap, the EDR and LCSS match tests). */                      \
+    TSW_HD T tsw_euclid_##SFX(const T *x, const T *y, int64_t dim)                            \
+    {                                                                                         \
+        T s = 0;                                                                              \
+        for (int64_t k = 0; k < dim; ++k) {                                                   \
+            const T d = x[k] - y[k];                                                          \
+            s += d * d;                                                                       \
+        }                                                                                     \
+        return SQRT(s);                                                                       \
+    }                                                                                         \
+    /* ERP's gap cost of a point: |x - g|_2 with g in every channel. */                       \
+    TSW_HD T tsw_erp_gap_##SFX(const T *x, int64_t dim, T g)                                  \
+    {                                                                                         \
+        T s = 0;                                                                              \
+        for (int64_t k = 0; k < dim; ++k) {                                                   \
+            const T d = x[k] - g;                                                             \
+            s += d * d;                                                                       \
+        }                                                                                     \
+        return SQRT(s);                                                                       \
+    }                                                                                         \
+    /* MSM's split/merge cost of x next to its neighbour y, against z (univariate): c when   \
+     * x lies between y and z, else c plus the distance to the nearer of the two. */          \
+    TSW_HD T tsw_msm_split_##SFX(T x, T y, T z, T c)                                          \
+    {                                                                                         \
+        if ((y <= x && x <= z) || (y >= x && x >= z))                                         \
+            return c;                                                                         \
+        const T dy = FABS(x - y), dz = FABS(x - z);                                           \
+        return c + (dy < dz ? dy : dz);                                                       \
+    }                                                                                         \
+    /* The dependent form (aeon's): x within the ball whose diameter is y z costs c, else c \
+     * plus the squared distance to the nearer of y and z. */                                 \
+    TSW_HD T tsw_msm_split_dep_##SFX(const T *x, const T *y, const T *z, int64_t dim, T c)    \
+    {                                                                                         \
+        T diam = 0, mid = 0, dy = 0, dz = 0;                                                  \
+        for (int64_t k = 0; k < dim; ++k) {                                                   \
+            const T d = y[k] - z[k], m = (y[k] + z[k]) / (T)2 - x[k];                         \
+            diam += d * d;                                                                    \
+            mid += m * m;                                                                     \
+        }                                                                                     \
+        if (mid <= diam / (T)4)                                                               \
+            return c;                                                                         \
+        for (int64_t k = 0; k < dim; ++k) {                                                   \
+            const T e = y[k] - x[k], f = z[k] - x[k];                                         \
+            dy += e * e;                                                                      \
+            dz += f * f;                                                                      \
+        }                                                                                     \
+        return dy < dz ? c + dy : c + dz;                                                     \
+    }                                                                                         \
+    /* The dependent move: the squared Euclidean distance (aeon's). */                        \
+    TSW_HD T tsw_msm_move_dep_##SFX(const T *x, const T *y, int64_t dim)                      \
+    {                                                                                         \
+        T s = 0;                                                                              \
+        for (int64_t k = 0; k < dim; ++k) {                                                   \
+            const T d = x[k] - y[k];                                                          \
+            s += d * d;                                                                       \
+        }                                                                                     \
+        return s;                                                                             \
+    }                                                                                         \
+    /* Population standard deviation of count values (EDR's automatic epsilon), in double. */ \
+    TSW_HD double tsw_std_all_##SFX(const T *x, int64_t count)                                \
+    {                                                                                         \
+        double mean = 0, ss = 0;                                                              \
+        for (int64_t i = 0; i < count; ++i)                                                   \
+            mean += (double)x[i];                                                             \
+        mean /= (double)count;                                                                \
+        for (int64_t i = 0; i < count; ++i) {                                                 \
+            const double d = (double)x[i] - mean;                                             \
+            ss += d * d;                                                                      \
+        }                                                                                     \
+        return sqrt(ss / (double)count);                                                      \
+    }                                                                                         \
+    /* EDR's and LCSS's epsilon for a pair of n and m points: the parameter, or (EDR with    \
+     * TSW_EPSILON_AUTO) max(std(a), std(b)) / 4 over all values of each. */                  \
+    TSW_HD T tsw_pair_epsilon_##SFX(double epsilon, const T *a, int64_t n, const T *b,        \
+                                    int64_t m, int64_t dim)                                   \
+    {                                                                                         \
+        if (epsilon >= 0)                                                                     \
+            return (T)epsilon;                                                                \
+        const double sa = tsw_std_all_##SFX(a, n * dim), sb = tsw_std_all_##SFX(b, m * dim);  \
+        return (T)((sa > sb ? sa : sb) / 4.0);                                                \
+    }
+
+TSW_DEFINE_ELASTIC(double, f64, sqrt, fabs)
+TSW_DEFINE_ELASTIC(float, f32, sqrtf, fabsf)
+
+#undef TSW_DEFINE_ELASTIC
+
+/* The measures whose program runs on the derivatives of the series. */
+#define TSW_IS_DERIVATIVE(measure) ((measure) == TSW_DDTW || (measure) == TSW_WDDTW)
+/* The elastic family's measures (cpu/family_impl.h), DDTW included. */
+#define TSW_IS_FAMILY(measure) ((int)(measure) >= TSW_WDTW && (int)(measure) <= TSW_MSM)
+
+#endif
