@@ -33,12 +33,22 @@ MEASURE_OPTIONS: Dict[str, Sequence[str]] = {
     "dtw": ("cost", "window", "radius", "itakura_max_slope", "accumulated"),
     "twed": ("nu", "lmbda", "p", "window", "radius", "itakura_max_slope"),
     "soft_dtw": ("gamma", "normalize", "window", "radius", "itakura_max_slope"),
+    "wdtw": ("g", "window", "radius", "itakura_max_slope"),
+    "ddtw": ("cost", "window", "radius", "itakura_max_slope", "accumulated"),
+    "wddtw": ("g", "window", "radius", "itakura_max_slope"),
+    "adtw": ("warp_penalty", "window", "radius", "itakura_max_slope"),
+    "erp": ("g", "window", "radius", "itakura_max_slope"),
+    "edr": ("epsilon", "window", "radius", "itakura_max_slope"),
+    "lcss": ("epsilon", "window", "radius", "itakura_max_slope"),
+    "msm": ("c", "dependent", "window", "radius", "itakura_max_slope"),
 }
 _OPTION_FLAGS = {
     "cost": "--cost", "window": "--window", "radius": "--radius",
     "itakura_max_slope": "--itakura-max-slope",
     "accumulated": "--accumulated", "nu": "--nu", "lmbda": "--lmbda", "p": "--p",
-    "gamma": "--gamma", "normalize": "--normalize",
+    "gamma": "--gamma", "normalize": "--normalize", "g": "--g",
+    "warp_penalty": "--warp-penalty", "epsilon": "--epsilon", "c": "--c",
+    "dependent": "--dependent",
 }
 COSTS = ("sqeuclidean", "euclidean", "abs", "cosine")
 
@@ -113,7 +123,10 @@ def _measure_params(args, metric: str, strict: bool) -> dict:
         if value is None or value is False:
             continue
         if name in MEASURE_OPTIONS[metric]:
-            params[name] = value
+            if name == "dependent":
+                params["independent"] = False
+            else:
+                params[name] = value
         elif strict:
             takers = [m for m, opts in MEASURE_OPTIONS.items() if name in opts]
             raise UsageError(f"{flag} does not apply to --metric {metric} "
@@ -433,7 +446,7 @@ def cmd_knn(args) -> int:
     params = {m: _measure_params(args, m, strict=args.metric != "all") for m in metrics}
     # Fail before the table starts: one tiny pair per measure surfaces a bad parameter, a
     # dimension mismatch between TRAIN and TEST or an unavailable device.
-    probe_a, probe_b = np.asarray(X_test[0])[:2], np.asarray(X_train[0])[:2]
+    probe_a, probe_b = np.asarray(X_test[0])[:3], np.asarray(X_train[0])[:3]
     for metric in metrics:
         tswarp.distance(probe_a, probe_b, metric=metric, **params[metric])
 
@@ -699,6 +712,17 @@ def _add_measure_options(p: argparse.ArgumentParser, allow_all: bool) -> None:
     g.add_argument("--gamma", type=float, help="[soft_dtw] smoothing, > 0 (default 1.0)")
     g.add_argument("--normalize", action="store_true",
                    help="[soft_dtw] soft-DTW divergence sdtw(x,y) - (sdtw(x,x) + sdtw(y,y)) / 2")
+    g.add_argument("--g", type=float,
+                   help="[wdtw, wddtw] weight steepness (default 0.05); [erp] gap value "
+                        "(default 0)")
+    g.add_argument("--warp-penalty", type=float, dest="warp_penalty",
+                   help="[adtw] penalty of a warping step (default 1.0)")
+    g.add_argument("--epsilon", type=float,
+                   help="[edr, lcss] match threshold (lcss default 1.0; edr default "
+                        "max(std(a), std(b)) / 4)")
+    g.add_argument("--c", type=float, help="[msm] split/merge cost (default 1.0)")
+    g.add_argument("--dependent", action="store_true",
+                   help="[msm] the dependent multivariate form (default: independent)")
     g.add_argument("--device", type=_device, default="auto", metavar="{auto,cpu,cuda,cuda:N}",
                    help="where to compute (default auto: a GPU when tswarp was built with CUDA, "
                         "one is found and the work is large enough; else the CPU)")

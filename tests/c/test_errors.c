@@ -449,9 +449,66 @@ static void test_params(void)
     p.accumulated = -1;
     EXPECT_ALL(TSW_EINVAL, &p, NULL);
 
+    /* the elastic family's parameters */
+    {
+        const tsw_measure fam[] = {TSW_WDTW, TSW_WDDTW, TSW_ADTW, TSW_ERP,
+                                   TSW_EDR,  TSW_LCSS,  TSW_MSM};
+        for (size_t f = 0; f < sizeof(fam) / sizeof(fam[0]); ++f) {
+            tsw_params_default(&p, fam[f]);
+            if (fam[f] != TSW_WDDTW)
+                EXPECT_ALL(TSW_OK, &p, NULL); /* (WDDTW: these series have 2 points) */
+            for (int k = 0; k < 4; ++k) {
+                const double bad = k < 3 ? nonfinite[k] : -1.0;
+                tsw_params_default(&p, fam[f]);
+                switch (fam[f]) {
+                case TSW_WDTW:
+                case TSW_WDDTW:
+                    p.g = bad;
+                    break;
+                case TSW_ADTW:
+                    p.warp_penalty = bad;
+                    break;
+                case TSW_ERP:
+                    if (k == 3)
+                        continue; /* any finite gap value is valid */
+                    p.erp_g = bad;
+                    break;
+                case TSW_EDR:
+                case TSW_LCSS:
+                    p.epsilon = k == 3 ? -0.5 : bad; /* (-1 is EDR's TSW_EPSILON_AUTO) */
+                    break;
+                default:
+                    p.c = bad;
+                    break;
+                }
+                EXPECT_ALL(TSW_EPARAM, &p, NULL);
+            }
+        }
+        tsw_params_default(&p, TSW_LCSS);
+        p.epsilon = TSW_EPSILON_AUTO; /* automatic for EDR only */
+        EXPECT_ALL(TSW_EPARAM, &p, NULL);
+        tsw_params_default(&p, TSW_MSM);
+        p.msm_independent = 2;
+        EXPECT_ALL(TSW_EINVAL, &p, NULL);
+        tsw_params_default(&p, TSW_DDTW);
+        {
+            static const double v2[2] = {0, 1};
+            const tsw_series s2 = {v2, 2, NULL}, s1 = {v2, 1, NULL};
+            double o = 0;
+            /* fewer than 3 points: no derivative */
+            CHECK_RC(tsw_distance(&p, TSW_F64, 1, &s2, &s2, &o, NULL), TSW_ESHAPE);
+            CHECK_RC(tsw_distance(&p, TSW_F64, 1, &s1, &s1, &o, NULL), TSW_ESHAPE);
+            const tsw_collection c2 = {v2, NULL, NULL, 1, 2, NULL}; /* 2 series of 1 point */
+            CHECK_RC(tsw_cdist(&p, TSW_F64, 1, &c2, &c2, &o, NULL), TSW_ESHAPE);
+        }
+        EXPECT_ALL(TSW_OK, &p, NULL);
+        p.cost = (tsw_cost)4;
+        EXPECT_ALL(TSW_EINVAL, &p, NULL);
+    }
+
     /* unknown measure */
     tsw_params_default(&p, TSW_DTW);
-    p.measure = (tsw_measure)3;
+    p.measure = (tsw_measure)11;
     EXPECT_ALL(TSW_EINVAL, &p, NULL);
     p.measure = (tsw_measure)-1;
     EXPECT_ALL(TSW_EINVAL, &p, NULL);

@@ -353,6 +353,68 @@ static void test_twed_by_hand(void)
     CHECK_NEAR(DIST(&p, 2, u, 1, z, 1), cbrt(27.0 + 64.0), TOL64);
 }
 
+/* The elastic family on short series whose programs are worked by hand. */
+static void test_family_by_hand(void)
+{
+    tsw_params p;
+    /* WDTW with g = 0 weighs every cell 1/2: [0, 2] vs [0, 0] is 0 + 4/2 on the diagonal. */
+    tsw_params_default(&p, TSW_WDTW);
+    p.g = 0;
+    const double w1[2] = {0, 2}, w2[2] = {0, 0};
+    CHECK_NEAR(DIST(&p, 1, w1, 2, w2, 2), 2.0, TOL64);
+    CHECK_NEAR(DIST32(&p, 1, w1, 2, w2, 2), 2.0, TOL32);
+    /* ADTW: [0, 1, 2] vs [0, 1, 1, 2] needs one warping step, which costs the penalty. */
+    tsw_params_default(&p, TSW_ADTW);
+    p.warp_penalty = 0.5;
+    const double a3[3] = {0, 1, 2}, b4[4] = {0, 1, 1, 2};
+    CHECK_NEAR(DIST(&p, 1, a3, 3, b4, 4), 0.5, TOL64);
+    CHECK_NEAR(DIST(&p, 1, b4, 4, a3, 3), 0.5, TOL64);
+    /* ERP, g = 0: [1, 100] vs [100] deletes 1 (|1 - 0|) and matches 100 with 100; the
+     * boundary holds the cumulative gap cost 1 after the first point (aeon 1.6: 101). */
+    tsw_params_default(&p, TSW_ERP);
+    const double e1[2] = {1, 100}, e2[1] = {100};
+    CHECK_NEAR(DIST(&p, 1, e1, 2, e2, 1), 1.0, TOL64);
+    CHECK_NEAR(DIST(&p, 1, e2, 1, e1, 2), 1.0, TOL64);
+    CHECK_NEAR(DIST32(&p, 1, e1, 2, e2, 1), 1.0, TOL32);
+    /* EDR and LCSS, epsilon 0.5: three of four points match. */
+    const double q1[4] = {0, 1, 2, 3}, q2[4] = {0, 1, 2, 9};
+    tsw_params_default(&p, TSW_EDR);
+    p.epsilon = 0.5;
+    CHECK_NEAR(DIST(&p, 1, q1, 4, q2, 4), 0.25, TOL64);
+    tsw_params_default(&p, TSW_LCSS);
+    p.epsilon = 0.5;
+    CHECK_NEAR(DIST(&p, 1, q1, 4, q2, 4), 0.25, TOL64);
+    CHECK_NEAR(DIST32(&p, 1, q1, 4, q2, 4), 0.25, TOL32);
+    /* EDR's leading gaps cost 1 each: [5, 0, 1, 2] vs [0, 1, 2] is one deletion of four. */
+    tsw_params_default(&p, TSW_EDR);
+    p.epsilon = 0.5;
+    const double r1[4] = {5, 0, 1, 2}, r2[3] = {0, 1, 2};
+    CHECK_NEAR(DIST(&p, 1, r1, 4, r2, 3), 0.25, TOL64);
+    /* MSM: [1, 2, 3] vs [1, 2, 2, 3] splits the 2 once: c, in both forms. */
+    tsw_params_default(&p, TSW_MSM);
+    const double m1[3] = {1, 2, 3}, m2[4] = {1, 2, 2, 3};
+    CHECK_NEAR(DIST(&p, 1, m1, 3, m2, 4), 1.0, TOL64);
+    p.c = 0.25;
+    CHECK_NEAR(DIST(&p, 1, m1, 3, m2, 4), 0.25, TOL64);
+    p.msm_independent = 0;
+    CHECK_NEAR(DIST(&p, 1, m1, 3, m2, 4), 0.25, TOL64);
+    /* MSM of [0] vs [3]: one move, |0 - 3| (dependent: its square). */
+    const double z1[1] = {0}, z3[1] = {3};
+    CHECK_NEAR(DIST(&p, 1, z1, 1, z3, 1), 9.0, TOL64);
+    p.msm_independent = 1;
+    CHECK_NEAR(DIST(&p, 1, z1, 1, z3, 1), 3.0, TOL64);
+    /* DDTW: [0, 0, 0] and [0, 1, 2] have the derivatives [0] and [(1 + 2/2) / 2] = [1]. */
+    tsw_params_default(&p, TSW_DDTW);
+    const double d1[3] = {0, 0, 0}, d2[3] = {0, 1, 2};
+    CHECK_NEAR(DIST(&p, 1, d1, 3, d2, 3), 1.0, TOL64);
+    p.accumulated = 1;
+    CHECK_NEAR(DIST(&p, 1, d1, 3, d2, 3), 1.0, TOL64);
+    /* WDDTW, g = 0: the same one cell weighed 1/2. */
+    tsw_params_default(&p, TSW_WDDTW);
+    p.g = 0;
+    CHECK_NEAR(DIST(&p, 1, d1, 3, d2, 3), 0.5, TOL64);
+}
+
 static void test_soft_dtw_by_hand(void)
 {
     tsw_params p;
@@ -993,6 +1055,7 @@ int main(void)
     test_dtw_by_hand();
     test_itakura_infeasible();
     test_twed_by_hand();
+    test_family_by_hand();
     test_soft_dtw_by_hand();
     test_soft_dtw_stability();
     test_against_brute();

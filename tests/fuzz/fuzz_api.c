@@ -72,7 +72,7 @@ static void fz_make_coll(fz_reader *r, fz_coll *fc, const void *values, const vo
 
 static void fz_params(fz_reader *r, tsw_params *p)
 {
-    tsw_params_default(p, (tsw_measure)(fz_u8(r) % 4));
+    tsw_params_default(p, (tsw_measure)(fz_u8(r) % 12)); /* 11: not a measure */
     const uint8_t f = fz_u8(r);
     if (f & 1)
         p->window = (tsw_window)(fz_u8(r) % 5);
@@ -93,6 +93,19 @@ static void fz_params(fz_reader *r, tsw_params *p)
         p->accumulated = fz_u8(r) % 3;
         p->normalize = fz_u8(r) % 3;
     }
+    const uint8_t h = fz_u8(r); /* the elastic family's parameters */
+    if (h & 1)
+        p->g = fz_f64(r);
+    if (h & 2)
+        p->warp_penalty = fz_f64(r);
+    if (h & 4)
+        p->erp_g = fz_f64(r);
+    if (h & 8)
+        p->epsilon = fz_f64(r);
+    if (h & 16)
+        p->c = fz_f64(r);
+    if (h & 32)
+        p->msm_independent = fz_u8(r) % 3;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -267,11 +267,11 @@ def test_knn_files_all_metrics(capsys, small_gunpoint):
     code, out, err = run(capsys, "knn", train, test, "--metric", "all", "--window", "0.2", "--nu", "0.01")
     assert code == 0, err
     rows = knn_rows(out)
-    assert list(rows) == ["dtw", "twed", "soft_dtw"]
-    for metric, params in (("dtw", {"window": 0.2}), ("twed", {"window": 0.2, "nu": 0.01}),
-                           ("soft_dtw", {"window": 0.2})):
+    assert list(rows) == list(tswarp.METRICS)
+    for metric in tswarp.METRICS:
+        params = {"window": 0.2, **({"nu": 0.01} if metric == "twed" else {})}
         pred = cli.knn_predict(tswarp.cdist(Xt, X, metric=metric, **params), y)
-        assert rows[metric][0] == round(float(np.mean(pred == yt)), 4)
+        assert rows[metric][0] == round(float(np.mean(pred == yt)), 4), metric
     # the window's cells: radius floor(0.2 * 50) = 10 on 50 x 50 grids
     band = sum(min(50, 50 - k) - max(0, -k) for k in range(-10, 11))
     assert f"{30 * 20 * band:,} cells per measure (in the window)" in out
@@ -280,6 +280,26 @@ def test_knn_files_all_metrics(capsys, small_gunpoint):
     assert code == 0
     pred = cli.knn_predict(tswarp.cdist(Xt, X, metric="twed"), y, 3)
     assert knn_rows(out)["twed"][0] == round(float(np.mean(pred == yt)), 4)
+
+
+def test_knn_family_options(capsys, small_gunpoint):
+    train, test, (X, y, Xt, yt) = small_gunpoint
+    for args, metric, params in (
+            (("--metric", "msm", "--c", "0.5", "--dependent"), "msm",
+             {"c": 0.5, "independent": False}),
+            (("--metric", "erp", "--g", "0.3"), "erp", {"g": 0.3}),
+            (("--metric", "wdtw", "--g", "0.3"), "wdtw", {"g": 0.3}),
+            (("--metric", "adtw", "--warp-penalty", "0.2"), "adtw", {"warp_penalty": 0.2}),
+            (("--metric", "lcss", "--epsilon", "0.4"), "lcss", {"epsilon": 0.4}),
+            (("--metric", "edr",), "edr", {})):
+        code, out, err = run(capsys, "knn", train, test, *args)
+        assert code == 0, err
+        pred = cli.knn_predict(tswarp.cdist(Xt, X, metric=metric, **params), y)
+        assert knn_rows(out)[metric][0] == round(float(np.mean(pred == yt)), 4), args
+    code, _, err = run(capsys, "knn", train, test, "--epsilon", "0.5")
+    assert code == 2 and "--epsilon does not apply to --metric dtw (it applies to edr, lcss)" in err
+    code, _, err = run(capsys, "knn", train, test, "--metric", "lcss", "--dependent")
+    assert code == 2 and "--dependent does not apply to --metric lcss" in err
 
 
 def test_knn_input_errors(tmp_path, capsys, small_gunpoint):
