@@ -28,11 +28,15 @@ typedef struct TSW_F(fam_ctx) {
 } TSW_F(fam_ctx);
 
 /* One program; the last cell (LCSS: S, EDR: the count), +inf when abandoned, NaN when
- * cancelled. */
-static T TSW_F(fam_dp)(const TSW_F(fam_ctx) *c)
+ * cancelled. Inlined twice by fam_dp: with dim the constant 1 (univariate series and MSM's
+ * channels, whose point loops then vanish) and with the pair's dim. */
+#if defined(__GNUC__)
+__attribute__((always_inline))
+#endif
+static inline T TSW_F(fam_dp_dim)(const TSW_F(fam_ctx) *c, const int64_t dim)
 {
     const tsw_params *p = c->p;
-    const int64_t N = c->band->rows, M = c->band->cols, dim = c->dim, step = c->step;
+    const int64_t N = c->band->rows, M = c->band->cols, step = c->step;
     const int measure = p->measure;
     const int lcss = measure == TSW_LCSS;
     const T inf = INF, outside = lcss ? (T)0 : inf;
@@ -130,6 +134,11 @@ static T TSW_F(fam_dp)(const TSW_F(fam_ctx) *c)
             return (T)NAN;
     }
     return phi >= M ? prev[M] : outside;
+}
+
+static T TSW_F(fam_dp)(const TSW_F(fam_ctx) *c)
+{
+    return c->dim == 1 ? TSW_F(fam_dp_dim)(c, 1) : TSW_F(fam_dp_dim)(c, c->dim);
 }
 
 /* One pair: the finished value (EDR and LCSS normalised), +inf when abandoned above bound,
