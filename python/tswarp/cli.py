@@ -15,7 +15,7 @@ import sys
 import threading
 import time
 from collections import Counter
-from typing import Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence
 
 import numpy as np
 
@@ -117,7 +117,7 @@ def _measure_params(args, metric: str, strict: bool) -> dict:
     ``strict``: an option that the measure does not take is an error (a single ``--metric``);
     otherwise (``--metric all``) each measure just gets the options that apply to it.
     """
-    params = {}
+    params: Dict[str, Any] = {}
     for name, flag in _OPTION_FLAGS.items():
         value = getattr(args, name)
         if value is None or value is False:

@@ -153,7 +153,8 @@ static void tsw__list_tidy(tsw__search *s, tsw__list *l)
         if (np == want) {
             const tsw__hit *last = &l->h[l->pick[np - 1]];
             if (last->d < s->tau || (last->d == s->tau && last->start < s->tau_start)) {
-                __atomic_store(&s->tau, &last->d, __ATOMIC_RELAXED);
+                double d = last->d; /* (a mutable copy: clang wants one for __atomic_store) */
+                __atomic_store(&s->tau, &d, __ATOMIC_RELAXED);
                 __atomic_store_n(&s->tau_start, last->start, __ATOMIC_RELAXED);
             }
         }

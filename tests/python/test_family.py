@@ -314,3 +314,18 @@ def test_cuda_is_refused_with_a_clear_error():
         tswarp.msm([0.0, 1.0], [0.0, 2.0], device="cuda")
     # auto runs on the CPU
     assert tswarp.msm([0.0, 1.0], [0.0, 1.0], device="auto") == 0.0
+
+
+def test_estimator_takes_the_family(rng):
+    peer("sklearn")
+    from tswarp.neighbors import KNeighborsTimeSeriesClassifier
+
+    X = rng.normal(size=(24, 20)).cumsum(1)
+    y = np.arange(24) % 3
+    Xt = X[:9] + rng.normal(size=(9, 20)) * 0.5
+    for metric, params in (("msm", {"c": 0.5}), ("erp", {"g": 0.2}), ("wddtw", {"g": 0.1})):
+        clf = KNeighborsTimeSeriesClassifier(n_neighbors=1, metric=metric,
+                                             metric_params=params).fit(X, y)
+        D = tswarp.cdist(Xt, X, metric=metric, **params)
+        np.testing.assert_array_equal(clf.predict(Xt), y[np.argmin(D, axis=1)],
+                                      err_msg=f"seed={rng.seed} {metric}")
