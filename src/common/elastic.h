@@ -74,10 +74,12 @@
      * x lies between y and z, else c plus the distance to the nearer of the two. */          \
     TSW_HD T tsw_msm_split_##SFX(T x, T y, T z, T c)                                          \
     {                                                                                         \
-        if ((y <= x && x <= z) || (y >= x && x >= z))                                         \
-            return c;                                                                         \
+        /* between: min(y, z) <= x <= max(y, z), aeon's (y <= x <= z) or (y >= x >= z); in  \
+         * selects rather than branches (random data mispredicts them) */                     \
+        const T lo = y < z ? y : z, hi = y < z ? z : y;                                       \
         const T dy = FABS(x - y), dz = FABS(x - z);                                           \
-        return c + (dy < dz ? dy : dz);                                                       \
+        const T extra = dy < dz ? dy : dz;                                                    \
+        return ((lo <= x) & (x <= hi)) ? c : c + extra;                                       \
     }                                                                                         \
     /* The dependent form (aeon's): x within the ball whose diameter is y z costs c, else c \
      * plus the squared distance to the nearer of y and z. */                                 \
