@@ -450,6 +450,22 @@ TSW_EXPORT int tsw_dtw_path(const tsw_align_params *params, tsw_dtype dtype, int
                             int64_t capacity, int64_t *length, double *cost,
                             const tsw_exec *exec);
 
+/*
+ * FastDTW (Salvador and Chan 2007), the approximate DTW path in O((n + m) radius) time and
+ * memory, computed as the `fastdtw` package (0.3.4) does: the same path and cost for the same
+ * radius (its levels, windows and tie order: up, left, diagonal). params: step SYMMETRIC1,
+ * window NONE (else TSW_EPARAM), cost SQEUCLIDEAN, EUCLIDEAN (the package's dist=2) or ABS
+ * (its default: |x - y|, the L1 norm for dim > 1). radius >= 0. path, capacity, *length:
+ * as tsw_dtw_path; *cost: the sum of the local costs along the path (no root taken; the
+ * Python layer applies dtw's rule). CPU only (device CUDA: TSW_ENOTSUP). Where the package
+ * fails (radius 0 where a level has an odd length) the rows no coarse cell covers take the
+ * row above's columns and the last row reaches the last column.
+ */
+TSW_EXPORT int tsw_fastdtw(const tsw_align_params *params, tsw_dtype dtype, int64_t dim,
+                           const tsw_series *a, const tsw_series *b, int64_t radius,
+                           int64_t *path, int64_t capacity, int64_t *length, double *cost,
+                           const tsw_exec *exec);
+
 /* One match of subsequence DTW: the query aligned to reference[start..end] (inclusive). */
 typedef struct tsw_match {
     int64_t start, end;       /* reference indices of the path's first and last cells     */

@@ -460,6 +460,57 @@ int tsw_dtw_path(const tsw_align_params *params, tsw_dtype dtype, int64_t dim,
     return rc;
 }
 
+int tsw_fastdtw(const tsw_align_params *params, tsw_dtype dtype, int64_t dim,
+                const tsw_series *a, const tsw_series *b, int64_t radius, int64_t *path,
+                int64_t capacity, int64_t *length, double *cost, const tsw_exec *exec)
+{
+    tsw__clear_detail();
+    tsw_exec ex;
+    int rc;
+    if (exec)
+        ex = *exec;
+    else
+        tsw_exec_default(&ex);
+    if (!path || !length || !cost)
+        return TSW_EINVAL;
+    if ((rc = tsw__check_common(params, dtype, dim, a, b, &ex)))
+        return rc;
+    if (params->step != TSW_STEP_SYMMETRIC1 || params->window != TSW_WINDOW_NONE ||
+        params->cost == TSW_COST_COSINE) {
+        tsw__set_detail("FastDTW takes the symmetric1 step, no window (radius is its own) and "
+                        "the sqeuclidean, euclidean or abs cost");
+        return TSW_EPARAM;
+    }
+    if (radius < 0) {
+        tsw__set_detail("radius must be >= 0, got %lld", (long long)radius);
+        return TSW_EPARAM;
+    }
+    int64_t need = tsw_path_max_length(a->length, b->length);
+    if (need == 0)
+        return TSW_EOVERFLOW;
+    if (capacity < need)
+        return TSW_EINVAL;
+    if (ex.device == TSW_DEVICE_CUDA) {
+        tsw__set_detail("FastDTW runs on the CPU only (it is a baseline: exact DTW paths of "
+                        "long series are tsw_dtw_path's, on either device)");
+        return TSW_ENOTSUP;
+    }
+    /* written only on success: every error leaves path, length and cost untouched */
+    int64_t len = 0;
+    double total = 0;
+    int64_t *tmp = tsw__malloc(sizeof(int64_t) * 2 * (size_t)need);
+    if (!tmp)
+        return TSW_ENOMEM;
+    rc = tsw__cpu_fastdtw(params->cost, dtype, dim, a, b, radius, tmp, &len, &total, &ex);
+    if (rc == TSW_OK) {
+        memcpy(path, tmp, sizeof(int64_t) * 2 * (size_t)len);
+        *length = len;
+        *cost = dtype == TSW_F32 ? (double)(float)total : total;
+    }
+    tsw__free(tmp);
+    return rc;
+}
+
 int tsw_subsequence_dtw(const tsw_align_params *params, tsw_dtype dtype, int64_t dim,
                         const tsw_series *query, const tsw_series *reference, int64_t k,
                         tsw_match *matches, int64_t *count, int64_t *path, int64_t capacity,

@@ -151,6 +151,11 @@ int tsw__check_finite(tsw_dtype dtype, const void *values, int64_t count);
 int tsw__check_times(tsw_dtype dtype, const void *times, int64_t length);
 
 /* CPU batch driver (cpu/batch.c). ys == NULL means pdist over xs. */
+/* FastDTW of a and b (cpu/fastdtw.c): path (from (0, 0)), its length and the accumulated
+ * local cost; inputs checked by tsw_fastdtw. */
+int tsw__cpu_fastdtw(tsw_cost cost, tsw_dtype dtype, int64_t dim, const tsw_series *a,
+                     const tsw_series *b, int64_t radius, int64_t *path, int64_t *length,
+                     double *total, const tsw_exec *ex);
 int tsw__cpu_cdist(const tsw_params *params, tsw_dtype dtype, int64_t dim,
                    const tsw_collection *x, const tsw_collection *y, void *out,
                    const tsw_exec *exec);

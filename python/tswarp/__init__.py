@@ -34,6 +34,7 @@ from ._tswarp import (
     edr,
     empty_cache,
     erp,
+    fastdtw,
     info,
     lcss,
     msm,
@@ -72,6 +73,7 @@ __all__ = [
     "edr",
     "lcss",
     "msm",
+    "fastdtw",
     "Match",
     "subsequence_dtw",
     "segmental_dtw",
@@ -90,7 +92,7 @@ __all__ = [
 
 # Public under the package name (help(), repr, pickling by reference as tswarp.dtw).
 for _f in (cdist, distance, dtw, dtw_path, empty_cache, info, paired, pdist, soft_dtw, twed,
-           wdtw, ddtw, wddtw, adtw, erp, edr, lcss, msm):
+           wdtw, ddtw, wddtw, adtw, erp, edr, lcss, msm, fastdtw):
     _f.__module__ = __name__
 del _f
 

@@ -716,8 +716,72 @@ static void test_overflow(void)
     CHECK(isfinite(c));
 }
 
+/* FastDTW: the fastdtw package's docstring example, exact DTW once the radius covers the
+ * series, a long pair whose path stays a path, and the errors. */
+static void test_fastdtw(void)
+{
+    tsw_align_params p;
+    tsw_align_params_default(&p);
+    p.cost = TSW_COST_ABS;
+    const double x[5] = {1, 2, 3, 4, 5}, y[3] = {2, 3, 4};
+    tsw_series sa = {x, 5, NULL}, sb = {y, 3, NULL};
+    int64_t path[2 * 7], len = -1;
+    double cost = -1;
+    CHECK_RC(tsw_fastdtw(&p, TSW_F64, 1, &sa, &sb, 1, path, 7, &len, &cost, NULL), TSW_OK);
+    const int64_t want[10] = {0, 0, 1, 0, 2, 1, 3, 2, 4, 2};
+    CHECK(len == 5 && cost == 2.0);
+    for (int k = 0; k < 10 && len == 5; ++k)
+        CHECK(path[k] == want[k]);
+    /* a radius as long as the series: the exact DTW cost */
+    enum { N = 300, M = 211 };
+    static double a[N], b[M];
+    static int64_t lp[2 * (N + M)];
+    for (int i = 0; i < N; ++i)
+        a[i] = sin(0.05 * i) + 0.01 * (i % 7);
+    for (int j = 0; j < M; ++j)
+        b[j] = sin(0.07 * j + 0.3);
+    tsw_series la = {a, N, NULL}, lb = {b, M, NULL};
+    double exact = 0, fast = 0;
+    tsw_params q;
+    tsw_params_default(&q, TSW_DTW);
+    q.cost = TSW_COST_ABS;
+    CHECK_RC(tsw_distance(&q, TSW_F64, 1, &la, &lb, &exact, NULL), TSW_OK);
+    CHECK_RC(tsw_fastdtw(&p, TSW_F64, 1, &la, &lb, N, lp, N + M, &len, &fast, NULL), TSW_OK);
+    CHECK(fabs(fast - exact) <= 1e-12 * exact);
+    /* radius 1: a path from (0, 0) to the corner, steps of at most one, cost >= exact */
+    CHECK_RC(tsw_fastdtw(&p, TSW_F64, 1, &la, &lb, 1, lp, N + M, &len, &fast, NULL), TSW_OK);
+    CHECK(fast >= exact - 1e-12);
+    CHECK(lp[0] == 0 && lp[1] == 0 && lp[2 * len - 2] == N - 1 && lp[2 * len - 1] == M - 1);
+    for (int64_t k = 1; k < len; ++k) {
+        const int64_t di = lp[2 * k] - lp[2 * k - 2], dj = lp[2 * k + 1] - lp[2 * k - 1];
+        CHECK(di >= 0 && dj >= 0 && di <= 1 && dj <= 1 && di + dj >= 1);
+    }
+    /* errors, with the outputs untouched */
+    len = -7;
+    CHECK_RC(tsw_fastdtw(&p, TSW_F64, 1, &sa, &sb, -1, path, 7, &len, &cost, NULL), TSW_EPARAM);
+    CHECK_RC(tsw_fastdtw(&p, TSW_F64, 1, &sa, &sb, 1, path, 6, &len, &cost, NULL), TSW_EINVAL);
+    CHECK_RC(tsw_fastdtw(&p, TSW_F64, 1, &sa, &sb, 1, NULL, 7, &len, &cost, NULL), TSW_EINVAL);
+    p.window = TSW_WINDOW_SAKOE_CHIBA;
+    p.window_radius = 2;
+    CHECK_RC(tsw_fastdtw(&p, TSW_F64, 1, &sa, &sb, 1, path, 7, &len, &cost, NULL), TSW_EPARAM);
+    tsw_align_params_default(&p);
+    p.cost = TSW_COST_COSINE;
+    CHECK_RC(tsw_fastdtw(&p, TSW_F64, 1, &sa, &sb, 1, path, 7, &len, &cost, NULL), TSW_EPARAM);
+    p.cost = TSW_COST_ABS;
+    p.step = TSW_STEP_P05;
+    CHECK_RC(tsw_fastdtw(&p, TSW_F64, 1, &sa, &sb, 1, path, 7, &len, &cost, NULL), TSW_EPARAM);
+    CHECK(len == -7);
+    /* overflow of every path's cost: TSW_ERANGE */
+    tsw_align_params_default(&p);
+    const double big[3] = {1e200, -1e200, 1e200}, zero[3] = {0, 0, 0};
+    tsw_series sbig = {big, 3, NULL}, szero = {zero, 3, NULL};
+    CHECK_RC(tsw_fastdtw(&p, TSW_F64, 1, &sbig, &szero, 1, path, 7, &len, &cost, NULL),
+             TSW_ERANGE);
+}
+
 int main(void)
 {
+    test_fastdtw();
     test_overflow();
     test_paths();
     test_linear_large();
