@@ -20,7 +20,9 @@ ground truth instead of the Mazurka beat annotations:
     cells in row i, linearly interpolated over rows the path skips ((2,1) steps skip one).
     Error rate at tolerance t: the share of annotated positions predicted more than t frames
     from the truth.
-Methods: DTW (tswarp.dtw_path, step p05: the paper's baseline, weights 2, 3, 3) and
+Methods: DTW (tswarp.dtw_path, step p05: the paper's baseline, weights 2, 3, 3), FastDTW
+(tswarp.fastdtw, the fastdtw package's algorithm and symmetric1 steps, radius 1, 10 and 100;
+chroma frames scaled to unit length, whose squared distance is twice the cosine cost) and
 segmental_dtw with the paper's steps (p05_query, weights 1, 1, 2), variants weak, strict and
 none, N in {2, 4, 8, 16, 32}. A method that finds no ordered placement (SSDTW can) counts
 every position of that pair as an error, and the failures are counted. Each call is timed
@@ -103,8 +105,13 @@ def predicted(path, n):
     return np.interp(np.arange(n), rows, sums / counts)
 
 
+FASTDTW_RADII = (1, 10, 100)
+
+
 def methods():
     yield "DTW", None, None
+    for r in FASTDTW_RADII:
+        yield f"FastDTW-{r}", "fastdtw", r
     for v, name in (("weak", "WSDTW"), ("strict", "SSDTW"), ("none", "NSDTW")):
         for N in NS:
             yield f"{name}-{N}", v, N
@@ -128,6 +135,16 @@ def run(args):
                         if variant is None:
                             path, _ = tswarp.dtw_path(A, B, step="p05", cost=cost,
                                                       n_jobs=args.jobs)
+                        elif variant == "fastdtw":
+                            # symmetric1 steps (the package's); for chroma the frames scaled
+                            # to unit length, whose squared distance is twice the cosine cost
+                            Af, Bf = A, B
+                            if cost == "cosine":
+                                Af = A / np.maximum(np.linalg.norm(A, axis=1, keepdims=True),
+                                                    1e-300)
+                                Bf = B / np.maximum(np.linalg.norm(B, axis=1, keepdims=True),
+                                                    1e-300)
+                            path, _ = tswarp.fastdtw(Af, Bf, N, layout="channels_last")
                         else:
                             path = tswarp.segmental_dtw(A, B, N, variant, step="p05_query",
                                                         cost=cost, n_jobs=args.jobs)
