@@ -47,6 +47,7 @@ from ._tswarp import (
 )
 from ._align import Match, dtw_path, segmental_dtw, subsequence_dtw
 from ._sdtw import soft_dtw_barycenter, soft_dtw_grad
+from ._dba import dtw_barycenter_averaging
 from . import plot
 from ._knn import envelope, knn, lb_enhanced, lb_improved, lb_keogh, lb_kim, search
 
@@ -79,6 +80,7 @@ __all__ = [
     "segmental_dtw",
     "soft_dtw_grad",
     "soft_dtw_barycenter",
+    "dtw_barycenter_averaging",
     "plot",
     "neighbors",
     "knn",

@@ -1,0 +1,166 @@
+"""DTW barycenter averaging (Petitjean et al. 2011) in the majorize-minimize form of
+tslearn's ``dtw_barycenter_averaging``: the same barycenter for the same initialisation,
+iterations and constraint. The alignments are the C library's DTW paths (``dtw_path``), one
+call per series and iteration (threads over the series); the averaging is numpy.
+"""
+
+import warnings
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+from . import _tswarp
+from ._conventions import as_series, check_int, check_layout, check_n_jobs, check_real, from_layout
+from ._sdtw import _barycenter_series
+
+__all__ = ["dtw_barycenter_averaging"]
+
+
+def _init_mean(series, size):
+    """tslearn's initial barycenter: the mean over the series present at each time index
+    (the dataset padded with NaN to the longest), linearly resampled to `size` points."""
+    L = max(s.shape[0] for s in series)
+    d = series[0].shape[1]
+    total = np.zeros((L, d))
+    count = np.zeros((L, 1))
+    for s in series:
+        total[: s.shape[0]] += s
+        count[: s.shape[0]] += 1
+    avg = total / count
+    if size == L:
+        return avg
+    src = np.linspace(0, 1, L)
+    dst = np.linspace(0, 1, size)
+    return np.stack([np.interp(dst, src, avg[:, k]) for k in range(d)], axis=1)
+
+
+def dtw_barycenter_averaging(X, *, barycenter_size=None, init_barycenter=None, max_iter=30,
+                             tol=1e-5, weights=None, window=None, radius=None,
+                             itakura_max_slope=None, n_jobs=None, progress=False, layout=None):
+    """DTW barycenter averaging (DBA): the series z minimising sum_i w_i dtw(z, X_i)^2.
+
+    Each iteration aligns every series to the barycenter by DTW (the squared Euclidean
+    cost, the given window) and moves each barycenter point to the weighted mean of the
+    points aligned to it; it stops after `max_iter` iterations, when the cost changes by
+    less than `tol`, or when it rises (a ConvergenceWarning-like ``UserWarning``), as
+    ``tslearn.barycenters.dtw_barycenter_averaging`` does, whose result it equals for the
+    same initialisation.
+
+    Parameters
+    ----------
+    X : array (n, len, d) or (n, len), or a list of (len_i, d) / (len_i,) series
+    barycenter_size : int, optional
+        Points of the barycenter; default the longest series' length.
+    init_barycenter : array (len, d) or (len,), optional
+        The starting barycenter (its length is the result's). Default: the mean over the
+        series present at each time index, resampled to `barycenter_size` (tslearn's).
+    max_iter : int, default 30
+    tol : float, default 1e-5
+    weights : array (n,), optional
+        Non-negative weights; default all 1.
+    window, radius, itakura_max_slope : optional
+        The DTW constraint (as in :func:`tswarp.dtw`; tslearn's ``metric_params``
+        ``sakoe_chiba_radius`` is `radius`).
+    n_jobs : int, optional
+        Threads over the series (None or -1: all cores).
+    progress : bool or callable, default False
+        True draws a bar of the iterations on stderr; a callable is called as
+        ``progress(done, max_iter)`` after each. Ctrl-C stops the fit (KeyboardInterrupt).
+    layout : {None, 'channels_last', 'channels_first'}
+        As in :func:`tswarp.cdist`; the barycenter comes back in that layout.
+
+    Returns
+    -------
+    ndarray, shape (len, d) (or (len,) when every series is 1-D), float64
+
+    Examples
+    --------
+    >>> import numpy as np, tswarp
+    >>> X = np.array([[0.0, 1.0, 2.0, 3.0], [0.0, 1.0, 2.0, 3.0]])
+    >>> tswarp.dtw_barycenter_averaging(X).tolist()
+    [0.0, 1.0, 2.0, 3.0]
+    """
+    from ._progress import make_progress
+
+    code = check_layout(layout)
+    max_iter = check_int(max_iter, "max_iter", 0)
+    tol = check_real(tol, "tol", low=0.0)
+    nj = check_n_jobs(n_jobs)
+    window_kw = {k: v for k, v in (("window", window), ("radius", radius),
+                                   ("itakura_max_slope", itakura_max_slope)) if v is not None}
+    flat = (isinstance(X, np.ndarray) and X.ndim == 2) or (
+        not isinstance(X, np.ndarray) and all(np.ndim(s) == 1 for s in X))
+    series = _barycenter_series(X, code)
+    count, d = len(series), series[0].shape[1]
+    if weights is None:
+        w = np.ones(count)
+    else:
+        w = np.asarray(weights)
+        if w.dtype.kind not in "biuf":
+            raise TypeError(f"weights must hold real numbers, got dtype {w.dtype}")
+        w = w.astype(np.float64).reshape(-1)
+        if w.shape[0] != count:
+            raise ValueError(f"weights has {w.shape[0]} entries for {count} series")
+        if not (np.isfinite(w).all() and (w >= 0).all()) or w.sum() <= 0:
+            raise ValueError("weights must be finite, >= 0 and not all 0")
+    if init_barycenter is None:
+        size = max(s.shape[0] for s in series)
+        if barycenter_size is not None:
+            size = check_int(barycenter_size, "barycenter_size", 1)
+        z = _init_mean(series, size)
+    else:
+        z = np.asarray(as_series(init_barycenter, "init_barycenter", code))
+        if z.dtype.kind not in "biuf":
+            raise TypeError(f"init_barycenter must hold real numbers, got dtype {z.dtype}")
+        z = z.astype(np.float64)
+        if z.ndim == 1:
+            z = z[:, None]
+        if z.ndim != 2 or z.shape[1] != d or z.shape[0] == 0:
+            raise ValueError(f"init_barycenter must be (len, {d}), got shape "
+                             f"{np.shape(init_barycenter)}")
+        if not np.isfinite(z).all():
+            raise ValueError("init_barycenter contains NaN or infinity")
+        z = z.copy()
+    L = z.shape[0]
+    # the constraint is checked once, here, with tswarp's own messages
+    _tswarp.dtw(z, series[0], layout="channels_last", **window_kw)
+
+    def align(k):
+        return _tswarp.dtw_path(z, series[k], layout="channels_last", n_jobs=1, **window_kw)
+
+    bar = make_progress(progress, "dtw_barycenter_averaging", "iterations")
+    pool = ThreadPoolExecutor(nj) if nj > 1 and count > 1 else None
+    try:
+        cost_prev = np.inf
+        for it in range(max_iter):
+            results = list(pool.map(align, range(count))) if pool else [align(k)
+                                                                        for k in range(count)]
+            cost = 0.0
+            total = np.zeros((L, d))
+            valence = np.zeros(L)
+            for k, (path, dist) in enumerate(results):
+                cost += dist ** 2 * w[k]
+                rows = path[:, 0]
+                valence += np.bincount(rows, minlength=L) * w[k]
+                np.add.at(total, rows, series[k][path[:, 1]] * w[k])
+            cost /= w.sum()
+            if (valence == 0).any():  # only with weights of 0 where a row has no other
+                raise ValueError("a barycenter point is aligned to series of weight 0 only")
+            z = total * (1.0 / valence)[:, None]
+            if bar is not None:
+                bar(it + 1, max_iter)
+            if abs(cost_prev - cost) < tol:
+                break
+            if cost_prev < cost:
+                warnings.warn("DBA loss is increasing while it should not be. Stopping "
+                              "optimization.", UserWarning, stacklevel=2)
+                break
+            cost_prev = cost
+    finally:
+        if pool is not None:
+            pool.shutdown(cancel_futures=True)
+        if bar is not None and hasattr(bar, "close"):
+            bar.close()
+    if flat and d == 1:
+        return z[:, 0].copy()
+    return from_layout(z, code)

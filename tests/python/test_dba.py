@@ -1,0 +1,111 @@
+"""tswarp.dtw_barycenter_averaging against tslearn's dtw_barycenter_averaging (the same
+initialisation, iterations and constraint give the same barycenter, to 1e-9) on random
+walks of random sizes, dims, windows, weights, ragged lengths, explicit initial
+barycenters and sizes; errors. Random inputs: the `rng` fixture (seed printed)."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+import tswarp
+from conftest import peer
+
+
+def tslearn_dba(X, **kw):
+    tb = peer("tslearn.barycenters")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return tb.dtw_barycenter_averaging(X, **kw)
+
+
+def tswarp_dba(X, **kw):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the rising-cost warning, as tslearn's
+        return tswarp.dtw_barycenter_averaging(X, **kw)
+
+
+def test_equals_tslearn(rng):
+    for trial in range(16):
+        n = int(rng.integers(1, 12))
+        L = int(rng.integers(2, 40))
+        d = int(rng.choice([1, 2, 3]))
+        X = rng.normal(size=(n, L, d)).cumsum(1)
+        c = trial % 4
+        kw, mp = {}, {}
+        if c == 1:
+            r = int(rng.integers(0, 6))
+            kw, mp = {"radius": r}, {"global_constraint": 2, "sakoe_chiba_radius": r}
+        elif c == 2:
+            kw, mp = {"itakura_max_slope": 2.0}, {"global_constraint": 1,
+                                                  "itakura_max_slope": 2.0}
+        w = rng.uniform(0.1, 2.0, size=n) if trial % 3 == 0 else None
+        it = int(rng.integers(1, 25))  # (tslearn returns None for 0 iterations)
+        exp = tslearn_dba(X, max_iter=it, weights=w, metric_params=mp or None)
+        got = tswarp_dba(X, max_iter=it, weights=w, layout="channels_last", n_jobs=1 + trial % 3,
+                         **kw)
+        np.testing.assert_allclose(got.reshape(exp.shape), exp, rtol=1e-9, atol=1e-9,
+                                   err_msg=f"seed={rng.seed} trial={trial} n={n} L={L} d={d} "
+                                           f"{kw} iters={it}")
+
+
+def test_ragged_init_and_size_equal_tslearn(rng):
+    from tslearn.utils import to_time_series_dataset
+    X = [rng.normal(size=int(rng.integers(4, 30))).cumsum() for _ in range(7)]
+    exp = tslearn_dba(to_time_series_dataset(X), max_iter=10)
+    np.testing.assert_allclose(tswarp_dba(X, max_iter=10), exp[:, 0], rtol=1e-9, atol=1e-9,
+                               err_msg=f"seed={rng.seed} ragged")
+    exp = tslearn_dba(to_time_series_dataset(X), max_iter=10, barycenter_size=12)
+    np.testing.assert_allclose(tswarp_dba(X, max_iter=10, barycenter_size=12), exp[:, 0],
+                               rtol=1e-9, atol=1e-9, err_msg=f"seed={rng.seed} size")
+    z0 = rng.normal(size=15).cumsum()
+    exp = tslearn_dba(to_time_series_dataset(X), max_iter=10, init_barycenter=z0[:, None])
+    np.testing.assert_allclose(tswarp_dba(X, max_iter=10, init_barycenter=z0), exp[:, 0],
+                               rtol=1e-9, atol=1e-9, err_msg=f"seed={rng.seed} init")
+
+
+def test_no_iteration_is_the_initial_barycenter(rng):
+    X = rng.normal(size=(4, 10, 2))
+    z = tswarp.dtw_barycenter_averaging(X, max_iter=0, layout="channels_last")
+    np.testing.assert_allclose(z, X.mean(0), rtol=1e-12, atol=1e-12, err_msg=f"seed={rng.seed}")
+
+
+def test_identical_series_are_their_own_barycenter(rng):
+    x = rng.normal(size=(25, 2))
+    z = tswarp.dtw_barycenter_averaging([x, x, x], layout="channels_last")
+    np.testing.assert_allclose(z, x, rtol=0, atol=1e-12)
+    zf = tswarp.dtw_barycenter_averaging(np.stack([x.T, x.T]), layout="channels_first")
+    np.testing.assert_allclose(zf, x.T, rtol=0, atol=1e-12)
+
+
+def test_progress_and_interrupt(rng):
+    X = rng.normal(size=(5, 30)).cumsum(1)
+    seen = []
+    tswarp.dtw_barycenter_averaging(X, max_iter=3, tol=0.0,
+                                    progress=lambda done, total: seen.append((done, total)))
+    assert seen and seen[0] == (1, 3)
+
+    def stop(done, total):
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        tswarp.dtw_barycenter_averaging(X, max_iter=3, progress=stop)
+
+
+def test_bad_input():
+    X = np.zeros((3, 5))
+    with pytest.raises(ValueError, match="weights"):
+        tswarp.dtw_barycenter_averaging(X, weights=[1.0, -1.0, 1.0])
+    with pytest.raises(ValueError, match="weights has 2 entries"):
+        tswarp.dtw_barycenter_averaging(X, weights=[1.0, 1.0])
+    with pytest.raises(ValueError, match="max_iter"):
+        tswarp.dtw_barycenter_averaging(X, max_iter=-1)
+    with pytest.raises(ValueError, match="NaN"):
+        tswarp.dtw_barycenter_averaging([[0.0, np.nan, 1.0]])
+    with pytest.raises(ValueError, match="init_barycenter"):
+        tswarp.dtw_barycenter_averaging(np.zeros((3, 5, 2)), init_barycenter=np.zeros((4, 3)),
+                                        layout="channels_last")
+    with pytest.raises(ValueError, match="radius"):
+        tswarp.dtw_barycenter_averaging(X, radius=-2)
+    with pytest.raises(ValueError):
+        tswarp.dtw_barycenter_averaging([])
