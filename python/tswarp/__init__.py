@@ -83,6 +83,7 @@ __all__ = [
     "dtw_barycenter_averaging",
     "plot",
     "neighbors",
+    "cluster",
     "knn",
     "search",
     "envelope",
@@ -102,7 +103,7 @@ del _f
 def __getattr__(name):
     # tswarp.neighbors (the estimators, with scikit-learn) loads on first use: import tswarp
     # stays light (a command-line call starts in a fraction of a second).
-    if name == "neighbors":
+    if name in ("neighbors", "cluster"):
         import importlib
-        return importlib.import_module(".neighbors", __name__)
+        return importlib.import_module("." + name, __name__)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -35,7 +35,7 @@ def _init_mean(series, size):
 
 
 def dtw_barycenter_averaging(X, *, barycenter_size=None, init_barycenter=None, max_iter=30,
-                             tol=1e-5, weights=None, window=None, radius=None,
+                             tol=1e-5, weights=None, method="mm", window=None, radius=None,
                              itakura_max_slope=None, n_jobs=None, progress=False, layout=None):
     """DTW barycenter averaging (DBA): the series z minimising sum_i w_i dtw(z, X_i)^2.
 
@@ -58,6 +58,12 @@ def dtw_barycenter_averaging(X, *, barycenter_size=None, init_barycenter=None, m
     tol : float, default 1e-5
     weights : array (n,), optional
         Non-negative weights; default all 1.
+    method : {'mm', 'petitjean'}, default 'mm'
+        'mm': tslearn's ``dtw_barycenter_averaging`` (paths of the barycenter against each
+        series); 'petitjean': its ``dtw_barycenter_averaging_petitjean`` (paths of each
+        series against the barycenter, the weighted mean of the points aligned to each
+        barycenter point), which tslearn's DTW k-means uses. They differ only where a DTW
+        path has ties.
     window, radius, itakura_max_slope : optional
         The DTW constraint (as in :func:`tswarp.dtw`; tslearn's ``metric_params``
         ``sakoe_chiba_radius`` is `radius`).
@@ -86,6 +92,9 @@ def dtw_barycenter_averaging(X, *, barycenter_size=None, init_barycenter=None, m
     max_iter = check_int(max_iter, "max_iter", 0)
     tol = check_real(tol, "tol", low=0.0)
     nj = check_n_jobs(n_jobs)
+    if method not in ("mm", "petitjean"):
+        raise ValueError(f"method must be 'mm' or 'petitjean', got {method!r}")
+    petitjean = method == "petitjean"
     window_kw = {k: v for k, v in (("window", window), ("radius", radius),
                                    ("itakura_max_slope", itakura_max_slope)) if v is not None}
     flat = (isinstance(X, np.ndarray) and X.ndim == 2) or (
@@ -126,6 +135,10 @@ def dtw_barycenter_averaging(X, *, barycenter_size=None, init_barycenter=None, m
     _tswarp.dtw(z, series[0], layout="channels_last", **window_kw)
 
     def align(k):
+        if petitjean:  # the series' rows against the barycenter's columns
+            path, dist = _tswarp.dtw_path(series[k], z, layout="channels_last", n_jobs=1,
+                                          **window_kw)
+            return path[:, ::-1], dist
         return _tswarp.dtw_path(z, series[k], layout="channels_last", n_jobs=1, **window_kw)
 
     bar = make_progress(progress, "dtw_barycenter_averaging", "iterations")
@@ -146,7 +159,7 @@ def dtw_barycenter_averaging(X, *, barycenter_size=None, init_barycenter=None, m
             cost /= w.sum()
             if (valence == 0).any():  # only with weights of 0 where a row has no other
                 raise ValueError("a barycenter point is aligned to series of weight 0 only")
-            z = total * (1.0 / valence)[:, None]
+            z = total / valence[:, None] if petitjean else total * (1.0 / valence)[:, None]
             if bar is not None:
                 bar(it + 1, max_iter)
             if abs(cost_prev - cost) < tol:

@@ -1,0 +1,111 @@
+"""tswarp.cluster.TimeSeriesKMeans: DTW k-means with DBA equals tslearn's
+TimeSeriesKMeans(metric="dtw") from the same initial centres (labels, centres to 1e-9,
+inertia, iterations); any measure with mean centres; initialisations, empty clusters,
+errors. Random inputs: the `rng` fixture (seed printed).
+
+tslearn's DTW k-means passes `metric_params` to its DBA's njit path function, which does not
+understand the global constraint names, so with a window its centres ignore the window
+while its assignments use it: the comparison runs without windows."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+import tswarp
+from conftest import peer
+
+
+def make_data(rng, n=30, k=3, d=1):
+    L = int(rng.integers(8, 40))
+    X = rng.normal(size=(n, L, d)).cumsum(1) + (np.arange(n) % k)[:, None, None] * 3.0
+    return X
+
+
+def test_dtw_kmeans_equals_tslearn(rng):
+    tc = peer("tslearn.clustering")
+    from tswarp.cluster import TimeSeriesKMeans
+    for trial in range(6):
+        k = int(rng.integers(2, 5))
+        X = make_data(rng, n=int(rng.integers(k + 5, 40)), k=k, d=int(rng.choice([1, 2])))
+        init = X[rng.choice(len(X), k, replace=False)].copy()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            exp = tc.TimeSeriesKMeans(n_clusters=k, metric="dtw", init=init.copy(),
+                                      max_iter=15).fit(X)
+        got = TimeSeriesKMeans(n_clusters=k, metric="dtw", init=init.copy(), max_iter=15,
+                               layout="channels_last").fit(X)
+        what = f"seed={rng.seed} trial={trial} k={k} shape={X.shape}"
+        np.testing.assert_array_equal(got.labels_, exp.labels_, err_msg=what)
+        np.testing.assert_allclose(got.cluster_centers_, exp.cluster_centers_, rtol=1e-9,
+                                   atol=1e-9, err_msg=what)
+        assert abs(got.inertia_ - exp.inertia_) <= 1e-9 * max(1.0, exp.inertia_), what
+        assert got.n_iter_ == exp.n_iter_, what
+
+
+@pytest.mark.parametrize("metric,params", [("msm", {"c": 0.5}), ("erp", {"g": 0.1}),
+                                           ("dtw", {"radius": 2}), ("twed", {})])
+def test_other_measures_with_mean_centres(rng, metric, params):
+    from tswarp.cluster import TimeSeriesKMeans
+    X = make_data(rng)
+    km = TimeSeriesKMeans(n_clusters=3, metric=metric, metric_params=params, averaging="mean",
+                          init="random", random_state=int(rng.integers(1 << 30)),
+                          layout="channels_last").fit(X)
+    D = tswarp.cdist(X, km.cluster_centers_, metric=metric, **params)
+    np.testing.assert_array_equal(km.labels_, D.argmin(1), err_msg=f"seed={rng.seed}")
+    np.testing.assert_array_equal(km.predict(X), km.labels_, err_msg=f"seed={rng.seed}")
+    assert km.transform(X).shape == (len(X), 3)
+    assert sorted(np.bincount(km.labels_, minlength=3).tolist())[0] > 0
+
+
+def test_random_state_reproduces(rng):
+    from tswarp.cluster import TimeSeriesKMeans
+    X = make_data(rng)
+    for init in ("random", "k-means++"):
+        a = TimeSeriesKMeans(n_clusters=3, init=init, random_state=7, max_iter=5,
+                             layout="channels_last").fit(X)
+        b = TimeSeriesKMeans(n_clusters=3, init=init, random_state=7, max_iter=5,
+                             layout="channels_last").fit(X)
+        np.testing.assert_array_equal(a.labels_, b.labels_)
+        np.testing.assert_array_equal(a.cluster_centers_, b.cluster_centers_)
+
+
+def test_well_separated_clusters_are_found(rng):
+    from tswarp.cluster import TimeSeriesKMeans
+    t = np.linspace(0, 6, 50)
+    X = np.concatenate([np.sin(t + rng.normal(size=(10, 1)) * 0.1) + 5 * c
+                        for c in range(3)])
+    y = np.repeat(np.arange(3), 10)
+    for metric in ("dtw", "msm", "wdtw", "lcss"):
+        km = TimeSeriesKMeans(n_clusters=3, metric=metric, init="k-means++", n_init=3,
+                              random_state=int(rng.integers(1 << 30))).fit(X)
+        # the same partition up to the clusters' names
+        assert len({(a, b) for a, b in zip(km.labels_, y)}) == 3, (metric, f"seed={rng.seed}")
+
+
+def test_empty_clusters_and_errors():
+    from tswarp.cluster import EmptyClusterError, TimeSeriesKMeans
+    X = np.array([[0.0, 0.0, 0.0], [0.0, 0.0, 0.1], [9.0, 9.0, 9.0]])
+    init = np.array([[0.0, 0.0, 0.0], [0.0, 0.0, 0.0]])  # two equal centres: one stays empty
+    with pytest.raises(EmptyClusterError):
+        TimeSeriesKMeans(n_clusters=2, init=init).fit(X)
+    with pytest.raises(ValueError, match="n_clusters=5 is more than"):
+        TimeSeriesKMeans(n_clusters=5).fit(X)
+    with pytest.raises(ValueError, match="metric must be 'dtw'"):
+        TimeSeriesKMeans(n_clusters=2, metric="msm", averaging="dba").fit(X)
+    with pytest.raises(ValueError, match="averaging must be"):
+        TimeSeriesKMeans(n_clusters=2, averaging="median").fit(X)
+    with pytest.raises(ValueError, match="one length"):
+        TimeSeriesKMeans(n_clusters=2, averaging="mean").fit([[0.0, 1.0], [0.0, 1.0, 2.0],
+                                                              [5.0, 5.0]])
+    with pytest.raises(ValueError, match="init must be"):
+        TimeSeriesKMeans(n_clusters=2, init="first").fit(X)
+    with pytest.raises(ValueError, match="init must be an array"):
+        TimeSeriesKMeans(n_clusters=2, init=np.zeros((3, 3))).fit(X)
+    with pytest.raises(ValueError, match="NaN"):
+        TimeSeriesKMeans(n_clusters=2).fit([[0.0, np.nan], [1.0, 2.0], [3.0, 4.0]])
+    with pytest.raises(ValueError, match="n_clusters"):
+        TimeSeriesKMeans(n_clusters=0).fit(X)
+    from tswarp.cluster import NotFittedError
+    with pytest.raises(NotFittedError):
+        TimeSeriesKMeans().predict(X)
