@@ -16,7 +16,7 @@ from typing import Any, List
 import numpy as np
 
 from . import _tswarp
-from ._conventions import check_int, check_layout, check_real
+from ._conventions import check_int, check_layout, check_real, from_layout
 from ._dba import dtw_barycenter_averaging
 from ._sdtw import _barycenter_series
 
@@ -33,7 +33,7 @@ except ImportError:  # pragma: no cover
     class NotFittedError(ValueError, AttributeError):  # type: ignore[no-redef]
         """scikit-learn's exception for an estimator used before fit."""
 
-__all__ = ["TimeSeriesKMeans", "EmptyClusterError"]
+__all__ = ["TimeSeriesKMeans", "TimeSeriesKMedoids", "EmptyClusterError"]
 
 
 class EmptyClusterError(ValueError):
@@ -47,7 +47,26 @@ class _Empty(Exception):
 _WINDOW_KEYS = ("window", "radius", "itakura_max_slope")
 
 
-class TimeSeriesKMeans(_Cluster, _Base):
+class _ElasticClusters(_Cluster, _Base):
+    """What both estimators share: the fitted check, predict and fit_predict (transform,
+    the distances to the centres, is each one's)."""
+
+    def _check_fitted(self):
+        if not hasattr(self, "labels_"):
+            raise NotFittedError(f"this {type(self).__name__} is not fitted yet: call fit first")
+
+    def transform(self, X):  # pragma: no cover - each estimator defines it
+        raise NotImplementedError
+
+    def predict(self, X):
+        """The nearest centre of each series."""
+        return self.transform(X).argmin(axis=1)
+
+    def fit_predict(self, X, y=None):
+        return self.fit(X).labels_
+
+
+class TimeSeriesKMeans(_ElasticClusters):
     """k-means with an elastic measure.
 
     Parameters
@@ -81,7 +100,7 @@ class TimeSeriesKMeans(_Cluster, _Base):
 
     Attributes
     ----------
-    cluster_centers_ : ndarray (n_clusters, len, d)
+    cluster_centers_ : ndarray (n_clusters, len, d), in the data's layout
     labels_ : ndarray (n,)
     inertia_ : float
         The mean squared distance of the series to their centres at the last assignment.
@@ -236,25 +255,204 @@ class TimeSeriesKMeans(_Cluster, _Base):
         if best is None:
             raise EmptyClusterError(f"every initialisation ({attempts}) left a cluster empty")
         centers, inertia, iters = best
-        self.cluster_centers_ = np.stack(centers)
+        self.cluster_centers_ = from_layout(np.stack(centers), check_layout(self.layout))
         self.labels_ = self._cdist(series, centers).argmin(axis=1)
         self.inertia_ = inertia
         self.n_iter_ = iters
         self._centers = centers
         return self
 
-    def _check_fitted(self):
-        if not hasattr(self, "cluster_centers_"):
-            raise NotFittedError(f"this {type(self).__name__} is not fitted yet: call fit first")
-
     def transform(self, X):
         """Distances (n, n_clusters) of the series to the centres under the metric."""
         self._check_fitted()
         return self._cdist(self._series(X), self._centers)
 
-    def predict(self, X):
-        """The nearest centre of each series."""
-        return self.transform(X).argmin(axis=1)
 
-    def fit_predict(self, X, y=None):
-        return self.fit(X).labels_
+class TimeSeriesKMedoids(_ElasticClusters):
+    """k-medoids with an elastic measure: the centres are series of the data.
+
+    The distances between every pair are computed once (``tswarp.pdist``); both methods
+    then follow aeon's ``TimeSeriesKMedoids`` step by step, so that the same initial
+    medoids give the same clusters.
+
+    Parameters
+    ----------
+    n_clusters : int, default 8
+    metric : str, default 'dtw'
+        Any of ``tswarp.METRICS``; its parameters in `metric_params`.
+    metric_params : dict, optional
+    method : {'pam', 'alternate'}, default 'pam'
+        'pam': the best swap of a medoid and a non-medoid per iteration (aeon's PAM, its
+        bookkeeping included); 'alternate': assign, then each cluster's medoid is its series
+        of least total distance (Voronoi iteration).
+    init : {'random', 'build'} or array of n_clusters indices, default 'random'
+        'build': PAM's BUILD (deterministic); 'random': n_clusters distinct series.
+    n_init : int, default 10
+        Initialisations kept (the lowest inertia wins; 1 with 'build').
+    max_iter : int, default 300
+    tol : float, default 1e-6
+    random_state : int, RandomState or None
+    n_jobs : int, optional
+    device : {'auto', 'cpu', 'cuda'}, default 'auto'
+    layout : {None, 'channels_last', 'channels_first'}
+
+    Attributes
+    ----------
+    medoid_indices_ : ndarray (n_clusters,)
+    cluster_centers_ : ndarray (n_clusters, len, d), in the data's layout (a list when the
+        medoids have several lengths)
+    labels_ : ndarray (n,)
+    inertia_ : float
+        The sum of the distances of the series to their medoids (aeon's).
+    n_iter_ : int
+    """
+
+    def __init__(self, n_clusters=8, metric="dtw", metric_params=None, method="pam",
+                 init="random", n_init=10, max_iter=300, tol=1e-6, random_state=None,
+                 n_jobs=None, device="auto", layout=None):
+        self.n_clusters = n_clusters
+        self.metric = metric
+        self.metric_params = metric_params
+        self.method = method
+        self.init = init
+        self.n_init = n_init
+        self.max_iter = max_iter
+        self.tol = tol
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+        self.device = device
+        self.layout = layout
+
+    def _initial(self, D, rs):
+        k, n = self.n_clusters, D.shape[0]
+        init = self.init
+        if isinstance(init, str) and init == "random":
+            return rs.choice(n, k, replace=False)
+        if isinstance(init, str) and init == "build":
+            med = np.zeros(k, dtype=np.int64)
+            med[0] = int(np.argmin(D.sum(axis=1)))
+            rest = np.delete(np.arange(n), med[0])
+            Dj = D[med[0]].copy()
+            for m in range(1, k):
+                best_gain, pick = 0.0, (0, 0)
+                for pos, i in enumerate(rest):
+                    gain = np.cumsum(np.maximum(0.0, Dj[rest] - D[i, rest]))[-1]
+                    if gain >= best_gain:
+                        best_gain, pick = gain, (i, pos)
+                med[m] = pick[0]
+                rest = np.delete(rest, pick[1])
+                Dj = np.minimum(Dj, D[:, pick[0]])
+            return med
+        if not isinstance(init, str) and hasattr(init, "__len__"):
+            idx = np.asarray(init)
+            if idx.dtype.kind not in "iu" or idx.shape != (k,) or len(set(idx.tolist())) != k \
+                    or idx.min() < 0 or idx.max() >= n:
+                raise ValueError(f"init must be {k} distinct series indices in [0, {n}), got "
+                                 f"{init!r}")
+            return idx.astype(np.int64).copy()
+        raise ValueError(f"init must be 'random', 'build' or an array of indices, got {init!r}")
+
+    @staticmethod
+    def _assign(D, med):
+        sub = D[:, med]
+        return sub.argmin(axis=1), float(sub.min(axis=1).sum())
+
+    def _alternate(self, D, med):
+        old_inertia, old_labels = np.inf, None
+        i = 0
+        for i in range(self.max_iter):
+            labels, inertia = self._assign(D, med)
+            if abs(old_inertia - inertia) < self.tol:
+                break
+            old_inertia = inertia
+            if old_labels is not None and np.array_equal(labels, old_labels):
+                break
+            old_labels = labels
+            new = []
+            for c in range(self.n_clusters):
+                members = np.flatnonzero(labels == c)
+                new.append(members[int(np.argmin(D[np.ix_(members, members)].sum(axis=0)))])
+            med = np.array(new)
+        labels, inertia = self._assign(D, med)
+        return med, labels, inertia, i + 1
+
+    def _pam(self, D, med):
+        n, k = D.shape[0], self.n_clusters
+        med = med.copy()
+        srt = np.sort(D[med], axis=0)
+        near, second = srt[0], srt[1] if k > 1 else np.full(n, np.inf)
+        nonmed = np.delete(np.arange(n), med)  # (as aeon: fixed before the swaps)
+        old_inertia = np.inf
+        i = 0
+        for i in range(self.max_iter):
+            old = med.copy()
+            best = (1, 1, 0.0)
+            kk = nonmed
+            for id_i in nonmed:
+                dik = D[id_i, kk]
+                dki = D[kk, id_i]
+                for id_j in med:
+                    in_j = D[id_j, kk] == near[kk]
+                    term = np.where(in_j & (dik < second[kk]), dki - near[kk],
+                                    np.where(in_j, second[kk] - near[kk],
+                                             np.where(dki < near[kk], dki - near[kk], 0.0)))
+                    cost = np.cumsum(np.concatenate(([0.0], term)))[-1]
+                    cost += D[id_j, id_i] if D[id_i, id_j] < second[id_j] else second[id_j]
+                    if cost < best[2]:
+                        best = (id_j, id_i, cost)
+            inertia = np.inf
+            if best[2] < 0:
+                med[med == best[0]] = best[1]
+                srt = np.sort(D[med], axis=0)
+                near, second = srt[0], srt[1] if k > 1 else np.full(n, np.inf)
+                inertia = float(np.sum(near))
+            if np.array_equal(old, med) or abs(old_inertia - inertia) < self.tol:
+                break
+            old_inertia = inertia
+        labels, inertia = self._assign(D, med)
+        return med, labels, inertia, i + 1
+
+    def fit(self, X, y=None):
+        k = check_int(self.n_clusters, "n_clusters", 1)
+        n_init = check_int(self.n_init, "n_init", 1)
+        check_int(self.max_iter, "max_iter", 1)
+        check_real(self.tol, "tol", low=0.0)
+        if self.method not in ("pam", "alternate"):
+            raise ValueError(f"method must be 'pam' or 'alternate', got {self.method!r}")
+        if not isinstance(self.metric, str):
+            raise ValueError(f"metric must be one of tswarp.METRICS, got {self.metric!r}")
+        series = _barycenter_series(X, check_layout(self.layout))
+        n = len(series)
+        if k > n:
+            raise ValueError(f"n_clusters={k} is more than the {n} series")
+        D = _tswarp.pdist(series, metric=self.metric, n_jobs=self.n_jobs, device=self.device,
+                          layout="channels_last", **dict(self.metric_params or {}))
+        rs = self.random_state if isinstance(self.random_state, np.random.RandomState) \
+            else np.random.RandomState(self.random_state)
+        if isinstance(self.init, str) and self.init == "build":
+            n_init = 1
+        fit = self._pam if self.method == "pam" else self._alternate
+        best = None
+        for _ in range(n_init):
+            result = fit(D, self._initial(D, rs))
+            if best is None or result[2] < best[2]:
+                best = result
+        med, labels, inertia, iters = best
+        self.medoid_indices_ = np.asarray(med, dtype=np.int64)
+        self.labels_ = labels
+        self.inertia_ = inertia
+        self.n_iter_ = iters
+        self._centers = [series[i] for i in self.medoid_indices_]
+        code = check_layout(self.layout)
+        if len({s.shape[0] for s in self._centers}) == 1:
+            self.cluster_centers_ = from_layout(np.stack(self._centers), code)
+        else:  # series of several lengths: a list, each in the caller's layout
+            self.cluster_centers_ = [from_layout(s, code) for s in self._centers]
+        return self
+
+    def transform(self, X):
+        """Distances (n, n_clusters) of the series to the medoids under the metric."""
+        self._check_fitted()
+        return _tswarp.cdist(_barycenter_series(X, check_layout(self.layout)), self._centers,
+                             metric=self.metric, n_jobs=self.n_jobs, device=self.device,
+                             layout="channels_last", **dict(self.metric_params or {}))

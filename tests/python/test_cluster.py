@@ -51,7 +51,7 @@ def test_other_measures_with_mean_centres(rng, metric, params):
     km = TimeSeriesKMeans(n_clusters=3, metric=metric, metric_params=params, averaging="mean",
                           init="random", random_state=int(rng.integers(1 << 30)),
                           layout="channels_last").fit(X)
-    D = tswarp.cdist(X, km.cluster_centers_, metric=metric, **params)
+    D = tswarp.cdist(X, km.cluster_centers_, metric=metric, layout="channels_last", **params)
     np.testing.assert_array_equal(km.labels_, D.argmin(1), err_msg=f"seed={rng.seed}")
     np.testing.assert_array_equal(km.predict(X), km.labels_, err_msg=f"seed={rng.seed}")
     assert km.transform(X).shape == (len(X), 3)
@@ -109,3 +109,42 @@ def test_empty_clusters_and_errors():
     from tswarp.cluster import NotFittedError
     with pytest.raises(NotFittedError):
         TimeSeriesKMeans().predict(X)
+
+
+@pytest.mark.parametrize("method", ["pam", "alternate"])
+def test_kmedoids_equals_aeon(rng, method):
+    peer("aeon.clustering")
+    from aeon.clustering import TimeSeriesKMedoids as AeonKMedoids
+    from tswarp.cluster import TimeSeriesKMedoids
+    for trial in range(4):
+        n, k = int(rng.integers(12, 40)), int(rng.integers(2, 5))
+        X = rng.normal(size=(n, 1, 20)).cumsum(2) + (np.arange(n) % k)[:, None, None] * 2.0
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            exp = AeonKMedoids(n_clusters=k, distance="msm", method=method, init="build",
+                               n_init=1).fit(X)
+        got = TimeSeriesKMedoids(n_clusters=k, metric="msm", method=method, init="build",
+                                 layout="channels_first").fit(X)
+        what = f"seed={rng.seed} trial={trial} n={n} k={k} {method}"
+        np.testing.assert_array_equal(got.labels_, exp.labels_, err_msg=what)
+        np.testing.assert_allclose(got.cluster_centers_, exp.cluster_centers_, rtol=0, atol=0,
+                                   err_msg=what)
+        assert abs(got.inertia_ - exp.inertia_) <= 1e-9 * exp.inertia_, what
+        assert got.n_iter_ == exp.n_iter_, what
+
+
+def test_kmedoids_random_init_and_errors(rng):
+    from tswarp.cluster import TimeSeriesKMedoids
+    X = make_data(rng)
+    a = TimeSeriesKMedoids(n_clusters=3, random_state=3, layout="channels_last").fit(X)
+    b = TimeSeriesKMedoids(n_clusters=3, random_state=3, layout="channels_last").fit(X)
+    np.testing.assert_array_equal(a.medoid_indices_, b.medoid_indices_)
+    D = tswarp.cdist(X, X[a.medoid_indices_])
+    np.testing.assert_array_equal(a.labels_, D.argmin(1), err_msg=f"seed={rng.seed}")
+    np.testing.assert_array_equal(a.predict(X), a.labels_)
+    with pytest.raises(ValueError, match="init must be 3 distinct"):
+        TimeSeriesKMedoids(n_clusters=3, init=np.array([0, 0, 1])).fit(X)
+    with pytest.raises(ValueError, match="method must be"):
+        TimeSeriesKMedoids(n_clusters=3, method="clara").fit(X)
+    with pytest.raises(ValueError, match="more than"):
+        TimeSeriesKMedoids(n_clusters=99).fit(X)
