@@ -19,15 +19,20 @@ from . import _tswarp
 from ._conventions import check_int, check_layout, check_real, from_layout
 from ._dba import dtw_barycenter_averaging
 from ._sdtw import _barycenter_series
+from .neighbors import _check_collection, _check_features
 
 try:  # pragma: no cover - depends on the environment
     from sklearn.base import BaseEstimator as _Base, ClusterMixin as _Cluster
+    from sklearn.base import TransformerMixin as _Transformer
     from sklearn.exceptions import NotFittedError
 except ImportError:  # pragma: no cover
     class _Base:  # type: ignore[no-redef]
         pass
 
     class _Cluster:  # type: ignore[no-redef]
+        pass
+
+    class _Transformer:  # type: ignore[no-redef]
         pass
 
     class NotFittedError(ValueError, AttributeError):  # type: ignore[no-redef]
@@ -47,7 +52,7 @@ class _Empty(Exception):
 _WINDOW_KEYS = ("window", "radius", "itakura_max_slope")
 
 
-class _ElasticClusters(_Cluster, _Base):
+class _ElasticClusters(_Cluster, _Transformer, _Base):
     """What both estimators share: the fitted check, predict and fit_predict (transform,
     the distances to the centres, is each one's)."""
 
@@ -57,6 +62,19 @@ class _ElasticClusters(_Cluster, _Base):
 
     def transform(self, X):  # pragma: no cover - each estimator defines it
         raise NotImplementedError
+
+    def _series(self, X, name="X", fitting=False):
+        """The series of X as (len_i, d) arrays, X checked as scikit-learn checks an array
+        (a list of series of any lengths stays one); n_features_in_ kept for 2-D arrays."""
+        Xc = _check_collection(X, name)
+        if fitting:
+            if isinstance(Xc, np.ndarray) and Xc.ndim == 2:
+                self.n_features_in_ = Xc.shape[1]
+            elif hasattr(self, "n_features_in_"):
+                del self.n_features_in_
+        else:
+            _check_features(self, Xc)
+        return _barycenter_series(Xc, check_layout(self.layout), name)
 
     def predict(self, X):
         """The nearest centre of each series."""
@@ -221,10 +239,6 @@ class TimeSeriesKMeans(_ElasticClusters):
             old = inertia
         return centers, inertia, it + 1
 
-    def _series(self, X, name="X"):
-        code = check_layout(self.layout)
-        return _barycenter_series(X, code, name)
-
     # ---- scikit-learn API ------------------------------------------------------------------
 
     def fit(self, X, y=None):
@@ -235,7 +249,7 @@ class TimeSeriesKMeans(_ElasticClusters):
         if not isinstance(self.metric, str):
             raise ValueError(f"metric must be one of tswarp.METRICS, got {self.metric!r}")
         avg = self._averaging()
-        series = self._series(X)
+        series = self._series(X, fitting=True)
         if len(series) < k:
             raise ValueError(f"n_clusters={k} is more than the {len(series)} series")
         if avg == "mean" and len({s.shape[0] for s in series}) > 1:
@@ -421,7 +435,7 @@ class TimeSeriesKMedoids(_ElasticClusters):
             raise ValueError(f"method must be 'pam' or 'alternate', got {self.method!r}")
         if not isinstance(self.metric, str):
             raise ValueError(f"metric must be one of tswarp.METRICS, got {self.metric!r}")
-        series = _barycenter_series(X, check_layout(self.layout))
+        series = self._series(X, fitting=True)
         n = len(series)
         if k > n:
             raise ValueError(f"n_clusters={k} is more than the {n} series")
@@ -453,6 +467,6 @@ class TimeSeriesKMedoids(_ElasticClusters):
     def transform(self, X):
         """Distances (n, n_clusters) of the series to the medoids under the metric."""
         self._check_fitted()
-        return _tswarp.cdist(_barycenter_series(X, check_layout(self.layout)), self._centers,
+        return _tswarp.cdist(self._series(X), self._centers,
                              metric=self.metric, n_jobs=self.n_jobs, device=self.device,
                              layout="channels_last", **dict(self.metric_params or {}))

@@ -65,6 +65,37 @@ def _weights_of(dist: np.ndarray, weights: Any) -> np.ndarray:
     raise ValueError(f"weights must be 'uniform', 'distance' or a callable, got {weights!r}")
 
 
+def _check_collection(X, name="X"):
+    """A list of series stays a list (series of any lengths); an array is checked as
+    scikit-learn checks one (2-D (n, len) or 3-D (n, len, d), finite, real)."""
+    X = _host(X)
+    if isinstance(X, (list, tuple)) and X and not isinstance(X[0], numbers.Number):
+        return list(X)
+    if _check_array is not None:
+        a = _check_array(X, allow_nd=True, dtype="numeric", input_name=name)
+    else:  # pragma: no cover - without scikit-learn
+        a = np.asarray(X, dtype=float)
+        if a.ndim not in (2, 3) or a.shape[0] == 0 or a.shape[1] == 0:
+            raise ValueError(f"{name} must be a non-empty 2-D array (n, len) or 3-D array "
+                             f"(n, len, d); got shape {a.shape}")
+        if not np.isfinite(a).all():
+            raise ValueError(f"{name} contains NaN or infinity")
+    if a.ndim > 3:
+        raise ValueError(f"{name} must be 2-D (n, len) or 3-D (n, len, d); got shape "
+                         f"{a.shape}")
+    return a
+
+
+def _check_features(est, Xc):
+    """A 2-D array given after fitting on 2-D arrays has the fitted length (scikit-learn's
+    n_features_in_ rule; series of other lengths come as lists)."""
+    nf = getattr(est, "n_features_in_", None)
+    if isinstance(Xc, np.ndarray) and Xc.ndim == 2 and nf is not None and Xc.shape[1] != nf:
+        raise ValueError(f"X has {Xc.shape[1]} features, but {type(est).__name__} is "
+                         f"expecting {nf} features as input (series of another length: pass "
+                         f"a list of series)")
+
+
 class _KNeighborsBase(_Base):
     def __init__(self, n_neighbors=1, weights="uniform", metric="dtw", metric_params=None,
                  n_jobs=None, device="auto", layout=None):
@@ -77,24 +108,7 @@ class _KNeighborsBase(_Base):
         self.layout = layout
 
     def _collection(self, X, name="X"):
-        """A list of series stays a list (series of any lengths); an array is checked as
-        scikit-learn checks one (2-D (n, len) or 3-D (n, len, d), finite, real)."""
-        X = _host(X)
-        if isinstance(X, (list, tuple)) and X and not isinstance(X[0], numbers.Number):
-            return list(X)
-        if _check_array is not None:
-            a = _check_array(X, allow_nd=True, dtype="numeric", input_name=name)
-        else:  # pragma: no cover - without scikit-learn
-            a = np.asarray(X, dtype=float)
-            if a.ndim not in (2, 3) or a.shape[0] == 0 or a.shape[1] == 0:
-                raise ValueError(f"{name} must be a non-empty 2-D array (n, len) or 3-D array "
-                                 f"(n, len, d); got shape {a.shape}")
-            if not np.isfinite(a).all():
-                raise ValueError(f"{name} contains NaN or infinity")
-        if a.ndim > 3:
-            raise ValueError(f"{name} must be 2-D (n, len) or 3-D (n, len, d); got shape "
-                             f"{a.shape}")
-        return a
+        return _check_collection(X, name)
 
     def fit(self, X, y):
         if y is None:
@@ -158,12 +172,7 @@ class _KNeighborsBase(_Base):
             Ix = Ix[keep].reshape(n, k)
         else:
             Xc = self._collection(X)
-            nf = getattr(self, "n_features_in_", None)
-            if isinstance(Xc, np.ndarray) and Xc.ndim == 2 and nf is not None and \
-                    Xc.shape[1] != nf:
-                raise ValueError(f"X has {Xc.shape[1]} features, but {type(self).__name__} is "
-                                 f"expecting {self.n_features_in_} features as input (series "
-                                 f"of another length: pass a list of series)")
+            _check_features(self, Xc)
             if k > n:
                 raise ValueError(f"n_neighbors = {k} but the training set has {n} series")
             D, Ix = knn(Xc, self._fit_X, k, metric=self.metric, device=self.device,

@@ -148,3 +148,19 @@ def test_kmedoids_random_init_and_errors(rng):
         TimeSeriesKMedoids(n_clusters=3, method="clara").fit(X)
     with pytest.raises(ValueError, match="more than"):
         TimeSeriesKMedoids(n_clusters=99).fit(X)
+
+
+@pytest.mark.parametrize("name", ["TimeSeriesKMeans", "TimeSeriesKMedoids"])
+def test_sklearn_check_estimator(name):
+    peer("sklearn")
+    from sklearn.utils.estimator_checks import check_estimator
+    import tswarp.cluster as tc
+    est = getattr(tc, name)(n_clusters=2, random_state=0,
+                            **({"max_iter": 3, "init": "random"} if name.endswith("Means")
+                               else {"n_init": 2}))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        results = check_estimator(est, on_fail=None)
+    failed = [(r["check_name"], str(r["exception"])[:200]) for r in results
+              if r["status"] == "failed"]
+    assert not failed, failed
