@@ -23,9 +23,11 @@ def main():
     ap.add_argument("--radii", type=int, nargs="*", default=[1, 10])
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
-    from fastdtw.fastdtw import fastdtw as fastdtw_py
+    import importlib
+    # import_module: the package's __init__ shadows its modules' names with its functions
+    fastdtw_py = importlib.import_module("fastdtw.fastdtw").fastdtw
     try:
-        from fastdtw._fastdtw import fastdtw as fastdtw_cy
+        fastdtw_cy = importlib.import_module("fastdtw._fastdtw").fastdtw
     except ImportError:
         fastdtw_cy = None
 

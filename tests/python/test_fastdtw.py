@@ -15,7 +15,9 @@ def test_equals_the_fastdtw_package(rng):
     peer("fastdtw")
     # its pure-Python module: the package's definition (its optional Cython build, where
     # present, crashes where the Python one raises IndexError)
-    import fastdtw.fastdtw as fd
+    # (import_module: the package's __init__ shadows the module's name with its function)
+    import importlib
+    fd = importlib.import_module("fastdtw.fastdtw")
     compared = 0
     for trial in range(150):
         n, m = (int(v) for v in rng.integers(1, 400 if trial % 10 == 0 else 80, size=2))
