@@ -222,26 +222,40 @@ static void tsw__overflow_detail(tsw_dtype dtype)
                     dtype == TSW_F32 ? "float32" : "float64");
 }
 
-static int tsw__dtw_path(const tsw_align_params *params, tsw_dtype dtype, int64_t dim,
-                 const tsw_series *a, const tsw_series *b, int64_t *path, int64_t capacity,
-                 int64_t *length, double *cost, const tsw_exec *exec)
+/* The checks of a call that returns one path (tsw_dtw_path, tsw_fastdtw), in tsw_distance's
+ * order, with *ex the caller's exec or the default. */
+static int tsw__path_call_checks(const tsw_align_params *params, tsw_dtype dtype, int64_t dim,
+                                 const tsw_series *a, const tsw_series *b, const int64_t *path,
+                                 int64_t capacity, const int64_t *length, const double *cost,
+                                 const tsw_exec *exec, tsw_exec *ex)
 {
-    tsw__clear_detail();
-    tsw_exec ex;
     int rc;
+    tsw__clear_detail();
     if (exec)
-        ex = *exec;
+        *ex = *exec;
     else
-        tsw_exec_default(&ex);
+        tsw_exec_default(ex);
     if (!path || !length || !cost)
         return TSW_EINVAL;
-    if ((rc = tsw__check_common(params, dtype, dim, a, b, &ex)))
+    if ((rc = tsw__check_common(params, dtype, dim, a, b, ex)))
         return rc;
     int64_t need = tsw_path_max_length(a->length, b->length);
     if (need == 0)
         return TSW_EOVERFLOW;
     if (capacity < need)
         return TSW_EINVAL;
+    return TSW_OK;
+}
+
+static int tsw__dtw_path(const tsw_align_params *params, tsw_dtype dtype, int64_t dim,
+                 const tsw_series *a, const tsw_series *b, int64_t *path, int64_t capacity,
+                 int64_t *length, double *cost, const tsw_exec *exec)
+{
+    tsw_exec ex;
+    int rc = tsw__path_call_checks(params, dtype, dim, a, b, path, capacity, length, cost,
+                                   exec, &ex);
+    if (rc)
+        return rc;
     if (!tsw_path_reachable(params->step, a->length, b->length)) {
         tsw__set_detail("step pattern p05 reaches (n-1, m-1) only if m <= 2n-1 and n <= 2m-1 "
                         "(n = %lld, m = %lld)",
@@ -464,16 +478,10 @@ int tsw_fastdtw(const tsw_align_params *params, tsw_dtype dtype, int64_t dim,
                 const tsw_series *a, const tsw_series *b, int64_t radius, int64_t *path,
                 int64_t capacity, int64_t *length, double *cost, const tsw_exec *exec)
 {
-    tsw__clear_detail();
     tsw_exec ex;
-    int rc;
-    if (exec)
-        ex = *exec;
-    else
-        tsw_exec_default(&ex);
-    if (!path || !length || !cost)
-        return TSW_EINVAL;
-    if ((rc = tsw__check_common(params, dtype, dim, a, b, &ex)))
+    int rc = tsw__path_call_checks(params, dtype, dim, a, b, path, capacity, length, cost,
+                                   exec, &ex);
+    if (rc)
         return rc;
     if (params->step != TSW_STEP_SYMMETRIC1 || params->window != TSW_WINDOW_NONE ||
         params->cost == TSW_COST_COSINE) {
@@ -485,29 +493,20 @@ int tsw_fastdtw(const tsw_align_params *params, tsw_dtype dtype, int64_t dim,
         tsw__set_detail("radius must be >= 0, got %lld", (long long)radius);
         return TSW_EPARAM;
     }
-    int64_t need = tsw_path_max_length(a->length, b->length);
-    if (need == 0)
-        return TSW_EOVERFLOW;
-    if (capacity < need)
-        return TSW_EINVAL;
     if (ex.device == TSW_DEVICE_CUDA) {
         tsw__set_detail("FastDTW runs on the CPU only (it is a baseline: exact DTW paths of "
                         "long series are tsw_dtw_path's, on either device)");
         return TSW_ENOTSUP;
     }
-    /* written only on success: every error leaves path, length and cost untouched */
+    /* the kernel writes the path only once the finest level has succeeded (the coarser
+     * ones go to its own buffer): every error leaves path, length and cost untouched */
     int64_t len = 0;
     double total = 0;
-    int64_t *tmp = tsw__malloc(sizeof(int64_t) * 2 * (size_t)need);
-    if (!tmp)
-        return TSW_ENOMEM;
-    rc = tsw__cpu_fastdtw(params->cost, dtype, dim, a, b, radius, tmp, &len, &total, &ex);
+    rc = tsw__cpu_fastdtw(params->cost, dtype, dim, a, b, radius, path, &len, &total, &ex);
     if (rc == TSW_OK) {
-        memcpy(path, tmp, sizeof(int64_t) * 2 * (size_t)len);
         *length = len;
         *cost = dtype == TSW_F32 ? (double)(float)total : total;
     }
-    tsw__free(tmp);
     return rc;
 }
 

@@ -14,8 +14,8 @@ static const signature sig_dtw_path = {"dtw_path", 2, 2, {K_A, K_B}, M_ALIGN};
 static const signature sig_subseq = {"subsequence_dtw", 2, 2, {K_QUERY, K_REFERENCE},
                                      M_ALIGN | BIT(K_K) | BIT(K_RETURN_PATH)};
 
-/* A positive int argument (bool refused) into *out; None leaves *out alone. */
-static int get_positive_int(PyObject *o, const char *name, long long *out)
+/* An int argument >= lo (bool and float refused) into *out; None leaves *out alone. */
+static int get_int_at_least(PyObject *o, const char *name, long long lo, long long *out)
 {
     if (!given(o))
         return 0;
@@ -33,12 +33,20 @@ static int get_positive_int(PyObject *o, const char *name, long long *out)
         return -1;
     if (overflow > 0)
         v = LLONG_MAX;
-    if (overflow < 0 || v < 1) {
-        PyErr_Format(PyExc_ValueError, "%s must be a positive int, got %R", name, o);
+    if (overflow < 0 || v < lo) {
+        if (lo == 1)
+            PyErr_Format(PyExc_ValueError, "%s must be a positive int, got %R", name, o);
+        else
+            PyErr_Format(PyExc_ValueError, "%s must be an int >= %lld, got %R", name, lo, o);
         return -1;
     }
     *out = v;
     return 0;
+}
+
+static int get_positive_int(PyObject *o, const char *name, long long *out)
+{
+    return get_int_at_least(o, name, 1, out);
 }
 
 /* The cost an alignment reports, by dtw()'s rule (tsw_params.accumulated): the square root
@@ -161,25 +169,40 @@ static int align_progress(PyObject *o, const char *fname, PyObject **bar)
     return 0;
 }
 
-static PyObject *py_dtw_path(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
-                             PyObject *kwnames)
+/* The C call behind a path function: tsw_dtw_path, or tsw_fastdtw with its radius. */
+static int call_dtw_path(const tsw_align_params *ap, tsw_dtype dt, int64_t dim,
+                         const tsw_series *a, const tsw_series *b, long long radius,
+                         int64_t *path, int64_t cap, int64_t *len, double *cost,
+                         const tsw_exec *ex)
 {
-    PyObject *slot[K_COUNT] = {0};
-    tsw_align_params ap;
-    tsw_exec ex;
+    (void)radius;
+    return tsw_dtw_path(ap, dt, dim, a, b, path, cap, len, cost, ex);
+}
+
+static int call_fastdtw(const tsw_align_params *ap, tsw_dtype dt, int64_t dim,
+                        const tsw_series *a, const tsw_series *b, long long radius,
+                        int64_t *path, int64_t cap, int64_t *len, double *cost,
+                        const tsw_exec *ex)
+{
+    return tsw_fastdtw(ap, dt, dim, a, b, (int64_t)radius, path, cap, len, cost, ex);
+}
+
+typedef int (*path_call_fn)(const tsw_align_params *, tsw_dtype, int64_t, const tsw_series *,
+                            const tsw_series *, long long, int64_t *, int64_t, int64_t *,
+                            double *, const tsw_exec *);
+
+/* One path of slot[K_A] and slot[K_B] (parameters already parsed): the inputs, the path's
+ * buffer, progress and Ctrl-C, the call, and (path, cost) by dtw_path's cost rule. */
+static PyObject *path_result(const char *fname, PyObject **slot, const tsw_align_params *ap,
+                             tsw_exec *ex, int layout, int accumulated, path_call_fn call,
+                             long long radius)
+{
     PyArrayObject *a = NULL, *b = NULL;
     PyObject *bar = NULL, *result = NULL;
     int64_t *pairs = NULL;
-    int explicit_index, rc, layout, accumulated = 0;
     int64_t na, nb, dim;
     tsw_dtype dt;
-    if (parse_call(&sig_dtw_path, args, nargs, kwnames, slot) < 0 ||
-        build_align_params("dtw_path", slot, &ap) < 0 ||
-        build_exec(slot, &ex, &explicit_index) < 0 ||
-        parse_layout(slot[K_LAYOUT], &layout) < 0 ||
-        (slot[K_ACCUMULATED] && get_bool(slot[K_ACCUMULATED], "accumulated", &accumulated) < 0))
-        return NULL;
-    if (align_progress(slot[K_PROGRESS], "dtw_path", &bar) < 0)
+    if (align_progress(slot[K_PROGRESS], fname, &bar) < 0)
         return NULL;
     if (align_inputs(slot[K_A], slot[K_B], "a", "b", layout, &a, &b, &dt, &na, &nb, &dim) < 0)
         goto done;
@@ -198,20 +221,20 @@ static PyObject *py_dtw_path(PyObject *self, PyObject *const *args, Py_ssize_t n
     double cost = 0;
     const char *detail = NULL;
     progress_ctx ctx = {NULL, bar};
-    ex.progress = progress_trampoline;
-    ex.progress_user = &ctx;
+    ex->progress = progress_trampoline;
+    ex->progress_user = &ctx;
     ctx.tstate = PyEval_SaveThread();
-    rc = tsw_dtw_path(&ap, dt, dim, &sa, &sb, pairs, cap, &len, &cost, &ex);
+    int rc = call(ap, dt, dim, &sa, &sb, radius, pairs, cap, &len, &cost, ex);
     detail = rc != TSW_OK ? tsw_last_error_detail() : NULL;
     PyEval_RestoreThread(ctx.tstate);
     if (rc != TSW_OK) {
-        align_raise(rc, "dtw_path", &sa, &sb, "a", "b", dt, dim, detail);
+        align_raise(rc, fname, &sa, &sb, "a", "b", dt, dim, detail);
         goto done;
     }
     PyObject *arr = path_array(pairs, len);
     if (!arr)
         goto done;
-    result = Py_BuildValue("(Nd)", arr, align_cost(&ap, accumulated, cost));
+    result = Py_BuildValue("(Nd)", arr, align_cost(ap, accumulated, cost));
 done:
     progress_close(bar);
     Py_XDECREF(bar);
@@ -219,6 +242,23 @@ done:
     Py_XDECREF(a);
     Py_XDECREF(b);
     return result;
+}
+
+static PyObject *py_dtw_path(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                             PyObject *kwnames)
+{
+    PyObject *slot[K_COUNT] = {0};
+    tsw_align_params ap;
+    tsw_exec ex;
+    int explicit_index, layout, accumulated = 0;
+    (void)self;
+    if (parse_call(&sig_dtw_path, args, nargs, kwnames, slot) < 0 ||
+        build_align_params("dtw_path", slot, &ap) < 0 ||
+        build_exec(slot, &ex, &explicit_index) < 0 ||
+        parse_layout(slot[K_LAYOUT], &layout) < 0 ||
+        (slot[K_ACCUMULATED] && get_bool(slot[K_ACCUMULATED], "accumulated", &accumulated) < 0))
+        return NULL;
+    return path_result("dtw_path", slot, &ap, &ex, layout, accumulated, call_dtw_path, 0);
 }
 
 /* _subsequence_dtw(query, reference, ..., k=1, return_path=True) ->
@@ -408,13 +448,8 @@ static PyObject *py_fastdtw(PyObject *self, PyObject *const *args, Py_ssize_t na
     PyObject *slot[K_COUNT] = {0};
     tsw_align_params ap;
     tsw_exec ex;
-    PyArrayObject *a = NULL, *b = NULL;
-    PyObject *bar = NULL, *result = NULL;
-    int64_t *pairs = NULL;
-    int explicit_index, rc, layout, accumulated = 0;
-    int64_t na, nb, dim;
+    int explicit_index, layout, accumulated = 0;
     long long radius = 1;
-    tsw_dtype dt;
     (void)self;
     if (parse_call(&sig_fastdtw, args, nargs, kwnames, slot) < 0)
         return NULL;
@@ -431,67 +466,13 @@ static PyObject *py_fastdtw(PyObject *self, PyObject *const *args, Py_ssize_t na
                         "fastdtw package's default is 'abs')");
         return NULL;
     }
-    if (slot[K_RADIUS]) {
-        PyObject *o = slot[K_RADIUS];
-        if (PyBool_Check(o) || PyFloat_Check(o) || !PyIndex_Check(o)) {
-            PyErr_Format(PyExc_TypeError, "radius must be an int, got %s", Py_TYPE(o)->tp_name);
-            return NULL;
-        }
-        PyObject *idx = PyNumber_Index(o);
-        if (!idx)
-            return NULL;
-        int overflow = 0;
-        radius = PyLong_AsLongLongAndOverflow(idx, &overflow);
-        Py_DECREF(idx);
-        if (radius == -1 && PyErr_Occurred())
-            return NULL;
-        if (overflow > 0)
-            radius = LLONG_MAX;
-        if (overflow < 0 || radius < 0) {
-            PyErr_Format(PyExc_ValueError, "radius must be an int >= 0, got %R", o);
-            return NULL;
-        }
-    }
-    if (align_progress(slot[K_PROGRESS], "fastdtw", &bar) < 0)
+    if (slot[K_RADIUS] == Py_None) {
+        PyErr_SetString(PyExc_TypeError, "radius must be an int, got NoneType");
         return NULL;
-    if (align_inputs(slot[K_A], slot[K_B], "a", "b", layout, &a, &b, &dt, &na, &nb, &dim) < 0)
-        goto done;
-    int64_t cap = tsw_path_max_length(na, nb);
-    if (cap == 0 || cap > (int64_t)(PY_SSIZE_T_MAX / 16)) {
-        raise_too_big("the path", -1);
-        goto done;
     }
-    pairs = PyMem_Malloc(sizeof(int64_t) * 2 * (size_t)cap);
-    if (!pairs) {
-        raise_too_big("the path", 16.0 * (double)cap);
-        goto done;
-    }
-    tsw_series sa = {PyArray_DATA(a), na, NULL}, sb = {PyArray_DATA(b), nb, NULL};
-    int64_t len = 0;
-    double cost = 0;
-    const char *detail = NULL;
-    progress_ctx ctx = {NULL, bar};
-    ex.progress = progress_trampoline;
-    ex.progress_user = &ctx;
-    ctx.tstate = PyEval_SaveThread();
-    rc = tsw_fastdtw(&ap, dt, dim, &sa, &sb, (int64_t)radius, pairs, cap, &len, &cost, &ex);
-    detail = rc != TSW_OK ? tsw_last_error_detail() : NULL;
-    PyEval_RestoreThread(ctx.tstate);
-    if (rc != TSW_OK) {
-        align_raise(rc, "fastdtw", &sa, &sb, "a", "b", dt, dim, detail);
-        goto done;
-    }
-    PyObject *arr = path_array(pairs, len);
-    if (!arr)
-        goto done;
-    result = Py_BuildValue("(Nd)", arr, align_cost(&ap, accumulated, cost));
-done:
-    progress_close(bar);
-    Py_XDECREF(bar);
-    PyMem_Free(pairs);
-    Py_XDECREF(a);
-    Py_XDECREF(b);
-    return result;
+    if (get_int_at_least(slot[K_RADIUS], "radius", 0, &radius) < 0)
+        return NULL;
+    return path_result("fastdtw", slot, &ap, &ex, layout, accumulated, call_fastdtw, radius);
 }
 
 PyDoc_STRVAR(fastdtw_doc,

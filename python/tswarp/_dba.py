@@ -10,8 +10,8 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from . import _tswarp
-from ._conventions import as_series, check_int, check_layout, check_n_jobs, check_real, from_layout
-from ._sdtw import _barycenter_series
+from ._conventions import check_int, check_layout, check_n_jobs, check_real, from_layout
+from ._sdtw import _barycenter_series, _start_series, _weights
 
 __all__ = ["dtw_barycenter_averaging"]
 
@@ -101,35 +101,16 @@ def dtw_barycenter_averaging(X, *, barycenter_size=None, init_barycenter=None, m
         not isinstance(X, np.ndarray) and all(np.ndim(s) == 1 for s in X))
     series = _barycenter_series(X, code)
     count, d = len(series), series[0].shape[1]
-    if weights is None:
-        w = np.ones(count)
-    else:
-        w = np.asarray(weights)
-        if w.dtype.kind not in "biuf":
-            raise TypeError(f"weights must hold real numbers, got dtype {w.dtype}")
-        w = w.astype(np.float64).reshape(-1)
-        if w.shape[0] != count:
-            raise ValueError(f"weights has {w.shape[0]} entries for {count} series")
-        if not (np.isfinite(w).all() and (w >= 0).all()) or w.sum() <= 0:
-            raise ValueError("weights must be finite, >= 0 and not all 0")
+    w = _weights(weights, count)
+    if w.sum() <= 0:
+        raise ValueError("weights must not all be 0")
     if init_barycenter is None:
         size = max(s.shape[0] for s in series)
         if barycenter_size is not None:
             size = check_int(barycenter_size, "barycenter_size", 1)
         z = _init_mean(series, size)
     else:
-        z = np.asarray(as_series(init_barycenter, "init_barycenter", code))
-        if z.dtype.kind not in "biuf":
-            raise TypeError(f"init_barycenter must hold real numbers, got dtype {z.dtype}")
-        z = z.astype(np.float64)
-        if z.ndim == 1:
-            z = z[:, None]
-        if z.ndim != 2 or z.shape[1] != d or z.shape[0] == 0:
-            raise ValueError(f"init_barycenter must be (len, {d}), got shape "
-                             f"{np.shape(init_barycenter)}")
-        if not np.isfinite(z).all():
-            raise ValueError("init_barycenter contains NaN or infinity")
-        z = z.copy()
+        z = _start_series(init_barycenter, "init_barycenter", code, d)
     L = z.shape[0]
     # the constraint is checked once, here, with tswarp's own messages
     _tswarp.dtw(z, series[0], layout="channels_last", **window_kw)

@@ -151,6 +151,36 @@ def _barycenter_series(X, code=0, name="X"):
     return series
 
 
+def _weights(weights, count):
+    """The weights of `count` series as float64 (None: all 1), finite and >= 0."""
+    if weights is None:
+        return np.ones(count)
+    w = np.asarray(weights)
+    if w.dtype.kind not in "biuf":
+        raise TypeError(f"weights must hold real numbers, got dtype {w.dtype}")
+    w = w.astype(np.float64).reshape(-1)
+    if w.shape[0] != count:
+        raise ValueError(f"weights has {w.shape[0]} entries for {count} series")
+    if not (np.isfinite(w).all() and (w >= 0).all()):
+        raise ValueError("weights must be finite and >= 0")
+    return w
+
+
+def _start_series(init, name, code, d):
+    """A barycenter's starting series as a fresh (len, d) float64 array, finite."""
+    z = np.asarray(as_series(init, name, code))
+    if z.dtype.kind not in "biuf":
+        raise TypeError(f"{name} must hold real numbers, got dtype {z.dtype}")
+    z = z.astype(np.float64)
+    if z.ndim == 1:
+        z = z[:, None]
+    if z.ndim != 2 or z.shape[1] != d or z.shape[0] == 0:
+        raise ValueError(f"{name} must be (len, {d}), got shape {np.shape(init)}")
+    if not np.isfinite(z).all():
+        raise ValueError(f"{name} contains NaN or infinity")
+    return z.copy()
+
+
 def _resample(s, length):
     """Linear interpolation of a (len, d) series to `length` points (tslearn's resampler)."""
     if s.shape[0] == length:
@@ -210,32 +240,12 @@ def soft_dtw_barycenter(X, *, gamma=1.0, weights=None, max_iter=100, tol=1e-3, i
         not isinstance(X, np.ndarray) and all(np.ndim(s) == 1 for s in X))
     series = _barycenter_series(X, code)
     count, d = len(series), series[0].shape[1]
-    if weights is None:
-        w = np.ones(count)
-    else:
-        w = np.asarray(weights)
-        if w.dtype.kind not in "biuf":
-            raise TypeError(f"weights must hold real numbers, got dtype {w.dtype}")
-        w = w.astype(np.float64).reshape(-1)
-        if w.shape[0] != count:
-            raise ValueError(f"weights has {w.shape[0]} entries for {count} series")
-        if not (np.isfinite(w).all() and (w >= 0).all()):
-            raise ValueError("weights must be finite and >= 0")
+    w = _weights(weights, count)
     if init is None:
         L = max(s.shape[0] for s in series)
         z0 = sum(wi * _resample(s, L) for wi, s in zip(w, series)) / max(w.sum(), 1e-300)
     else:
-        z0 = np.asarray(as_series(init, "init", code))
-        if z0.dtype.kind not in "biuf":
-            raise TypeError(f"init must hold real numbers, got dtype {z0.dtype}")
-        z0 = z0.astype(np.float64)
-        if z0.ndim == 1:
-            z0 = z0[:, None]
-        if z0.ndim != 2 or z0.shape[1] != d or z0.shape[0] == 0:
-            raise ValueError(f"init must be (len, {d}), got shape {np.shape(init)}")
-        if not np.isfinite(z0).all():
-            raise ValueError("init contains NaN or infinity")
-        z0 = z0.copy()
+        z0 = _start_series(init, "init", code, d)
     L = z0.shape[0]
     lengths = np.array([s.shape[0] for s in series], dtype=np.int64)
     M = int(lengths.max())

@@ -22,6 +22,7 @@
 #ifndef TSW_COMMON_ELASTIC_H
 #define TSW_COMMON_ELASTIC_H
 
+#include "cost.h" /* tsw_cost_sqeuclidean */
 #include "tsw_hd.h"
 
 /* Three-way minimum of an edit step's candidates (ERP, EDR, MSM; TWED's own is in
@@ -50,15 +51,24 @@
                     ((x[i * dim + k] - prev) + (x[(i + 1) * dim + k] - prev) / (T)2) / (T)2; \
             }                                                                                 \
     }                                                                                         \
-    /* |x - y|_2 (ERP's match and gap, the EDR and LCSS match tests). */                      \
+    /* DDTW's and WDDTW's pair: *a (*n points) and *b (*m) replaced by their derivatives,   \
+     * written to buf ((n + m - 4) dim values); returns the end of what it wrote. */          \
+    TSW_HD T *tsw_derivative_pair_##SFX(const T **a, int64_t *n, const T **b, int64_t *m,    \
+                                        int64_t dim, T *buf)                                  \
+    {                                                                                         \
+        T *da = buf, *db = buf + (*n - 2) * dim;                                              \
+        tsw_derivative_##SFX(*a, *n, dim, da);                                                \
+        tsw_derivative_##SFX(*b, *m, dim, db);                                                \
+        *a = da;                                                                              \
+        *b = db;                                                                              \
+        *n -= 2;                                                                              \
+        *m -= 2;                                                                              \
+        return db + *m * dim;                                                                 \
+    }                                                                                         \
+    /* |x - y|_2 (ERP's match, the EDR and LCSS match tests). */                             \
     TSW_HD T tsw_euclid_##SFX(const T *x, const T *y, int64_t dim)                            \
     {                                                                                         \
-        T s = 0;                                                                              \
-        for (int64_t k = 0; k < dim; ++k) {                                                   \
-            const T d = x[k] - y[k];                                                          \
-            s += d * d;                                                                       \
-        }                                                                                     \
-        return SQRT(s);                                                                       \
+        return SQRT(tsw_cost_sqeuclidean_##SFX(x, y, dim));                                   \
     }                                                                                         \
     /* ERP's gap cost of a point: |x - g|_2 with g in every channel. */                       \
     TSW_HD T tsw_erp_gap_##SFX(const T *x, int64_t dim, T g)                                  \
@@ -85,7 +95,7 @@
      * plus the squared distance to the nearer of y and z. */                                 \
     TSW_HD T tsw_msm_split_dep_##SFX(const T *x, const T *y, const T *z, int64_t dim, T c)    \
     {                                                                                         \
-        T diam = 0, mid = 0, dy = 0, dz = 0;                                                  \
+        T diam = 0, mid = 0;                                                                  \
         for (int64_t k = 0; k < dim; ++k) {                                                   \
             const T d = y[k] - z[k], m = (y[k] + z[k]) / (T)2 - x[k];                         \
             diam += d * d;                                                                    \
@@ -93,22 +103,9 @@
         }                                                                                     \
         if (mid <= diam / (T)4)                                                               \
             return c;                                                                         \
-        for (int64_t k = 0; k < dim; ++k) {                                                   \
-            const T e = y[k] - x[k], f = z[k] - x[k];                                         \
-            dy += e * e;                                                                      \
-            dz += f * f;                                                                      \
-        }                                                                                     \
+        const T dy = tsw_cost_sqeuclidean_##SFX(y, x, dim);                                   \
+        const T dz = tsw_cost_sqeuclidean_##SFX(z, x, dim);                                   \
         return dy < dz ? c + dy : c + dz;                                                     \
-    }                                                                                         \
-    /* The dependent move: the squared Euclidean distance (aeon's). */                        \
-    TSW_HD T tsw_msm_move_dep_##SFX(const T *x, const T *y, int64_t dim)                      \
-    {                                                                                         \
-        T s = 0;                                                                              \
-        for (int64_t k = 0; k < dim; ++k) {                                                   \
-            const T d = x[k] - y[k];                                                          \
-            s += d * d;                                                                       \
-        }                                                                                     \
-        return s;                                                                             \
     }                                                                                         \
     /* Population standard deviation of count values (EDR's automatic epsilon), in double. */ \
     TSW_HD double tsw_std_all_##SFX(const T *x, int64_t count)                                \

@@ -112,7 +112,7 @@ static inline T TSW_F(fam_dp_dim)(const TSW_F(fam_ctx) *c, const int64_t dim)
                         i > 1 ? TSW_F(tsw_msm_split_dep)(x, x - step, y, dim, mc) : inf;
                     const T sl =
                         j > 1 ? TSW_F(tsw_msm_split_dep)(y, x, y - step, dim, mc) : inf;
-                    cur[j] = TSW_EDIT_CELL(prev[j - 1] + TSW_F(tsw_msm_move_dep)(x, y, dim),
+                    cur[j] = TSW_EDIT_CELL(prev[j - 1] + TSW_F(tsw_cost_sqeuclidean)(x, y, dim),
                                            prev[j] + su, cur[j - 1] + sl, TSW_MIN);
                 }
             }
@@ -150,16 +150,8 @@ static double TSW_F(fam_pair)(const tsw_params *p, int64_t dim, const tsw__pair 
     int64_t n = pr->n, m = pr->m;
     const int64_t len = (n > m ? n : m) + 1;
     T *prev = (T *)ws, *cur = prev + len, *extra = cur + len;
-    if (TSW_IS_DERIVATIVE(p->measure)) {
-        T *da = extra, *db = da + (n - 2) * dim;
-        TSW_F(tsw_derivative)(a, n, dim, da);
-        TSW_F(tsw_derivative)(b, m, dim, db);
-        extra = db + (m - 2) * dim;
-        a = da;
-        b = db;
-        n -= 2;
-        m -= 2;
-    }
+    if (TSW_IS_DERIVATIVE(p->measure))
+        extra = TSW_F(tsw_derivative_pair)(&a, &n, &b, &m, dim, extra);
     tsw_band band = tsw_band_make(p->window, p->window_radius, p->itakura_max_slope, n, m);
     if (band.swap) {
         const T *t = a;

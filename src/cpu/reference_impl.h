@@ -192,7 +192,7 @@ static T TSW_F(ref_family_dp)(const tsw_params *p, const tsw_band *band, int64_t
                     if (j > 1)
                         sl = TSW_F(tsw_msm_split)(y[0], x[0], y[-step], c);
                 } else {
-                    mv = TSW_F(tsw_msm_move_dep)(x, y, dim);
+                    mv = TSW_F(tsw_cost_sqeuclidean)(x, y, dim);
                     if (i > 1)
                         su = TSW_F(tsw_msm_split_dep)(x, x - step, y, dim, c);
                     if (j > 1)
@@ -257,16 +257,8 @@ static double TSW_F(ref_pair)(const tsw_params *p, int64_t dim, const tsw__pair 
     int64_t n = pr->n, m = pr->m;
     const int64_t len = (n > m ? n : m) + 1;
     T *prev = (T *)ws, *cur = prev + len;
-    if (TSW_IS_DERIVATIVE(p->measure)) {
-        /* the program runs on the derivatives, kept after the two rows */
-        T *da = cur + len, *db = da + (n - 2) * dim;
-        TSW_F(tsw_derivative)(a, n, dim, da);
-        TSW_F(tsw_derivative)(b, m, dim, db);
-        a = da;
-        b = db;
-        n -= 2;
-        m -= 2;
-    }
+    if (TSW_IS_DERIVATIVE(p->measure)) /* the derivatives, kept after the two rows */
+        TSW_F(tsw_derivative_pair)(&a, &n, &b, &m, dim, cur + len);
     tsw_band band = tsw_band_make(p->window, p->window_radius, p->itakura_max_slope, n, m);
     if (band.swap) {
         const T *t = a;
