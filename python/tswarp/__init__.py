@@ -84,6 +84,8 @@ __all__ = [
     "plot",
     "neighbors",
     "cluster",
+    "store",
+    "dask",
     "knn",
     "search",
     "envelope",
@@ -103,7 +105,7 @@ del _f
 def __getattr__(name):
     # tswarp.neighbors (the estimators, with scikit-learn) loads on first use: import tswarp
     # stays light (a command-line call starts in a fraction of a second).
-    if name in ("neighbors", "cluster"):
+    if name in ("neighbors", "cluster", "store", "dask"):
         import importlib
         return importlib.import_module("." + name, __name__)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -265,39 +265,89 @@ def cmd_distance(args) -> int:
     return 0
 
 
+def _blocked(args) -> bool:
+    """Whether tswarp matrix runs block by block (tswarp.store, or tswarp.dask with
+    --scheduler)."""
+    return bool(args.resume or args.scheduler or args.block_size is not None or
+                (args.out is not None and args.out.lower().endswith(".zarr")))
+
+
 def cmd_matrix(args) -> int:
     params = _measure_params(args, args.metric, strict=True)
     if args.condensed and args.y is not None:
         raise UsageError("--condensed applies to one collection (pdist), not to X against Y")
-    _check_out_path("--out", args.out, tuple(tsio.MATRIX_EXTENSIONS), "a .npy or .csv file name")
+    blocked = _blocked(args)
+    if blocked:
+        if args.condensed:
+            raise UsageError("--condensed: the block-by-block matrix (--resume, --block-size, "
+                             "--scheduler, a .zarr --out) is the square form")
+        if args.out is None and not args.scheduler:
+            raise UsageError("--resume and --block-size write block by block: give --out "
+                             "(a .npy file or a .zarr store)")
+        _check_out_path("--out", args.out, (".npy", ".zarr"),
+                        "a .npy file or a .zarr store (block by block)")
+    else:
+        _check_out_path("--out", args.out, tuple(tsio.MATRIX_EXTENSIONS),
+                        "a .npy, .csv or .zarr file name")
     X, _ = _read(args, args.x, "X")
     Y = None
     if args.y is not None:
         Y, _ = _read(args, args.y, "Y")
 
     start = time.perf_counter()
-    if Y is None:
+    if blocked:
+        D, engine = _matrix_blocks(args, X, Y, params)
+    elif Y is None:
         D = tswarp.pdist(X, metric=args.metric, condensed=args.condensed, n_jobs=args.jobs,
                          progress=args.progress, **params)
+    else:
+        D = tswarp.cdist(X, Y, metric=args.metric, n_jobs=args.jobs, progress=args.progress, **params)
+    if Y is None:
         cells = count_cells(_lengths(X))
         what = f"pdist {args.metric}: X {_describe(X)}"
     else:
-        D = tswarp.cdist(X, Y, metric=args.metric, n_jobs=args.jobs, progress=args.progress, **params)
         cells = count_cells(_lengths(X), _lengths(Y))
         what = f"cdist {args.metric}: X {_describe(X)}; Y {_describe(Y)}"
+    if blocked:
+        what += f"; {engine}"
     seconds = time.perf_counter() - start
 
     shape = f"condensed {D.shape[0]}" if D.ndim == 1 else f"{D.shape[0]} x {D.shape[1]}"
     summary = (f"{what}\nmatrix {shape} {D.dtype}, {seconds:.3f} s, {cells:,} cells, "
                f"{_rate(cells, seconds):.3f} Gcells/s")
-    if args.out is not None:
+    if blocked and args.out is not None:
+        print(f"{summary}\nwrote {args.out}")
+    elif args.out is not None:
         tsio.write_matrix(args.out, D)
         print(f"{summary}\nwrote {args.out}")
     else:
         # No --out: the matrix goes to stdout as csv (pipeable), the summary to stderr.
-        sys.stdout.writelines(tsio.csv_lines(D))
+        sys.stdout.writelines(tsio.csv_lines(np.asarray(D)))
         print(summary, file=sys.stderr)
     return 0
+
+
+def _matrix_blocks(args, X, Y, params):
+    """The matrix block by block: on a Dask scheduler (--scheduler), else in this process
+    (tswarp.store); --out with --resume keeps the blocks a previous run finished."""
+    size = args.block_size if args.block_size is not None else 1024
+    kw = dict(params, metric=args.metric, block_size=size, n_jobs=args.jobs)
+    if args.scheduler:
+        try:
+            import tswarp.dask as tdask
+        except ImportError as e:
+            raise UsageError(f"--scheduler: {e}") from None
+        kw.update(out=args.out, resume=args.resume, scheduler=args.scheduler)
+        D = tdask.pdist(X, **kw) if Y is None else tdask.cdist(X, Y, **kw)
+        if args.out is None:
+            D = D.compute(scheduler=tdask._scheduler(args.scheduler))
+        engine = f"blocks of {size} on the Dask scheduler {args.scheduler}"
+    else:
+        import tswarp.store as tstore
+        kw.update(out=args.out, resume=args.resume, progress=args.progress)
+        D = tstore.pdist(X, **kw) if Y is None else tstore.cdist(X, Y, **kw)
+        engine = f"blocks of {size}" + (", resumed" if args.resume else "")
+    return D, engine
 
 
 def _path_csv_lines(path: np.ndarray):
@@ -429,6 +479,19 @@ def _accuracy(pred, y_test) -> float:
     return float(np.mean(pred == y_test))
 
 
+def _knn_dask(args, X_test, X_train, metric, params):
+    """tswarp.dask.knn on the scheduler given by --scheduler: the indices of the k nearest."""
+    try:
+        import tswarp.dask as tdask
+    except ImportError as e:
+        raise UsageError(f"--scheduler: {e}") from None
+    size = args.block_size if args.block_size is not None else 1024
+    D, I = tdask.knn(X_test, X_train, args.k, metric=metric, block_size=size, n_jobs=args.jobs,
+                     **params)
+    _, nearest = tdask._compute(args.scheduler, D, I)
+    return nearest
+
+
 def cmd_knn(args) -> int:
     if (args.train is None) != (args.test is None):
         raise UsageError("give both TRAIN and TEST, or neither to use the shipped GunPoint")
@@ -464,8 +527,11 @@ def cmd_knn(args) -> int:
     for metric in metrics:
         start = time.perf_counter()
         # tswarp.knn: the top k without the matrix (DTW prunes with its lower bounds)
-        _, nearest = tswarp.knn(X_test, X_train, args.k, metric=metric, n_jobs=args.jobs,
-                                progress=args.progress, **params[metric])
+        if args.scheduler:
+            nearest = _knn_dask(args, X_test, X_train, metric, params[metric])
+        else:
+            _, nearest = tswarp.knn(X_test, X_train, args.k, metric=metric, n_jobs=args.jobs,
+                                    progress=args.progress, **params[metric])
         seconds = time.perf_counter() - start
         pred = knn_vote(nearest, y_train)
         accuracy = _accuracy(pred, y_test)
@@ -802,9 +868,20 @@ def build_parser() -> argparse.ArgumentParser:
                        epilog=FORMATS_HELP)
     p.add_argument("x", metavar="X", help="collection of series")
     p.add_argument("y", metavar="Y", nargs="?", help="second collection (cdist of X against Y)")
-    p.add_argument("--out", "-o", metavar="FILE", help="write the matrix to FILE (.npy or .csv)")
+    p.add_argument("--out", "-o", metavar="FILE",
+                   help="write the matrix to FILE (.npy or .csv; a .zarr store is written block "
+                        "by block)")
     p.add_argument("--condensed", action="store_true",
                    help="pdist only: the upper triangle as a vector (scipy's condensed form)")
+    p.add_argument("--block-size", type=_positive_int, metavar="N", dest="block_size",
+                   help="compute and write the matrix in blocks of N x N series (default 1024 "
+                        "when blocks are used: with --resume, --scheduler or a .zarr --out)")
+    p.add_argument("--resume", action="store_true",
+                   help="with --out: keep the blocks an interrupted run of the same job wrote "
+                        "and compute the rest")
+    p.add_argument("--scheduler", metavar="ADDRESS",
+                   help="compute the blocks on this Dask scheduler (tcp://host:8786; needs "
+                        "tswarp[dask]); with --out every worker must see the file")
     _add_batch_options(p)
     _add_input_options(p)
     _add_measure_options(p, allow_all=False)
@@ -863,6 +940,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("train", metavar="TRAIN", nargs="?", help="labelled training collection")
     p.add_argument("test", metavar="TEST", nargs="?", help="labelled test collection")
     p.add_argument("-k", "--k", type=_positive_int, default=1, help="neighbours (default 1)")
+    p.add_argument("--scheduler", metavar="ADDRESS",
+                   help="search on this Dask scheduler (tcp://host:8786; needs tswarp[dask]): "
+                        "blocks of TEST x TRAIN, the top k merged by a tree reduction")
+    p.add_argument("--block-size", type=_positive_int, metavar="N", dest="block_size",
+                   help="with --scheduler: series per block (default 1024)")
     _add_labels_option(p)
     _add_batch_options(p)
     _add_input_options(p)

@@ -16,13 +16,14 @@
  * of windows, since each pick blocks at most two of a set of mutually distant windows. So
  * every thread keeps the windows it computed at or below the threshold, and the threshold
  * is the (2k-1)-th greedy pick of a thread's list (shared: the least of them), compared with
- * a relative slack that covers the running sums' rounding. At the end the kept windows are
+ * the slack of common/search.h that covers the running sums' rounding. At the end the kept windows are
  * recomputed exactly (two-pass mean and std) and selected greedily: the result does not
  * depend on the threads.
  */
 #include "../common/band.h"
 #include "../common/cost.h"
 #include "../common/recurrence.h"
+#include "../common/search.h"
 #include "../internal.h"
 
 #include <stdlib.h>
@@ -43,7 +44,6 @@
 #undef SQRT
 
 #define TSW__CHUNK 16384           /* windows per chunk */
-#define TSW__SEARCH_SLACK 1e-7     /* relative: the running sums' rounding */
 #define TSW__KIM_DIM 16            /* LB_Kim for up to this many channels */
 
 typedef struct tsw__hit {
@@ -56,6 +56,7 @@ typedef struct tsw__search {
     tsw_dtype dt;
     int64_t dim, n, W, r, k, excl;
     int znorm;
+    double slack_abs; /* common/search.h: 0 for raw windows (exact, ties by start) */
     const void *series;
     const double *qz, *qlo, *qhi; /* (n, dim) */
     const double *qls, *qhs;      /* dim 1: qlo, qhi in the order of `order` */
@@ -160,11 +161,11 @@ static void tsw__list_tidy(tsw__search *s, tsw__list *l)
         }
         tau = tsw__tau(s, &ts); /* the pair, read together */
     }
-    double lim = tau * (1 + TSW__SEARCH_SLACK);
+    double lim = tsw_search_limit(tau, s->slack_abs);
     int64_t w = 0;
     for (int64_t i = 0; i < l->n; ++i) {
         const tsw__hit *e = &l->h[i];
-        if (e->d > lim || (e->d == tau && e->start > ts))
+        if (e->d > lim || (!s->znorm && e->d == tau && e->start > ts))
             continue;
         l->h[w++] = *e;
     }
@@ -361,7 +362,7 @@ static int tsw__search_chunk(tsw__search *s, tsw__sws *w, tsw__list *l, int64_t 
         if ((b & 1023) == 0 &&
             tsw__poll_parallel(s->ex, (int)tid, last, &s->done, s->W, &s->status))
             return TSW_OK;
-        const double bsf = tsw__tau_only(s) * (1 + TSW__SEARCH_SLACK);
+        const double bsf = tsw_search_limit(tsw__tau_only(s), s->slack_abs);
         w->mu = w->wmu + b * dim; /* the window's mean and 1 / std (raw: 0 and 1) */
         w->inv = w->winv + b * dim;
         if (tsw__search_kim(s, w, b, bsf) > bsf) {
@@ -441,7 +442,7 @@ static int tsw__search_chunk(tsw__search *s, tsw__sws *w, tsw__list *l, int64_t 
             continue;
         }
         ++l->dtw;
-        double a1 = 0, a2 = 0, f = 1 - TSW__SEARCH_SLACK;
+        double a1 = 0, a2 = 0, f = 1 - TSW_SEARCH_SLACK;
         w->cbc[n] = w->cbr[n] = 0;
         for (int64_t t = n - 1; t >= 0; --t) {
             a1 += w->cq[t];
@@ -608,6 +609,7 @@ int tsw__cpu_search(const tsw_params *params, tsw_dtype dtype, int64_t dim,
     s.k = k;
     s.excl = exclusion;
     s.znorm = znorm;
+    s.slack_abs = tsw_search_slack_abs(znorm, n, dim);
     s.series = series->values;
     s.ex = exec;
     s.tau = HUGE_VAL;
@@ -716,7 +718,7 @@ int tsw__cpu_search(const tsw_params *params, tsw_dtype dtype, int64_t dim,
             tsw__list_tidy(&s, &lists[t]);
             total += lists[t].n;
         }
-        double tau = tsw__tau(&s, &ts), lim = tau * (1 + TSW__SEARCH_SLACK);
+        double tau = tsw__tau(&s, &ts), lim = tsw_search_limit(tau, s.slack_abs);
         int64_t *cand = tsw__malloc((size_t)(total + 1) * sizeof(int64_t)), na = 0;
         if (!cand) {
             rc = TSW_ENOMEM;
@@ -725,7 +727,7 @@ int tsw__cpu_search(const tsw_params *params, tsw_dtype dtype, int64_t dim,
         for (int t = 0; t < nt; ++t)
             for (int64_t i = 0; i < lists[t].n; ++i) {
                 const tsw__hit *e = &lists[t].h[i];
-                if (!(e->d > lim || (e->d == tau && e->start > ts)))
+                if (!(e->d > lim || (!znorm && e->d == tau && e->start > ts)))
                     cand[na++] = e->start;
             }
         rc = tsw__search_exact(params, dtype, dim, qz, n, s.r, series, znorm, exclusion, k, cand,

@@ -12,12 +12,13 @@
  *                threads in global scratch so that their accesses coalesce
  *   select       the windows whose bound is at most the threshold, appended by atomics
  * The threshold is the (2k-1)-th greedy pick of the windows computed so far (cpu/search.c
- * says why that is safe with an exclusion zone), times 1 + slack; it only falls from chunk
+ * says why that is safe with an exclusion zone), raised by common/search.h's slack; it only falls from chunk
  * to chunk. Every window whose DTW is at most the final threshold is a candidate.
  */
 #include "host.cuh"
 #include "common/cost.h"
 #include "common/recurrence.h"
+#include "common/search.h"
 
 #include <stdlib.h>
 
@@ -25,7 +26,6 @@ using namespace tsw__cu;
 
 namespace {
 
-constexpr double kSlack = 1e-7; /* as cpu/search.c: the bounds' and sums' rounding */
 constexpr int kThreads = 256;
 
 struct LbArgs {
@@ -241,6 +241,7 @@ struct Pool {
     Hit *h = nullptr;
     int64_t n = 0, cap = 0;
     int64_t *picks = nullptr;
+    double slack_abs = 0; /* common/search.h */
     ~Pool()
     {
         tsw__free(h);
@@ -297,7 +298,7 @@ struct Pool {
             m *= 4;
         }
         if (t < HUGE_VAL) { /* keep what can still be a candidate (the front is sorted) */
-            const double lim = t * (1 + kSlack);
+            const double lim = tsw_search_limit(t, slack_abs);
             int64_t keep = 0;
             for (int64_t i = 0; i < n; ++i)
                 if (h[i].d <= lim)
@@ -397,6 +398,7 @@ extern "C" int tsw__cuda_search(const tsw_params *params, tsw_dtype dtype, int64
     b_list.p = tsw__malloc((size_t)CW * 8);
     b_out.p = tsw__malloc((size_t)CW * 8);
     pool.picks = (int64_t *)tsw__malloc((size_t)(2 * k) * sizeof(int64_t));
+    pool.slack_abs = tsw_search_slack_abs(znorm, n, dim);
     if ((dtype == TSW_F32 && !b_stage.p) || !b_seed.p || !b_list.p || !b_out.p || !pool.picks)
         return TSW_ENOMEM;
     double *stage = (double *)b_stage.p, *hout = (double *)b_out.p;
@@ -448,7 +450,7 @@ extern "C" int tsw__cuda_search(const tsw_params *params, tsw_dtype dtype, int64
                 return rc;
         st.dtw += grid;
         tau = fmin(tau, pool.tau(k, exclusion));
-        const double thr = tau * (1 + kSlack);
+        const double thr = tsw_search_limit(tau, pool.slack_abs);
         /* the survivors of the bound, then their DTW */
         TSW_CU(cudaMemsetAsync(dcnt, 0, 16, call.stream), "cudaMemset");
         SelArgs sa{dlb, dkim, nw, thr, dlist, dcnt, nw};
@@ -492,7 +494,7 @@ extern "C" int tsw__cuda_search(const tsw_params *params, tsw_dtype dtype, int64
             return rc;
     }
     /* the candidates: every window at or below the final threshold, once */
-    const double lim = tau * (1 + kSlack);
+    const double lim = tsw_search_limit(tau, pool.slack_abs);
     int64_t *res = (int64_t *)tsw__malloc((size_t)(pool.n + 1) * sizeof(int64_t)), nr = 0;
     if (!res)
         return TSW_ENOMEM;

@@ -216,7 +216,7 @@ def test_matrix_errors_write_nothing(tmp_path, capsys, monkeypatch):
     code, _, err = run(capsys, "matrix", X, X, "--condensed")
     assert code == 2 and "--condensed applies to one collection" in err
     code, _, err = run(capsys, "matrix", X, "--out", tmp_path / "D.xlsx")
-    assert code == 2 and "expected a .npy or .csv" in err
+    assert code == 2 and "expected a .npy, .csv or .zarr" in err
     code, _, err = run(capsys, "matrix", X, "--out", tmp_path / "no" / "D.npy")
     assert code == 2 and "does not exist" in err
     code, _, err = run(capsys, "matrix", X, "--metric", "twed", "--nu", "-1", "--out", tmp_path / "D.npy")

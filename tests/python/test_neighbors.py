@@ -205,6 +205,27 @@ def test_search_equals_brute_force(rng):
         np.testing.assert_allclose(d, bd, rtol=1e-9, atol=1e-9, err_msg=what)
 
 
+def test_search_exact_repeats_tie_at_zero(rng):
+    """A query found verbatim many times: every repeat's exact distance is 0, the running
+    sums' z-normalisation puts some a few ulps above it. The pruning limit once was purely
+    relative (0 at a threshold of 0) and dropped repeats that tie the best: the matches must
+    be the repeats with the smallest starts, as a brute force orders them."""
+    period = int(rng.integers(20, 60))
+    s = np.tile(np.sin(np.linspace(0, 2 * np.pi, period, endpoint=False))
+                + rng.normal(size=period) * 0.1, 60)[:, None]
+    q = s[:period].copy()
+    for k, excl in ((4, 3), (12, 1), (5, period)):
+        for n_jobs in (1, 2):
+            st, d = tswarp.search(q, s, k, exclusion=excl, n_jobs=n_jobs, layout=CL)
+            bs, bd = brute_search(q, s, k, excl, True)
+            what = f"seed={rng.seed} k={k} exclusion={excl}"
+            np.testing.assert_array_equal(st, bs, err_msg=what)
+            np.testing.assert_array_equal(d, bd, err_msg=what)
+    if tswarp.info()["cuda_devices"]:
+        st, d = tswarp.search(q, s, 6, exclusion=2, device="cuda", layout=CL)
+        np.testing.assert_array_equal(st, brute_search(q, s, 6, 2, True)[0])
+
+
 def test_search_finds_a_planted_pattern_across_chunks(rng):
     s = rng.standard_normal(100_000).cumsum()
     q = s[70_000:70_128] * 3.0 + 5.0  # z-normalisation removes scale and offset
