@@ -257,7 +257,22 @@ typedef struct tsw_exec {
                        for GPU arrays). A caller-owned workspace must then not be used by
                        another stream before that point. A progress callback makes the call
                        wait at each report. */
+    /* Several GPUs (host-memory cdist, pdist, paired and knn; every other call runs on
+     * device_index alone): n_devices >= 2 with devices[0..n_devices) distinct CUDA ordinals,
+     * or n_devices = TSW_ALL_DEVICES for every GPU the process sees; 0 or 1 (the default 0):
+     * device_index alone. The work is cut into tiles (cdist, paired, knn: blocks of rows;
+     * pdist: blocks of the triangle, each computed once) balanced by cells, largest first,
+     * that one host thread per device takes from a shared queue; the values are one GPU's,
+     * bit for bit. The progress callback is called from the calling thread with the
+     * devices' work summed, and stops them all; the first device to fail (out of memory,
+     * lost) stops the others and its status is the call's, with its detail; each device
+     * frees its memory. With TSW_DEVICE_AUTO the devices serve the calls that AUTO sends to
+     * the GPU. cuda_stream and cuda_workspace must be NULL (each device uses its own). */
+    const int *devices;
+    int n_devices;
 } tsw_exec;
+
+#define TSW_ALL_DEVICES (-1)
 
 TSW_EXPORT void tsw_exec_default(tsw_exec *exec);
 

@@ -299,7 +299,8 @@ static int tsw__cdist(const tsw_params *params, tsw_dtype dtype, int64_t dim, co
     if (ex.device == TSW_DEVICE_CUDA ||
         (ex.device == TSW_DEVICE_AUTO &&
          tsw__cuda_auto(&ex, tsw__cells(x) * tsw__cells(y) * (double)dim))) {
-        rc = tsw__cuda_cdist(params, dtype, dim, x, y, out, &ex);
+        rc = tsw__multi(&ex) ? tsw__multi_cdist(params, dtype, dim, x, y, out, &ex)
+                             : tsw__cuda_cdist(params, dtype, dim, x, y, out, &ex);
         if (!tsw__cuda_fallback(&ex, rc))
             return rc;
     }
@@ -335,7 +336,8 @@ static int tsw__pdist(const tsw_params *params, tsw_dtype dtype, int64_t dim, co
     if (ex.device == TSW_DEVICE_CUDA ||
         (ex.device == TSW_DEVICE_AUTO &&
          tsw__cuda_auto(&ex, 0.5 * tsw__cells(x) * tsw__cells(x) * (double)dim))) {
-        rc = tsw__cuda_pdist(params, dtype, dim, x, layout, out, &ex);
+        rc = tsw__multi(&ex) ? tsw__multi_pdist(params, dtype, dim, x, layout, out, &ex)
+                             : tsw__cuda_pdist(params, dtype, dim, x, layout, out, &ex);
         if (!tsw__cuda_fallback(&ex, rc))
             return rc;
     }
@@ -370,7 +372,8 @@ static int tsw__paired(const tsw_params *params, tsw_dtype dtype, int64_t dim, c
     if (ex.device == TSW_DEVICE_CUDA ||
         (ex.device == TSW_DEVICE_AUTO &&
          tsw__cuda_auto(&ex, tsw__cells(x) * tsw__cells(y) / (double)x->count * (double)dim))) {
-        rc = tsw__cuda_paired(params, dtype, dim, x, y, out, &ex);
+        rc = tsw__multi(&ex) ? tsw__multi_paired(params, dtype, dim, x, y, out, &ex)
+                             : tsw__cuda_paired(params, dtype, dim, x, y, out, &ex);
         if (!tsw__cuda_fallback(&ex, rc))
             return rc;
     }

@@ -458,6 +458,34 @@ int tsw__cuda_shapelet_distances(const tsw__shp_gpu_data *S, const double *thres
                                  int64_t *count, const tsw_exec *exec);
 #endif
 
+/* ---- several GPUs in one call (multi.c) ---------------------------------------------- */
+#define TSW__MAX_DEVICES 64
+
+/* Whether exec asks for several devices (n_devices >= 2 or TSW_ALL_DEVICES). */
+static inline int tsw__multi(const tsw_exec *ex)
+{
+    return ex->n_devices >= 2 || ex->n_devices == TSW_ALL_DEVICES;
+}
+
+#ifdef TSWARP_WITH_CUDA
+int tsw__multi_cdist(const tsw_params *params, tsw_dtype dtype, int64_t dim,
+                     const tsw_collection *x, const tsw_collection *y, void *out,
+                     const tsw_exec *ex);
+int tsw__multi_pdist(const tsw_params *params, tsw_dtype dtype, int64_t dim,
+                     const tsw_collection *x, tsw_pdist_layout layout, void *out,
+                     const tsw_exec *ex);
+int tsw__multi_paired(const tsw_params *params, tsw_dtype dtype, int64_t dim,
+                      const tsw_collection *x, const tsw_collection *y, void *out,
+                      const tsw_exec *ex);
+/* knn_one: the one-device knn of neighbors.c, run on each device's block of queries. */
+typedef int (*tsw__knn_fn)(const tsw_params *params, tsw_dtype dtype, int64_t dim,
+                           const tsw_collection *q, const tsw_collection *x, int64_t k,
+                           void *distance, int64_t *index, const tsw_exec *ex);
+int tsw__multi_knn(const tsw_params *params, tsw_dtype dtype, int64_t dim,
+                   const tsw_collection *q, const tsw_collection *x, int64_t k, void *distance,
+                   int64_t *index, const tsw_exec *ex, tsw__knn_fn knn_one);
+#endif
+
 /* Thread-local detail of the last failure (api.c); printf-like. */
 void tsw__set_detail(const char *fmt, ...);
 void tsw__clear_detail(void);

@@ -192,6 +192,21 @@ out:
 }
 #endif
 
+#ifdef TSWARP_WITH_CUDA
+/* knn on one GPU: the pruned DTW kernels, else the batch kernels over tiles of x. */
+static int tsw__knn_gpu(const tsw_params *params, tsw_dtype dtype, int64_t dim,
+                        const tsw_collection *q, const tsw_collection *x, int64_t k,
+                        void *distance, int64_t *index, const tsw_exec *ex)
+{
+    int rc = tsw__cuda_knn_dtw(params, dtype, dim, q, x, k, distance, index, ex);
+    if (rc == TSW_ENOTSUP) {
+        tsw__clear_detail();
+        rc = tsw__knn_cuda(params, dtype, dim, q, x, k, distance, index, ex);
+    }
+    return rc;
+}
+#endif
+
 static int tsw__knn(const tsw_params *params, tsw_dtype dtype, int64_t dim,
                     const tsw_collection *q, const tsw_collection *x, int64_t k,
                     void *distance, int64_t *index, const tsw_exec *ex)
@@ -204,7 +219,10 @@ static int tsw__knn(const tsw_params *params, tsw_dtype dtype, int64_t dim,
         if (!q->lengths && !x->lengths && !q->offsets && !x->offsets &&
             tsw__cuda_auto(ex, 0.1 * (double)q->count * (double)q->length * (double)x->count *
                                    (double)x->length * (double)dim)) {
-            int rc = tsw__cuda_knn_dtw(params, dtype, dim, q, x, k, distance, index, ex);
+            int rc = tsw__multi(ex) ? tsw__multi_knn(params, dtype, dim, q, x, k, distance,
+                                                     index, ex, tsw__knn_gpu)
+                                    : tsw__cuda_knn_dtw(params, dtype, dim, q, x, k, distance,
+                                                        index, ex);
             if (rc != TSW_ENOTSUP && !tsw__cuda_fallback(ex, rc))
                 return rc;
             tsw__clear_detail();
@@ -214,9 +232,9 @@ static int tsw__knn(const tsw_params *params, tsw_dtype dtype, int64_t dim,
     if (ex->device == TSW_DEVICE_CUDA ||
         (ex->device == TSW_DEVICE_AUTO && params->measure != TSW_DTW &&
          tsw__cuda_auto(ex, (double)q->count * (double)x->count * (double)dim * 1024.0))) {
-        int rc = tsw__cuda_knn_dtw(params, dtype, dim, q, x, k, distance, index, ex);
-        if (rc == TSW_ENOTSUP)
-            rc = tsw__knn_cuda(params, dtype, dim, q, x, k, distance, index, ex);
+        int rc = tsw__multi(ex) ? tsw__multi_knn(params, dtype, dim, q, x, k, distance, index,
+                                                 ex, tsw__knn_gpu)
+                                : tsw__knn_gpu(params, dtype, dim, q, x, k, distance, index, ex);
         if (!tsw__cuda_fallback(ex, rc))
             return rc;
     }

@@ -184,6 +184,29 @@ int tsw__check_exec(const tsw_exec *e)
         return TSW_EINVAL;
     if (e->cuda_async != 0 && e->cuda_async != 1)
         return TSW_EINVAL;
+    if (e->n_devices < TSW_ALL_DEVICES || e->n_devices > TSW__MAX_DEVICES) {
+        tsw__set_detail("n_devices must be TSW_ALL_DEVICES (-1), 0, 1 or a count of devices up "
+                        "to %d, got %d", TSW__MAX_DEVICES, e->n_devices);
+        return TSW_EINVAL;
+    }
+    if (e->n_devices >= 2) {
+        if (!e->devices) {
+            tsw__set_detail("n_devices is %d but devices is NULL", e->n_devices);
+            return TSW_EINVAL;
+        }
+        for (int i = 0; i < e->n_devices; ++i) {
+            if (e->devices[i] < 0) {
+                tsw__set_detail("devices[%d] is %d: device ordinals are >= 0", i, e->devices[i]);
+                return TSW_EINVAL;
+            }
+            for (int j = 0; j < i; ++j)
+                if (e->devices[j] == e->devices[i]) {
+                    tsw__set_detail("devices[%d] and devices[%d] are both device %d", j, i,
+                                    e->devices[i]);
+                    return TSW_EINVAL;
+                }
+        }
+    }
 #ifndef TSWARP_WITH_CUDA
     if (e->device == TSW_DEVICE_CUDA)
         return TSW_ENODEV;

@@ -26,6 +26,7 @@ static const char *const kw_names[K_COUNT] = {
 };
 static PyObject *kw_str[K_COUNT]; /* interned */
 
+#define TSW__PY_MAX_DEVICES 64
 #define BIT(k) (1ull << (k))
 /* Parameters each measure owns; a metric's parameters given to another metric are errors. */
 #define M_WINDOWS (BIT(K_WINDOW) | BIT(K_RADIUS) | BIT(K_ITAKURA))
@@ -543,16 +544,130 @@ static int cuda_count(void)
     return cuda_count_cached;
 }
 
-/* device: "auto" | "cpu" | "cuda" | "cuda:N" (None = "auto"). An explicit CUDA request is
- * checked here so the error says whether the backend or the GPU is missing. *explicit_index
- * gets N for "cuda:N", else -1 (GPU arrays must live on that GPU). */
+/* The device list of a call naming several GPUs (tsw_exec.devices points here until the call
+ * returns; one call at a time per thread). */
+static _Thread_local int device_list[TSW__PY_MAX_DEVICES];
+
+/* One CUDA ordinal from "cuda:N" text (s points after "cuda:"), or -1. */
+static long parse_ordinal(const char *d)
+{
+    long index = 0;
+    if (!*d)
+        return -1;
+    for (; *d; ++d)
+        if (*d < '0' || *d > '9' || index > 1000000)
+            return -1;
+        else
+            index = index * 10 + (*d - '0');
+    return index;
+}
+
+static int check_cuda(PyObject *o)
+{
+    if (!tsw_has_cuda()) {
+        PyErr_Format(NoDeviceError,
+                     "device=%R: this tswarp was built without the CUDA backend", o);
+        return -1;
+    }
+    if (cuda_count() == 0) {
+        PyErr_Format(NoDeviceError, "device=%R: no CUDA GPU was found (is the driver loaded?)",
+                     o);
+        return -1;
+    }
+    return 0;
+}
+
+static int bad_device(PyObject *o)
+{
+    PyErr_Format(PyExc_ValueError,
+                 "device must be 'auto', 'cpu', 'cuda', 'cuda:N', 'cuda:all' or a list of GPUs "
+                 "('cuda:N' or N), got %R", o);
+    return -1;
+}
+
+/* device=[...]: several GPUs, each 'cuda:N' or an int N, distinct. */
+static int parse_device_list(PyObject *o, tsw_exec *ex, int *explicit_index)
+{
+    PyObject *seq = PySequence_Fast(o, "device");
+    if (!seq)
+        return -1;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    int rc = -1;
+    if (n < 1 || n > TSW__PY_MAX_DEVICES) {
+        PyErr_Format(PyExc_ValueError, "device: a list of 1 to %d GPUs, got %zd entries",
+                     TSW__PY_MAX_DEVICES, n);
+        goto out;
+    }
+    for (Py_ssize_t i = 0; i < n; ++i) {
+        PyObject *item = PySequence_Fast_GET_ITEM(seq, i);
+        long index = -1;
+        if (PyLong_Check(item) && !PyBool_Check(item)) {
+            index = PyLong_AsLong(item);
+            if (index == -1 && PyErr_Occurred())
+                goto out;
+        } else if (PyUnicode_Check(item)) {
+            const char *s = PyUnicode_AsUTF8(item);
+            if (!s)
+                goto out;
+            if (strncmp(s, "cuda:", 5) == 0)
+                index = parse_ordinal(s + 5);
+        } else {
+            PyErr_Format(PyExc_TypeError, "device[%zd] must be 'cuda:N' or an int, got %s", i,
+                         Py_TYPE(item)->tp_name);
+            goto out;
+        }
+        if (index < 0) {
+            PyErr_Format(PyExc_ValueError, "device[%zd] must be 'cuda:N' or an int N >= 0, got %R",
+                         i, item);
+            goto out;
+        }
+        if (index > 1000000) {
+            PyErr_Format(NoDeviceError, "device[%zd]=%R: no such CUDA device", i, item);
+            goto out;
+        }
+        for (Py_ssize_t j = 0; j < i; ++j)
+            if (device_list[j] == (int)index) {
+                PyErr_Format(PyExc_ValueError, "device: GPU %ld is listed twice", index);
+                goto out;
+            }
+        device_list[i] = (int)index;
+    }
+    if (check_cuda(o))
+        goto out;
+    for (Py_ssize_t i = 0; i < n; ++i)
+        if (device_list[i] >= cuda_count_cached) {
+            PyErr_Format(NoDeviceError, "device[%zd]=%R: only %d CUDA device(s) found", i,
+                         PySequence_Fast_GET_ITEM(seq, i), cuda_count_cached);
+            goto out;
+        }
+    ex->device = TSW_DEVICE_CUDA;
+    ex->device_index = device_list[0];
+    if (n >= 2) {
+        ex->devices = device_list;
+        ex->n_devices = (int)n;
+    }
+    *explicit_index = device_list[0];
+    rc = 0;
+out:
+    Py_DECREF(seq);
+    return rc;
+}
+
+/* device: "auto" | "cpu" | "cuda" | "cuda:N" | "cuda:all" | a list of GPUs (None = "auto").
+ * An explicit CUDA request is checked here so the error says whether the backend or the GPU
+ * is missing. *explicit_index gets N for "cuda:N" (the first of a list), else -1 (GPU arrays
+ * must live on that GPU). Several GPUs: cdist, pdist, paired and knn share their work among
+ * them (tsw_exec.n_devices); the other calls run on the first. */
 static int parse_device(PyObject *o, tsw_exec *ex, int *explicit_index)
 {
     *explicit_index = -1;
     if (!given(o))
         return 0;
+    if (PyList_Check(o) || PyTuple_Check(o))
+        return parse_device_list(o, ex, explicit_index);
     if (!PyUnicode_Check(o)) {
-        PyErr_Format(PyExc_TypeError, "device must be a str, got %s", Py_TYPE(o)->tp_name);
+        PyErr_Format(PyExc_TypeError, "device must be a str or a list of GPUs, got %s",
+                     Py_TYPE(o)->tp_name);
         return -1;
     }
     const char *s = PyUnicode_AsUTF8(o);
@@ -568,29 +683,16 @@ static int parse_device(PyObject *o, tsw_exec *ex, int *explicit_index)
     }
     long index = 0;
     if (strncmp(s, "cuda", 4) != 0)
-        goto bad;
-    if (s[4] == ':') {
-        const char *d = s + 5;
-        if (!*d)
-            goto bad;
-        for (; *d; ++d)
-            if (*d < '0' || *d > '9' || index > 1000000)
-                goto bad;
-            else
-                index = index * 10 + (*d - '0');
-    } else if (s[4]) {
-        goto bad;
+        return bad_device(o);
+    int all = strcmp(s, "cuda:all") == 0;
+    if (s[4] == ':' && !all) {
+        if ((index = parse_ordinal(s + 5)) < 0)
+            return bad_device(o);
+    } else if (s[4] && !all) {
+        return bad_device(o);
     }
-    if (!tsw_has_cuda()) {
-        PyErr_Format(NoDeviceError,
-                     "device=%R: this tswarp was built without the CUDA backend", o);
+    if (check_cuda(o))
         return -1;
-    }
-    if (cuda_count() == 0) {
-        PyErr_Format(NoDeviceError, "device=%R: no CUDA GPU was found (is the driver loaded?)",
-                     o);
-        return -1;
-    }
     if (index >= cuda_count_cached) {
         PyErr_Format(NoDeviceError, "device=%R: only %d CUDA device(s) found", o,
                      cuda_count_cached);
@@ -598,12 +700,11 @@ static int parse_device(PyObject *o, tsw_exec *ex, int *explicit_index)
     }
     ex->device = TSW_DEVICE_CUDA;
     ex->device_index = (int)index;
-    if (s[4] == ':')
+    if (all && cuda_count_cached >= 2)
+        ex->n_devices = TSW_ALL_DEVICES;
+    if (s[4] == ':' && !all)
         *explicit_index = (int)index;
     return 0;
-bad:
-    PyErr_Format(PyExc_ValueError, "device must be 'auto', 'cpu', 'cuda' or 'cuda:N', got %R", o);
-    return -1;
 }
 
 static int build_exec(PyObject **slot, tsw_exec *ex, int *explicit_index)
@@ -843,7 +944,10 @@ static int progress_trampoline(void *user, int64_t done, int64_t total)
     "    CUDA tensors, any __cuda_array_interface__ or DLPack CUDA array) are computed\n"   \
     "    in place on the GPU they live on, on their library's current stream: 'auto'\n"    \
     "    and 'cuda' use that GPU, 'cuda:N' must name it, 'cpu' is a ValueError, and so\n"  \
-    "    is a host argument beside GPU ones.\n"
+    "    is a host argument beside GPU ones. Several GPUs: 'cuda:all' or a list\n"          \
+    "    (['cuda:0', 'cuda:1'] or [0, 1]): cdist, pdist, paired and knn of host inputs\n"  \
+    "    share their work among them (tiles balanced by cells, one host thread a\n"         \
+    "    device, the values of one GPU bit for bit); the other calls run on the first.\n"
 
 #define DOC_RAISES                                                                          \
     "Raises\n"                                                                               \

@@ -100,10 +100,14 @@ def _int_at_least(minimum: int, what: str):
     return parse
 
 
-def _device(text: str) -> str:
-    """``--device``: auto, cpu, cuda or cuda:N (checked here; availability by tswarp)."""
-    if not re.fullmatch(r"auto|cpu|cuda(:[0-9]+)?", text):
-        raise argparse.ArgumentTypeError(f"expected auto, cpu, cuda or cuda:N, got {text!r}")
+def _device(text: str):
+    """``--device``: auto, cpu, cuda, cuda:N, cuda:all or cuda:N,M,... (several GPUs share
+    the batch work; checked here, availability by tswarp)."""
+    if not re.fullmatch(r"auto|cpu|cuda(:([0-9]+(,[0-9]+)*|all))?", text):
+        raise argparse.ArgumentTypeError(
+            f"expected auto, cpu, cuda, cuda:N, cuda:all or cuda:N,M,..., got {text!r}")
+    if "," in text:
+        return [f"cuda:{i}" for i in text[5:].split(",")]
     return text
 
 
@@ -789,7 +793,7 @@ def _add_measure_options(p: argparse.ArgumentParser, allow_all: bool) -> None:
     g.add_argument("--c", type=float, help="[msm] split/merge cost (default 1.0)")
     g.add_argument("--dependent", action="store_true",
                    help="[msm] the dependent multivariate form (default: independent)")
-    g.add_argument("--device", type=_device, default="auto", metavar="{auto,cpu,cuda,cuda:N}",
+    g.add_argument("--device", type=_device, default="auto", metavar="{auto,cpu,cuda,cuda:N,cuda:all}",
                    help="where to compute (default auto: a GPU when tswarp was built with CUDA, "
                         "one is found and the work is large enough; else the CPU)")
 
@@ -925,7 +929,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--plot", metavar="PNG",
                    help="draw the accumulated-cost matrix with the path and the series (.png, "
                         ".pdf, .svg); with --segmental the fragments' boundaries too")
-    p.add_argument("--device", type=_device, default="auto", metavar="{auto,cpu,cuda,cuda:N}",
+    p.add_argument("--device", type=_device, default="auto", metavar="{auto,cpu,cuda,cuda:N,cuda:all}",
                    help="where to compute (default auto)")
     _add_batch_options(p)
     _add_input_options(p)
@@ -991,7 +995,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--plot", metavar="PNG",
                    help="draw the model's shapelets on the first TEST series (.png, .pdf, .svg)")
     _add_labels_option(p)
-    p.add_argument("--device", type=_device, default="auto", metavar="{auto,cpu,cuda,cuda:N}",
+    p.add_argument("--device", type=_device, default="auto", metavar="{auto,cpu,cuda,cuda:N,cuda:all}",
                    help="where to compute (default auto)")
     _add_batch_options(p)
     _add_input_options(p)

@@ -619,6 +619,33 @@ static void test_exec(void)
     EXPECT_ALL(TSW_OK, &p, &e);
     e.cuda_async = 1; /* read by *_device calls only */
     EXPECT_ALL(TSW_OK, &p, &e);
+
+    /* several devices: a malformed list is refused by every call, whatever the device */
+    int dup[2] = {1, 1}, neg[3] = {0, -1, 2}, ok[2] = {1, 0};
+    tsw_exec_default(&e);
+    e.n_devices = -2;
+    EXPECT_ALL(TSW_EINVAL, &p, &e);
+    e.n_devices = 65; /* more than TSW__MAX_DEVICES */
+    e.devices = ok;
+    EXPECT_ALL(TSW_EINVAL, &p, &e);
+    e.n_devices = 2;
+    e.devices = NULL;
+    EXPECT_ALL(TSW_EINVAL, &p, &e);
+    e.devices = dup;
+    EXPECT_ALL(TSW_EINVAL, &p, &e);
+    e.n_devices = 3;
+    e.devices = neg;
+    EXPECT_ALL(TSW_EINVAL, &p, &e);
+    /* a valid list on the CPU is not used */
+    e.device = TSW_DEVICE_CPU;
+    e.n_devices = 2;
+    e.devices = ok;
+    EXPECT_ALL(TSW_OK, &p, &e);
+    e.n_devices = TSW_ALL_DEVICES;
+    EXPECT_ALL(TSW_OK, &p, &e);
+    e.device = TSW_DEVICE_CUDA;
+    if (!tsw_has_cuda())
+        EXPECT_ALL(TSW_ENODEV, &p, &e);
 }
 
 /* Issue 36 (hostile probe): huge thread counts run clamped to the processors in every

@@ -26,7 +26,7 @@
  *   TSWARP_TEST_SEED=N        the random seed
  *   TSWARP_GPU_TEST_ONLY=a,b  run only these sections, TSWARP_GPU_TEST_SKIP=a,b all but
  *                             these: info pairs long batch device faults oom leak threads
- *                             progress cache
+ *                             progress cache multi
  *   TSWARP_GPU_DEVICE=k       the device ordinal (default 0)
  * Lines starting with "[gpu]" summarise the run (sections, times, largest differences).
  */
@@ -38,6 +38,7 @@
 #include <cuda_runtime_api.h>
 
 #define SKIP_CODE 77
+#define TSW__TEST_MAX_DEV 64
 #define SENTINEL 0x5A
 #define LN3 1.0986122886681098
 #define TSW_LONG_CELLS ((int64_t)1 << 22) /* src/cuda/kernels.h: TSW__LONG_PAIR_MIN_CELLS */
@@ -1935,6 +1936,167 @@ static void test_progress(tsw_t_rng *r)
     tc_free(&x2);
 }
 
+/* ---- section: several GPUs in one call (tsw_exec.n_devices) ---------------------------------- */
+
+/* The call `op` (0 cdist, 1 pdist FULL, 2 pdist CONDENSED, 3 paired, 4 knn) with exec e. */
+static int multi_call(int op, const tsw_params *p, tsw_dtype dt, const tcoll *x, const tcoll *y,
+                      int64_t k, void *out, int64_t *index, const tsw_exec *e)
+{
+    tsw_collection cx = tc_view(x, dt), cy = tc_view(y, dt);
+    switch (op) {
+    case 0:
+        return tsw_cdist(p, dt, x->dim, &cx, &cy, out, e);
+    case 1:
+    case 2:
+        return tsw_pdist(p, dt, x->dim, &cx, (tsw_pdist_layout)(op - 1), out, e);
+    case 3:
+        return tsw_paired(p, dt, x->dim, &cx, &cy, out, e);
+    default:
+        return tsw_knn(p, dt, x->dim, &cx, &cy, k, out, index, e);
+    }
+}
+
+static void test_multi(tsw_t_rng *r)
+{
+    int count = 0;
+    CHECK_RC(tsw_cuda_device_count(&count), TSW_OK);
+    /* the lists to try: every device (one thread when there is one GPU: the tiles, the queue
+     * and the copies of a pdist's blocks are all there), and with two or more GPUs the
+     * devices in reverse order */
+    int rev[TSW__TEST_MAX_DEV], nrev = count < TSW__TEST_MAX_DEV ? count : TSW__TEST_MAX_DEV;
+    for (int i = 0; i < nrev; ++i)
+        rev[i] = nrev - 1 - i;
+    const int iters = g_quick ? 8 : 40;
+    static const char *const OPS[5] = {"cdist", "pdist FULL", "pdist CONDENSED", "paired",
+                                       "knn"};
+    long mismatches = 0;
+    for (int it = 0; it < iters; ++it) {
+        tsw_measure m = (tsw_measure)(it % 3);
+        tsw_dtype dt = (tsw_dtype)tsw_t_int(r, 0, 1);
+        int64_t dim = DIMS[tsw_t_int(r, 0, 2)];
+        int64_t hi = g_quick ? 40 : (int64_t)tsw_t_int(r, 8, 160), lo = hi / 4 + 1;
+        int64_t nx = tsw_t_int(r, 1, g_quick ? 30 : 220), ny = tsw_t_int(r, 1, g_quick ? 30 : 180);
+        tsw_params p;
+        int times;
+        random_params(r, &p, m, &times);
+        int zeros = m == TSW_DTW && p.cost == TSW_COST_COSINE;
+        tcoll x = tc_random(r, nx, dim, lo, hi, (int)tsw_t_int(r, 0, 2), KIND_WALK, times, zeros);
+        tcoll y = tc_random(r, ny, dim, lo, hi, (int)tsw_t_int(r, 0, 2), KIND_WALK, times, zeros);
+        tcoll yp = tc_random(r, nx, dim, lo, hi, (int)tsw_t_int(r, 0, 2), KIND_WALK, times, zeros);
+        int64_t k = tsw_t_int(r, 1, ny < 5 ? ny : 5);
+        size_t n_out = (size_t)(nx * (nx > ny ? nx : ny) + 1);
+        void *one = malloc(n_out * esz(dt)), *many = malloc(n_out * esz(dt));
+        int64_t *ione = malloc(n_out * sizeof(int64_t)), *imany = malloc(n_out * sizeof(int64_t));
+        for (int op = 0; op < 5; ++op) {
+            const tcoll *py = op == 3 ? &yp : &y;
+            size_t n = op == 0 ? (size_t)(nx * ny)
+                       : op == 1 ? (size_t)(nx * nx)
+                       : op == 2 ? (size_t)(nx * (nx - 1) / 2)
+                       : op == 3 ? (size_t)nx
+                                 : (size_t)(nx * k);
+            tsw_exec e = exec_on(TSW_DEVICE_CUDA);
+            int rc1 = multi_call(op, &p, dt, &x, py, k, one, ione, &e);
+            for (int l = 0; l < (nrev >= 2 ? 2 : 1); ++l) {
+                tsw_exec em = exec_on(TSW_DEVICE_CUDA);
+                if (l == 0) {
+                    em.n_devices = TSW_ALL_DEVICES;
+                } else {
+                    em.n_devices = nrev;
+                    em.devices = rev;
+                }
+                memset(many, SENTINEL, n_out * esz(dt));
+                int rc2 = multi_call(op, &p, dt, &x, py, k, many, imany, &em);
+                CHECK_RC(rc2, rc1);
+                if (rc1 != TSW_OK || rc2 != TSW_OK)
+                    continue;
+                int same = memcmp(one, many, n * esz(dt)) == 0 &&
+                           (op != 4 || memcmp(ione, imany, n * sizeof(int64_t)) == 0);
+                if (!CHECK(same)) {
+                    ++mismatches;
+                    TSW_T_NOTE("  %s %s %s, %" PRId64 " x %" PRId64 " dim %" PRId64
+                               ": several devices (list %d) differ from one\n",
+                               OPS[op], MNAME[m], dt == TSW_F32 ? "f32" : "f64", nx, ny, dim, l);
+                }
+            }
+        }
+        free(one);
+        free(many);
+        free(ione);
+        free(imany);
+        tc_free(&x);
+        tc_free(&y);
+        tc_free(&yp);
+    }
+
+    /* progress from the calling thread, summed over the devices, and Ctrl-C */
+    const int64_t n = g_quick ? 96 : 2048, len = g_quick ? 64 : 256;
+    tcoll x = tc_random(r, n, 1, len, len, LAYOUT_PACKED, KIND_WALK, 0, 0);
+    tsw_collection c = tc_view(&x, TSW_F32);
+    tsw_params p;
+    tsw_params_default(&p, TSW_DTW);
+    float *out = malloc(sizeof(float) * (size_t)(n * n));
+    for (int cancel = 0; cancel < 2; ++cancel) {
+        recorder rec;
+        memset(&rec, 0, sizeof(rec));
+        rec.caller = pthread_self();
+        rec.last_done = rec.total = -1;
+        rec.cancel_at_call = cancel;
+        tsw_exec e = exec_on(TSW_DEVICE_CUDA);
+        e.n_devices = TSW_ALL_DEVICES;
+        e.progress = record_cb;
+        e.progress_user = &rec;
+        double t0 = tsw_t_seconds();
+        int rc = tsw_cdist(&p, TSW_F32, 1, &c, &c, out, &e);
+        double t1 = tsw_t_seconds();
+        CHECK(!rec.wrong_thread);
+        CHECK(!rec.decreasing);
+        CHECK(!rec.over_total);
+        if (cancel) {
+            CHECK_RC(rc, TSW_ECANCELED);
+            CHECK(rec.cancelled);
+            CHECK(t1 - rec.cancel_time < (g_quick ? 20.0 : 1.0));
+        } else {
+            CHECK_RC(rc, TSW_OK);
+            CHECK_EQ(rec.total, n * n);
+            CHECK_EQ(rec.last_done, n * n);
+        }
+        printf("[gpu]   multi %s: cdist %" PRId64 " x len %" PRId64 " on %d device(s): %.3f s, "
+               "%" PRId64 " callbacks%s\n",
+               cancel ? "cancel" : "progress", n, len, count, t1 - t0, rec.calls,
+               cancel ? "" : "");
+    }
+    /* the devices work after the cancellation */
+    tcoll s = tc_random(r, 10, 1, 30, 60, LAYOUT_RAGGED, KIND_WALK, 0, 0);
+    CHECK_CDIST(&p, TSW_F32, &s, &s);
+    tc_free(&s);
+
+    /* refused lists */
+    {
+        tsw_exec e = exec_on(TSW_DEVICE_CUDA);
+        int bad[2] = {0, count}; /* an ordinal past the last device */
+        e.n_devices = 2;
+        e.devices = bad;
+        CHECK_RC(tsw_cdist(&p, TSW_F32, 1, &c, &c, out, &e), TSW_ENODEV);
+        CHECK(strstr(tsw_last_error_detail(), "devices[1]") != NULL);
+        int twice[2] = {0, 0};
+        e.devices = twice;
+        CHECK_RC(tsw_cdist(&p, TSW_F32, 1, &c, &c, out, &e), TSW_EINVAL);
+        e.devices = NULL;
+        CHECK_RC(tsw_cdist(&p, TSW_F32, 1, &c, &c, out, &e), TSW_EINVAL);
+        e.n_devices = -2;
+        CHECK_RC(tsw_cdist(&p, TSW_F32, 1, &c, &c, out, &e), TSW_EINVAL);
+        e.n_devices = TSW_ALL_DEVICES;
+        int dummy = 0;
+        e.cuda_workspace = &dummy;
+        e.cuda_workspace_bytes = 4;
+        CHECK_RC(tsw_cdist(&p, TSW_F32, 1, &c, &c, out, &e), TSW_EINVAL);
+    }
+    printf("[gpu]   multi: %d device(s) visible, %ld mismatches against one device\n", count,
+           mismatches);
+    free(out);
+    tc_free(&x);
+}
+
 /* ---- main -------------------------------------------------------------------------------- */
 
 /* ---- section: tswarp's memory pool ----------------------------------------------------------- */
@@ -2118,6 +2280,7 @@ int main(int argc, char **argv)
         {"threads", test_threads},
         {"progress", test_progress},
         {"cache", test_cache},
+        {"multi", test_multi},
     };
     for (size_t k = 0; k < sizeof(sections) / sizeof(sections[0]); ++k) {
         if (!want(sections[k].name))

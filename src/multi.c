@@ -1,0 +1,549 @@
+/*
+ * Several GPUs in one call (tsw_exec.n_devices, tsw_exec.devices): cdist, pdist, paired and
+ * knn over host memory, their work cut into tiles that one host thread per device takes
+ * from a shared queue.
+ *
+ * This is dispatch, above the backends: each tile is an ordinary one-device CUDA call
+ * (tsw__cuda_cdist, tsw__cuda_pdist, tsw__cuda_paired, the one-device knn) on a view of the
+ * collections, so a tile's values are the ones one GPU gives, bit for bit, and each device
+ * keeps its own memory pool, streams and error handling.
+ *
+ * Tiles: cdist, paired and knn cut the rows of x (of q) into blocks of about equal cells (the
+ * sum of the series' lengths; ragged collections balance by work, not by count); pdist cuts
+ * x into blocks and takes each block pair of the upper triangle once (the diagonal blocks by
+ * pdist, the others by cdist, written with their mirror). There are about eight tiles a
+ * device, ordered by cells, largest first, so that the queue ends with small tiles and the
+ * devices finish together.
+ *
+ * The calling thread waits: every 10 ms it checks whether the devices are done and, at most
+ * every 50 ms, calls the caller's progress callback with the pairs done on all devices
+ * (summed from the devices' own progress reports). A nonzero return stops every device
+ * (their one-device calls poll a shared flag through their progress callbacks, every 50 ms),
+ * and so does the first device that fails: its status and detail become the call's.
+ */
+#include "internal.h"
+
+#ifdef TSWARP_WITH_CUDA
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+typedef struct tsw__mjob tsw__mjob;
+typedef int (*tsw__tile_fn)(tsw__mjob *job, int64_t tile, const tsw_exec *ex);
+
+struct tsw__mjob {
+    const tsw_params *params;
+    tsw_dtype dtype;
+    int64_t dim;
+    const tsw_collection *x, *y;
+    void *out;
+    int64_t *index;
+    int64_t k;
+    tsw_pdist_layout layout;
+    tsw__knn_fn knn_one;
+    tsw__tile_fn fn;
+    const tsw_exec *caller;
+    /* tiles */
+    int64_t *cut;       /* block b of rows: [cut[b], cut[b + 1]) */
+    int64_t nblocks;
+    int64_t (*tile)[2]; /* block pair (I, J) of each tile (cdist, paired, knn: J unused) */
+    double *pairs;      /* each tile's pairs (progress units) */
+    int64_t ntiles;
+    double total_pairs;
+    /* the queue and the state */
+    int64_t next;   /* atomic */
+    int stop;       /* atomic: a device failed or the caller cancelled */
+    int canceled;   /* the caller's progress returned nonzero */
+    int finished;   /* atomic: threads done */
+    pthread_mutex_t lock;
+    double done_pairs; /* finished tiles (under lock) */
+    int rc;            /* the first failure (under lock) */
+    char detail[512];
+};
+
+typedef struct tsw__mworker {
+    tsw__mjob *job;
+    int device;
+    double tile_pairs; /* the current tile's pairs */
+    double partial;    /* of them, done (under the job's lock) */
+    pthread_t thread;
+} tsw__mworker;
+
+/* ---- tiles ---------------------------------------------------------------------------------- */
+
+static int64_t tsw__len(const tsw_collection *c, int64_t i)
+{
+    return c->lengths ? c->lengths[i] : c->length;
+}
+
+/* A view of series [i0, i1) of c. */
+static void tsw__view(const tsw_collection *c, int64_t i0, int64_t i1, int64_t dim,
+                      size_t esz, tsw_collection *v)
+{
+    *v = *c;
+    v->count = i1 - i0;
+    if (c->offsets) {
+        v->offsets = c->offsets + i0; /* row offsets into the same values */
+    } else {
+        size_t shift = (size_t)i0 * (size_t)c->length;
+        v->values = (const char *)c->values + shift * (size_t)dim * esz;
+        if (c->times)
+            v->times = (const char *)c->times + shift * esz;
+    }
+    if (c->lengths)
+        v->lengths = c->lengths + i0;
+}
+
+/* Cut c's count series into nb blocks of about equal cells (lengths; with a second
+ * collection's lengths added series by series for paired). */
+static int tsw__cut(tsw__mjob *job, const tsw_collection *c, const tsw_collection *pair,
+                    int64_t nb)
+{
+    if (nb > c->count)
+        nb = c->count;
+    if (nb < 1)
+        nb = 1;
+    job->cut = tsw__malloc((size_t)(nb + 1) * sizeof(int64_t));
+    if (!job->cut)
+        return TSW_ENOMEM;
+    double total = 0;
+    for (int64_t i = 0; i < c->count; ++i)
+        total += (double)tsw__len(c, i) + (pair ? (double)tsw__len(pair, i) : 0.0);
+    int64_t b = 0;
+    double acc = 0;
+    job->cut[0] = 0;
+    for (int64_t i = 0; i < c->count && b < nb - 1; ++i) {
+        acc += (double)tsw__len(c, i) + (pair ? (double)tsw__len(pair, i) : 0.0);
+        /* close block b once it holds its share, leaving a series for each block after it */
+        if (acc >= total * (double)(b + 1) / (double)nb && c->count - (i + 1) >= nb - (b + 1))
+            job->cut[++b] = i + 1;
+    }
+    job->nblocks = b + 1;
+    job->cut[job->nblocks] = c->count;
+    return TSW_OK;
+}
+
+static double tsw__block_cells(const tsw_collection *c, int64_t i0, int64_t i1)
+{
+    double s = 0;
+    for (int64_t i = i0; i < i1; ++i)
+        s += (double)tsw__len(c, i);
+    return s;
+}
+
+typedef struct {
+    double cells;
+    int64_t i, j;
+    double pairs;
+} tsw__tinfo;
+
+static int tsw__tinfo_cmp(const void *pa, const void *pb)
+{
+    const tsw__tinfo *a = pa, *b = pb;
+    if (a->cells != b->cells)
+        return a->cells > b->cells ? -1 : 1;
+    if (a->i != b->i)
+        return a->i < b->i ? -1 : 1;
+    return (a->j > b->j) - (a->j < b->j);
+}
+
+/* The tiles from the blocks: one per block, or each (I, J) with I <= J (pdist); largest
+ * first. */
+static int tsw__tiles(tsw__mjob *job, int triangle)
+{
+    int64_t nb = job->nblocks;
+    int64_t nt = triangle ? nb * (nb + 1) / 2 : nb;
+    tsw__tinfo *t = tsw__malloc((size_t)nt * sizeof(tsw__tinfo));
+    job->tile = tsw__malloc((size_t)nt * sizeof(*job->tile));
+    job->pairs = tsw__malloc((size_t)nt * sizeof(double));
+    if (!t || !job->tile || !job->pairs) {
+        tsw__free(t);
+        return TSW_ENOMEM;
+    }
+    double ycells = job->y ? tsw__block_cells(job->y, 0, job->y->count) : 0;
+    int64_t n = 0;
+    job->total_pairs = 0;
+    for (int64_t i = 0; i < nb; ++i) {
+        int64_t i0 = job->cut[i], i1 = job->cut[i + 1];
+        double ci = tsw__block_cells(job->x, i0, i1), ni = (double)(i1 - i0);
+        if (!triangle) {
+            double ny = job->y ? (double)job->y->count : 0;
+            t[n].cells = job->k < 0 ? ci : ci * ycells;
+            t[n].i = i;
+            t[n].j = i;
+            t[n].pairs = job->k < 0 ? ni : ni * ny; /* paired: one pair a row */
+            ++n;
+            continue;
+        }
+        for (int64_t j = i; j < nb; ++j) {
+            int64_t j0 = job->cut[j], j1 = job->cut[j + 1];
+            double cj = tsw__block_cells(job->x, j0, j1), nj = (double)(j1 - j0);
+            t[n].cells = i == j ? 0.5 * ci * ci : ci * cj;
+            t[n].i = i;
+            t[n].j = j;
+            t[n].pairs = i == j ? 0.5 * ni * (ni - 1) : ni * nj;
+            ++n;
+        }
+    }
+    qsort(t, (size_t)n, sizeof(tsw__tinfo), tsw__tinfo_cmp);
+    for (int64_t s = 0; s < n; ++s) {
+        job->tile[s][0] = t[s].i;
+        job->tile[s][1] = t[s].j;
+        job->pairs[s] = t[s].pairs;
+        job->total_pairs += t[s].pairs;
+    }
+    job->ntiles = n;
+    tsw__free(t);
+    return TSW_OK;
+}
+
+/* ---- the tile functions ------------------------------------------------------------------- */
+
+static int tsw__tile_cdist(tsw__mjob *job, int64_t tile, const tsw_exec *ex)
+{
+    int64_t b = job->tile[tile][0], i0 = job->cut[b], i1 = job->cut[b + 1];
+    size_t esz = tsw__dtype_size(job->dtype);
+    tsw_collection xv;
+    tsw__view(job->x, i0, i1, job->dim, esz, &xv);
+    char *out = (char *)job->out + (size_t)i0 * (size_t)job->y->count * esz;
+    return tsw__cuda_cdist(job->params, job->dtype, job->dim, &xv, job->y, out, ex);
+}
+
+static int tsw__tile_paired(tsw__mjob *job, int64_t tile, const tsw_exec *ex)
+{
+    int64_t b = job->tile[tile][0], i0 = job->cut[b], i1 = job->cut[b + 1];
+    size_t esz = tsw__dtype_size(job->dtype);
+    tsw_collection xv, yv;
+    tsw__view(job->x, i0, i1, job->dim, esz, &xv);
+    tsw__view(job->y, i0, i1, job->dim, esz, &yv);
+    char *out = (char *)job->out + (size_t)i0 * esz;
+    return tsw__cuda_paired(job->params, job->dtype, job->dim, &xv, &yv, out, ex);
+}
+
+static int tsw__tile_knn(tsw__mjob *job, int64_t tile, const tsw_exec *ex)
+{
+    int64_t b = job->tile[tile][0], i0 = job->cut[b], i1 = job->cut[b + 1];
+    size_t esz = tsw__dtype_size(job->dtype);
+    tsw_collection qv;
+    tsw__view(job->x, i0, i1, job->dim, esz, &qv);
+    char *dist = (char *)job->out + (size_t)i0 * (size_t)job->k * esz;
+    return job->knn_one(job->params, job->dtype, job->dim, &qv, job->y, job->k, dist,
+                        job->index + i0 * job->k, ex);
+}
+
+/* Condensed index of (i, j), i < j, among n series. */
+static size_t tsw__cidx(int64_t n, int64_t i, int64_t j)
+{
+    return (size_t)(i * n - i * (i + 1) / 2 + (j - i - 1));
+}
+
+static int tsw__tile_pdist(tsw__mjob *job, int64_t tile, const tsw_exec *ex)
+{
+    int64_t I = job->tile[tile][0], J = job->tile[tile][1];
+    int64_t i0 = job->cut[I], i1 = job->cut[I + 1], j0 = job->cut[J], j1 = job->cut[J + 1];
+    int64_t ni = i1 - i0, nj = j1 - j0, n = job->x->count;
+    size_t esz = tsw__dtype_size(job->dtype);
+    char *tmp = tsw__malloc((size_t)ni * (size_t)nj * esz);
+    if (!tmp) {
+        tsw__set_detail("needs %zu bytes of host memory for a tile of %lld x %lld pairs",
+                        (size_t)ni * (size_t)nj * esz, (long long)ni, (long long)nj);
+        return TSW_ENOMEM;
+    }
+    tsw_collection xi, xj;
+    tsw__view(job->x, i0, i1, job->dim, esz, &xi);
+    tsw__view(job->x, j0, j1, job->dim, esz, &xj);
+    int rc = I == J ? tsw__cuda_pdist(job->params, job->dtype, job->dim, &xi, TSW_PDIST_FULL,
+                                      tmp, ex)
+                    : tsw__cuda_cdist(job->params, job->dtype, job->dim, &xi, &xj, tmp, ex);
+    if (rc == TSW_OK) {
+        char *out = job->out;
+        for (int64_t a = 0; a < ni; ++a)
+            for (int64_t c = 0; c < nj; ++c) {
+                int64_t r = i0 + a, s = j0 + c;
+                const char *v = tmp + ((size_t)a * (size_t)nj + (size_t)c) * esz;
+                if (job->layout == TSW_PDIST_FULL) {
+                    memcpy(out + ((size_t)r * (size_t)n + (size_t)s) * esz, v, esz);
+                    if (I != J)
+                        memcpy(out + ((size_t)s * (size_t)n + (size_t)r) * esz, v, esz);
+                } else if (r < s) {
+                    memcpy(out + tsw__cidx(n, r, s) * esz, v, esz);
+                }
+            }
+    }
+    tsw__free(tmp);
+    return rc;
+}
+
+/* ---- the threads ---------------------------------------------------------------------------- */
+
+static int tsw__mprogress(void *user, int64_t done, int64_t total)
+{
+    tsw__mworker *w = user;
+    tsw__mjob *job = w->job;
+    pthread_mutex_lock(&job->lock);
+    w->partial = total > 0 ? w->tile_pairs * (double)done / (double)total : 0.0;
+    pthread_mutex_unlock(&job->lock);
+    return __atomic_load_n(&job->stop, __ATOMIC_RELAXED);
+}
+
+static void *tsw__mthread(void *arg)
+{
+    tsw__mworker *w = arg;
+    tsw__mjob *job = w->job;
+    tsw_exec ex = *job->caller;
+    ex.device = TSW_DEVICE_CUDA;
+    ex.device_index = w->device;
+    ex.devices = NULL;
+    ex.n_devices = 0;
+    ex.progress = tsw__mprogress;
+    ex.progress_user = w;
+    ex.cuda_stream = NULL;
+    ex.cuda_workspace = NULL;
+    ex.cuda_workspace_bytes = 0;
+    ex.cuda_async = 0;
+    tsw__clear_detail();
+    for (;;) {
+        if (__atomic_load_n(&job->stop, __ATOMIC_RELAXED))
+            break;
+        int64_t t = __atomic_fetch_add(&job->next, 1, __ATOMIC_RELAXED);
+        if (t >= job->ntiles)
+            break;
+        pthread_mutex_lock(&job->lock);
+        w->tile_pairs = job->pairs[t];
+        w->partial = 0;
+        pthread_mutex_unlock(&job->lock);
+        int rc = job->fn(job, t, &ex);
+        pthread_mutex_lock(&job->lock);
+        w->partial = 0;
+        if (rc == TSW_OK) {
+            job->done_pairs += job->pairs[t];
+        } else if (!(rc == TSW_ECANCELED && __atomic_load_n(&job->stop, __ATOMIC_RELAXED)) &&
+                   job->rc == TSW_OK) {
+            /* the first failure (a device stopped by another's is not one) */
+            job->rc = rc;
+            const char *d = tsw_last_error_detail();
+            snprintf(job->detail, sizeof(job->detail), "device %d: %s", w->device,
+                     d && *d ? d : tsw_strerror(rc));
+        }
+        pthread_mutex_unlock(&job->lock);
+        if (rc != TSW_OK) {
+            __atomic_store_n(&job->stop, 1, __ATOMIC_RELAXED);
+            break;
+        }
+    }
+    __atomic_fetch_add(&job->finished, 1, __ATOMIC_RELEASE);
+    return NULL;
+}
+
+static void tsw__sleep_ms(int ms)
+{
+    struct timespec ts = {0, (long)ms * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+/* The devices of ex: the list, or every visible one; each checked to exist. */
+static int tsw__devices(const tsw_exec *ex, int *devs, int *ndev)
+{
+    int count = 0;
+    int rc = tsw__cuda_device_count(&count);
+    if (rc)
+        return rc;
+    if (count < 1) {
+        tsw__set_detail("no CUDA device was found");
+        return TSW_ENODEV;
+    }
+    if (ex->cuda_stream || ex->cuda_workspace) {
+        tsw__set_detail("several devices take no cuda_stream or cuda_workspace (each device "
+                        "uses its own)");
+        return TSW_EINVAL;
+    }
+    if (ex->n_devices == TSW_ALL_DEVICES) {
+        *ndev = count < TSW__MAX_DEVICES ? count : TSW__MAX_DEVICES;
+        for (int i = 0; i < *ndev; ++i)
+            devs[i] = i;
+        return TSW_OK;
+    }
+    for (int i = 0; i < ex->n_devices; ++i)
+        if (ex->devices[i] >= count) {
+            tsw__set_detail("devices[%d] is device %d, but only %d CUDA device(s) are visible",
+                            i, ex->devices[i], count);
+            return TSW_ENODEV;
+        }
+    *ndev = ex->n_devices;
+    memcpy(devs, ex->devices, (size_t)*ndev * sizeof(int));
+    return TSW_OK;
+}
+
+/* Blocks per device: about eight tiles a device. */
+#define TSW__TILES_PER_DEVICE 8
+
+static int tsw__mrun(tsw__mjob *job, const tsw_exec *ex, int triangle, int ndev,
+                     const int *devs, const tsw_collection *rows, const tsw_collection *pair)
+{
+    int64_t nb = (int64_t)TSW__TILES_PER_DEVICE * ndev;
+    if (triangle) { /* nb (nb + 1) / 2 tiles >= 8 a device */
+        nb = 1;
+        while (nb * (nb + 1) / 2 < (int64_t)TSW__TILES_PER_DEVICE * ndev)
+            ++nb;
+    }
+    int rc = tsw__cut(job, rows, pair, nb);
+    if (!rc)
+        rc = tsw__tiles(job, triangle);
+    if (rc)
+        return rc;
+    tsw__mworker *w = tsw__malloc((size_t)ndev * sizeof(tsw__mworker));
+    if (!w)
+        return TSW_ENOMEM;
+    memset(w, 0, (size_t)ndev * sizeof(tsw__mworker));
+    pthread_mutex_init(&job->lock, NULL);
+    int started = 0;
+    for (; started < ndev; ++started) {
+        w[started].job = job;
+        w[started].device = devs[started];
+        if (pthread_create(&w[started].thread, NULL, tsw__mthread, &w[started]) != 0) {
+            __atomic_store_n(&job->stop, 1, __ATOMIC_RELAXED);
+            pthread_mutex_lock(&job->lock);
+            if (job->rc == TSW_OK) {
+                job->rc = TSW_ENOMEM;
+                snprintf(job->detail, sizeof(job->detail),
+                         "could not start the host thread of device %d", devs[started]);
+            }
+            pthread_mutex_unlock(&job->lock);
+            break;
+        }
+    }
+    int64_t last = tsw__now_ns();
+    while (__atomic_load_n(&job->finished, __ATOMIC_ACQUIRE) < started) {
+        tsw__sleep_ms(10);
+        int64_t now = tsw__now_ns();
+        if (ex->progress && now - last >= 50000000LL &&
+            !__atomic_load_n(&job->stop, __ATOMIC_RELAXED)) {
+            last = now;
+            pthread_mutex_lock(&job->lock);
+            double done = job->done_pairs;
+            for (int i = 0; i < started; ++i)
+                done += w[i].partial;
+            pthread_mutex_unlock(&job->lock);
+            if (ex->progress(ex->progress_user, (int64_t)done, (int64_t)job->total_pairs)) {
+                job->canceled = 1;
+                __atomic_store_n(&job->stop, 1, __ATOMIC_RELAXED);
+            }
+        }
+    }
+    for (int i = 0; i < started; ++i)
+        pthread_join(w[i].thread, NULL);
+    pthread_mutex_destroy(&job->lock);
+    tsw__free(w);
+    if (job->rc != TSW_OK) {
+        tsw__set_detail("%s", job->detail);
+        return job->rc;
+    }
+    if (job->canceled)
+        return TSW_ECANCELED;
+    if (ex->progress)
+        (void)ex->progress(ex->progress_user, (int64_t)job->total_pairs,
+                           (int64_t)job->total_pairs);
+    return TSW_OK;
+}
+
+static void tsw__mjob_init(tsw__mjob *job, const tsw_params *params, tsw_dtype dtype,
+                           int64_t dim, const tsw_exec *ex)
+{
+    memset(job, 0, sizeof(*job));
+    job->params = params;
+    job->dtype = dtype;
+    job->dim = dim;
+    job->caller = ex;
+}
+
+static void tsw__mjob_free(tsw__mjob *job)
+{
+    tsw__free(job->cut);
+    tsw__free(job->tile);
+    tsw__free(job->pairs);
+}
+
+int tsw__multi_cdist(const tsw_params *params, tsw_dtype dtype, int64_t dim,
+                     const tsw_collection *x, const tsw_collection *y, void *out,
+                     const tsw_exec *ex)
+{
+    int devs[TSW__MAX_DEVICES], ndev = 0;
+    int rc = tsw__devices(ex, devs, &ndev);
+    if (rc)
+        return rc;
+    tsw__mjob job;
+    tsw__mjob_init(&job, params, dtype, dim, ex);
+    job.x = x;
+    job.y = y;
+    job.out = out;
+    job.fn = tsw__tile_cdist;
+    rc = tsw__mrun(&job, ex, 0, ndev, devs, x, NULL);
+    tsw__mjob_free(&job);
+    return rc;
+}
+
+int tsw__multi_paired(const tsw_params *params, tsw_dtype dtype, int64_t dim,
+                      const tsw_collection *x, const tsw_collection *y, void *out,
+                      const tsw_exec *ex)
+{
+    int devs[TSW__MAX_DEVICES], ndev = 0;
+    int rc = tsw__devices(ex, devs, &ndev);
+    if (rc)
+        return rc;
+    tsw__mjob job;
+    tsw__mjob_init(&job, params, dtype, dim, ex);
+    job.x = x;
+    job.y = y;
+    job.out = out;
+    job.k = -1; /* one pair a row */
+    job.fn = tsw__tile_paired;
+    rc = tsw__mrun(&job, ex, 0, ndev, devs, x, y);
+    tsw__mjob_free(&job);
+    return rc;
+}
+
+int tsw__multi_pdist(const tsw_params *params, tsw_dtype dtype, int64_t dim,
+                     const tsw_collection *x, tsw_pdist_layout layout, void *out,
+                     const tsw_exec *ex)
+{
+    int devs[TSW__MAX_DEVICES], ndev = 0;
+    int rc = tsw__devices(ex, devs, &ndev);
+    if (rc)
+        return rc;
+    tsw__mjob job;
+    tsw__mjob_init(&job, params, dtype, dim, ex);
+    job.x = x;
+    job.out = out;
+    job.layout = layout;
+    job.fn = tsw__tile_pdist;
+    rc = tsw__mrun(&job, ex, 1, ndev, devs, x, NULL);
+    tsw__mjob_free(&job);
+    return rc;
+}
+
+int tsw__multi_knn(const tsw_params *params, tsw_dtype dtype, int64_t dim,
+                   const tsw_collection *q, const tsw_collection *x, int64_t k, void *distance,
+                   int64_t *index, const tsw_exec *ex, tsw__knn_fn knn_one)
+{
+    int devs[TSW__MAX_DEVICES], ndev = 0;
+    int rc = tsw__devices(ex, devs, &ndev);
+    if (rc)
+        return rc;
+    tsw__mjob job;
+    tsw__mjob_init(&job, params, dtype, dim, ex);
+    job.x = q;
+    job.y = x;
+    job.out = distance;
+    job.index = index;
+    job.k = k;
+    job.knn_one = knn_one;
+    job.fn = tsw__tile_knn;
+    rc = tsw__mrun(&job, ex, 0, ndev, devs, q, NULL);
+    tsw__mjob_free(&job);
+    return rc;
+}
+
+#endif /* TSWARP_WITH_CUDA */
