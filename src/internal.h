@@ -467,6 +467,12 @@ static inline int tsw__multi(const tsw_exec *ex)
     return ex->n_devices >= 2 || ex->n_devices == TSW_ALL_DEVICES;
 }
 
+/* While a device computes a tile of a call on several devices, the whole call's batch (pairs
+ * and longest series); 0 and 0 elsewhere. The CUDA kernels whose choice depends on the batch
+ * (soft-DTW's float32 wavefront kernel against the thread-per-row one) decide with it, so a
+ * tile keeps the bits the one-device call gives. Raises *count and *max_len to it. */
+void tsw__batch_hint(int64_t *count, int64_t *max_len);
+
 #ifdef TSWARP_WITH_CUDA
 int tsw__multi_cdist(const tsw_params *params, tsw_dtype dtype, int64_t dim,
                      const tsw_collection *x, const tsw_collection *y, void *out,

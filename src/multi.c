@@ -23,6 +23,16 @@
  */
 #include "internal.h"
 
+static _Thread_local int64_t tsw__hint_count, tsw__hint_len;
+
+void tsw__batch_hint(int64_t *count, int64_t *max_len)
+{
+    if (*count < tsw__hint_count)
+        *count = tsw__hint_count;
+    if (*max_len < tsw__hint_len)
+        *max_len = tsw__hint_len;
+}
+
 #ifdef TSWARP_WITH_CUDA
 
 #include <pthread.h>
@@ -53,6 +63,7 @@ struct tsw__mjob {
     double *pairs;      /* each tile's pairs (progress units) */
     int64_t ntiles;
     double total_pairs;
+    int64_t hint_count, hint_len; /* the whole call's batch (tsw__batch_hint) */
     /* the queue and the state */
     int64_t next;   /* atomic */
     int stop;       /* atomic: a device failed or the caller cancelled */
@@ -240,6 +251,25 @@ static size_t tsw__cidx(int64_t n, int64_t i, int64_t j)
     return (size_t)(i * n - i * (i + 1) / 2 + (j - i - 1));
 }
 
+/* out[(r0 + c) * ld + c0 + a] = src[a * nj + c] for the ni x nj block src, in squares of
+ * 32 (both sides stay in cache). */
+#define TSW__TRANSPOSE(NAME, T)                                                               \
+    static void NAME(const T *src, int64_t ni, int64_t nj, T *out, int64_t ld, int64_t r0,    \
+                     int64_t c0)                                                              \
+    {                                                                                         \
+        for (int64_t a0 = 0; a0 < ni; a0 += 32)                                               \
+            for (int64_t b0 = 0; b0 < nj; b0 += 32) {                                         \
+                int64_t a1 = a0 + 32 < ni ? a0 + 32 : ni, b1 = b0 + 32 < nj ? b0 + 32 : nj;   \
+                for (int64_t b = b0; b < b1; ++b) {                                           \
+                    T *row = out + (size_t)(r0 + b) * (size_t)ld + (size_t)c0;                \
+                    for (int64_t a = a0; a < a1; ++a)                                         \
+                        row[a] = src[(size_t)a * (size_t)nj + (size_t)b];                     \
+                }                                                                             \
+            }                                                                                 \
+    }
+TSW__TRANSPOSE(tsw__transpose_f32, float)
+TSW__TRANSPOSE(tsw__transpose_f64, double)
+
 static int tsw__tile_pdist(tsw__mjob *job, int64_t tile, const tsw_exec *ex)
 {
     int64_t I = job->tile[tile][0], J = job->tile[tile][1];
@@ -260,18 +290,25 @@ static int tsw__tile_pdist(tsw__mjob *job, int64_t tile, const tsw_exec *ex)
                     : tsw__cuda_cdist(job->params, job->dtype, job->dim, &xi, &xj, tmp, ex);
     if (rc == TSW_OK) {
         char *out = job->out;
-        for (int64_t a = 0; a < ni; ++a)
-            for (int64_t c = 0; c < nj; ++c) {
-                int64_t r = i0 + a, s = j0 + c;
-                const char *v = tmp + ((size_t)a * (size_t)nj + (size_t)c) * esz;
-                if (job->layout == TSW_PDIST_FULL) {
-                    memcpy(out + ((size_t)r * (size_t)n + (size_t)s) * esz, v, esz);
-                    if (I != J)
-                        memcpy(out + ((size_t)s * (size_t)n + (size_t)r) * esz, v, esz);
-                } else if (r < s) {
-                    memcpy(out + tsw__cidx(n, r, s) * esz, v, esz);
-                }
+        for (int64_t a = 0; a < ni; ++a) { /* the block's rows: contiguous runs */
+            int64_t r = i0 + a, c0 = 0;
+            const char *src = tmp + (size_t)a * (size_t)nj * esz;
+            if (job->layout == TSW_PDIST_FULL) {
+                memcpy(out + ((size_t)r * (size_t)n + (size_t)j0) * esz, src, (size_t)nj * esz);
+                continue;
             }
+            if (I == J)
+                c0 = a + 1; /* the condensed row r holds the columns after r */
+            if (c0 < nj)
+                memcpy(out + tsw__cidx(n, r, j0 + c0) * esz, src + (size_t)c0 * esz,
+                       (size_t)(nj - c0) * esz);
+        }
+        if (job->layout == TSW_PDIST_FULL && I != J) { /* the mirror, transposed */
+            if (esz == 4)
+                tsw__transpose_f32((const float *)tmp, ni, nj, (float *)out, n, j0, i0);
+            else
+                tsw__transpose_f64((const double *)tmp, ni, nj, (double *)out, n, j0, i0);
+        }
     }
     tsw__free(tmp);
     return rc;
@@ -305,6 +342,8 @@ static void *tsw__mthread(void *arg)
     ex.cuda_workspace_bytes = 0;
     ex.cuda_async = 0;
     tsw__clear_detail();
+    tsw__hint_count = job->hint_count;
+    tsw__hint_len = job->hint_len;
     for (;;) {
         if (__atomic_load_n(&job->stop, __ATOMIC_RELAXED))
             break;
@@ -334,6 +373,7 @@ static void *tsw__mthread(void *arg)
             break;
         }
     }
+    tsw__hint_count = tsw__hint_len = 0;
     __atomic_fetch_add(&job->finished, 1, __ATOMIC_RELEASE);
     return NULL;
 }
@@ -394,6 +434,14 @@ static int tsw__mrun(tsw__mjob *job, const tsw_exec *ex, int triangle, int ndev,
         rc = tsw__tiles(job, triangle);
     if (rc)
         return rc;
+    job->hint_count = (int64_t)job->total_pairs;
+    job->hint_len = 0;
+    for (int s = 0; s < 2; ++s) {
+        const tsw_collection *c = s == 0 ? job->x : job->y;
+        for (int64_t i = 0; c && i < c->count; ++i)
+            if (tsw__len(c, i) > job->hint_len)
+                job->hint_len = tsw__len(c, i);
+    }
     tsw__mworker *w = tsw__malloc((size_t)ndev * sizeof(tsw__mworker));
     if (!w)
         return TSW_ENOMEM;

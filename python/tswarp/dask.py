@@ -172,6 +172,8 @@ def _matrix(function: str, X: Any, Y: Any, metric: Any, block_size: Any, out: An
             ty: Any, params: dict) -> Any:
     size = _blocks.check_block_size(block_size)
     resume = check_bool(resume, "resume")
+    if function == "cdist" and Y is None:  # X against itself: each block pair once
+        function = "pdist"
     spec = _blocks.Spec(metric, params, device, n_jobs)
     cx, cy, f32 = _colls(function, X, Y, layout, tx, ty)
     if function == "paired" and cy is None:

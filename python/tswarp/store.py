@@ -42,6 +42,8 @@ def _run(function: str, X: Any, Y: Any, out: Any, metric: Any, block_size: Any,
     from ._conventions import check_bool
     resume = check_bool(resume, "resume")
     size = _blocks.check_block_size(block_size)
+    if function == "cdist" and Y is None:  # X against itself: each block pair once
+        function = "pdist"
     if out is None:
         raise ValueError("out: a file name is needed (a .npy file or a zarr store)")
     spec = _blocks.Spec(metric, params, device, n_jobs)

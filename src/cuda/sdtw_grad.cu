@@ -536,7 +536,10 @@ int sg_grad(const tsw_params *params, tsw_dtype dtype, int64_t dim, const tsw_co
      * with gradients */
     int rb = 0, wrs = 0;
     bool bi = false;
-    if (wf_eligible(dtype, dim, L, false, params->gamma)) {
+    /* a tile of a call on several devices decides as the whole call does (multi.c) */
+    int64_t count_c = count, L_c = L;
+    tsw__batch_hint(&count_c, &L_c);
+    if (wf_eligible(dtype, dim, L_c, false, params->gamma)) {
         if (!val_only && (wrs = bi_rows(count, L, dim, exec->device_index))) {
             rb = 1, bi = true;
             if (!grad_x && !grad_y) {
@@ -549,7 +552,7 @@ int sg_grad(const tsw_params *params, tsw_dtype dtype, int64_t dim, const tsw_co
         } else if (!val_only && (wrs = wf_split_rows(count, L, dim, exec->device_index)))
             rb = 1;
         else
-            rb = wf_rows_per_lane(count, L, exec->device_index, val_only);
+            rb = wf_rows_per_lane(count_c, L_c, exec->device_index, val_only);
     }
     const bool wf = rb > 0;
     const int64_t wk = wrs ? (L + wrs - 1) / wrs : 0; /* stripes per problem */
