@@ -257,11 +257,12 @@ typedef struct tsw_exec {
                        for GPU arrays). A caller-owned workspace must then not be used by
                        another stream before that point. A progress callback makes the call
                        wait at each report. */
-    /* Several GPUs (host-memory cdist, pdist, paired and knn; every other call runs on
-     * device_index alone): n_devices >= 2 with devices[0..n_devices) distinct CUDA ordinals,
+    /* Several GPUs (host-memory cdist, pdist, paired, knn and search; every other call runs
+     * on device_index alone): n_devices >= 2 with devices[0..n_devices) distinct CUDA ordinals,
      * or n_devices = TSW_ALL_DEVICES for every GPU the process sees; 0 or 1 (the default 0):
      * device_index alone. The work is cut into tiles (cdist, paired, knn: blocks of rows;
-     * pdist: blocks of the triangle, each computed once) balanced by cells, largest first,
+     * pdist: blocks of the triangle, each computed once; search: chunks of windows whose
+     * candidates the CPU recomputes exactly, as on one GPU) balanced by cells, largest first,
      * that one host thread per device takes from a shared queue; the values are one GPU's,
      * bit for bit. The progress callback is called from the calling thread with the
      * devices' work summed, and stops them all; the first device to fail (out of memory,

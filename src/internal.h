@@ -487,6 +487,11 @@ int tsw__multi_paired(const tsw_params *params, tsw_dtype dtype, int64_t dim,
 typedef int (*tsw__knn_fn)(const tsw_params *params, tsw_dtype dtype, int64_t dim,
                            const tsw_collection *q, const tsw_collection *x, int64_t k,
                            void *distance, int64_t *index, const tsw_exec *ex);
+int tsw__multi_search(const tsw_params *params, tsw_dtype dtype, int64_t dim, const double *qz,
+                      const double *qlo, const double *qhi, int64_t n, int64_t r,
+                      const tsw_series *series, int znorm, int64_t exclusion, int64_t k,
+                      int64_t **cand, int64_t *ncand, tsw_search_stats *stats,
+                      const tsw_exec *ex);
 int tsw__multi_knn(const tsw_params *params, tsw_dtype dtype, int64_t dim,
                    const tsw_collection *q, const tsw_collection *x, int64_t k, void *distance,
                    int64_t *index, const tsw_exec *ex, tsw__knn_fn knn_one);

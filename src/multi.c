@@ -64,6 +64,13 @@ struct tsw__mjob {
     int64_t ntiles;
     double total_pairs;
     int64_t hint_count, hint_len; /* the whole call's batch (tsw__batch_hint) */
+    /* search: the prepared query, the series, and the candidates gathered (under lock) */
+    const double *qz, *qlo, *qhi;
+    int64_t qn, r, excl;
+    const tsw_series *series;
+    int znorm;
+    int64_t *cand, ncand, cap;
+    tsw_search_stats st;
     /* the queue and the state */
     int64_t next;   /* atomic */
     int stop;       /* atomic: a device failed or the caller cancelled */
@@ -150,6 +157,12 @@ typedef struct {
     int64_t i, j;
     double pairs;
 } tsw__tinfo;
+
+static int tsw__i64_cmp(const void *pa, const void *pb)
+{
+    int64_t a = *(const int64_t *)pa, b = *(const int64_t *)pb;
+    return (a > b) - (a < b);
+}
 
 static int tsw__tinfo_cmp(const void *pa, const void *pb)
 {
@@ -314,6 +327,53 @@ static int tsw__tile_pdist(tsw__mjob *job, int64_t tile, const tsw_exec *ex)
     return rc;
 }
 
+/* A chunk of windows [w0, w1) of the series: its candidates (every window at or below the
+ * chunk's own threshold, which is at least the whole series'), made global and gathered. */
+static int tsw__tile_search(tsw__mjob *job, int64_t tile, const tsw_exec *ex)
+{
+    int64_t b = job->tile[tile][0], w0 = job->cut[b], w1 = job->cut[b + 1];
+    size_t esz = tsw__dtype_size(job->dtype);
+    tsw_series v = *job->series;
+    v.values = (const char *)job->series->values + (size_t)w0 * (size_t)job->dim * esz;
+    v.times = NULL;
+    v.length = (w1 - w0) + job->qn - 1;
+    int64_t *cand = NULL, ncand = 0;
+    tsw_search_stats st;
+    memset(&st, 0, sizeof(st));
+    int rc = tsw__cuda_search(job->params, job->dtype, job->dim, job->qz, job->qlo, job->qhi,
+                              job->qn, job->r, &v, job->znorm, job->excl, job->k, &cand, &ncand,
+                              &st, ex);
+    if (rc == TSW_OK) {
+        pthread_mutex_lock(&job->lock);
+        if (job->ncand + ncand > job->cap) {
+            int64_t cap = 2 * (job->ncand + ncand) + 64;
+            int64_t *nc = tsw__malloc((size_t)cap * sizeof(int64_t));
+            if (!nc) {
+                rc = TSW_ENOMEM;
+            } else {
+                if (job->ncand)
+                    memcpy(nc, job->cand, (size_t)job->ncand * sizeof(int64_t));
+                tsw__free(job->cand);
+                job->cand = nc;
+                job->cap = cap;
+            }
+        }
+        if (rc == TSW_OK) {
+            for (int64_t i = 0; i < ncand; ++i)
+                job->cand[job->ncand++] = cand[i] + w0;
+            job->st.windows += st.windows;
+            job->st.kim += st.kim;
+            job->st.keogh_query += st.keogh_query;
+            job->st.keogh_data += st.keogh_data;
+            job->st.dtw += st.dtw;
+            job->st.abandoned += st.abandoned;
+        }
+        pthread_mutex_unlock(&job->lock);
+    }
+    tsw__free(cand);
+    return rc;
+}
+
 /* ---- the threads ---------------------------------------------------------------------------- */
 
 static int tsw__mprogress(void *user, int64_t done, int64_t total)
@@ -429,14 +489,17 @@ static int tsw__mrun(tsw__mjob *job, const tsw_exec *ex, int triangle, int ndev,
         while (nb * (nb + 1) / 2 < (int64_t)TSW__TILES_PER_DEVICE * ndev)
             ++nb;
     }
-    int rc = tsw__cut(job, rows, pair, nb);
-    if (!rc)
-        rc = tsw__tiles(job, triangle);
-    if (rc)
-        return rc;
+    int rc = TSW_OK;
+    if (rows) { /* else the caller made the tiles (search) */
+        rc = tsw__cut(job, rows, pair, nb);
+        if (!rc)
+            rc = tsw__tiles(job, triangle);
+        if (rc)
+            return rc;
+    }
     job->hint_count = (int64_t)job->total_pairs;
     job->hint_len = 0;
-    for (int s = 0; s < 2; ++s) {
+    for (int s = 0; s < 2 && rows; ++s) {
         const tsw_collection *c = s == 0 ? job->x : job->y;
         for (int64_t i = 0; c && i < c->count; ++i)
             if (tsw__len(c, i) > job->hint_len)
@@ -509,6 +572,7 @@ static void tsw__mjob_init(tsw__mjob *job, const tsw_params *params, tsw_dtype d
 
 static void tsw__mjob_free(tsw__mjob *job)
 {
+    tsw__free(job->cand);
     tsw__free(job->cut);
     tsw__free(job->tile);
     tsw__free(job->pairs);
@@ -590,6 +654,67 @@ int tsw__multi_knn(const tsw_params *params, tsw_dtype dtype, int64_t dim,
     job.knn_one = knn_one;
     job.fn = tsw__tile_knn;
     rc = tsw__mrun(&job, ex, 0, ndev, devs, q, NULL);
+    tsw__mjob_free(&job);
+    return rc;
+}
+
+/* Subsequence search on several GPUs: the windows cut into chunks (four a device, each
+ * overlapping the next by n - 1 points), each chunk's candidates found by the one-device GPU
+ * search; *cand (sorted, the caller frees it) holds every window that can be a match, since
+ * each chunk keeps every window at or below its own threshold and the series' threshold is
+ * the least of them. The caller recomputes them exactly (tsw__search_exact). */
+int tsw__multi_search(const tsw_params *params, tsw_dtype dtype, int64_t dim, const double *qz,
+                      const double *qlo, const double *qhi, int64_t n, int64_t r,
+                      const tsw_series *series, int znorm, int64_t exclusion, int64_t k,
+                      int64_t **cand, int64_t *ncand, tsw_search_stats *stats,
+                      const tsw_exec *ex)
+{
+    int devs[TSW__MAX_DEVICES], ndev = 0;
+    int rc = tsw__devices(ex, devs, &ndev);
+    if (rc)
+        return rc;
+    tsw__mjob job;
+    tsw__mjob_init(&job, params, dtype, dim, ex);
+    job.qz = qz;
+    job.qlo = qlo;
+    job.qhi = qhi;
+    job.qn = n;
+    job.r = r;
+    job.series = series;
+    job.znorm = znorm;
+    job.excl = exclusion;
+    job.k = k;
+    job.fn = tsw__tile_search;
+    const int64_t W = series->length - n + 1;
+    int64_t nb = 4 * (int64_t)ndev;
+    if (nb > W)
+        nb = W;
+    job.cut = tsw__malloc((size_t)(nb + 1) * sizeof(int64_t));
+    job.tile = tsw__malloc((size_t)nb * sizeof(*job.tile));
+    job.pairs = tsw__malloc((size_t)nb * sizeof(double));
+    if (!job.cut || !job.tile || !job.pairs) {
+        tsw__mjob_free(&job);
+        return TSW_ENOMEM;
+    }
+    job.nblocks = nb;
+    for (int64_t b = 0; b <= nb; ++b)
+        job.cut[b] = (int64_t)((double)W * (double)b / (double)nb);
+    job.cut[nb] = W;
+    for (int64_t b = 0; b < nb; ++b) {
+        job.tile[b][0] = job.tile[b][1] = b;
+        job.pairs[b] = (double)(job.cut[b + 1] - job.cut[b]);
+    }
+    job.ntiles = nb;
+    job.total_pairs = (double)W;
+    rc = tsw__mrun(&job, ex, 0, ndev, devs, NULL, NULL);
+    if (rc == TSW_OK) {
+        qsort(job.cand, (size_t)job.ncand, sizeof(int64_t), tsw__i64_cmp);
+        *cand = job.cand;
+        *ncand = job.ncand;
+        job.cand = NULL;
+        if (stats)
+            *stats = job.st;
+    }
     tsw__mjob_free(&job);
     return rc;
 }

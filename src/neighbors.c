@@ -300,8 +300,11 @@ static int tsw__search_cuda(const tsw_params *params, tsw_dtype dtype, int64_t d
         return TSW_ENOMEM;
     int rc = tsw__search_query(params, dtype, dim, query, znorm, q, q + nd, q + 2 * nd, &r);
     if (!rc)
-        rc = tsw__cuda_search(params, dtype, dim, q, q + nd, q + 2 * nd, query->length, r,
-                              series, znorm, exclusion, k, &cand, &ncand, &st, ex);
+        rc = tsw__multi(ex)
+                 ? tsw__multi_search(params, dtype, dim, q, q + nd, q + 2 * nd, query->length,
+                                     r, series, znorm, exclusion, k, &cand, &ncand, &st, ex)
+                 : tsw__cuda_search(params, dtype, dim, q, q + nd, q + 2 * nd, query->length,
+                                    r, series, znorm, exclusion, k, &cand, &ncand, &st, ex);
     if (!rc)
         rc = tsw__search_exact(params, dtype, dim, q, query->length, r, series, znorm,
                                exclusion, k, cand, ncand, starts, distances, count);

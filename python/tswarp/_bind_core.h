@@ -945,7 +945,8 @@ static int progress_trampoline(void *user, int64_t done, int64_t total)
     "    in place on the GPU they live on, on their library's current stream: 'auto'\n"    \
     "    and 'cuda' use that GPU, 'cuda:N' must name it, 'cpu' is a ValueError, and so\n"  \
     "    is a host argument beside GPU ones. Several GPUs: 'cuda:all' or a list\n"          \
-    "    (['cuda:0', 'cuda:1'] or [0, 1]): cdist, pdist, paired and knn of host inputs\n"  \
+    "    (['cuda:0', 'cuda:1'] or [0, 1]): cdist, pdist, paired, knn and search of host\n" \
+    "    inputs\n"                                                                            \
     "    share their work among them (tiles balanced by cells, one host thread a\n"         \
     "    device, the values of one GPU bit for bit); the other calls run on the first.\n"
 

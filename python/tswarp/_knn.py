@@ -58,8 +58,8 @@ def knn(Q: Any, X: Any, k: int = 1, *, metric: str = "dtw", device: Any = "auto"
     metric : {'dtw', 'twed', 'soft_dtw'}
         The measure, with its parameters as keywords (window, radius, itakura_max_slope,
         cost, accumulated, nu, lmbda, p, tx, ty, gamma, normalize), as in ``cdist``.
-    device : {'auto', 'cpu', 'cuda', 'cuda:N'}
-        'cuda': for DTW (a box cost, a Sakoe-Chiba window or none, one length per
+    device : {'auto', 'cpu', 'cuda', 'cuda:N', 'cuda:all'} or a list of GPUs
+        Several GPUs ('cuda:all', [0, 1]) share the queries. 'cuda': for DTW (a box cost, a Sakoe-Chiba window or none, one length per
         collection, k <= 16) the GPU bounds every pair (LB_Keogh), sets each query's
         threshold from its k least-bounded series and runs DTW only where the bound does
         not exceed it, with the CPU reference's values; otherwise the batch kernels over
@@ -113,11 +113,12 @@ def search(query: Any, series: Any, k: int = 1, *, znorm: bool = True,
     window, radius : Sakoe-Chiba band as in :func:`tswarp.dtw` (a fraction of n, or cells);
         none: the full window. radius=0 is the Euclidean distance.
     cost, accumulated : as in :func:`tswarp.dtw` ('sqeuclidean', 'euclidean' or 'abs').
-    device : {'auto', 'cpu', 'cuda', 'cuda:N'}
+    device : {'auto', 'cpu', 'cuda', 'cuda:N', 'cuda:all'} or a list of GPUs
         'cuda': the GPU bounds every window and computes DTW for the survivors of a
         threshold set by the best-bounded window of each block; the CPU then recomputes the
         candidates exactly, so both devices give the same matches and distances. 'auto'
-        takes the GPU for long series (about 10^6 windows per thread and more).
+        takes the GPU for long series (about 10^6 windows per thread and more). Several
+        GPUs ('cuda:all', [0, 1]): chunks of the windows spread over them, the same result.
     n_jobs : int, optional
         Threads; the series is cut into chunks that overlap by n - 1 points.
     progress : bool or callable(done, total), counted in windows.

@@ -2028,6 +2028,45 @@ static void test_multi(tsw_t_rng *r)
         tc_free(&yp);
     }
 
+    /* subsequence search: the same matches and distances as on one device */
+    for (int it = 0; it < (g_quick ? 3 : 10); ++it) {
+        int64_t dim = tsw_t_int(r, 1, 2), n = tsw_t_int(r, 8, 128);
+        int64_t N = tsw_t_int(r, n, g_quick ? 20000 : 400000);
+        tsw_dtype dt = (tsw_dtype)tsw_t_int(r, 0, 1);
+        tcoll s1 = tc_random(r, 1, dim, N, N, LAYOUT_PACKED, KIND_WALK, 0, 0);
+        tcoll q1 = tc_random(r, 1, dim, n, n, LAYOUT_PACKED, KIND_WALK, 0, 0);
+        tsw_series ss = tc_series(&s1, 0, dt), qs = tc_series(&q1, 0, dt);
+        tsw_params p;
+        tsw_params_default(&p, TSW_DTW);
+        p.window = TSW_WINDOW_SAKOE_CHIBA;
+        p.window_radius = (double)tsw_t_int(r, 0, n / 4);
+        int64_t k = tsw_t_int(r, 1, 6), excl = tsw_t_int(r, 1, 2 * n), W = N - n + 1;
+        if (k > W)
+            k = W;
+        int znorm = (int)tsw_t_int(r, 0, 1);
+        int64_t st1[8], st2[8], c1 = -1, c2 = -2;
+        double d1[8], d2[8];
+        tsw_search_stats a, b;
+        tsw_exec e1 = exec_on(TSW_DEVICE_CUDA), e2 = exec_on(TSW_DEVICE_CUDA);
+        e2.n_devices = TSW_ALL_DEVICES;
+        int rc1 = tsw_search(&p, dt, dim, &qs, &ss, znorm, excl, k, st1, d1, &c1, &a, &e1);
+        int rc2 = tsw_search(&p, dt, dim, &qs, &ss, znorm, excl, k, st2, d2, &c2, &b, &e2);
+        CHECK_RC(rc2, rc1);
+        if (rc1 == TSW_OK && rc2 == TSW_OK) {
+            CHECK_EQ(c2, c1);
+            CHECK_EQ(b.windows, a.windows);
+            int same = c1 == c2 && memcmp(st1, st2, (size_t)c1 * sizeof(int64_t)) == 0 &&
+                       memcmp(d1, d2, (size_t)c1 * sizeof(double)) == 0;
+            if (!CHECK(same)) {
+                ++mismatches;
+                TSW_T_NOTE("  search of %" PRId64 " in %" PRId64 " points, k %" PRId64
+                           ": several devices differ from one\n", n, N, k);
+            }
+        }
+        tc_free(&s1);
+        tc_free(&q1);
+    }
+
     /* progress from the calling thread, summed over the devices, and Ctrl-C */
     const int64_t n = g_quick ? 96 : 2048, len = g_quick ? 64 : 256;
     tcoll x = tc_random(r, n, 1, len, len, LAYOUT_PACKED, KIND_WALK, 0, 0);

@@ -460,9 +460,12 @@ def test_several_devices_equal_one(rng):
                        "condensed": tswarp.pdist(X, metric=metric, device=dev, condensed=True),
                        "paired": tswarp.paired(X[:40], Y, metric=metric, device=dev),
                        "knn": tswarp.knn(X, Y, 3, metric=metric, device=dev)}
+                walk = rng.standard_normal(300_000).cumsum().astype(dtype)
+                got["search"] = tswarp.search(walk[:100], walk, 3, window=0.1, device=dev)
+                one["search"] = tswarp.search(walk[:100], walk, 3, window=0.1, device="cuda")
                 for key in one:
                     want, have = one[key], got[key]
-                    if key == "knn":
+                    if key in ("knn", "search"):
                         np.testing.assert_array_equal(have[0], want[0], f"{metric} {dev} {key}")
                         np.testing.assert_array_equal(have[1], want[1], f"{metric} {dev} {key}")
                     else:
