@@ -561,13 +561,18 @@ static int tsw__mrun(tsw__mjob *job, const tsw_exec *ex, int triangle, int ndev,
 }
 
 static void tsw__mjob_init(tsw__mjob *job, const tsw_params *params, tsw_dtype dtype,
-                           int64_t dim, const tsw_exec *ex)
+                           int64_t dim, const tsw_exec *ex, const tsw_collection *x,
+                           const tsw_collection *y, void *out, tsw__tile_fn fn)
 {
     memset(job, 0, sizeof(*job));
     job->params = params;
     job->dtype = dtype;
     job->dim = dim;
     job->caller = ex;
+    job->x = x;
+    job->y = y;
+    job->out = out;
+    job->fn = fn;
 }
 
 static void tsw__mjob_free(tsw__mjob *job)
@@ -578,84 +583,57 @@ static void tsw__mjob_free(tsw__mjob *job)
     tsw__free(job->pairs);
 }
 
+/* The devices of ex, then the call's tiles on them; frees the job. */
+static int tsw__multi_go(tsw__mjob *job, const tsw_exec *ex, int triangle,
+                         const tsw_collection *rows, const tsw_collection *pair)
+{
+    int devs[TSW__MAX_DEVICES], ndev = 0;
+    int rc = tsw__devices(ex, devs, &ndev);
+    if (!rc)
+        rc = tsw__mrun(job, ex, triangle, ndev, devs, rows, pair);
+    tsw__mjob_free(job);
+    return rc;
+}
+
 int tsw__multi_cdist(const tsw_params *params, tsw_dtype dtype, int64_t dim,
                      const tsw_collection *x, const tsw_collection *y, void *out,
                      const tsw_exec *ex)
 {
-    int devs[TSW__MAX_DEVICES], ndev = 0;
-    int rc = tsw__devices(ex, devs, &ndev);
-    if (rc)
-        return rc;
     tsw__mjob job;
-    tsw__mjob_init(&job, params, dtype, dim, ex);
-    job.x = x;
-    job.y = y;
-    job.out = out;
-    job.fn = tsw__tile_cdist;
-    rc = tsw__mrun(&job, ex, 0, ndev, devs, x, NULL);
-    tsw__mjob_free(&job);
-    return rc;
+    tsw__mjob_init(&job, params, dtype, dim, ex, x, y, out, tsw__tile_cdist);
+    return tsw__multi_go(&job, ex, 0, x, NULL);
 }
 
 int tsw__multi_paired(const tsw_params *params, tsw_dtype dtype, int64_t dim,
                       const tsw_collection *x, const tsw_collection *y, void *out,
                       const tsw_exec *ex)
 {
-    int devs[TSW__MAX_DEVICES], ndev = 0;
-    int rc = tsw__devices(ex, devs, &ndev);
-    if (rc)
-        return rc;
     tsw__mjob job;
-    tsw__mjob_init(&job, params, dtype, dim, ex);
-    job.x = x;
-    job.y = y;
-    job.out = out;
+    tsw__mjob_init(&job, params, dtype, dim, ex, x, y, out, tsw__tile_paired);
     job.k = -1; /* one pair a row */
-    job.fn = tsw__tile_paired;
-    rc = tsw__mrun(&job, ex, 0, ndev, devs, x, y);
-    tsw__mjob_free(&job);
-    return rc;
+    return tsw__multi_go(&job, ex, 0, x, y);
 }
 
 int tsw__multi_pdist(const tsw_params *params, tsw_dtype dtype, int64_t dim,
                      const tsw_collection *x, tsw_pdist_layout layout, void *out,
                      const tsw_exec *ex)
 {
-    int devs[TSW__MAX_DEVICES], ndev = 0;
-    int rc = tsw__devices(ex, devs, &ndev);
-    if (rc)
-        return rc;
     tsw__mjob job;
-    tsw__mjob_init(&job, params, dtype, dim, ex);
-    job.x = x;
-    job.out = out;
+    tsw__mjob_init(&job, params, dtype, dim, ex, x, NULL, out, tsw__tile_pdist);
     job.layout = layout;
-    job.fn = tsw__tile_pdist;
-    rc = tsw__mrun(&job, ex, 1, ndev, devs, x, NULL);
-    tsw__mjob_free(&job);
-    return rc;
+    return tsw__multi_go(&job, ex, 1, x, NULL);
 }
 
 int tsw__multi_knn(const tsw_params *params, tsw_dtype dtype, int64_t dim,
                    const tsw_collection *q, const tsw_collection *x, int64_t k, void *distance,
                    int64_t *index, const tsw_exec *ex, tsw__knn_fn knn_one)
 {
-    int devs[TSW__MAX_DEVICES], ndev = 0;
-    int rc = tsw__devices(ex, devs, &ndev);
-    if (rc)
-        return rc;
     tsw__mjob job;
-    tsw__mjob_init(&job, params, dtype, dim, ex);
-    job.x = q;
-    job.y = x;
-    job.out = distance;
+    tsw__mjob_init(&job, params, dtype, dim, ex, q, x, distance, tsw__tile_knn);
     job.index = index;
     job.k = k;
     job.knn_one = knn_one;
-    job.fn = tsw__tile_knn;
-    rc = tsw__mrun(&job, ex, 0, ndev, devs, q, NULL);
-    tsw__mjob_free(&job);
-    return rc;
+    return tsw__multi_go(&job, ex, 0, q, NULL);
 }
 
 /* Subsequence search on several GPUs: the windows cut into chunks (four a device, each
@@ -674,7 +652,7 @@ int tsw__multi_search(const tsw_params *params, tsw_dtype dtype, int64_t dim, co
     if (rc)
         return rc;
     tsw__mjob job;
-    tsw__mjob_init(&job, params, dtype, dim, ex);
+    tsw__mjob_init(&job, params, dtype, dim, ex, NULL, NULL, NULL, tsw__tile_search);
     job.qz = qz;
     job.qlo = qlo;
     job.qhi = qhi;
@@ -684,7 +662,6 @@ int tsw__multi_search(const tsw_params *params, tsw_dtype dtype, int64_t dim, co
     job.znorm = znorm;
     job.excl = exclusion;
     job.k = k;
-    job.fn = tsw__tile_search;
     const int64_t W = series->length - n + 1;
     int64_t nb = 4 * (int64_t)ndev;
     if (nb > W)

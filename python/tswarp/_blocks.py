@@ -30,6 +30,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from ._conventions import as_collection, check_int, check_layout
+from ._knn import _host  # GPU arrays and torch tensors as numpy arrays
 
 __all__ = ["Coll", "Spec", "Store", "spans", "cdist_block", "pdist_block", "paired_block",
            "knn_block", "merge_topk", "search_chunk", "merge_search", "greedy"]
@@ -48,15 +49,6 @@ def check_block_size(block_size: Any) -> int:
 
 def _is_f32(a: np.ndarray) -> bool:
     return a.dtype.kind == "f" and a.dtype.itemsize <= 4
-
-
-def _host(x: Any) -> Any:
-    mod = type(x).__module__
-    if mod.startswith("cupy"):
-        return x.get()
-    if mod.startswith("torch"):
-        return x.detach().cpu().numpy()
-    return x
 
 
 class Coll:
