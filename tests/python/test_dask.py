@@ -313,6 +313,11 @@ def test_cluster_equals_direct(rng, cluster, tmp_path):
     np.testing.assert_array_equal(Ik, RI)
     S = td.pdist(X, block_size=8, out=tmp_path / "P.zarr", scheduler=cluster)
     np.testing.assert_array_equal(S[:], tswarp.pdist(X))
+    # a scheduler's address, as a multi-node cluster is reached (a Client of its own)
+    address = cluster.scheduler.address
+    assert address.startswith("tcp://")
+    S = td.cdist(X, Y, block_size=8, out=tmp_path / "C.npy", scheduler=address)
+    np.testing.assert_array_equal(S, tswarp.cdist(X, Y))
     s = np.cumsum(rng.normal(size=5000))
     got = td.search(s[100:164], s, 3, chunk_size=900, scheduler=cluster)
     want = tswarp.search(s[100:164], s, 3)
