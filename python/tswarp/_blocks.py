@@ -32,7 +32,7 @@ import numpy as np
 from ._conventions import as_collection, check_int, check_layout
 from ._knn import _host  # GPU arrays and torch tensors as numpy arrays
 
-__all__ = ["Coll", "Spec", "Store", "spans", "cdist_block", "pdist_block", "paired_block",
+__all__ = ["Coll", "Spec", "Store", "KnnStore", "spans", "cdist_block", "pdist_block", "paired_block",
            "knn_block", "merge_topk", "search_chunk", "merge_search", "greedy"]
 
 _OWN = ("metric", "device", "n_jobs", "tx", "ty", "layout", "progress")
@@ -336,16 +336,19 @@ class Store:
                 return
         self._remove()
         os.makedirs(self.marks)
+        self._create()
+        _atomic_text(os.path.join(self.marks, "job.json"), json.dumps(job, sort_keys=True))
+
+    def _create(self) -> None:
         if self.kind == "npy":
             m = np.lib.format.open_memmap(self.path, mode="w+", dtype=np.dtype(self.dtype),
                                           shape=self.shape)
             m.flush()
             del m
         else:
-            zarr = _zarr("out")
-            zarr.create_array(store=self.path, shape=self.shape, chunks=self.chunks,
-                              dtype=np.dtype(self.dtype), fill_value=np.nan, overwrite=True)
-        _atomic_text(os.path.join(self.marks, "job.json"), json.dumps(job, sort_keys=True))
+            _zarr("out").create_array(store=self.path, shape=self.shape, chunks=self.chunks,
+                                      dtype=np.dtype(self.dtype), fill_value=np.nan,
+                                      overwrite=True)
 
     def _job(self) -> Optional[Dict[str, Any]]:
         try:
@@ -396,6 +399,51 @@ class Store:
         if self.kind == "npy":
             return np.load(self.path, mmap_mode="r")
         return _zarr("out").open_array(self.path, mode="r")
+
+
+class KnnStore(Store):
+    """The k nearest neighbours on disk, block of queries by block: a zarr group of two
+    arrays (nq, k), ``distances`` (NaN until written) and ``indices`` (int64, -1 until
+    written), chunked by query blocks; resume and fingerprint as :class:`Store`."""
+
+    def __init__(self, path: Any, nq: int, k: int, dtype: Any, chunk: int):
+        super().__init__(path, (nq, k), dtype, (chunk, k))
+        if self.kind != "zarr":
+            raise ValueError(f"out: {self.path!r}: the neighbours are a zarr group (distances and "
+                             f"indices); give a .zarr name")
+
+    def _create(self) -> None:
+        g = _zarr("out").open_group(self.path, mode="w")
+        g.create_array("distances", shape=self.shape, chunks=self.chunks,
+                       dtype=np.dtype(self.dtype), fill_value=np.nan)
+        g.create_array("indices", shape=self.shape, chunks=self.chunks, dtype=np.int64,
+                       fill_value=-1)
+
+    def write(self, index: Tuple[int, ...], regions: Sequence[Tuple[slice, ...]],
+              parts: Sequence[np.ndarray]) -> int:
+        """parts: (distances, indices) of the block of queries in regions[0]."""
+        g = _zarr("out").open_group(self.path, mode="r+")
+        g["distances"][regions[0]] = np.asarray(parts[0], dtype=np.dtype(self.dtype))
+        g["indices"][regions[0]] = np.asarray(parts[1], dtype=np.int64)
+        _atomic_text(os.path.join(self.marks, self.key(index)), "")
+        return int(np.size(parts[0]))
+
+    def read(self) -> Any:
+        """(distances, indices), read-only zarr arrays."""
+        g = _zarr("out").open_group(self.path, mode="r")
+        return g["distances"], g["indices"]
+
+
+def write_knn(store: KnnStore, index: Tuple[int, ...], region: Tuple[slice, ...],
+              top: Tuple[np.ndarray, np.ndarray]) -> int:
+    """Write one block of queries' neighbours (a Dask task after the merge)."""
+    return store.write(index, [region], top)
+
+
+def knn_rows(qv: Any, qt: Any, X: "Coll", k: int, spec: Spec) -> Tuple[np.ndarray, np.ndarray]:
+    """The k nearest of all of X for a block of queries (tswarp.store's block)."""
+    xv, xt = X.take(0, len(X))
+    return knn_block(qv, qt, xv, xt, 0, k, spec)
 
 
 def _zarr(name: str) -> Any:

@@ -496,6 +496,24 @@ def _knn_dask(args, X_test, X_train, metric, params):
     return nearest
 
 
+def _knn_store(args, X_test, X_train, metric, params):
+    """The neighbours written to --out (a zarr group, block of TEST series by block; with
+    --resume the blocks an interrupted run wrote are kept), on --scheduler when given."""
+    size = args.block_size if args.block_size is not None else 1024
+    kw = dict(params, metric=metric, block_size=size, n_jobs=args.jobs, out=args.out,
+              resume=args.resume)
+    if args.scheduler:
+        try:
+            import tswarp.dask as tdask
+        except ImportError as e:
+            raise UsageError(f"--scheduler: {e}") from None
+        _, I = tdask.knn(X_test, X_train, args.k, scheduler=args.scheduler, **kw)
+    else:
+        import tswarp.store as tstore
+        _, I = tstore.knn(X_test, X_train, args.k, progress=args.progress, **kw)
+    return np.asarray(I[:])
+
+
 def cmd_knn(args) -> int:
     if (args.train is None) != (args.test is None):
         raise UsageError("give both TRAIN and TEST, or neither to use the shipped GunPoint")
@@ -509,6 +527,12 @@ def cmd_knn(args) -> int:
         name = f"{args.train} / {args.test}"
     if args.k > len(y_train):
         raise UsageError(f"-k {args.k} is more than the {len(y_train)} TRAIN series")
+    if args.out is not None:
+        if args.metric == "all":
+            raise UsageError("--out holds the neighbours of one measure: give --metric")
+        _check_out_path("--out", args.out, (".zarr",), "a .zarr store (distances and indices)")
+    elif args.resume:
+        raise UsageError("--resume keeps the blocks of an --out store: give --out")
     metrics = list(tswarp.METRICS) if args.metric == "all" else [args.metric]
     params = {m: _measure_params(args, m, strict=args.metric != "all") for m in metrics}
     # Fail before the table starts: one tiny pair per measure surfaces a bad parameter, a
@@ -531,7 +555,9 @@ def cmd_knn(args) -> int:
     for metric in metrics:
         start = time.perf_counter()
         # tswarp.knn: the top k without the matrix (DTW prunes with its lower bounds)
-        if args.scheduler:
+        if args.out is not None:
+            nearest = _knn_store(args, X_test, X_train, metric, params[metric])
+        elif args.scheduler:
             nearest = _knn_dask(args, X_test, X_train, metric, params[metric])
         else:
             _, nearest = tswarp.knn(X_test, X_train, args.k, metric=metric, n_jobs=args.jobs,
@@ -948,7 +974,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="search on this Dask scheduler (tcp://host:8786; needs tswarp[dask]): "
                         "blocks of TEST x TRAIN, the top k merged by a tree reduction")
     p.add_argument("--block-size", type=_positive_int, metavar="N", dest="block_size",
-                   help="with --scheduler: series per block (default 1024)")
+                   help="with --scheduler or --out: series per block (default 1024)")
+    p.add_argument("--out", "-o", metavar="STORE",
+                   help="write the neighbours (distances and indices, TEST x k) to this .zarr "
+                        "store, block of TEST series by block (one --metric)")
+    p.add_argument("--resume", action="store_true",
+                   help="with --out: keep the blocks an interrupted run of the same job wrote")
     _add_labels_option(p)
     _add_batch_options(p)
     _add_input_options(p)

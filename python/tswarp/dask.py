@@ -286,9 +286,9 @@ def paired(X: Any, Y: Any, *, metric: Any = "dtw", block_size: int = 1024, out: 
 
 
 def knn(Q: Any, X: Any, k: int = 1, *, metric: Any = "dtw", block_size: int = 1024,
-        split_every: int = 8, device: Any = "auto", n_jobs: Optional[int] = None,
-        layout: Any = None, tx: Any = None, ty: Any = None, **params: Any
-        ) -> Tuple[Any, Any]:
+        split_every: int = 8, out: Any = None, resume: bool = False, scheduler: Any = None,
+        device: Any = "auto", n_jobs: Optional[int] = None, layout: Any = None,
+        tx: Any = None, ty: Any = None, **params: Any) -> Tuple[Any, Any]:
     """:func:`tswarp.knn` as a Dask graph: the k nearest series of X for every query.
 
     Every (query block, X block) pair is one :func:`tswarp.knn` call (with its lower
@@ -303,10 +303,15 @@ def knn(Q: Any, X: Any, k: int = 1, *, metric: Any = "dtw", block_size: int = 10
         Series per block, for the queries and for X.
     split_every : int, default 8
         Lists merged per reduction task (at least 2).
+    out : str or path, optional
+        A ``.zarr`` name: write the neighbours there block of queries by block (as
+        :func:`tswarp.store.knn` does; every worker must see the path) and return the two
+        stored arrays. None: return dask arrays.
+    resume, scheduler : as in :func:`cdist` (with ``out``).
 
     Returns
     -------
-    distances, indices : dask arrays (len(Q), k)
+    distances, indices : dask arrays (len(Q), k), or the stored zarr arrays with ``out``
         As :func:`tswarp.knn` returns them (ties to the smaller index). Compute them
         together: ``D, I = dask.compute(D, I)``.
     """
@@ -321,9 +326,19 @@ def knn(Q: Any, X: Any, k: int = 1, *, metric: Any = "dtw", block_size: int = 10
     cx.cast(f32)
     dtype = _blocks.out_dtype(spec, f32)
     xs = _blocks.spans(cx.n, size)
+    store = None
+    if out is not None:
+        resume = check_bool(resume, "resume")
+        store = _blocks.KnnStore(out, cq.n, k, dtype, size)
+        job = {"function": "knn", "block_size": size, "inputs": _inputs_token(cq, cx), "k": k}
+        job.update(spec.describe())
+        store.open(job, resume)
     Ds: List[Any] = []
     Is: List[Any] = []
+    writes: List[Any] = []
     for qi, (q0, q1) in enumerate(_blocks.spans(cq.n, size)):
+        if store is not None and store.done((qi,)):
+            continue
         qv, qt = cq.take(qi, q0, q1)
         parts = [dask.delayed(_blocks.knn_block, pure=True)(qv, qt, *cx.take(j, a, b), a, k,
                                                             spec)
@@ -333,10 +348,18 @@ def knn(Q: Any, X: Any, k: int = 1, *, metric: Any = "dtw", block_size: int = 10
                      if len(parts[i:i + split_every]) > 1 else parts[i]
                      for i in range(0, len(parts), split_every)]
         top = parts[0]
+        if store is not None:
+            writes.append(dask.delayed(_blocks.write_knn, pure=False)(
+                store, (qi,), (slice(q0, q1), slice(None)), top))
+            continue
         Ds.append(da.from_delayed(dask.delayed(operator.getitem)(top, 0), shape=(q1 - q0, k),
                                   dtype=dtype))
         Is.append(da.from_delayed(dask.delayed(operator.getitem)(top, 1), shape=(q1 - q0, k),
                                   dtype=np.int64))
+    if store is not None:
+        if writes:
+            _compute(scheduler, *writes)
+        return store.read()
     return da.concatenate(Ds), da.concatenate(Is)
 
 

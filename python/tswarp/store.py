@@ -31,7 +31,7 @@ from typing import Any, List, Optional, Tuple
 from . import _blocks
 from ._progress import make_progress
 
-__all__ = ["cdist", "pdist", "paired", "open"]
+__all__ = ["cdist", "pdist", "paired", "knn", "open"]
 
 _open = open
 
@@ -133,9 +133,58 @@ def paired(X: Any, Y: Any, *, out: Any, metric: Any = "dtw", block_size: int = 1
                 layout, tx, ty, params)
 
 
+def knn(Q: Any, X: Any, k: int = 1, *, out: Any, metric: Any = "dtw", block_size: int = 1024,
+        resume: bool = False, device: Any = "auto", n_jobs: Optional[int] = None,
+        progress: Any = False, layout: Any = None, tx: Any = None, ty: Any = None,
+        **params: Any) -> Any:
+    """:func:`tswarp.knn` into a zarr group, ``block_size`` queries at a time.
+
+    ``out`` (a ``.zarr`` name) receives two arrays (len(Q), k): ``distances`` and
+    ``indices``, written block of queries by block; ``resume=True`` keeps the blocks a
+    previous run of the same job finished. The other arguments as in :func:`tswarp.knn`
+    and :func:`cdist` (``tx``: the queries' TWED timestamps, ``ty``: X's).
+
+    Returns
+    -------
+    (distances, indices) : the stored zarr arrays, read-only.
+    """
+    from ._conventions import check_bool
+    resume = check_bool(resume, "resume")
+    size = _blocks.check_block_size(block_size)
+    if out is None:
+        raise ValueError("out: a .zarr name is needed")
+    spec = _blocks.Spec(metric, params, device, n_jobs)
+    cq = _blocks.Coll(Q, "Q", layout, tx, "tx")
+    cx = _blocks.Coll(X, "X", layout, ty, "ty")
+    k = _blocks.check_k(k, len(cx))
+    f32 = cq.f32 and cx.f32
+    cq.cast(f32)
+    cx.cast(f32)
+    store = _blocks.KnnStore(out, len(cq), k, _blocks.out_dtype(spec, f32), size)
+    store.open(_blocks.fingerprint("knn", spec, [cq, cx], size, {"k": k}), resume)
+    blocks = _blocks.spans(len(cq), size)
+    todo = [(i, b) for i, b in enumerate(blocks) if not store.done((i,))]
+    bar = make_progress(progress, "tswarp.store.knn", unit="blocks")
+    try:
+        done = len(blocks) - len(todo)
+        if bar is not None:
+            bar(done, len(blocks))
+        for i, (a, b) in todo:
+            qv, qt = cq.take(a, b)
+            store.write((i,), [(slice(a, b), slice(None))], _blocks.knn_rows(qv, qt, cx, k, spec))
+            done += 1
+            if bar is not None:
+                bar(done, len(blocks))
+    finally:
+        if bar is not None and hasattr(bar, "close"):
+            bar.close()
+    return store.read()
+
+
 def open(out: Any) -> Any:  # noqa: A001 - the store's own verb
     """A store written by this module or :mod:`tswarp.dask`, read-only, and whether every
-    block is done: ``(array, complete)``."""
+    block is done: ``(array, complete)`` (a knn store's array is the pair (distances,
+    indices))."""
     import json
     import os
     path = os.path.abspath(os.fspath(out))
@@ -145,12 +194,16 @@ def open(out: Any) -> Any:  # noqa: A001 - the store's own verb
     except (OSError, ValueError):
         raise ValueError(f"out: {path!r} is not a tswarp store (no {path}.blocks/job.json)") \
             from None
-    store = _blocks.Store(path, job["shape"], job["dtype"], job["chunks"])
     size = job["chunks"][0]
     n = job["shape"][0]
     nb = -(-n // size)
+    store: _blocks.Store
+    if job["function"] == "knn":
+        store = _blocks.KnnStore(path, n, job["shape"][1], job["dtype"], size)
+    else:
+        store = _blocks.Store(path, job["shape"], job["dtype"], job["chunks"])
     keys: List[Tuple[int, ...]]
-    if job["function"] == "paired":
+    if job["function"] in ("paired", "knn"):
         keys = [(i,) for i in range(nb)]
     elif job["function"] == "pdist":
         keys = [(i, j) for i in range(nb) for j in range(i, nb)]

@@ -449,3 +449,61 @@ def test_local_cuda_cluster_equals_in_process(rng):
         RD, RI = tswarp.knn(Y, X, 5, device="cpu", window=0.1)
         np.testing.assert_array_equal(Ik, RI)
         np.testing.assert_array_equal(Dk, RD)
+
+
+# ---- neighbours into a store ---------------------------------------------------------------
+
+def test_store_knn_and_dask_knn_out(rng, tmp_path):
+    Q = _ragged(rng, int(rng.integers(5, 40)))
+    X = _ragged(rng, int(rng.integers(5, 40)))
+    k = int(rng.integers(1, min(5, len(X)) + 1))
+    size = int(rng.integers(2, 9))
+    RD, RI = tswarp.knn(Q, X, k, window=0.2)
+    path = tmp_path / "nn.zarr"
+    D, I = tstore.knn(Q, X, k, out=path, block_size=size, window=0.2)
+    np.testing.assert_array_equal(D[:], RD, f"seed {rng.seed}")
+    np.testing.assert_array_equal(I[:], RI, f"seed {rng.seed}")
+    assert tstore.open(path)[1]
+    # stopped after one block, finished by Dask from the same store
+    calls = []
+
+    def stop(done, total):
+        calls.append(done)
+        if done >= 1:
+            raise KeyboardInterrupt
+
+    if len(Q) > size:
+        with pytest.raises(KeyboardInterrupt):
+            tstore.knn(Q, X, k, out=path, block_size=size, window=0.2, progress=stop)
+        assert not tstore.open(path)[1]
+    D, I = td.knn(Q, X, k, out=path, block_size=size, resume=True, window=0.2,
+                  scheduler="threads")
+    np.testing.assert_array_equal(D[:], RD)
+    np.testing.assert_array_equal(I[:], RI)
+    with pytest.raises(ValueError, match="zarr"):
+        tstore.knn(Q, X, k, out=tmp_path / "nn.npy")
+    with pytest.raises(ValueError, match="another job"):
+        tstore.knn(Q, X, k, out=path, block_size=size, resume=True)  # no window: another job
+
+
+def test_cli_knn_out_and_resume(tmp_path, capsys):
+    out = tmp_path / "nn.zarr"
+    code, text, _ = _cli(capsys, "knn", "--out", out, "-k", 3, "--block-size", 40)
+    assert code == 0
+    code2, text2, _ = _cli(capsys, "knn", "-k", 3)
+    rows = [line.split()[:3] for line in text.splitlines() if line.startswith("dtw")]
+    rows2 = [line.split()[:3] for line in text2.splitlines() if line.startswith("dtw")]
+    assert rows == rows2 and rows
+    from tswarp.datasets import load_gunpoint
+    Xtr, _ = load_gunpoint("train")
+    Xte, _ = load_gunpoint("test")
+    D, I = tstore.open(out)[0]
+    RD, RI = tswarp.knn(Xte, Xtr, 3)
+    np.testing.assert_array_equal(I[:], RI)
+    code, _, _ = _cli(capsys, "knn", "--out", out, "-k", 3, "--block-size", 40, "--resume")
+    assert code == 0
+    for argv, word in ((("--out", out, "--metric", "all"), "one measure"),
+                       (("--resume",), "give --out"),
+                       (("--out", tmp_path / "nn.npy"), ".zarr store")):
+        code, _, err = _cli(capsys, "knn", *argv)
+        assert code == 2 and word in err, err
