@@ -160,23 +160,48 @@ class Spec:
         return {"metric": metric, "params": {k: repr(v) for k, v in sorted(self.params.items())}}
 
 
+_HOST_THREADS: Dict[str, Any] = {"at": -1e9, "threads": None}
+
+
+def _host_threads(worker: Any) -> int:
+    """The task threads of every worker on this worker's host (the scheduler's view, asked
+    at most every 30 s); the worker's own when the scheduler cannot be asked."""
+    import time
+    now = time.monotonic()
+    if now - _HOST_THREADS["at"] > 30 or _HOST_THREADS["threads"] is None:
+        threads = worker.state.nthreads
+        try:
+            from distributed import get_client  # type: ignore[import-not-found]
+            host = worker.address.split("://")[-1].rsplit(":", 1)[0]
+            info = get_client().scheduler_info()
+            here = [w.get("nthreads", 0) for w in info["workers"].values()
+                    if w.get("host") == host]
+            if here:
+                threads = sum(here)
+        except Exception:  # no scheduler to ask: this worker's threads alone
+            pass
+        _HOST_THREADS.update(at=now, threads=max(1, int(threads)))
+    return int(_HOST_THREADS["threads"])
+
+
 def _threads(n_jobs: Any) -> Any:
     """Threads for one block. Given: as given. None: on a Dask worker, the cores this process
-    may use divided among the worker's task threads (a worker of 1 thread gives its task
-    every core; a worker of as many threads as cores gives each task one); elsewhere
-    tswarp's default (all cores)."""
+    may use divided among the task threads of all the workers on its host (a host of one
+    worker of one thread gives each task every core; LocalCluster's default of as many
+    single-thread workers as cores gives each task one, where dask's OMP_NUM_THREADS=1
+    would have left it); elsewhere tswarp's default (all cores)."""
     if n_jobs is not None:
         return n_jobs
     try:
         from distributed import get_worker  # type: ignore[import-not-found]
-        nthreads = get_worker().state.nthreads
+        worker = get_worker()
     except Exception:  # not on a worker (or no distributed): tswarp's default
         return None
     try:
         cores = len(os.sched_getaffinity(0))
     except AttributeError:  # pragma: no cover - not Linux
         cores = os.cpu_count() or 1
-    return max(1, cores // max(1, nthreads))
+    return max(1, cores // _host_threads(worker))
 
 
 # ---- block functions -----------------------------------------------------------------------

@@ -32,8 +32,10 @@ computes them again elsewhere. Progress: Dask's own diagnostics (the dashboard,
 ``dask.diagnostics.ProgressBar``, ``distributed.progress``).
 
 Threads: with ``n_jobs=None`` a task on a distributed worker uses the cores of its
-process divided by the worker's threads (one worker of one thread per machine gives
-tswarp every core; as many single-thread workers as cores give each task one).
+process divided by the task threads of all the workers on its host, as the scheduler
+reports them (one worker of one thread per machine gives tswarp every core; as many
+single-thread workers as cores give each task one), so that the host is used without
+oversubscription.
 """
 
 from __future__ import annotations

@@ -325,6 +325,20 @@ def test_cluster_equals_direct(rng, cluster, tmp_path):
     np.testing.assert_array_equal(got[1], want[1])
 
 
+def test_cluster_task_threads_share_the_host(cluster):
+    """n_jobs=None on a worker: the host's cores divided among all its workers' task threads
+    (2 single-thread workers here), never each task every core."""
+    from tswarp import _blocks
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:
+        cores = os.cpu_count()
+    got = cluster.submit(_blocks._threads, None, pure=False).result()
+    assert got == max(1, cores // 2)
+    assert cluster.submit(_blocks._threads, 3, pure=False).result() == 3
+    assert _blocks._threads(None) is None  # not on a worker: tswarp's default
+
+
 def test_cluster_lost_worker(rng, cluster, tmp_path):
     """A worker killed (SIGKILL) mid-job: Dask computes its blocks again and the result is
     the direct call's."""
