@@ -148,6 +148,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (fz_u8(&r) == 1)
         ex.n_threads = (int)fz_u64(&r); /* any int: clamped or refused */
     ex.impl = (tsw_impl)(fz_u8(&r) % 3);
+    static int devs[64]; /* a device list: checked by every call, unused on the CPU */
+    if (fz_u8(&r) == 2) {
+        ex.n_devices = (int)(int8_t)fz_u8(&r);
+        for (int i = 0; i < 64; ++i)
+            devs[i] = (int)(int8_t)fz_u8(&r);
+        ex.devices = fz_u8(&r) & 1 ? devs : NULL;
+    }
 
     const uint8_t which = fz_u8(&r) % 7;
     fz_coll x, y;
