@@ -62,14 +62,21 @@ def _run(function: str, X: Any, Y: Any, out: Any, metric: Any, block_size: Any,
     other = cy if cy is not None else cx
     blocks = _blocks.plan(function, len(cx), len(other), size, spec,
                           lambda i, a, b: cx.take(a, b), lambda i, a, b: other.take(a, b))
+    return _execute(store, blocks, f"tswarp.store.{function}", progress,
+                    lambda b: _blocks.write_block(store, b[0], b[1], b[2], *b[3]))
+
+
+def _execute(store: "_blocks.Store", blocks: list, desc: str, progress: Any, write: Any) -> Any:
+    """Write the blocks the store does not hold yet, one after another, with a progress bar
+    counted in blocks; the stored result."""
     todo = [b for b in blocks if not store.done(b[0])]
-    bar = make_progress(progress, f"tswarp.store.{function}", unit="blocks")
+    bar = make_progress(progress, desc, unit="blocks")
     try:
         done = len(blocks) - len(todo)
         if bar is not None:
             bar(done, len(blocks))
-        for index, regions, fn, args in todo:
-            _blocks.write_block(store, index, regions, fn, *args)
+        for b in todo:
+            write(b)
             done += 1
             if bar is not None:
                 bar(done, len(blocks))
@@ -162,23 +169,11 @@ def knn(Q: Any, X: Any, k: int = 1, *, out: Any, metric: Any = "dtw", block_size
     cx.cast(f32)
     store = _blocks.KnnStore(out, len(cq), k, _blocks.out_dtype(spec, f32), size)
     store.open(_blocks.fingerprint("knn", spec, [cq, cx], size, {"k": k}), resume)
-    blocks = _blocks.spans(len(cq), size)
-    todo = [(i, b) for i, b in enumerate(blocks) if not store.done((i,))]
-    bar = make_progress(progress, "tswarp.store.knn", unit="blocks")
-    try:
-        done = len(blocks) - len(todo)
-        if bar is not None:
-            bar(done, len(blocks))
-        for i, (a, b) in todo:
-            qv, qt = cq.take(a, b)
-            store.write((i,), [(slice(a, b), slice(None))], _blocks.knn_rows(qv, qt, cx, k, spec))
-            done += 1
-            if bar is not None:
-                bar(done, len(blocks))
-    finally:
-        if bar is not None and hasattr(bar, "close"):
-            bar.close()
-    return store.read()
+    blocks = [((i,), [(slice(a, b), slice(None))]) for i, (a, b) in
+              enumerate(_blocks.spans(len(cq), size))]
+    return _execute(store, blocks, "tswarp.store.knn", progress,
+                    lambda blk: store.write(blk[0], blk[1], _blocks.knn_rows(
+                        *cq.take(blk[1][0][0].start, blk[1][0][0].stop), cx, k, spec)))
 
 
 def open(out: Any) -> Any:  # noqa: A001 - the store's own verb
