@@ -47,8 +47,15 @@ def check_block_size(block_size: Any) -> int:
     return check_int(block_size, "block_size", 1)
 
 
-def _is_f32(a: np.ndarray) -> bool:
-    return a.dtype.kind == "f" and a.dtype.itemsize <= 4
+def _is_f32(dtype: Any) -> bool:
+    return np.dtype(dtype).kind == "f" and np.dtype(dtype).itemsize <= 4
+
+
+def check_real(dtype: Any, name: str) -> None:
+    """A collection's dtype must be real numbers (float, int or bool)."""
+    if np.dtype(dtype).kind not in "biuf":
+        raise TypeError(f"{name} has dtype {dtype}; tswarp needs real numbers (float, int or "
+                        f"bool)")
 
 
 class Coll:
@@ -71,18 +78,14 @@ class Coll:
         if isinstance(C, list):
             C = [np.asarray(s) for s in C]
             for i, s in enumerate(C):
-                if s.dtype.kind not in "biuf":
-                    raise TypeError(f"{name}[{i}] has dtype {s.dtype}; tswarp needs real numbers "
-                                    f"(float, int or bool)")
-            self.f32 = all(_is_f32(s) for s in C)
+                check_real(s.dtype, f"{name}[{i}]")
+            self.f32 = all(_is_f32(s.dtype) for s in C)
         else:
             if C.ndim not in (2, 3):
                 raise ValueError(f"{name} must be a 2-D array (n, len), a 3-D array (n, len, d) or "
                                  f"a list of series; got shape {C.shape}")
-            if C.dtype.kind not in "biuf":
-                raise TypeError(f"{name} has dtype {C.dtype}; tswarp needs real numbers (float, "
-                                f"int or bool)")
-            self.f32 = _is_f32(C)
+            check_real(C.dtype, name)
+            self.f32 = _is_f32(C.dtype)
         if len(C) == 0:
             raise ValueError(f"{name} is empty (no series)")
         self.values = C
@@ -498,15 +501,22 @@ def _atomic_text(path: str, text: str) -> None:
         raise
 
 
-def fingerprint(function: str, spec: Spec, colls: Sequence[Optional[Coll]],
-                block_size: int, extra: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
+def inputs_hash(colls: Sequence[Optional[Coll]]) -> str:
+    """The hash of a job's inputs (None: an absent collection)."""
     h = hashlib.sha256()
     for c in colls:
         if c is None:
             h.update(b"-")
         else:
             c.digest(h)
-    job = {"function": function, "block_size": int(block_size), "inputs": h.hexdigest()}
+    return h.hexdigest()
+
+
+def fingerprint(function: str, spec: Spec, inputs: str, block_size: int,
+                extra: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
+    """A stored job's description (Store.open adds the shape, dtype, chunks and format);
+    inputs: inputs_hash of its collections (or Dask's token of dask arrays)."""
+    job = {"function": function, "block_size": int(block_size), "inputs": inputs}
     job.update(spec.describe())
     if extra:
         job.update(extra)

@@ -76,9 +76,7 @@ class _DColl:
             if X.ndim not in (2, 3):
                 raise ValueError(f"{name} must be a dask array (n, len) or (n, len, d); got "
                                  f"{X.ndim} dimensions")
-            if X.dtype.kind not in "biuf":
-                raise TypeError(f"{name} has dtype {X.dtype}; tswarp needs real numbers "
-                                f"(float, int or bool)")
+            _blocks.check_real(X.dtype, name)
             if X.ndim == 3:
                 from ._conventions import collection_transpose
                 if collection_transpose(X.shape, name, code):
@@ -87,7 +85,7 @@ class _DColl:
                 raise ValueError(f"{name} is empty (no series)")
             self.dask: Any = X
             self.coll: Optional[_blocks.Coll] = None
-            self.f32 = X.dtype.kind == "f" and X.dtype.itemsize <= 4
+            self.f32 = _blocks._is_f32(X.dtype)
             if times is not None:
                 times = np.asarray(times) if not _is_dask(times) else times
                 if len(times) != X.shape[0]:
@@ -113,10 +111,7 @@ class _DColl:
 
     def token(self) -> str:
         if self.coll is not None:
-            import hashlib
-            h = hashlib.sha256()
-            self.coll.digest(h)
-            return h.hexdigest()
+            return _blocks.inputs_hash([self.coll])
         return tokenize(self.dask.name, None if self.times is None else tokenize(self.times))
 
     def take(self, i: int, start: int, stop: int) -> Tuple[Any, Any]:
@@ -187,10 +182,7 @@ def _matrix(function: str, X: Any, Y: Any, metric: Any, block_size: Any, out: An
     if out is not None:
         from .store import store_for
         store = store_for(function, out, cx.n, None if cy is None else cy.n, size, spec, f32)
-        job = {"function": function, "block_size": size,
-               "inputs": _inputs_token(cx, cy)}
-        job.update(spec.describe())
-        store.open(job, resume)
+        store.open(_blocks.fingerprint(function, spec, _inputs_token(cx, cy), size), resume)
         tasks = [dask.delayed(_blocks.write_block, pure=False)(store, index, regions, fn,
                                                                 *args)
                  for index, regions, fn, args in blocks if not store.done(index)]
@@ -215,15 +207,8 @@ def _matrix(function: str, X: Any, Y: Any, metric: Any, block_size: Any, out: An
 def _inputs_token(cx: _DColl, cy: Optional[_DColl]) -> str:
     """The stored job's hash of its inputs: the same hash tswarp.store takes of numpy and
     list inputs (so either can resume the other's job), Dask's token of a dask array."""
-    import hashlib
     if all(c is None or c.coll is not None for c in (cx, cy)):
-        h = hashlib.sha256()
-        for c in (cx, cy):
-            if c is None:
-                h.update(b"-")
-            else:
-                c.coll.digest(h)  # type: ignore[union-attr]
-        return h.hexdigest()
+        return _blocks.inputs_hash([None if c is None else c.coll for c in (cx, cy)])
     return tokenize(cx.token(), None if cy is None else cy.token())
 
 
@@ -332,9 +317,8 @@ def knn(Q: Any, X: Any, k: int = 1, *, metric: Any = "dtw", block_size: int = 10
     if out is not None:
         resume = check_bool(resume, "resume")
         store = _blocks.KnnStore(out, cq.n, k, dtype, size)
-        job = {"function": "knn", "block_size": size, "inputs": _inputs_token(cq, cx), "k": k}
-        job.update(spec.describe())
-        store.open(job, resume)
+        store.open(_blocks.fingerprint("knn", spec, _inputs_token(cq, cx), size, {"k": k}),
+                   resume)
     Ds: List[Any] = []
     Is: List[Any] = []
     writes: List[Any] = []

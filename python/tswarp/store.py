@@ -57,7 +57,7 @@ def _run(function: str, X: Any, Y: Any, out: Any, metric: Any, block_size: Any,
     if cy is not None:
         cy.cast(f32)
     store = store_for(function, out, len(cx), None if cy is None else len(cy), size, spec, f32)
-    job = _blocks.fingerprint(function, spec, [cx, cy], size)
+    job = _blocks.fingerprint(function, spec, _blocks.inputs_hash([cx, cy]), size)
     store.open(job, resume)
     other = cy if cy is not None else cx
     blocks = _blocks.plan(function, len(cx), len(other), size, spec,
@@ -168,7 +168,8 @@ def knn(Q: Any, X: Any, k: int = 1, *, out: Any, metric: Any = "dtw", block_size
     cq.cast(f32)
     cx.cast(f32)
     store = _blocks.KnnStore(out, len(cq), k, _blocks.out_dtype(spec, f32), size)
-    store.open(_blocks.fingerprint("knn", spec, [cq, cx], size, {"k": k}), resume)
+    store.open(_blocks.fingerprint("knn", spec, _blocks.inputs_hash([cq, cx]), size,
+                                   {"k": k}), resume)
     blocks = [((i,), [(slice(a, b), slice(None))]) for i, (a, b) in
               enumerate(_blocks.spans(len(cq), size))]
     return _execute(store, blocks, "tswarp.store.knn", progress,
