@@ -168,6 +168,7 @@ static int tsw__make_job(tsw__path_job *job, const tsw_align_params *params, int
     job->n_threads = tsw__threads(ex);
     job->progress = ex->progress;
     job->progress_user = ex->progress_user;
+    job->cells = (double)a->length * (double)b->length;
     *rows = NULL;
     if (params->window != TSW_WINDOW_NONE) {
         size_t bytes;
@@ -180,17 +181,17 @@ static int tsw__make_job(tsw__path_job *job, const tsw_align_params *params, int
         job->lo = r;
         job->hi = r + a->length;
         *rows = r;
+        double band = 0;
+        for (int64_t i = 0; i < a->length; ++i)
+            band += (double)(r[a->length + i] - r[i]);
+        job->cells = band;
         /* AUTO with a narrow window: the stored steps are kept per rectangle (n m / 4 bytes
          * for a band of n (2r + 1) cells), so blocks stay small and the recursion of the
          * linear method, which only enters the band's regions, does the rest: O(n r) time */
-        if (params->method == TSW_PATH_AUTO && params->memory_limit == 0) {
-            double band = 0;
-            for (int64_t i = 0; i < a->length; ++i)
-                band += (double)(r[a->length + i] - r[i]);
-            if (band * 8 < (double)a->length * (double)b->length &&
-                job->block_cells > 64 * 1024 * 4)
-                job->block_cells = 64 * 1024 * 4;
-        }
+        if (params->method == TSW_PATH_AUTO && params->memory_limit == 0 &&
+            band * 8 < (double)a->length * (double)b->length &&
+            job->block_cells > 64 * 1024 * 4)
+            job->block_cells = 64 * 1024 * 4;
     }
     return TSW_OK;
 }
@@ -282,7 +283,7 @@ static int tsw__dtw_path(const tsw_align_params *params, tsw_dtype dtype, int64_
      * CPU was wrong, a race of its threaded forward pass, fixed in cpu/path_impl.h.) */
     if (ex.device == TSW_DEVICE_CUDA ||
         (ex.device == TSW_DEVICE_AUTO &&
-         tsw__cuda_auto(&ex, (double)a->length * (double)b->length)))
+         tsw__cuda_auto(&ex, job.cells)))
         rc = tsw__cuda_dtw_path(&job, params, dtype, &ex, path, length, cost);
     if (ex.device == TSW_DEVICE_AUTO && (rc == TSW_ENODEV || rc == TSW_ENOMEM))
         rc = TSW_ENODEV;

@@ -1,4 +1,5 @@
 /* Public entry points: status table, defaults, validation and dispatch to a backend. */
+#include "common/band.h"
 #include "internal.h"
 
 #include <math.h>
@@ -99,6 +100,16 @@ int tsw__cuda_fallback(const tsw_exec *ex, int rc)
 
 /* ---- one pair --------------------------------------------------------------------------- */
 
+#ifdef TSWARP_WITH_CUDA
+/* AUTO's size of one pair's work: the cells its window admits (a narrow band on a long pair
+ * is a few cells a row, which the GPU's one-pair kernel does not run faster than the CPU's). */
+static double tsw__pair_cells(const tsw_params *p, int64_t n, int64_t m)
+{
+    const tsw_band b = tsw_band_make((int)p->window, p->window_radius, p->itakura_max_slope, n, m);
+    return tsw_band_cells(&b);
+}
+#endif
+
 static int tsw__distance(const tsw_params *params, tsw_dtype dtype, int64_t dim,
                          const tsw_series *a, const tsw_series *b, double *out,
                          const tsw_exec *exec)
@@ -128,7 +139,7 @@ static int tsw__distance(const tsw_params *params, tsw_dtype dtype, int64_t dim,
 #ifdef TSWARP_WITH_CUDA
     if (ex.device == TSW_DEVICE_CUDA ||
         (ex.device == TSW_DEVICE_AUTO &&
-         tsw__cuda_auto(&ex, (double)a->length * (double)b->length * (double)dim))) {
+         tsw__cuda_auto(&ex, tsw__pair_cells(params, a->length, b->length) * (double)dim))) {
         rc = tsw__cuda_distance(params, dtype, dim, a, b, out, &ex);
         if (!tsw__cuda_fallback(&ex, rc))
             return rc;

@@ -270,6 +270,7 @@ typedef struct tsw__path_job {
     const void *a, *b;
     const int64_t *lo;     /* (n,) admissible columns [lo[i], hi[i]) of row i; NULL = all  */
     const int64_t *hi;
+    double cells;          /* the window's cells (n m without one): AUTO's size of the work */
     size_t block_cells;    /* cells whose steps one stored block may hold (>= 16)        */
     int force_stored;      /* 1: one stored block for the whole grid, whatever its size   */
     int n_threads;         /* resolved, >= 1                                             */

@@ -72,6 +72,17 @@ TSW_HD tsw_band tsw_band_make(int window, double radius, double max_slope, int64
     return b;
 }
 
+/* About how many cells the band admits (dispatch's size of the work): Sakoe-Chiba's rows
+ * times their width at most, every cell for Itakura and no window. */
+TSW_HD double tsw_band_cells(const tsw_band *b)
+{
+    const double all = (double)b->rows * (double)b->cols;
+    if (b->kind != TSW_BAND_DIAG)
+        return all;
+    const double w = (double)b->rows * ((double)b->below + (double)b->above + 1);
+    return w < all ? w : all;
+}
+
 /* Admissible columns [*lo, *hi) of outer row r. */
 TSW_HD void tsw_band_range(const tsw_band *b, int64_t r, int64_t *lo, int64_t *hi)
 {

@@ -277,6 +277,84 @@ template <typename T, int DB, int R> struct PathRun {
     }
 };
 
+/*
+ * Banded grids (a window whose cells are a small part of the grid): a staircase of
+ * regions, block k = rows [k h, min(n, (k+1) h) - 1] x columns [lo(first row), hi(last
+ * row) - 1]. Both window ends are non-decreasing in the row (align.c, band.h), so the
+ * columns left of a block are outside the window in all its rows (the region's +inf left
+ * frame is exact) and so are the columns right of the block above in its rows: block k's
+ * top frame is block k-1's two bottom rows where that block has columns and +inf elsewhere
+ * (frame_kernel), kept for every block (2 (w + 2) values each). Time and memory
+ * O(n (h + w)) for a band of width w: h = w rounded down to whole tile rows (at least
+ * one), so a block's region holds at most about twice the band's cells. STORED keeps every
+ * block's codes (n (h + w) / 4 bytes), LINEAR one block's: the trace recomputes the block
+ * it is in from its frame. Used when the regions hold at most half the grid's cells and
+ * the ends are monotone (checked); else the grid pass below.
+ */
+struct BandLayout {
+    int64_t h = 0, K = 0;
+    /* per block: its columns [c0, c1], the offsets of its frame (values) and codes (words) */
+    int64_t *c0 = nullptr, *c1 = nullptr, *foff = nullptr, *coff = nullptr;
+    double cells = 0, codes = 0, codes_max = 0;
+    ~BandLayout() { tsw__free(c0); }
+    /* 1: banded (fields set), 0: use the grid, < 0: -status */
+    int make(const tsw__path_job *job, int TH)
+    {
+        const int64_t n = job->n, m = job->m;
+        if (!job->lo || n < 2 * TH)
+            return 0;
+        double width = 0;
+        for (int64_t i = 0; i < n; ++i) {
+            if (i > 0 && (job->lo[i] < job->lo[i - 1] || job->hi[i] < job->hi[i - 1]))
+                return 0;
+            width += (double)(job->hi[i] - job->lo[i]);
+        }
+        width /= (double)n;
+        h = (int64_t)(width / TH) * TH;
+        if (h < TH)
+            h = TH;
+        if (h > n)
+            h = ceil_div(n, TH) * TH;
+        K = ceil_div(n, h);
+        double sum = 0;
+        for (int64_t k = 0; k < K; ++k) {
+            const int64_t r0 = k * h, r1 = (k + 1) * h < n ? (k + 1) * h - 1 : n - 1;
+            const int64_t w = job->hi[r1] - job->lo[r0];
+            sum += (double)(r1 - r0 + 1) * (double)(w > 0 ? w : 1);
+        }
+        if (sum * 2 > (double)n * (double)m)
+            return 0;
+        size_t bytes;
+        if (tsw__mul_size((size_t)K, 4 * sizeof(int64_t), &bytes))
+            return -TSW_EOVERFLOW;
+        c0 = (int64_t *)tsw__malloc(bytes);
+        if (!c0)
+            return -TSW_ENOMEM;
+        c1 = c0 + K;
+        foff = c1 + K;
+        coff = foff + K;
+        int64_t f = 0;
+        for (int64_t k = 0; k < K; ++k) {
+            const int64_t r0 = k * h, r1 = (k + 1) * h < n ? (k + 1) * h - 1 : n - 1;
+            c0[k] = job->lo[r0];
+            c1[k] = job->hi[r1] - 1;
+            if (c1[k] < c0[k])
+                return -TSW_ENOPATH; /* a row without admissible cells */
+            foff[k] = f;
+            f += 2 * (c1[k] - c0[k] + 3);
+            const double cb = code_bytes(r1 - r0 + 1, c1[k] - c0[k] + 1, TH);
+            coff[k] = (int64_t)(codes / 4); /* whole tiles: a multiple of 4 bytes */
+            cells += (double)(r1 - r0 + 1) * (double)(c1[k] - c0[k] + 1);
+            codes += cb;
+            codes_max = cb > codes_max ? cb : codes_max;
+        }
+        frames = f;
+        return 1;
+    }
+    int64_t frames = 0; /* values of all frames */
+    int64_t rows(int64_t k, int64_t n) const { return ((k + 1) * h < n ? (k + 1) * h : n) - k * h; }
+};
+
 template <typename T, int DB, int R>
 int path_run(const tsw__path_job *job, const tsw_align_params *ap, const tsw_exec *ex,
              int64_t *path, int64_t *length, double *cost)
@@ -320,11 +398,22 @@ int path_run(const tsw__path_job *job, const tsw_align_params *ap, const tsw_exe
     const double avail = (double)free_b - (double)base_bytes - margin;
     const double limit = ap->memory_limit ? (double)ap->memory_limit : avail;
     const double full = code_bytes(n, m, TH);
+    BandLayout band;
+    const int bm = band.make(job, TH);
+    if (bm < 0)
+        return -bm;
+    const bool banded = bm == 1;
+    const double need = banded ? band.codes : full;
     bool stored = ap->method == TSW_PATH_STORED ||
-                  (ap->method == TSW_PATH_AUTO && full <= limit && full <= avail);
+                  (ap->method == TSW_PATH_AUTO && need <= limit && need <= avail);
     int64_t h = 0, ck_count = 0;
-    double region_bytes = full, ck_bytes = 0;
-    if (!stored) {
+    double region_bytes = need, ck_bytes = 0;
+    if (banded) {
+        /* every block's frame; LINEAR: one block's codes */
+        if (!stored)
+            region_bytes = band.codes_max;
+        ck_bytes = (double)band.frames * (double)es;
+    } else if (!stored) {
         /* the largest block height (rows, a multiple of TH) whose codes fit the limit and
          * whose checkpoints fit beside them; p05 blocks recompute 2 h columns: h <= 8192 */
         const double cap = ap->memory_limit ? (double)ap->memory_limit : avail / 2;
@@ -346,7 +435,9 @@ int path_run(const tsw__path_job *job, const tsw_align_params *ap, const tsw_exe
     if (region_bytes > 9.0e18 || ck_bytes > 9.0e18)
         return TSW_EOVERFLOW;
     const size_t o_codes = plan.add((size_t)region_bytes);
-    const size_t o_ck = ck_count ? plan.add((size_t)ck_count * 2 * (size_t)(m + 2), es) : 0;
+    const size_t o_ck = ck_count ? plan.add((size_t)ck_count * 2 * (size_t)(m + 2), es)
+                        : banded  ? plan.add((size_t)band.frames, es)
+                                  : 0;
     if (plan.overflow)
         return TSW_EOVERFLOW;
     tsw_exec own = *ex;
@@ -356,9 +447,11 @@ int path_run(const tsw__path_job *job, const tsw_align_params *ap, const tsw_exe
 
     PathProgress prog;
     prog.ex = ex;
-    const double cells = (double)n * (double)m;
+    const double cells = banded ? band.cells : (double)n * (double)m;
     double est = cells;
-    if (!stored)
+    if (banded)
+        est += stored ? 0 : 0.5 * cells;
+    else if (!stored)
         est += p05 ? (double)n * 2.0 * (double)h : 0.5 * cells;
     prog.total = est > 9.0e18 ? (int64_t)9.0e18 : (int64_t)est;
 
@@ -410,6 +503,7 @@ int path_run(const tsw__path_job *job, const tsw_align_params *ap, const tsw_exe
     run.cost_buf = (T *)call.at(o_cost);
     run.split_max = split_max;
     run.ckpt = ck_count ? (T *)call.at(o_ck) : nullptr;
+    T *const frames = banded ? (T *)call.at(o_ck) : nullptr;
     run.dstate = (int64_t *)call.at(o_state);
     run.dpath = (int64_t *)call.at(o_path);
     if ((rc = fill_inf<T>(call, run.infs, 2 * (m + 2), 1, 1)))
@@ -417,10 +511,33 @@ int path_run(const tsw__path_job *job, const tsw_align_params *ap, const tsw_exe
     if (ck_count && (rc = fill_inf<T>(call, run.ckpt, 2 * ck_count, m + 2, 2)))
         return rc;
 
-    /* the forward pass over the grid: codes (STORED) or checkpoints (LINEAR) */
-    if ((rc = run.forward(0, n - 1, 0, m - 1, run.infs, m + 2, stored, stored ? 0 : h / TH,
-                          ck_count)))
+    uint32_t *const codes0 = run.codes;
+    /* block k's top frame: the grid's +inf rows for block 0, else its frame */
+    auto band_top = [&](int64_t k) -> const T * {
+        return k == 0 ? run.infs : frames + band.foff[k];
+    };
+    if (banded) {
+        /* the blocks in order: each one's frame from the block above (in H after its
+         * pass), then its pass (codes at its offset when STORED) */
+        for (int64_t k = 0; k < band.K; ++k) {
+            const int64_t c0 = band.c0[k], c1 = band.c1[k], w2 = c1 - c0 + 3;
+            if (k > 0) {
+                const int64_t hp = band.c1[k - 1] - band.c0[k - 1] + 3;
+                const int64_t slot = (ceil_div(band.h, TH) - 1) % 3;
+                frame_kernel<T><<<blocks_for(2 * w2), 256, 0, call.stream>>>(
+                    run.H + slot * 2 * hp, hp, band.c0[k - 1], frames + band.foff[k], c0, w2);
+                TSW_CU(cudaGetLastError(), "kernel launch (band frame)");
+            }
+            run.codes = stored ? codes0 + band.coff[k] : codes0;
+            if ((rc = run.forward(k * band.h, k * band.h + band.rows(k, n) - 1, c0, c1,
+                                  band_top(k), w2, stored, 0, 0)))
+                return rc;
+        }
+    } else if ((rc = run.forward(0, n - 1, 0, m - 1, run.infs, m + 2, stored,
+                                 stored ? 0 : h / TH, ck_count))) {
+        /* the forward pass over the grid: codes (STORED) or checkpoints (LINEAR) */
         return rc;
+    }
     T dl;
     if ((rc = run.read_last(&dl)))
         return rc;
@@ -429,7 +546,35 @@ int path_run(const tsw__path_job *job, const tsw_align_params *ap, const tsw_exe
 
     int64_t ei = n - 1, ej = m - 1, len = 0;
     int status = 0;
-    if (stored) {
+    if (banded) {
+        /* from the end up, block by block: its stored codes, or (LINEAR) the block's rows
+         * up to the path's cell recomputed from its frame with codes */
+        while (status == 0) {
+            if (ei < 0 || ej < 0 || len >= n + m) {
+                tsw__set_detail("path trace left the grid at (%lld, %lld)", (long long)ei,
+                                (long long)ej);
+                return TSW_ECUDA; /* not reached: a finite end traces back to (0, 0) */
+            }
+            const int64_t k = ei / band.h, r0 = k * band.h, c0 = band.c0[k];
+            int64_t c1 = band.c1[k];
+            if (ej < c0 || ej > c1) {
+                tsw__set_detail("path trace left the band at (%lld, %lld)", (long long)ei,
+                                (long long)ej);
+                return TSW_ECUDA; /* not reached: the path's cells are in the window */
+            }
+            if (stored) {
+                run.codes = codes0 + band.coff[k];
+            } else {
+                run.codes = codes0;
+                c1 = ej;
+                if ((rc = run.forward(r0, ei, c0, c1, band_top(k), band.c1[k] - c0 + 3, true, 0,
+                                      0)))
+                    return rc;
+            }
+            if ((rc = run.trace(r0, c0, c1, &ei, &ej, &len, &status)))
+                return rc;
+        }
+    } else if (stored) {
         if ((rc = run.trace(0, 0, m - 1, &ei, &ej, &len, &status)))
             return rc;
     } else {

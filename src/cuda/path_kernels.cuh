@@ -771,6 +771,20 @@ template <typename T> __global__ void fill_kernel(T *p, int64_t count, int64_t s
         p[(t / width) * stride + t % width] = inf_of<T>();
 }
 
+/* Banded grids: the top frame of block k (rows r0-2, r0-1 at the columns c0-2 .. c1, x at
+ * column c0 - 2 + x, w2 = c1 - c0 + 3 values a row) from the bottom rows of block k-1, which
+ * its forward pass left in an H slot (hs = c1p - c0p + 3 values a row, x at column
+ * c0p - 2 + x); the columns block k-1 did not cover are outside the window: +inf. */
+template <typename T>
+__global__ void frame_kernel(const T *Hs, int64_t hs, int64_t c0p, T *F, int64_t c0, int64_t w2)
+{
+    for (int64_t t = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; t < 2 * w2;
+         t += (int64_t)gridDim.x * blockDim.x) {
+        const int64_t row = t / w2, x = t - row * w2, s = c0 - c0p + x;
+        F[t] = s >= 0 && s < hs ? Hs[row * hs + s] : inf_of<T>();
+    }
+}
+
 } // namespace
 
 #endif

@@ -62,15 +62,26 @@ __global__ void sg_zero_rows(T *o, const int64_t *off, const int64_t *len, int64
  * the GPU with one block per problem (fewer than two blocks of 512 rows per SM) whose
  * problems have more than 256 rows. Returns the blocks per problem, 0 for no split. */
 constexpr int kSplitRows = 256;
-int64_t sg_split(int64_t count, int64_t max_n, int device)
+int64_t sg_split(int64_t count, int64_t max_n, int device, int narrow = 0)
 {
     const int sms = sm_count(device);
-    if (max_n <= kSplitRows || count * ((max_n + 511) / 512) >= 2 * (int64_t)sms)
+    if (narrow || max_n <= kSplitRows || count * ((max_n + 511) / 512) >= 2 * (int64_t)sms)
         return 0;
     const char *env = getenv("TSWARP_SDTW_SPLIT"); /* developer knob: 0 disables */
     if (env && env[0] == '0')
         return 0;
     return (max_n + kSplitRows - 1) / kSplitRows;
+}
+
+/* A Sakoe-Chiba band narrow for the longest problem (L points a side): its width w, else 0.
+ * One block a problem then sweeps only the band's steps (sg_steps: O(n (1 + w / NT))) with
+ * about w threads, and split mode is off (its stripes' hand-over is O(m) per stripe). */
+int sg_narrow(const tsw_params *params, int64_t L)
+{
+    if (L >= ((int64_t)1 << 30))
+        return 0;
+    const SgBand bd((int)params->window, params->window_radius, (int)L, (int)L);
+    return bd.on && 4 * (int64_t)bd.w < L ? bd.w : 0;
 }
 
 /* Threads per block for problems of at most max_n rows: one per row up to the maximum. */
@@ -80,11 +91,11 @@ int threads_for(int64_t max_n, tsw_dtype dtype, bool cost, int64_t dim)
     return (int)round32(max_n < mx ? max_n : mx);
 }
 
-template <typename T, int DK, bool COST>
+template <typename T, int DK, bool COST, bool BAND>
 cudaError_t launch_kernel(const SgArgs<T> &g, int64_t blocks, int nt, size_t smem,
                           cudaStream_t stream)
 {
-    auto *k = sdtw_grad_kernel<T, DK, COST>;
+    auto *k = sdtw_grad_kernel<T, DK, COST, BAND>;
     if (smem > 48 * 1024) {
         cudaError_t e = cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                              (int)smem);
@@ -99,13 +110,20 @@ template <typename T>
 cudaError_t launch_any(const SgArgs<T> &g, bool cost, int64_t blocks, int nt, size_t smem,
                        cudaStream_t stream)
 {
+    /* Sakoe-Chiba windows on series: the band's layout and steps (the host sized S so,
+     * sg_rcells); everything else (and cost matrices, sized n (n + m - 1)) without */
+    const bool band = !cost && (g.window == TSW_WINDOW_SAKOE_CHIBA ||
+                                g.window == TSW_WINDOW_SAKOE_CHIBA_FRACTION);
     if (cost)
-        return launch_kernel<T, 1, true>(g, blocks, nt, smem, stream);
+        return launch_kernel<T, 1, true, false>(g, blocks, nt, smem, stream);
     if (g.dim == 1)
-        return launch_kernel<T, 1, false>(g, blocks, nt, smem, stream);
+        return band ? launch_kernel<T, 1, false, true>(g, blocks, nt, smem, stream)
+                    : launch_kernel<T, 1, false, false>(g, blocks, nt, smem, stream);
     if (g.dim == 2)
-        return launch_kernel<T, 2, false>(g, blocks, nt, smem, stream);
-    return launch_kernel<T, 0, false>(g, blocks, nt, smem, stream);
+        return band ? launch_kernel<T, 2, false, true>(g, blocks, nt, smem, stream)
+                    : launch_kernel<T, 2, false, false>(g, blocks, nt, smem, stream);
+    return band ? launch_kernel<T, 0, false, true>(g, blocks, nt, smem, stream)
+                : launch_kernel<T, 0, false, false>(g, blocks, nt, smem, stream);
 }
 
 /* One kind of problem of a call (the pairs, or the divergence's self terms). */
@@ -342,7 +360,9 @@ int sg_launch_chunks(Call &call, const SgJob &job, const SgKind *kinds, int nkin
             g.cn = job.cn;
             g.cm = job.cm;
             g.R = R;
-            const int nt = K ? kSplitRows : threads_for(kd.max_n, job.dtype, job.cost, job.dim);
+            int nt = K ? kSplitRows : threads_for(kd.max_n, job.dtype, job.cost, job.dim);
+            if (const int w = K ? 0 : sg_narrow(job.params, job.max_len))
+                nt = (int)(nt < round32(w) ? nt : round32(w)); /* a narrow band's width */
             bool gy_shared, y_shared;
             const size_t smem = sg_smem_bytes(job.dtype, nt, job.max_len, job.dim, job.cost,
                                               &gy_shared, &y_shared);
@@ -577,17 +597,20 @@ int sg_grad(const tsw_params *params, tsw_dtype dtype, int64_t dim, const tsw_co
         return wrs ? (double)((n + wrs - 1) / wrs) * (double)wf_cells(wrs, m, rb)
                    : (double)wf_cells(n, m, rb);
     };
+    /* the thread-per-row kernel's S cells: a Sakoe-Chiba band's only (sg_rcells) */
+    const int win = (int)params->window;
+    const double rad = params->window_radius;
     for (int64_t k = 0; k < count; ++k) {
-        const double n = (double)hx.len[k], m = (double)hy.len[k];
-        double r = wf ? wcells(hx.len[k], hy.len[k]) : (n + m - 1) * n;
+        const int64_t n = hx.len[k], m = hy.len[k];
+        double r = wf ? wcells(n, m) : sg_rcells(win, rad, n, m);
         if (val_only || (wf && !grad_x && !grad_y && !bi)) {
             r = 0; /* nothing stored (the wavefront kernel stores only for a backward pass) */
         } else if (norm && wf) {
-            r = fmax(r, wcells(hx.len[k], hx.len[k]));
-            r = fmax(r, wcells(hy.len[k], hy.len[k]));
+            r = fmax(r, wcells(n, n));
+            r = fmax(r, wcells(m, m));
         } else if (norm) {
-            r = r > (2 * n - 1) * n ? r : (2 * n - 1) * n;
-            r = r > (2 * m - 1) * m ? r : (2 * m - 1) * m;
+            r = fmax(r, sg_rcells(win, rad, n, n));
+            r = fmax(r, sg_rcells(win, rad, m, m));
         }
         if (r > 4.0e18)
             return TSW_EOVERFLOW;
@@ -625,7 +648,7 @@ int sg_grad(const tsw_params *params, tsw_dtype dtype, int64_t dim, const tsw_co
                               : wrs ? (wk - 1) * 4 * L + (defer ? (L * dim + 1) / 2 : 0)
                               : wf ? 0
                                    : 4 * (L + 1) + 2 * L * dim;
-    const int64_t K = wf ? 0 : sg_split(count, L, exec->device_index);
+    const int64_t K = wf ? 0 : sg_split(count, L, exec->device_index, sg_narrow(params, L));
     int64_t r_cap, blocks_cap;
     if ((rc = sg_size(rsize, count, per_block * (K ? K : 1), sizeof(double), plan.total,
                       one_chunk, &r_cap, &blocks_cap)))

@@ -27,6 +27,10 @@
  *     so the accumulation needs no atomics.
  * Cells per problem: n m forward plus n m backward; memory: (n + m - 1) n values of R per
  * problem of a chunk (the host cuts the batch into chunks that fit the free memory).
+ * A Sakoe-Chiba band of width w (SgBand): S in the band's layout, n w values, and with one
+ * block a problem each stripe sweeps only the steps that meet the band (sg_steps), so a
+ * long pair in a narrow band costs O(n w) time and memory (issue 36, item 5), plus O(m)
+ * boundary rows per block.
  *
  */
 #pragma once
@@ -179,21 +183,43 @@ __device__ __forceinline__ void sg_put_value(const SgArgs<T> &g, int64_t p, doub
 }
 
 /* The admissible cells of band.h's Sakoe-Chiba windows as two int bounds on j - i (the
- * host rejects Itakura for gradients, sdtw_grad.c): all cells when the band covers them. */
+ * host rejects Itakura for gradients, sdtw_grad.c): all cells when the band covers them.
+ * With a band (on), the kernel below stores S in the band's layout, row i's cells j - i =
+ * -below .. above at (i - 1) w + j - i + below (w = below + above + 1 < n + m - 1: never
+ * more than the diagonal-major layout's (n + m - 1) n), sg_rcells on the host. */
 struct SgBand {
-    int below, above;
-    __device__ __forceinline__ SgBand(int window, double radius, int n, int m)
+    int below, above, w;
+    bool on;
+    __host__ __device__ __forceinline__ SgBand(int window, double radius, int n, int m)
     {
         const tsw_band bd = tsw_band_make(window, radius, 2.0, n, m);
-        const bool all = bd.kind != TSW_BAND_DIAG;
-        below = all ? n : (int)(bd.below < n ? bd.below : n);
-        above = all ? m : (int)(bd.above < m ? bd.above : m);
+        on = bd.kind == TSW_BAND_DIAG;
+        below = !on ? n : (int)(bd.below < n ? bd.below : n);
+        above = !on ? m : (int)(bd.above < m ? bd.above : m);
+        w = below + above + 1;
     }
-    __device__ __forceinline__ bool admits(int i, int j) const
+    __host__ __device__ __forceinline__ bool admits(int i, int j) const
     {
         return j - i >= -below && j - i <= above;
     }
+    /* S's index of cell (i, j) (1-based) in the band's layout; any j (the caller tests) */
+    __device__ __forceinline__ int64_t idx(int i, int j) const
+    {
+        return (int64_t)(i - 1) * w + (j - i + below);
+    }
 };
+
+/* S values of a problem's (n, m) grid: the band's cells (n w) with a Sakoe-Chiba band, else
+ * the diagonal-major layout's (n + m - 1) n. */
+inline double sg_rcells(int window, double radius, int64_t n, int64_t m)
+{
+    if (n < ((int64_t)1 << 30) && m < ((int64_t)1 << 30)) {
+        const SgBand bd(window, radius, (int)n, (int)m);
+        if (bd.on)
+            return (double)n * (double)bd.w;
+    }
+    return ((double)n + (double)m - 1) * (double)n;
+}
 
 /* Loads point i (1-based) of a problem into registers (DK > 0) or leaves the pointer. */
 template <typename T, int DK> struct SgPoint {
@@ -241,9 +267,27 @@ __device__ __forceinline__ int sg_wait(const int *flag, int need, int have)
     return have;
 }
 
+/* The steps s (cell (i0 + t, s - t + 1) of thread t) of a stripe of rows i0 .. i0 + rows - 1:
+ * all of them, 0 .. rows + m - 2, or with a band and one block a problem only those that
+ * meet it, from thread 0's first admissible column to the last row's last one; every cell
+ * of the band is inside (its ends grow with the row), so a stripe costs O(rows + w) steps
+ * and a problem O(n (1 + w / NT)). Split mode keeps all steps (its hand-over counts
+ * columns up to m). */
+__device__ __forceinline__ void sg_steps(const SgBand &bd, int K, int i0, int rows, int m,
+                                         int *s_lo, int *s_hi)
+{
+    *s_lo = 0;
+    *s_hi = rows + m - 2;
+    if (!bd.on || K)
+        return;
+    const int lo = i0 - bd.below - 1, hi = i0 + rows - 1 + bd.above;
+    *s_lo = lo > 0 ? lo : 0;
+    *s_hi = (hi < m ? hi : m) + rows - 2;
+}
+
 /* ---- the kernel ------------------------------------------------------------------------------ */
 
-template <typename T, int DK, bool COST>
+template <typename T, int DK, bool COST, bool BAND>
 __global__ void __launch_bounds__(sg_max_threads(sizeof(T), COST, DK == 0),
                                   sg_min_blocks(sizeof(T), COST, DK == 0))
     sdtw_grad_kernel(SgArgs<T> g)
@@ -276,7 +320,9 @@ __global__ void __launch_bounds__(sg_max_threads(sizeof(T), COST, DK == 0),
     const int64_t dim = DK > 0 ? DK : g.dim;
     const double INF = TSW_INF_F64;
     const double gamma = g.gamma, ig = g.inv_gamma;
-    const SgBand bd(g.window, g.radius, n, m);
+    SgBand bd(g.window, g.radius, n, m);
+    if (!BAND)
+        bd.on = false; /* the grid's layout and steps (a window is tested per cell) */
     const T *A = COST ? nullptr : g.a + g.aoff[p] * dim;
     const T *B = COST ? nullptr : g.b + g.boff[p] * dim;
     if (!COST && g.y_shared) {
@@ -323,27 +369,41 @@ __global__ void __launch_bounds__(sg_max_threads(sizeof(T), COST, DK == 0),
         /* thread 0 of a lower stripe: rb[j], rb[j+1] loaded ahead (latency) */
         const bool from_rb = tid == 0 && i0 > 1;
         const bool to_next = K && tid == rows - 1 && i < n; /* split: publish for below */
+        /* the steps that hold the stripe's cells: all, or (a band, one block a problem)
+         * those that meet the band (sg_steps) */
+        int s_lo, s_hi;
+        sg_steps(bd, K, i0, rows, m, &s_lo, &s_hi);
+        const int j0 = s_lo + 1 > 1 ? s_lo + 1 : 1; /* thread 0's first column */
         double rq0 = INF, rq1 = INF;
         int have = 0; /* split: boundary columns known published */
         if (from_rb) {
             if (K)
                 have = sg_wait(f_in, m < 2 ? m : 2, have);
-            rq0 = rb[1];
-            rq1 = m >= 2 ? rb[2] : INF;
+            rq0 = j0 <= m ? rb[j0] : INF;
+            rq1 = j0 + 1 <= m ? rb[j0 + 1] : INF;
+            /* a band's first step: the diagonal neighbour may be in the band */
+            if (j0 > 1 && bd.admits(i - 1, j0 - 1))
+                last_up = rb[j0 - 1];
         }
-        /* running indices: S(i, j) at sidx, this step's exchange slot fb[wr] and the up
-         * neighbour's fb[rd] (they swap) */
-        int64_t sidx = (int64_t)(i - 1) * n + (i - 1);
+        /* running indices: S(i, j) at sidx (its first column's; a band: the band's layout),
+         * this step's exchange slot fb[wr] and the up neighbour's fb[rd] (they swap); the
+         * up values of steps before s_lo are +inf (outside the band) */
+        const int jf = s_lo - tid + 1 > 1 ? s_lo - tid + 1 : 1;
+        int64_t sidx = bd.on ? bd.idx(i, jf) : (int64_t)(i - 1) * n + (i - 1);
+        const int64_t sstep = bd.on ? 1 : n;
         int wr = tid, rd = NT + tid - 1;
-        const int steps = rows + m - 1;
-        for (int s = 0; s < steps; ++s) {
+        fb[tid] = INF;
+        fb[NT + tid] = INF;
+        __syncthreads();
+        for (int s = s_lo; s <= s_hi; ++s) {
             const int j = s - tid + 1;
             if (has_row && j >= 1 && j <= m) {
                 double up = INF;
                 if (tid > 0) {
                     up = fb[rd];
                 } else if (from_rb) {
-                    up = rq0;
+                    /* the row above's cells outside the band were never written */
+                    up = bd.admits(i - 1, j) ? rq0 : INF;
                     rq0 = rq1;
                     if (j + 2 <= m) {
                         if (K)
@@ -362,8 +422,9 @@ __global__ void __launch_bounds__(sg_max_threads(sizeof(T), COST, DK == 0),
                     if (r == INF)
                         sm = -INF; /* unreachable: no weight in the backward pass */
                 }
-                S[sidx] = sm;
-                sidx += n;
+                if (!bd.on || bd.admits(i, j))
+                    S[sidx] = sm;
+                sidx += sstep;
                 if (tid == rows - 1 && (!K || to_next)) {
                     rb_out[j] = r; /* read by the next stripe's first row, steps later */
                     if (to_next && ((j & 31) == 0 || j == m))
@@ -427,29 +488,44 @@ __global__ void __launch_bounds__(sg_max_threads(sizeof(T), COST, DK == 0),
         double e_dg = 0, q_dg = -INF; /* (i+1, j+1) */
         /* S(i, j), S(i, j-1) loaded ahead (j runs down from m); the stripe's last row also
          * takes the boundary row of the stripe below that way */
+        int s_lo, s_hi;
+        sg_steps(bd, K, i0, rows, m, &s_lo, &s_hi);
+        /* this thread's first column (j runs down) */
+        const int jl = s_hi - tid + 1 < m ? s_hi - tid + 1 : m;
         double sq0 = -INF, sq1 = -INF;
         const bool from_bound = has_row && tid == rows - 1 && i < n;
         double be0 = 0, be1 = 0, bq0 = -INF, bq1 = -INF;
-        int64_t sidx = RIDX(i, m); /* S(i, j), j running down */
-        if (has_row) {
-            sq0 = S[sidx];
-            sq1 = m >= 2 ? S[sidx - n] : -INF;
+        /* S(i, j), j running down (a band: its layout; cells outside it are -inf) */
+        int64_t sidx = bd.on ? bd.idx(i, jl) : RIDX(i, m);
+        const int64_t sstep = bd.on ? 1 : n;
+        if (has_row && jl >= 1) {
+            sq0 = !bd.on || bd.admits(i, jl) ? S[sidx] : -INF;
+            sq1 = jl >= 2 && (!bd.on || bd.admits(i, jl - 1)) ? S[sidx - sstep] : -INF;
         }
         /* exchange slots (of eb and qb alike): this step's wo and the row below's ro of the
-         * step before */
-        const int par0 = (rows + m - 2) & 1; /* parity of the first step, s = steps - 1 */
+         * step before; the values of steps after s_hi are E = 0, Q = -inf (outside) */
+        const int par0 = s_hi & 1; /* parity of the first step */
         int wo = par0 * NT + tid, ro = (par0 ^ 1) * NT + tid + 1;
+        eb[tid] = 0;
+        eb[NT + tid] = 0;
+        qb[tid] = -INF;
+        qb[NT + tid] = -INF;
+        __syncthreads();
         int bhave = 0; /* split: boundary columns (from m down) known published */
-        if (from_bound) {
+        if (from_bound && jl >= 1) {
             if (K)
                 bhave = sg_wait(b_in, m < 2 ? m : 2, bhave);
-            be0 = bE_rd[m];
-            bq0 = bQ_rd[m];
-            be1 = m >= 2 ? bE_rd[m - 1] : 0;
-            bq1 = m >= 2 ? bQ_rd[m - 1] : -INF;
+            be0 = bE_rd[jl];
+            bq0 = bQ_rd[jl];
+            be1 = jl >= 2 ? bE_rd[jl - 1] : 0;
+            bq1 = jl >= 2 ? bQ_rd[jl - 1] : -INF;
+            /* a band's first step: the diagonal successor may be in the band */
+            if (jl < m && bd.admits(i + 1, jl + 1)) {
+                e_dg = bE_rd[jl + 1];
+                q_dg = bQ_rd[jl + 1];
+            }
         }
-        const int steps = rows + m - 1;
-        for (int s = steps - 1; s >= 0; --s) {
+        for (int s = s_hi; s >= s_lo; --s) {
             const int j = s - tid + 1;
             if (has_row && j >= 1 && j <= m) {
                 double e_dn = 0, q_dn = -INF; /* (i+1, j) */
@@ -458,8 +534,10 @@ __global__ void __launch_bounds__(sg_max_threads(sizeof(T), COST, DK == 0),
                         e_dn = eb[ro];
                         q_dn = qb[ro];
                     } else {
-                        e_dn = be0;
-                        q_dn = bq0;
+                        /* the row below's cells outside the band were never written */
+                        const bool in = bd.admits(i + 1, j);
+                        e_dn = in ? be0 : 0;
+                        q_dn = in ? bq0 : -INF;
                         be0 = be1;
                         bq0 = bq1;
                         if (j > 2) {
@@ -476,8 +554,8 @@ __global__ void __launch_bounds__(sg_max_threads(sizeof(T), COST, DK == 0),
                 /* q = S(i, j) (sdtw_grad.h), -inf for cells off every path */
                 const double q = sq0;
                 sq0 = sq1;
-                sq1 = j > 2 ? S[sidx - 2 * (int64_t)n] : -INF;
-                sidx -= n;
+                sq1 = j > 2 && (!bd.on || bd.admits(i, j - 2)) ? S[sidx - 2 * sstep] : -INF;
+                sidx -= sstep;
                 double e = 0;
                 if (q != -INF) {
                     const double c = COST ? (double)C[(int64_t)(i - 1) * g.cm + (j - 1)]

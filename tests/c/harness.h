@@ -120,6 +120,32 @@ static inline int tsw_t_quick(void)
     return q && *q && strcmp(q, "0") != 0;
 }
 
+/* Whether a comma-separated list holds name. */
+static inline int tsw_t_list_has(const char *list, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *s = list; *s;) {
+        const char *e = strchr(s, ',');
+        size_t len = e ? (size_t)(e - s) : strlen(s);
+        if (len == n && strncmp(s, name, n) == 0)
+            return 1;
+        if (!e)
+            break;
+        s = e + 1;
+    }
+    return 0;
+}
+
+/* Whether a test section runs: TSWARP_GPU_TEST_ONLY=a,b runs only those, and
+ * TSWARP_GPU_TEST_SKIP=a,b all but those. */
+static inline int tsw_t_want(const char *name)
+{
+    const char *only = getenv("TSWARP_GPU_TEST_ONLY"), *skip = getenv("TSWARP_GPU_TEST_SKIP");
+    if (only && *only && !tsw_t_list_has(only, name))
+        return 0;
+    return !(skip && *skip && tsw_t_list_has(skip, name));
+}
+
 /* Deterministic random numbers (splitmix64), so a failure reproduces. */
 typedef struct {
     uint64_t s;

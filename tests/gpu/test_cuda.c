@@ -66,29 +66,6 @@ static int bytes_are(const void *p, int byte, size_t n)
     return 1;
 }
 
-static int list_has(const char *list, const char *name)
-{
-    size_t n = strlen(name);
-    for (const char *s = list; *s;) {
-        const char *e = strchr(s, ',');
-        size_t len = e ? (size_t)(e - s) : strlen(s);
-        if (len == n && strncmp(s, name, n) == 0)
-            return 1;
-        if (!e)
-            break;
-        s = e + 1;
-    }
-    return 0;
-}
-
-static int want(const char *name)
-{
-    const char *only = getenv("TSWARP_GPU_TEST_ONLY"), *skip = getenv("TSWARP_GPU_TEST_SKIP");
-    if (only && *only && !list_has(only, name))
-        return 0;
-    return !(skip && *skip && list_has(skip, name));
-}
-
 /* A CUDA runtime call of the test itself. */
 static int cuda_ok_at(cudaError_t err, const char *file, int line, const char *expr)
 {
@@ -2327,7 +2304,7 @@ int main(int argc, char **argv)
         {"multi", test_multi},
     };
     for (size_t k = 0; k < sizeof(sections) / sizeof(sections[0]); ++k) {
-        if (!want(sections[k].name))
+        if (!tsw_t_want(sections[k].name))
             continue;
         /* each section its own stream of random numbers: skipping one changes no other */
         tsw_t_rng r = {seed ^ (0x9e3779b97f4a7c15ULL * (k + 1))};

@@ -14,10 +14,15 @@
  *     checkpoint blocks, p05 blocks cut on the left) and AUTO; all equal to the CPU's;
  *   - TSW_ENOPATH when a window admits no path (the CPU's status), bad input statuses,
  *     and cancellation through the progress callback (outputs untouched);
+ *   - narrow windows on long pairs (the banded staircase of regions: Sakoe-Chiba radii
+ *     0-600 and fractions up to 0.08, Itakura slopes up to 1.3, sloped bands n != m), and
+ *     one pair of 10^6 points (2 x 10^5 quick) in a radius of 10, timed;
  *   - subsequence DTW (k = 1..5 matches, all three step patterns, every cost) and segmental
  *     DTW (NONE/WEAK/STRICT, N = 1..32): matches, costs' bits and paths equal the CPU's.
  * Exit status 77 without the CUDA backend or a device. TSWARP_TEST_QUICK=1: fewer, smaller
  * cases (compute-sanitizer runs). TSWARP_GPU_DEVICE=k: the device ordinal.
+ * TSWARP_GPU_TEST_ONLY=a,b / TSWARP_GPU_TEST_SKIP=a,b: sections random large band subseq
+ * segment status.
  */
 #include "harness.h"
 
@@ -251,6 +256,102 @@ static void test_large(tsw_t_rng *r)
         }
     free(va);
     free(vb);
+}
+
+/* Narrow windows on long pairs: the banded staircase (cuda/path.cuh, BandLayout), blocks of
+ * one or several tile rows, STORED, LINEAR (one block's codes) and AUTO, against the CPU:
+ * equal lengths, unequal ones (the band's slope), Itakura near slope 1, every cost, both
+ * step patterns, both dtypes, dims in every bucket. */
+static void test_band(tsw_t_rng *r)
+{
+    const int cases = g_quick ? 24 : 160;
+    const int64_t maxlen = g_quick ? 4000 : 30000;
+    static const int64_t dims[6] = {1, 1, 3, 12, 20, 2};
+    long compared = 0, nopath = 0;
+    for (int c = 0; c < cases; ++c) {
+        tsw_align_params ap;
+        tsw_align_params_default(&ap);
+        ap.step = (tsw_step)tsw_t_int(r, 0, 1);
+        ap.cost = (tsw_cost)tsw_t_int(r, 0, 3);
+        const tsw_dtype dt = (tsw_dtype)tsw_t_int(r, 0, 1);
+        const int64_t dim = dims[tsw_t_int(r, 0, 5)];
+        const int64_t n = tsw_t_int(r, 300, maxlen);
+        int64_t m = n;
+        const double u = tsw_t_uniform(r, 0, 1);
+        if (u < 0.4)
+            m = n + tsw_t_int(r, -n / 3, n / 3); /* a sloped band */
+        if (ap.step == TSW_STEP_P05 && (m > 2 * n - 1 || n > 2 * m - 1))
+            m = n;
+        const double w = tsw_t_uniform(r, 0, 1);
+        if (w < 0.5) {
+            ap.window = TSW_WINDOW_SAKOE_CHIBA;
+            ap.window_radius = (double)(tsw_t_uniform(r, 0, 1) < 0.3 ? tsw_t_int(r, 0, 4)
+                                                                    : tsw_t_int(r, 5, 600));
+        } else if (w < 0.8) {
+            ap.window = TSW_WINDOW_SAKOE_CHIBA_FRACTION;
+            ap.window_radius = tsw_t_uniform(r, 0, 0.08);
+        } else {
+            ap.window = TSW_WINDOW_ITAKURA;
+            ap.itakura_max_slope = tsw_t_uniform(r, 1.0, 1.3);
+        }
+        const int kind = (int)tsw_t_int(r, 0, 3);
+        double *va = malloc(sizeof(double) * (size_t)(n * dim));
+        double *vb = malloc(sizeof(double) * (size_t)(m * dim));
+        gen(r, va, n, dim, kind);
+        gen(r, vb, m, dim, kind);
+        void *a = as_dtype(va, n * dim, dt), *b = as_dtype(vb, m * dim, dt);
+        result cpu = run_path(&ap, dt, dim, a, n, b, m, TSW_DEVICE_CPU);
+        CHECK(cpu.rc == TSW_OK || cpu.rc == TSW_ENOPATH);
+        static const tsw_path_method methods[3] = {TSW_PATH_STORED, TSW_PATH_LINEAR,
+                                                   TSW_PATH_AUTO};
+        static const char *mname[3] = {"STORED", "LINEAR", "AUTO"};
+        for (int k = 0; k < 3; ++k) {
+            tsw_align_params g = ap;
+            g.method = methods[k];
+            g.memory_limit = methods[k] == TSW_PATH_LINEAR ? 64 * 1024 : 0;
+            result gpu = run_path(&g, dt, dim, a, n, b, m, TSW_DEVICE_CUDA);
+            if (!CHECK(same(&cpu, &gpu)))
+                describe(&g, dt, dim, n, m, kind, mname[k], &cpu, &gpu);
+            free(gpu.path);
+        }
+        compared++;
+        nopath += cpu.rc == TSW_ENOPATH;
+        free(cpu.path);
+        free(va);
+        free(vb);
+        free(a);
+        free(b);
+    }
+    /* one long pair: 10^6 points in a radius of 10 (a grid pass would take 10^12 cells) */
+    {
+        const int64_t n = g_quick ? 200000 : 1000000;
+        double *va = malloc(sizeof(double) * (size_t)n), *vb = malloc(sizeof(double) * (size_t)n);
+        gen(r, va, n, 1, 0);
+        gen(r, vb, n, 1, 0);
+        tsw_align_params ap;
+        tsw_align_params_default(&ap);
+        ap.window = TSW_WINDOW_SAKOE_CHIBA;
+        ap.window_radius = 10;
+        result cpu = run_path(&ap, TSW_F64, 1, va, n, vb, n, TSW_DEVICE_CPU);
+        CHECK_RC(cpu.rc, TSW_OK);
+        for (int k = 0; k < 2; ++k) {
+            tsw_align_params g = ap;
+            g.method = k ? TSW_PATH_LINEAR : TSW_PATH_AUTO;
+            g.memory_limit = k ? 1 << 20 : 0;
+            double t0 = tsw_t_seconds();
+            result gpu = run_path(&g, TSW_F64, 1, va, n, vb, n, TSW_DEVICE_CUDA);
+            double t1 = tsw_t_seconds();
+            if (!CHECK(same(&cpu, &gpu)))
+                describe(&g, TSW_F64, 1, n, n, 0, k ? "LINEAR" : "AUTO", &cpu, &gpu);
+            printf("[gpu-path] band %lld x %lld radius 10 %s: %.3f s\n", (long long)n,
+                   (long long)n, k ? "LINEAR" : "AUTO", t1 - t0);
+            free(gpu.path);
+        }
+        free(cpu.path);
+        free(va);
+        free(vb);
+    }
+    printf("[gpu-path] band: %ld cases x 3 methods, %ld without a path\n", compared, nopath);
 }
 
 /* ---- subsequence DTW and segmental DTW ------------------------------------------------------- */
@@ -615,10 +716,13 @@ int main(void)
         void (*fn)(tsw_t_rng *);
     } sections[] = {{"random", test_random},
                     {"large", test_large},
+                    {"band", test_band},
                     {"subseq", test_subseq},
                     {"segment", test_segmental},
                     {"status", test_status}};
     for (size_t k = 0; k < sizeof(sections) / sizeof(sections[0]); ++k) {
+        if (!tsw_t_want(sections[k].name))
+            continue;
         tsw_t_rng r = {seed ^ (0x9e3779b97f4a7c15ULL * (k + 1))};
         long failed0 = tsw_t_failed, passed0 = tsw_t_passed;
         double t0 = tsw_t_seconds();

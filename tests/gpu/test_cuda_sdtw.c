@@ -16,7 +16,9 @@
  * synchronous and asynchronous (exec.cuda_async) (equal to the host-memory GPU
  * results bit for bit); values without gradients (NULL gradient pointers) equal to those
  * with, bit for bit; NaN found on the device with the outputs untouched.
- * TSWARP_GPU_TEST_ONLY=random,paired,split,bi,cost,extreme,faults,long runs some parts only.
+ * Long pairs in narrow Sakoe-Chiba bands (the band layout and steps), and one pair of 10^6
+ * points in a radius of 10 (band). TSWARP_GPU_TEST_ONLY=random,paired,split,bi,cost,extreme,
+ * faults,long,band runs some parts only.
  *
  * Agreement with the CPU: values within tol * max(1, |cpu|), gradients within
  * tol * max(1, max |cpu gradient| of the pair), tol = 1e-9 (float64) and 1e-4 (float32,
@@ -312,8 +314,10 @@ static void random_params(tsw_t_rng *r, int ng, int itakura, tsw_params *p)
 }
 
 /* big: 0 small batches, 1 long pairs, 2 a batch large enough for the float32 wavefront
- * kernel's own choice (sdtw_wf.cuh); small batches force its rows per lane (2, 4, 8) or
- * leave the choice (then the thread-per-row kernel runs them) at random. */
+ * kernel's own choice (sdtw_wf.cuh), 3 long pairs in a narrow Sakoe-Chiba band (the
+ * thread-per-row kernel's band layout and band steps: float64, or dims above 2, or float32
+ * pairs longer than the two-wave kernel's 16,384 points); small batches force its rows per
+ * lane (2, 4, 8) or leave the choice (then the thread-per-row kernel runs them) at random. */
 static void random_case(tsw_t_rng *r, int big)
 {
     const tsw_dtype dt = tsw_t_int(r, 0, 1) ? TSW_F64 : TSW_F32;
@@ -328,10 +332,24 @@ static void random_case(tsw_t_rng *r, int big)
     const char *rb = random_rb(r, !big);
     int64_t lx[512], ly[512];
     random_lengths(r, count, hi, lx, ly);
+    if (big == 3) {
+        const int64_t lo = dt == TSW_F32 && dim <= 2 ? 16400 : 400;
+        const int64_t up = dt == TSW_F32 && dim <= 2 ? 20000 : g_quick ? 3000 : 8000;
+        for (int64_t k = 0; k < count; ++k) {
+            lx[k] = tsw_t_int(r, (int)lo, (int)up);
+            ly[k] = tsw_t_int(r, 0, 1) ? lx[k] : lx[k] + tsw_t_int(r, (int)(-lx[k] / 10), (int)(lx[k] / 10));
+        }
+    }
     batch x = make_batch(r, count, dim, lx, tsw_t_int(r, 0, 1));
     batch y = make_batch(r, count, dim, ly, tsw_t_int(r, 0, 1));
     tsw_params p;
     random_params(r, 6, 0, &p);
+    if (big == 3) {
+        /* narrow: radius 0 .. 60 cells or a fraction up to 2% */
+        p.window = tsw_t_int(r, 0, 2) ? TSW_WINDOW_SAKOE_CHIBA : TSW_WINDOW_SAKOE_CHIBA_FRACTION;
+        p.window_radius = p.window == TSW_WINDOW_SAKOE_CHIBA ? (double)tsw_t_int(r, 0, 60)
+                                                             : tsw_t_uniform(r, 0, 0.02);
+    }
     char ctx[200];
     snprintf(ctx, sizeof ctx,
              "%s dim %" PRId64 " count %" PRId64 " gamma %g norm %d window %d/%g rows/lane %s",
@@ -864,19 +882,57 @@ static void test_long(tsw_t_rng *r)
     free_batch(&y);
 }
 
-/* TSWARP_GPU_TEST_ONLY (comma-separated: random, paired, split, bi, cost, extreme, faults, long)
- * runs those parts only, as test_cuda's sections (e.g. under racecheck); unset: all. */
-static int section_on(const char *name)
+/* One pair of 10^6 points (2 x 10^5 quick) in a radius of 10, float64: the band's layout
+ * (n w values, where the grid's layout would need 8 TB) and steps; equal to the CPU. */
+static void test_long_band(tsw_t_rng *r)
 {
-    const char *only = getenv("TSWARP_GPU_TEST_ONLY");
-    if (!only || !*only)
-        return 1;
-    const size_t n = strlen(name);
-    for (const char *p = only; (p = strstr(p, name)) != NULL; p += n)
-        if ((p == only || p[-1] == ',') && (p[n] == 0 || p[n] == ','))
-            return 1;
-    return 0;
+    const int64_t n = g_quick ? 200000 : 1000000;
+    int64_t lens[1] = {n};
+    batch x = make_batch(r, 1, 1, lens, 0), y = make_batch(r, 1, 1, lens, 0);
+    tsw_collection cx = view(&x, x.v), cy = view(&y, y.v);
+    tsw_params p;
+    tsw_params_default(&p, TSW_SOFT_DTW);
+    p.window = TSW_WINDOW_SAKOE_CHIBA;
+    p.window_radius = 10;
+    double vc, vg, *gxc = malloc(sizeof(double) * n), *gyc = malloc(sizeof(double) * n);
+    double *gxg = malloc(sizeof(double) * n), *gyg = malloc(sizeof(double) * n);
+    tsw_exec ec, eg;
+    tsw_exec_default(&ec);
+    ec.device = TSW_DEVICE_CPU;
+    tsw_exec_default(&eg);
+    eg.device = TSW_DEVICE_CUDA;
+    const double t0 = tsw_t_seconds();
+    int rc_c = tsw_soft_dtw_grad(&p, TSW_F64, 1, &cx, &cy, &vc, gxc, gyc, &ec);
+    const double t1 = tsw_t_seconds();
+    int rc_g = tsw_soft_dtw_grad(&p, TSW_F64, 1, &cx, &cy, &vg, gxg, gyg, &eg);
+    const double t2 = tsw_t_seconds();
+    if (CHECK_RC(rc_c, TSW_OK) && CHECK_RC(rc_g, TSW_OK)) {
+        CHECK(fabs(vg - vc) <= 1e-9 * fmax(1, fabs(vc)));
+        double gm = 0, err = 0;
+        for (int64_t i = 0; i < n; ++i) {
+            gm = fmax(gm, fmax(fabs(gxc[i]), fabs(gyc[i])));
+            err = fmax(err, fmax(fabs(gxg[i] - gxc[i]), fabs(gyg[i] - gyc[i])));
+        }
+        if (!CHECK(err <= 1e-9 * fmax(1, gm)))
+            TSW_T_NOTE("  band %" PRId64 ": gradient error %.3g of %.3g\n", n, err, gm);
+        printf("[gpu] soft-DTW gradient %" PRId64 " x %" PRId64 " radius 10 float64: GPU %.1f ms, "
+               "CPU %.1f ms\n",
+               n, n, (t2 - t1) * 1e3, (t1 - t0) * 1e3);
+    } else {
+        TSW_T_NOTE("  band %" PRId64 ": %s\n", n, tsw_last_error_detail());
+    }
+    free(gxc);
+    free(gyc);
+    free(gxg);
+    free(gyg);
+    free_batch(&x);
+    free_batch(&y);
 }
+
+/* TSWARP_GPU_TEST_ONLY / _SKIP (comma-separated: random, paired, split, bi, cost, extreme,
+ * faults, long, band) run those parts only / all but those, as test_cuda's sections (e.g.
+ * under racecheck); unset: all. */
+#define section_on tsw_t_want
 
 int main(void)
 {
@@ -928,6 +984,11 @@ int main(void)
         test_faults();
     if (section_on("long"))
         test_long(&r);
+    if (section_on("band")) {
+        for (int i = 0; i < (g_quick ? 8 : 40); ++i)
+            random_case(&r, 3);
+        test_long_band(&r);
+    }
     printf("[gpu] soft-DTW grad: largest relative differences: f32 value %.3g gradient %.3g; "
            "f64 value %.3g gradient %.3g\n",
            g_maxerr[TSW_F32][0], g_maxerr[TSW_F32][1], g_maxerr[TSW_F64][0],
