@@ -153,6 +153,12 @@ typedef enum {
  *   ITAKURA               tslearn's Itakura parallelogram with maximum slope
  *                         itakura_max_slope >= 1. If it admits no path (n and m too
  *                         different), the distance is +inf, as in tslearn.
+ * Cost of a band: every call computes only the window's cells, on both devices: a radius r
+ * costs O(n r) time for distances, soft-DTW values and gradients, paths and the batch calls
+ * of long series. Working memory is never O(n m): a distance takes O(n + m) (the series'
+ * own size), a path O(n + m) plus its steps, 2 bits a window cell per stored block (the
+ * path itself has up to n + m - 1 cells), a soft-DTW gradient O(n r) on both devices (the
+ * band's softmin values, which the backward pass reads).
  */
 typedef enum {
     TSW_WINDOW_NONE = 0,
