@@ -423,6 +423,8 @@ typedef struct tsw__shp_gpu_job {
     const int64_t *sub; /* (ns,) searched rows: ng groups of gd phases, group g rows g gd .. */
     const int32_t *lab; /* (ng,) the groups' labels */
     int64_t ns, ng, gd, minl, maxl, step, nlen;
+    int64_t k0, k1; /* candidates of the rows sub[k0 .. k1) only (several GPUs split them);
+                       every candidate is still ranked on all ns rows */
     int C;
     const int64_t *total; /* (C,) class counts of the groups */
     double nent;          /* tsw_shp_nentropy(total) */
@@ -462,6 +464,17 @@ int tsw__cuda_shapelet_distances(const tsw__shp_gpu_data *S, const double *thres
 /* ---- several GPUs in one call (multi.c) ---------------------------------------------- */
 #define TSW__MAX_DEVICES 64
 
+/* A caller's own work on several GPUs (multi.c): tile t of ntiles runs as fn(user, t, slot,
+ * ex) on one host thread per device, slot the thread's index (0 .. ndev - 1: per-device
+ * state), ex that device's exec, whose progress callback takes the tile's own (done,
+ * total) and returns nonzero when the call must stop; units[t] is the tile's share of the
+ * caller's progress. The first failure stops the others and is the call's status. */
+typedef int (*tsw__multi_fn)(void *user, int64_t tile, int slot, const tsw_exec *ex);
+int tsw__multi_tiles(int64_t ntiles, const double *units, tsw__multi_fn fn, void *user,
+                     const tsw_exec *ex);
+/* The number of devices exec names (checked to exist). */
+int tsw__multi_count(const tsw_exec *ex, int *ndev);
+
 /* Whether exec asks for several devices (n_devices >= 2 or TSW_ALL_DEVICES). */
 static inline int tsw__multi(const tsw_exec *ex)
 {
@@ -478,6 +491,11 @@ void tsw__batch_hint(int64_t *count, int64_t *max_len);
 int tsw__multi_cdist(const tsw_params *params, tsw_dtype dtype, int64_t dim,
                      const tsw_collection *x, const tsw_collection *y, void *out,
                      const tsw_exec *ex);
+/* tsw_soft_dtw_grad's pairs cut into tiles over the devices (the series must not share
+ * rows: each tile writes its own series' gradient rows) */
+int tsw__multi_sdtw_grad(const tsw_params *params, tsw_dtype dtype, int64_t dim,
+                         const tsw_collection *x, const tsw_collection *y, void *values,
+                         void *grad_x, void *grad_y, const tsw_exec *ex);
 int tsw__multi_pdist(const tsw_params *params, tsw_dtype dtype, int64_t dim,
                      const tsw_collection *x, tsw_pdist_layout layout, void *out,
                      const tsw_exec *ex);

@@ -50,11 +50,15 @@ struct tsw__mjob {
     int64_t dim;
     const tsw_collection *x, *y;
     void *out;
+    void *gx, *gy; /* soft-DTW gradients: laid out like x's and y's values, or NULL */
     int64_t *index;
     int64_t k;
     tsw_pdist_layout layout;
     tsw__knn_fn knn_one;
     tsw__tile_fn fn;
+    tsw__multi_fn ufn; /* a caller's own tiles (tsw__multi_tiles) */
+    void *user;
+    struct tsw__mworker *workers;
     const tsw_exec *caller;
     /* tiles */
     int64_t *cut;       /* block b of rows: [cut[b], cut[b + 1]) */
@@ -82,13 +86,14 @@ struct tsw__mjob {
     char detail[512];
 };
 
-typedef struct tsw__mworker {
+struct tsw__mworker {
     tsw__mjob *job;
     int device;
     double tile_pairs; /* the current tile's pairs */
     double partial;    /* of them, done (under the job's lock) */
     pthread_t thread;
-} tsw__mworker;
+};
+typedef struct tsw__mworker tsw__mworker;
 
 /* ---- tiles ---------------------------------------------------------------------------------- */
 
@@ -247,6 +252,28 @@ static int tsw__tile_paired(tsw__mjob *job, int64_t tile, const tsw_exec *ex)
     return tsw__cuda_paired(job->params, job->dtype, job->dim, &xv, &yv, out, ex);
 }
 
+/* The gradient rows of series i0.. of c: the same rows (offsets index them), or shifted. */
+static void *tsw__grad_rows(const tsw_collection *c, void *g, int64_t i0, int64_t dim,
+                            size_t esz)
+{
+    if (!g || c->offsets)
+        return g;
+    return (char *)g + (size_t)i0 * (size_t)c->length * (size_t)dim * esz;
+}
+
+static int tsw__tile_sdtw_grad(tsw__mjob *job, int64_t tile, const tsw_exec *ex)
+{
+    int64_t b = job->tile[tile][0], i0 = job->cut[b], i1 = job->cut[b + 1];
+    size_t esz = tsw__dtype_size(job->dtype);
+    tsw_collection xv, yv;
+    tsw__view(job->x, i0, i1, job->dim, esz, &xv);
+    tsw__view(job->y, i0, i1, job->dim, esz, &yv);
+    return tsw__cuda_soft_dtw_grad(job->params, job->dtype, job->dim, &xv, &yv,
+                                   (char *)job->out + (size_t)i0 * esz,
+                                   tsw__grad_rows(job->x, job->gx, i0, job->dim, esz),
+                                   tsw__grad_rows(job->y, job->gy, i0, job->dim, esz), ex, 0);
+}
+
 static int tsw__tile_knn(tsw__mjob *job, int64_t tile, const tsw_exec *ex)
 {
     int64_t b = job->tile[tile][0], i0 = job->cut[b], i1 = job->cut[b + 1];
@@ -372,6 +399,13 @@ static int tsw__tile_search(tsw__mjob *job, int64_t tile, const tsw_exec *ex)
     }
     tsw__free(cand);
     return rc;
+}
+
+/* A caller's tile: its function with the worker's slot. */
+static int tsw__tile_user(tsw__mjob *job, int64_t tile, const tsw_exec *ex)
+{
+    const tsw__mworker *w = ex->progress_user;
+    return job->ufn(job->user, tile, (int)(w - job->workers), ex);
 }
 
 /* ---- the threads ---------------------------------------------------------------------------- */
@@ -509,6 +543,7 @@ static int tsw__mrun(tsw__mjob *job, const tsw_exec *ex, int triangle, int ndev,
     if (!w)
         return TSW_ENOMEM;
     memset(w, 0, (size_t)ndev * sizeof(tsw__mworker));
+    job->workers = w;
     pthread_mutex_init(&job->lock, NULL);
     int started = 0;
     for (; started < ndev; ++started) {
@@ -614,6 +649,18 @@ int tsw__multi_paired(const tsw_params *params, tsw_dtype dtype, int64_t dim,
     return tsw__multi_go(&job, ex, 0, x, y);
 }
 
+int tsw__multi_sdtw_grad(const tsw_params *params, tsw_dtype dtype, int64_t dim,
+                         const tsw_collection *x, const tsw_collection *y, void *values,
+                         void *grad_x, void *grad_y, const tsw_exec *ex)
+{
+    tsw__mjob job;
+    tsw__mjob_init(&job, params, dtype, dim, ex, x, y, values, tsw__tile_sdtw_grad);
+    job.gx = grad_x;
+    job.gy = grad_y;
+    job.k = -1; /* one pair a row */
+    return tsw__multi_go(&job, ex, 0, x, y);
+}
+
 int tsw__multi_pdist(const tsw_params *params, tsw_dtype dtype, int64_t dim,
                      const tsw_collection *x, tsw_pdist_layout layout, void *out,
                      const tsw_exec *ex)
@@ -634,6 +681,36 @@ int tsw__multi_knn(const tsw_params *params, tsw_dtype dtype, int64_t dim,
     job.k = k;
     job.knn_one = knn_one;
     return tsw__multi_go(&job, ex, 0, q, NULL);
+}
+
+int tsw__multi_count(const tsw_exec *ex, int *ndev)
+{
+    int devs[TSW__MAX_DEVICES];
+    return tsw__devices(ex, devs, ndev);
+}
+
+int tsw__multi_tiles(int64_t ntiles, const double *units, tsw__multi_fn fn, void *user,
+                     const tsw_exec *ex)
+{
+    int devs[TSW__MAX_DEVICES], ndev = 0;
+    int rc = tsw__devices(ex, devs, &ndev);
+    if (rc)
+        return rc;
+    tsw__mjob job;
+    tsw__mjob_init(&job, NULL, TSW_F64, 0, ex, NULL, NULL, NULL, tsw__tile_user);
+    job.ufn = fn;
+    job.user = user;
+    job.pairs = tsw__malloc((size_t)(ntiles > 0 ? ntiles : 1) * sizeof(double));
+    if (!job.pairs)
+        return TSW_ENOMEM;
+    for (int64_t t = 0; t < ntiles; ++t) {
+        job.pairs[t] = units[t];
+        job.total_pairs += units[t];
+    }
+    job.ntiles = ntiles;
+    rc = tsw__mrun(&job, ex, 0, ndev, devs, NULL, NULL);
+    tsw__mjob_free(&job);
+    return rc;
 }
 
 /* Subsequence search on several GPUs: the windows cut into chunks (four a device, each

@@ -161,6 +161,8 @@ int tsw_soft_dtw_grad(const tsw_params *params, tsw_dtype dtype, int64_t dim,
         if ((rc = tsw__sdg_gpu_window(params)))
             return rc;
 #if TSW__SDG_CUDA
+        if (tsw__multi(&ex))
+            return tsw__multi_sdtw_grad(params, dtype, dim, x, y, values, grad_x, grad_y, &ex);
         return tsw__cuda_soft_dtw_grad(params, dtype, dim, x, y, values, grad_x, grad_y, &ex, 0);
 #else
         tsw__set_detail("this build has no CUDA soft-DTW gradients");

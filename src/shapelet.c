@@ -454,13 +454,26 @@ typedef struct {
     int64_t per, cur, nc;    /* top: list length, current series, its candidates so far */
     tsw_shapelet *cand, *kept;
     int64_t *nkept;
+    /* several GPUs: this device's exec (its progress takes the tile's candidates done of
+     * tile_total and says whether to stop), else NULL */
+    const tsw_exec *mex;
+    int64_t tile_done, tile_total;
 } shp_gpu_ctx;
 
-/* Progress between chunks (the calling thread), as the CPU threads report it. */
+/* Progress between chunks (the calling thread), as the CPU threads report it; with several
+ * GPUs, to the device's thread (multi.c sums the devices' for the caller). */
 static int shp_gpu_progress(shp_gpu_ctx *x, int64_t n, const int64_t *items)
 {
+    int64_t c = 0;
     for (int64_t t = 0; t < n; ++t)
-        x->J->done += items[4 * t + 2];
+        c += items[4 * t + 2];
+    if (x->mex) {
+        x->tile_done += c;
+        return x->mex->progress(x->mex->progress_user, x->tile_done, x->tile_total)
+                   ? TSW_ECANCELED
+                   : TSW_OK;
+    }
+    x->J->done += c;
     return tsw__shp_poll(x->J, 0, &x->last) ? x->J->status : TSW_OK;
 }
 
@@ -522,8 +535,8 @@ static int shp_gpu_top_visit(void *ctx, int64_t n, const int64_t *items,
     return shp_gpu_progress(x, n, items);
 }
 
-/* Runs the job on the GPU with visitor fn. */
-static int shp_gpu_run(tsw__shp_job *J, tsw__shp_visit fn, shp_gpu_ctx *x)
+/* The GPU's job for J: every row's candidates. */
+static tsw__shp_gpu_job shp_gpu_job(const tsw__shp_job *J)
 {
     tsw__shp_gpu_job g;
     g.d = shp_gpu_data(J->d);
@@ -536,6 +549,8 @@ static int shp_gpu_run(tsw__shp_job *J, tsw__shp_visit fn, shp_gpu_ctx *x)
     g.maxl = J->maxl;
     g.step = J->step;
     g.nlen = J->nlen;
+    g.k0 = 0;
+    g.k1 = J->ns;
     g.C = J->C;
     g.total = J->total;
     g.nent = J->nent;
@@ -545,8 +560,127 @@ static int shp_gpu_run(tsw__shp_job *J, tsw__shp_visit fn, shp_gpu_ctx *x)
     g.ovr = J->ovr;
     g.btot = J->btot;
     g.bnent = J->bnent;
+    return g;
+}
+
+/*
+ * Several GPUs (exec names a list of devices or all of them): the groups (series) cut into
+ * tiles of about equal candidates, eight a device, largest share first; a tile's candidates
+ * (rows sub[k0 .. k1), whole groups) are ranked on every row by one device, and each device
+ * keeps its own visitor state (ctx[slot]). search: the best of the devices' bests, which is
+ * the one-device result (tsw__shp_cand_better is a total order); top: a group lies in one
+ * tile, so its list is complete when the tile ends (flushed there). Progress and Ctrl-C go
+ * through multi.c (the calling thread reports, every device stops).
+ */
+typedef struct {
+    tsw__shp_job *J;
+    tsw__shp_visit fn;
+    shp_gpu_ctx *ctx; /* one per device slot */
+    int64_t *gcut;    /* tile t: groups [gcut[t], gcut[t + 1]) */
+    double *units;    /* tile t's candidates */
+    int top;
+} shp_multi;
+
+static int shp_multi_tile(void *user, int64_t t, int slot, const tsw_exec *ex)
+{
+    shp_multi *M = user;
+    shp_gpu_ctx *x = &M->ctx[slot];
+    tsw__shp_gpu_job g = shp_gpu_job(M->J);
+    g.k0 = M->gcut[t] * M->J->gd;
+    g.k1 = M->gcut[t + 1] * M->J->gd;
+    x->mex = ex;
+    x->tile_done = 0;
+    x->tile_total = (int64_t)M->units[t];
+    int rc = tsw__cuda_shapelet_run(&g, ex, M->fn, x);
+    if (rc == TSW_OK && M->top) {
+        shp_gpu_top_flush(x);
+        x->cur = -1;
+    }
+    return rc;
+}
+
+/* Runs J's candidates on the devices of J->ex; ctx[0] is the template of every device's
+ * state (search: best; top: per, kept, nkept, and a candidate buffer of cand_bytes each),
+ * and on success holds the merged result (search). */
+static int shp_gpu_multi(tsw__shp_job *J, tsw__shp_visit fn, shp_gpu_ctx *proto, int top,
+                         size_t cand_bytes)
+{
+    int ndev = 0;
+    int rc = tsw__multi_count(J->ex, &ndev);
+    if (rc)
+        return rc;
+    const int64_t ng = J->ng;
+    int64_t nt = 8 * (int64_t)ndev < ng ? 8 * (int64_t)ndev : ng;
+    double *gunits = tsw__malloc((size_t)(ng > 0 ? ng : 1) * sizeof(double));
+    shp_multi M;
+    memset(&M, 0, sizeof(M));
+    M.J = J;
+    M.fn = fn;
+    M.top = top;
+    M.ctx = tsw__malloc((size_t)ndev * sizeof(shp_gpu_ctx));
+    M.gcut = tsw__malloc((size_t)(nt + 1) * sizeof(int64_t));
+    M.units = tsw__malloc((size_t)(nt > 0 ? nt : 1) * sizeof(double));
+    int cands = 1;
+    for (int i = 0; M.ctx && i < ndev; ++i) {
+        M.ctx[i] = *proto;
+        M.ctx[i].J = J;
+        M.ctx[i].cand = NULL;
+        if (top && !(M.ctx[i].cand = tsw__malloc(cand_bytes)))
+            cands = 0;
+    }
+    if (!gunits || !M.ctx || !M.gcut || !M.units || !cands) {
+        rc = TSW_ENOMEM;
+        goto done;
+    }
+    /* each group's candidates, then tiles of about equal shares */
+    double all = 0;
+    for (int64_t g = 0; g < ng; ++g) {
+        double c = 0;
+        for (int64_t jj = g * J->gd; jj < (g + 1) * J->gd; ++jj)
+            for (int64_t s = 0, i = J->sub[jj]; s < J->d->len[i]; ++s)
+                c += (double)tsw__shp_nlen_at(J, i, s);
+        gunits[g] = c;
+        all += c;
+    }
+    {
+        int64_t t = 0;
+        double acc = 0;
+        M.gcut[0] = 0;
+        for (int64_t g = 0; g < ng && t < nt - 1; ++g) {
+            acc += gunits[g];
+            if (acc >= all * (double)(t + 1) / (double)nt && ng - (g + 1) >= nt - (t + 1))
+                M.gcut[++t] = g + 1;
+        }
+        nt = t + 1;
+        M.gcut[nt] = ng;
+        for (t = 0; t < nt; ++t) {
+            M.units[t] = 0;
+            for (int64_t g = M.gcut[t]; g < M.gcut[t + 1]; ++g)
+                M.units[t] += gunits[g];
+        }
+    }
+    rc = tsw__multi_tiles(nt, M.units, shp_multi_tile, &M, J->ex);
+    if (rc == TSW_OK && !top)
+        for (int i = 0; i < ndev; ++i)
+            if (M.ctx[i].best.series >= 0 &&
+                (proto->best.series < 0 || tsw__shp_cand_better(&M.ctx[i].best, &proto->best)))
+                proto->best = M.ctx[i].best;
+done:
+    for (int i = 0; M.ctx && i < ndev; ++i)
+        tsw__free(M.ctx[i].cand);
+    tsw__free(M.ctx);
+    tsw__free(M.gcut);
+    tsw__free(M.units);
+    tsw__free(gunits);
+    return rc;
+}
+
+/* Runs the job on the GPU with visitor fn (several GPUs: shp_gpu_multi). */
+static int shp_gpu_run(tsw__shp_job *J, tsw__shp_visit fn, shp_gpu_ctx *x)
+{
     x->J = J;
     x->last = tsw__shp_now_ns();
+    tsw__shp_gpu_job g = shp_gpu_job(J);
     return tsw__cuda_shapelet_run(&g, J->ex, fn, x);
 }
 #endif
@@ -575,7 +709,8 @@ int tsw_shapelet_search(const tsw_shapelet_params *params, tsw_dtype dtype,
         shp_gpu_ctx g;
         memset(&g, 0, sizeof(g));
         g.best = (tsw_shapelet){-1, 0, 0, 0.0, 0.0, 0.0, 0};
-        rc = shp_gpu_run(&J, shp_gpu_search_visit, &g);
+        rc = tsw__multi(exec) ? shp_gpu_multi(&J, shp_gpu_search_visit, &g, 0, 0)
+                              : shp_gpu_run(&J, shp_gpu_search_visit, &g);
         if (!shp_gpu_fallback(&J, rc)) {
             if (rc == TSW_OK && exec->progress &&
                 exec->progress(exec->progress_user, J.work, J.work))
@@ -689,7 +824,9 @@ int tsw_shapelet_top(const tsw_shapelet_params *params, tsw_dtype dtype,
         g.cand = tsw__malloc(cand_bytes);
         for (int64_t gg = 0; gg < J.ng; ++gg)
             nkept[gg] = 0;
-        rc = g.cand ? shp_gpu_run(&J, shp_gpu_top_visit, &g) : TSW_ENOMEM;
+        rc = !g.cand            ? TSW_ENOMEM
+             : tsw__multi(exec) ? shp_gpu_multi(&J, shp_gpu_top_visit, &g, 1, cand_bytes)
+                                : shp_gpu_run(&J, shp_gpu_top_visit, &g);
         if (rc == TSW_OK)
             shp_gpu_top_flush(&g);
         tsw__free(g.cand);

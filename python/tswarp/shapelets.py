@@ -274,8 +274,13 @@ def _check_two(X: _Series, y_codes, classes):
 
 
 def _device(device):
+    """'auto', 'cpu', 'cuda', 'cuda:N', 'cuda:all' or a list of GPU ordinals (several GPUs
+    share the search: the same shapelets as one); the C binding checks the rest."""
+    if isinstance(device, (list, tuple)):
+        return list(device)
     if device not in ("auto", "cpu") and not (isinstance(device, str) and device.startswith("cuda")):
-        raise ValueError(f"device must be 'auto', 'cpu', 'cuda' or 'cuda:N', got {device!r}")
+        raise ValueError("device must be 'auto', 'cpu', 'cuda', 'cuda:N', 'cuda:all' or a list "
+                         f"of GPUs, got {device!r}")
     return device
 
 
@@ -468,7 +473,8 @@ def find_shapelet(X, y, *, min_length=3, max_length=None, length_step=1, dilatio
         and scale). False: the length-normalised Euclidean distance of the values themselves,
         sqrt(mean((a - b)^2)) (RDST's non-normalised shapelets), for classes that differ in
         level or amplitude; thresholds and gaps are then in the data's units.
-    device : 'auto', 'cpu', 'cuda' or 'cuda:N'
+    device : 'auto', 'cpu', 'cuda', 'cuda:N', 'cuda:all' or a list of GPUs (several GPUs
+        share the candidates; the same shapelet as one)
         'cuda' gives the same result as 'cpu', bit for bit; 'auto' takes a GPU for large
         searches when one is present.
     n_jobs : int, optional
@@ -606,7 +612,8 @@ class ShapeletTreeClassifier(ClassifierMixin, BaseEstimator):
     normalize : bool, default True
         z-normalised shapelets (True) or shapelets compared as they are (False), as
         find_shapelet's ``normalize``.
-    device : 'auto', 'cpu', 'cuda' or 'cuda:N' (the same tree on every device)
+    device : 'auto', 'cpu', 'cuda', 'cuda:N', 'cuda:all' or a list of GPUs (the same tree on
+        every device)
     n_jobs : int, optional
     progress : bool or callable, default False
         True draws a bar on stderr while fit() runs: the share of the training series
@@ -891,7 +898,8 @@ class ShapeletTransform(TransformerMixin, BaseEstimator):
     shapelets of all channels are kept (no two overlapping in the same series and channel),
     each compared with its own channel (``Shapelet.channel``), as aeon's
     ShapeletTransformClassifier does with its channel-specific shapelets.
-    device : 'auto', 'cpu', 'cuda' or 'cuda:N' (the same shapelets on every device)
+    device : 'auto', 'cpu', 'cuda', 'cuda:N', 'cuda:all' or a list of GPUs (the same
+        shapelets on every device)
     n_jobs : int, optional
     progress : bool or callable, default False
         True draws a bar of the candidates evaluated (every dilation, kind and channel) on

@@ -480,7 +480,7 @@ extern "C" int tsw__cuda_shapelet_run(const tsw__shp_gpu_job *J, const tsw_exec 
     const double per_cand = (double)ns * 8 + sizeof(tsw__shp_split);
     const double cb = quarter < cb0 ? quarter : cb0;
     int64_t max_cand = (int64_t)(cb / per_cand), all_cand = 0;
-    for (int64_t k = 0; k < ns; ++k)
+    for (int64_t k = J->k0; k < J->k1; ++k)
         for (int64_t s = 0, n = J->d.len[J->sub[k]]; s < n; ++s)
             all_cand += nlen_at(J, n, s);
     max_cand = max_cand < all_cand ? max_cand : all_cand;
@@ -604,11 +604,11 @@ extern "C" int tsw__cuda_shapelet_run(const tsw__shp_gpu_job *J, const tsw_exec 
     double *gacc = fill_global ? (double *)call.at(p_gacc) : nullptr;
     unsigned char *gscr = rank_global ? (unsigned char *)call.at(p_gscr) : nullptr;
 
-    /* chunks of consecutive items (k, s) with at least one length */
-    int64_t k = 0, s = 0;
-    while (k < ns) {
+    /* chunks of consecutive items (k, s) with at least one length, k in [k0, k1) */
+    int64_t k = J->k0, s = 0;
+    while (k < J->k1) {
         int64_t nit = 0, ncand = 0;
-        while (k < ns) {
+        while (k < J->k1) {
             const int64_t n = J->d.len[J->sub[k]], nl = nlen_at(J, n, s);
             if (nl > 0) {
                 if (ncand + nl > max_cand)

@@ -2044,6 +2044,161 @@ static void test_multi(tsw_t_rng *r)
         tc_free(&q1);
     }
 
+    /* soft-DTW values and gradients of paired batches: the bits of one device */
+    for (int it = 0; it < (g_quick ? 4 : 16); ++it) {
+        tsw_dtype dt = (tsw_dtype)tsw_t_int(r, 0, 1);
+        int64_t dim = tsw_t_int(r, 1, 3), hi = tsw_t_int(r, 8, g_quick ? 60 : 400);
+        int64_t nx = tsw_t_int(r, 1, g_quick ? 24 : 300);
+        int layout = (int)tsw_t_int(r, 0, 2);
+        tcoll x = tc_random(r, nx, dim, hi / 3 + 1, hi, layout, KIND_WALK, 0, 0);
+        tcoll y = tc_random(r, nx, dim, hi / 3 + 1, hi, layout, KIND_WALK, 0, 0);
+        tsw_collection cx = tc_view(&x, dt), cy = tc_view(&y, dt);
+        tsw_params p;
+        tsw_params_default(&p, TSW_SOFT_DTW);
+        p.gamma = tsw_t_uniform(r, 0.05, 5);
+        p.normalize = (int)tsw_t_int(r, 0, 1);
+        if (tsw_t_int(r, 0, 1)) {
+            p.window = TSW_WINDOW_SAKOE_CHIBA;
+            p.window_radius = (double)tsw_t_int(r, 0, hi / 4);
+        }
+        const size_t es = esz(dt), gxn = (size_t)x.rows * (size_t)dim * es,
+                     gyn = (size_t)y.rows * (size_t)dim * es;
+        void *v1 = malloc((size_t)nx * es), *v2 = malloc((size_t)nx * es);
+        void *gx1 = calloc(1, gxn + 8), *gx2 = calloc(1, gxn + 8);
+        void *gy1 = calloc(1, gyn + 8), *gy2 = calloc(1, gyn + 8);
+        tsw_exec e1 = exec_on(TSW_DEVICE_CUDA), e2 = exec_on(TSW_DEVICE_CUDA);
+        e2.n_devices = TSW_ALL_DEVICES;
+        int rc1 = tsw_soft_dtw_grad(&p, dt, dim, &cx, &cy, v1, gx1, gy1, &e1);
+        int rc2 = tsw_soft_dtw_grad(&p, dt, dim, &cx, &cy, v2, gx2, gy2, &e2);
+        CHECK_RC(rc2, rc1);
+        if (rc1 == TSW_OK && rc2 == TSW_OK &&
+            !CHECK(memcmp(v1, v2, (size_t)nx * es) == 0 && memcmp(gx1, gx2, gxn) == 0 &&
+                   memcmp(gy1, gy2, gyn) == 0)) {
+            ++mismatches;
+            TSW_T_NOTE("  soft-DTW gradients of %" PRId64 " pairs (dim %" PRId64 ", %s, "
+                       "layout %d): several devices differ from one\n",
+                       nx, dim, dt == TSW_F32 ? "f32" : "f64", layout);
+        }
+        free(v1);
+        free(v2);
+        free(gx1);
+        free(gx2);
+        free(gy1);
+        free(gy2);
+        tc_free(&x);
+        tc_free(&y);
+    }
+
+    /* the shapelet search and its top list: the one-device result */
+    for (int it = 0; it < (g_quick ? 2 : 6); ++it) {
+        int64_t nx = tsw_t_int(r, 8, g_quick ? 24 : 120), hi = tsw_t_int(r, 20, g_quick ? 60 : 200);
+        tcoll x = tc_random(r, nx, 1, hi / 2 + 1, hi, (int)tsw_t_int(r, 0, 2), KIND_WALK, 0, 0);
+        tsw_dtype dt = (tsw_dtype)tsw_t_int(r, 0, 1);
+        tsw_collection cx = tc_view(&x, dt);
+        int32_t *lab = malloc((size_t)nx * sizeof(int32_t));
+        const int C = (int)tsw_t_int(r, 2, 3);
+        for (int64_t i = 0; i < nx; ++i)
+            lab[i] = (int32_t)(i % C);
+        tsw_shapelet_params sp;
+        tsw_shapelet_params_default(&sp);
+        sp.n_classes = C;
+        sp.min_length = tsw_t_int(r, 3, 8);
+        sp.max_length = sp.min_length + tsw_t_int(r, 0, 12);
+        sp.length_step = tsw_t_int(r, 1, 3);
+        tsw_shapelet a, b;
+        tsw_exec e1 = exec_on(TSW_DEVICE_CUDA), e2 = exec_on(TSW_DEVICE_CUDA);
+        e2.n_devices = TSW_ALL_DEVICES;
+        int rc1 = tsw_shapelet_search(&sp, dt, &cx, lab, NULL, 0, &a, &e1);
+        int rc2 = tsw_shapelet_search(&sp, dt, &cx, lab, NULL, 0, &b, &e2);
+        CHECK_RC(rc2, rc1);
+        if (rc1 == TSW_OK && rc2 == TSW_OK && !CHECK(memcmp(&a, &b, sizeof(a)) == 0)) {
+            ++mismatches;
+            TSW_T_NOTE("  shapelet search of %" PRId64 " series: several devices found (%" PRId64
+                       ", %" PRId64 ", %" PRId64 ") where one found (%" PRId64 ", %" PRId64
+                       ", %" PRId64 ")\n",
+                       nx, b.series, b.start, b.length, a.series, a.start, a.length);
+        }
+        tsw_shapelet t1[10], t2[10];
+        int64_t c1 = -1, c2 = -2, k = tsw_t_int(r, 1, 10);
+        rc1 = tsw_shapelet_top(&sp, dt, &cx, lab, NULL, 0, k, t1, &c1, &e1);
+        rc2 = tsw_shapelet_top(&sp, dt, &cx, lab, NULL, 0, k, t2, &c2, &e2);
+        CHECK_RC(rc2, rc1);
+        if (rc1 == TSW_OK && rc2 == TSW_OK &&
+            !CHECK(c1 == c2 && memcmp(t1, t2, (size_t)c1 * sizeof(tsw_shapelet)) == 0)) {
+            ++mismatches;
+            TSW_T_NOTE("  shapelet top %" PRId64 " of %" PRId64 " series: several devices "
+                       "differ from one\n", k, nx);
+        }
+        free(lab);
+        tc_free(&x);
+    }
+
+    /* one device out of memory: the call returns that device's TSW_ENOMEM, naming it (or,
+     * where the one-device code cuts its work to fit, the right values); every device works
+     * afterwards and tswarp's pools give their memory back */
+    if (count >= 2) {
+        const int64_t nbig = 16, lbig = 1 << 16, dbig = 64; /* 256 MB of float32 */
+        float *big = malloc(sizeof(float) * (size_t)(nbig * lbig * dbig));
+        for (int64_t q = 0; q < nbig * lbig * dbig; ++q)
+            big[q] = (float)tsw_t_uniform(r, -1, 1);
+        float small[8 * 4 * 64];
+        for (int q = 0; q < 8 * 4 * 64; ++q)
+            small[q] = (float)tsw_t_uniform(r, -1, 1);
+        tsw_collection bx = {big, NULL, NULL, lbig, nbig, NULL};
+        tsw_collection sy = {small, NULL, NULL, 4, 8, NULL};
+        tsw_params p;
+        tsw_params_default(&p, TSW_DTW);
+        float *o1 = malloc(sizeof(float) * (size_t)(nbig * 8));
+        float *o2 = malloc(sizeof(float) * (size_t)(nbig * 8));
+        size_t free_before[2];
+        for (int d = 0; d < 2; ++d) {
+            CHECK_RC(tsw_cuda_empty_cache(d), TSW_OK);
+            CUDA_OK(cudaSetDevice(d));
+            free_before[d] = dev_free_bytes();
+        }
+        CUDA_OK(cudaSetDevice(1));
+        size_t hb = 0;
+        void *h = hog((size_t)96 << 20, &hb);
+        CUDA_OK(cudaSetDevice(g_dev));
+        if (CHECK(h != NULL)) {
+            tsw_exec em = exec_on(TSW_DEVICE_CUDA);
+            em.n_devices = TSW_ALL_DEVICES;
+            int rc = tsw_cdist(&p, TSW_F32, dbig, &bx, &sy, o2, &em);
+            const char *d = tsw_last_error_detail();
+            CHECK(rc == TSW_OK || rc == TSW_ENOMEM);
+            if (rc == TSW_ENOMEM && !CHECK(d && strstr(d, "device 1") != NULL))
+                TSW_T_NOTE("  ENOMEM on device 1 without its name: \"%s\"\n", d ? d : "");
+            printf("[gpu]   multi: device 1 full (%.1f GiB taken): %s%s%s\n",
+                   (double)hb / (1 << 30), tsw_err_name(rc), rc ? ", " : "", rc ? d : "");
+            CUDA_OK(cudaSetDevice(1));
+            CUDA_OK(cudaFree(h));
+            CUDA_OK(cudaSetDevice(g_dev));
+            if (rc == TSW_OK) {
+                tsw_exec e1 = exec_on(TSW_DEVICE_CUDA);
+                CHECK_RC(tsw_cdist(&p, TSW_F32, dbig, &bx, &sy, o1, &e1), TSW_OK);
+                CHECK(memcmp(o1, o2, sizeof(float) * (size_t)(nbig * 8)) == 0);
+            }
+        }
+        /* afterwards: both devices compute, equal to one device */
+        tsw_exec e1 = exec_on(TSW_DEVICE_CUDA), em = exec_on(TSW_DEVICE_CUDA);
+        em.n_devices = TSW_ALL_DEVICES;
+        CHECK_RC(tsw_cdist(&p, TSW_F32, dbig, &bx, &sy, o1, &e1), TSW_OK);
+        CHECK_RC(tsw_cdist(&p, TSW_F32, dbig, &bx, &sy, o2, &em), TSW_OK);
+        CHECK(memcmp(o1, o2, sizeof(float) * (size_t)(nbig * 8)) == 0);
+        for (int d = 0; d < 2; ++d) {
+            CHECK_RC(tsw_cuda_empty_cache(d), TSW_OK);
+            CUDA_OK(cudaSetDevice(d));
+            const size_t now = dev_free_bytes();
+            if (!CHECK(now + ((size_t)64 << 20) >= free_before[d]))
+                TSW_T_NOTE("  device %d: %.0f MB free before, %.0f MB after\n", d,
+                           (double)free_before[d] / (1 << 20), (double)now / (1 << 20));
+        }
+        CUDA_OK(cudaSetDevice(g_dev));
+        free(o1);
+        free(o2);
+        free(big);
+    }
+
     /* progress from the calling thread, summed over the devices, and Ctrl-C */
     const int64_t n = g_quick ? 96 : 2048, len = g_quick ? 64 : 256;
     tcoll x = tc_random(r, n, 1, len, len, LAYOUT_PACKED, KIND_WALK, 0, 0);

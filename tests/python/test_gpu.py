@@ -432,10 +432,32 @@ def test_malformed_device_list(device, error, match):
     """A list of GPUs is checked entry by entry before the GPUs are looked for: the same error
     with or without a GPU."""
     a = np.arange(6.0).reshape(2, 3)
+    from tswarp.shapelets import find_shapelet
+    X, y = np.arange(24.0).reshape(4, 6), np.array([0, 1, 0, 1])
     for call in (lambda: tswarp.cdist(a, device=device), lambda: tswarp.knn(a, a, device=device),
-                 lambda: tswarp.dtw(a[0], a[1], device=device)):
+                 lambda: tswarp.dtw(a[0], a[1], device=device),
+                 lambda: find_shapelet(X, y, device=device)):
         with pytest.raises(error, match=match):
             call()
+
+
+@needs_gpu
+def test_shapelet_search_on_several_devices_equals_one(rng):
+    """find_shapelet and the shapelet list of ShapeletTransform on 'cuda:all' and a list of
+    GPUs: one GPU's shapelets (the candidates split by series over the devices)."""
+    from tswarp.shapelets import ShapeletTransform, find_shapelet
+    n = INFO["cuda_devices"]
+    X = rng.standard_normal((40, 60)).cumsum(axis=1)
+    y = np.arange(40) % 3
+    one = find_shapelet(X, y, min_length=3, max_length=20, device="cuda")
+    st1 = ShapeletTransform(n_shapelets=6, min_length=3, max_length=20, device="cuda").fit(X, y)
+    for dev in ("cuda:all", list(reversed(range(n)))):
+        got = find_shapelet(X, y, min_length=3, max_length=20, device=dev)
+        assert (got.series, got.start, got.length, got.threshold, got.gain, got.gap) == \
+            (one.series, one.start, one.length, one.threshold, one.gain, one.gap), dev
+        st = ShapeletTransform(n_shapelets=6, min_length=3, max_length=20, device=dev).fit(X, y)
+        assert [(s.series, s.start, s.length) for s in st.shapelets_] == \
+            [(s.series, s.start, s.length) for s in st1.shapelets_], dev
 
 
 @needs_gpu
