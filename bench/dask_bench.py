@@ -83,6 +83,7 @@ def bench_gpu(args):
     one = median_time(lambda: tswarp.cdist(X, device="cuda"), args.repeat)
     want = tswarp.cdist(X, device="cuda")
     rows = [("in-process, 1 GPU (matrix on the host)", 1, one, 1.0)]
+    print(rows[-1], flush=True)  # each row as it comes: a run cut short keeps its rows
     sizes = [g for g in (1, 2, 4, 8) if g <= args.gpu]
     for g in sizes[1:]:  # one process, several GPUs (tsw_exec.n_devices): device=[0, ..]
         devs = list(range(g))
@@ -90,6 +91,7 @@ def bench_gpu(args):
         assert np.array_equal(got, want), "several GPUs differ from one"
         t = median_time(lambda: tswarp.cdist(X, device=devs), args.repeat)
         rows.append((f"in-process, {g} GPUs (device=[0..{g - 1}])", g, t, one / (g * t)))
+        print(rows[-1], flush=True)
     gathered = None
     for g in sizes:
         with LocalCUDACluster(CUDA_VISIBLE_DEVICES=",".join(map(str, range(g))),
@@ -103,6 +105,7 @@ def bench_gpu(args):
             t = median_time(lambda: client.compute(D.sum()).result(), args.repeat)
             rows.append((f"LocalCUDACluster, {g} GPU(s) (blocks on the workers)", g, t,
                          one / (g * t)))
+            print(rows[-1], flush=True)
             if g == sizes[-1]:
                 gathered = median_time(lambda: client.compute(D).result(), 1)
     print(f"## GPU: DTW cdist {args.n} x {args.n}, length {args.length}, float32, block "

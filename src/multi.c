@@ -252,26 +252,51 @@ static int tsw__tile_paired(tsw__mjob *job, int64_t tile, const tsw_exec *ex)
     return tsw__cuda_paired(job->params, job->dtype, job->dim, &xv, &yv, out, ex);
 }
 
-/* The gradient rows of series i0.. of c: the same rows (offsets index them), or shifted. */
-static void *tsw__grad_rows(const tsw_collection *c, void *g, int64_t i0, int64_t dim,
-                            size_t esz)
+/* Whether c's series lie in order, none overlapping the next (each tile's rows are then
+ * its own): always without offsets. */
+static int tsw__rows_in_order(const tsw_collection *c)
 {
-    if (!g || c->offsets)
-        return g;
-    return (char *)g + (size_t)i0 * (size_t)c->length * (size_t)dim * esz;
+    for (int64_t i = 0; c->offsets && i + 1 < c->count; ++i)
+        if (c->offsets[i] + tsw__len(c, i) > c->offsets[i + 1])
+            return 0;
+    return 1;
+}
+
+/* A view of series [i0, i1) of c holding only their rows (offsets rebased into off, i1 - i0
+ * values): the one-device call copies its gradients' rows in and out whole, so a tile must
+ * see no row of another tile's. Returns the first row (the gradients' shift). */
+static int64_t tsw__view_rows(const tsw_collection *c, int64_t i0, int64_t i1, int64_t dim,
+                              size_t esz, int64_t *off, tsw_collection *v)
+{
+    tsw__view(c, i0, i1, dim, esz, v);
+    if (!c->offsets)
+        return i0 * c->length;
+    const int64_t lo = c->offsets[i0]; /* rows in order: the least */
+    for (int64_t i = i0; i < i1; ++i)
+        off[i - i0] = c->offsets[i] - lo;
+    v->offsets = off;
+    v->values = (const char *)c->values + (size_t)lo * (size_t)dim * esz;
+    if (c->times)
+        v->times = (const char *)c->times + (size_t)lo * esz;
+    return lo;
 }
 
 static int tsw__tile_sdtw_grad(tsw__mjob *job, int64_t tile, const tsw_exec *ex)
 {
     int64_t b = job->tile[tile][0], i0 = job->cut[b], i1 = job->cut[b + 1];
-    size_t esz = tsw__dtype_size(job->dtype);
+    size_t esz = tsw__dtype_size(job->dtype), row = (size_t)job->dim * esz;
+    int64_t *off = tsw__malloc(2 * (size_t)(i1 - i0) * sizeof(int64_t));
+    if (!off)
+        return TSW_ENOMEM;
     tsw_collection xv, yv;
-    tsw__view(job->x, i0, i1, job->dim, esz, &xv);
-    tsw__view(job->y, i0, i1, job->dim, esz, &yv);
-    return tsw__cuda_soft_dtw_grad(job->params, job->dtype, job->dim, &xv, &yv,
-                                   (char *)job->out + (size_t)i0 * esz,
-                                   tsw__grad_rows(job->x, job->gx, i0, job->dim, esz),
-                                   tsw__grad_rows(job->y, job->gy, i0, job->dim, esz), ex, 0);
+    int64_t rx = tsw__view_rows(job->x, i0, i1, job->dim, esz, off, &xv);
+    int64_t ry = tsw__view_rows(job->y, i0, i1, job->dim, esz, off + (i1 - i0), &yv);
+    int rc = tsw__cuda_soft_dtw_grad(
+        job->params, job->dtype, job->dim, &xv, &yv, (char *)job->out + (size_t)i0 * esz,
+        job->gx ? (char *)job->gx + (size_t)rx * row : NULL,
+        job->gy ? (char *)job->gy + (size_t)ry * row : NULL, ex, 0);
+    tsw__free(off);
+    return rc;
 }
 
 static int tsw__tile_knn(tsw__mjob *job, int64_t tile, const tsw_exec *ex)
@@ -653,6 +678,19 @@ int tsw__multi_sdtw_grad(const tsw_params *params, tsw_dtype dtype, int64_t dim,
                          const tsw_collection *x, const tsw_collection *y, void *values,
                          void *grad_x, void *grad_y, const tsw_exec *ex)
 {
+    if (!tsw__rows_in_order(x) || !tsw__rows_in_order(y)) {
+        /* series out of order or sharing rows: tiles would share gradient rows; one device
+         * (the list's first) computes the call */
+        int devs[TSW__MAX_DEVICES], ndev = 0;
+        int rc = tsw__devices(ex, devs, &ndev);
+        if (rc)
+            return rc;
+        tsw_exec one = *ex;
+        one.n_devices = 0;
+        one.devices = NULL;
+        one.device_index = devs[0];
+        return tsw__cuda_soft_dtw_grad(params, dtype, dim, x, y, values, grad_x, grad_y, &one, 0);
+    }
     tsw__mjob job;
     tsw__mjob_init(&job, params, dtype, dim, ex, x, y, values, tsw__tile_sdtw_grad);
     job.gx = grad_x;

@@ -58,10 +58,40 @@ __global__ void sg_zero_rows(T *o, const int64_t *off, const int64_t *len, int64
     }
 }
 
+/* Split mode: the gradient of y of each problem, the column sums of its stripes (each in
+ * its slot's accumulator, stripes of kSplitRows rows) added in stripe order, in double,
+ * then rounded once: the same bits on every run and however a batch is cut into calls. */
+template <typename T>
+__global__ void sg_reduce_gy(T *gb, const int64_t *boff, const int64_t *alen,
+                             const int64_t *blen, int64_t first, int64_t count, int64_t K,
+                             int64_t dim, const double *part, int64_t stride, double cb,
+                             const int *flag);
+
 /* Split mode's rows per block (one stripe) and when it is used: a batch too small to fill
  * the GPU with one block per problem (fewer than two blocks of 512 rows per SM) whose
  * problems have more than 256 rows. Returns the blocks per problem, 0 for no split. */
 constexpr int kSplitRows = 256;
+
+template <typename T>
+__global__ void sg_reduce_gy(T *gb, const int64_t *boff, const int64_t *alen,
+                             const int64_t *blen, int64_t first, int64_t count, int64_t K,
+                             int64_t dim, const double *part, int64_t stride, double cb,
+                             const int *flag)
+{
+    if (flag && *(volatile const int *)flag)
+        return; /* non-finite device inputs: the outputs stay untouched */
+    for (int64_t q = blockIdx.x; q < count; q += gridDim.x) {
+        const int64_t p = first + q, m = blen[p];
+        const int64_t ks = (alen[p] + kSplitRows - 1) / kSplitRows; /* its stripes' blocks */
+        T *o = gb + boff[p] * dim;
+        for (int64_t k = threadIdx.x; k < m * dim; k += blockDim.x) {
+            double s = 0;
+            for (int64_t st = 0; st < ks && st < K; ++st)
+                s += part[(q * K + st) * stride + k];
+            o[k] = (T)((double)o[k] + cb * s);
+        }
+    }
+}
 int64_t sg_split(int64_t count, int64_t max_n, int device, int narrow = 0)
 {
     const int sms = sm_count(device);
@@ -440,6 +470,13 @@ int sg_launch_chunks(Call &call, const SgJob &job, const SgKind *kinds, int nkin
             g.phase = 2;
             TSW_CU(launch_any<T>(g, job.cost, (k1 - k0) * K, nt, smem, call.stream),
                    "soft-DTW gradient kernel launch");
+            if (!job.cost && kd.gb) {
+                const int rb = (int)(k1 - k0 < 4096 ? k1 - k0 : 4096);
+                sg_reduce_gy<T><<<rb, 256, 0, call.stream>>>(
+                    (T *)kd.gb, kd.boff, kd.alen, kd.blen, k0, k1 - k0, K, job.dim, g.gyglob,
+                    per_block, kd.cb, job.flag);
+                TSW_CU(cudaGetLastError(), "soft-DTW gradient reduction launch");
+            }
         }
         if (ex->progress) {
             int rc = prog.report(call, k1 - k0);
@@ -560,16 +597,16 @@ int sg_grad(const tsw_params *params, tsw_dtype dtype, int64_t dim, const tsw_co
     int64_t count_c = count, L_c = L;
     tsw__batch_hint(&count_c, &L_c);
     if (wf_eligible(dtype, dim, L_c, false, params->gamma)) {
-        if (!val_only && (wrs = bi_rows(count, L, dim, exec->device_index))) {
+        if (!val_only && (wrs = bi_rows(count_c, L_c, dim, exec->device_index))) {
             rb = 1, bi = true;
             if (!grad_x && !grad_y) {
-                if (int s = wf_split_rows(count, L, dim, exec->device_index))
+                if (int s = wf_split_rows(count_c, L_c, dim, exec->device_index))
                     wrs = s, bi = false;
-                else if (L <= kWfMaxRows)
-                    wrs = 0, bi = false, rb = wf_rows_per_lane(count, L, exec->device_index,
+                else if (L_c <= kWfMaxRows)
+                    wrs = 0, bi = false, rb = wf_rows_per_lane(count_c, L_c, exec->device_index,
                                                                false, true);
             }
-        } else if (!val_only && (wrs = wf_split_rows(count, L, dim, exec->device_index)))
+        } else if (!val_only && (wrs = wf_split_rows(count_c, L_c, dim, exec->device_index)))
             rb = 1;
         else
             rb = wf_rows_per_lane(count_c, L_c, exec->device_index, val_only);
@@ -648,7 +685,8 @@ int sg_grad(const tsw_params *params, tsw_dtype dtype, int64_t dim, const tsw_co
                               : wrs ? (wk - 1) * 4 * L + (defer ? (L * dim + 1) / 2 : 0)
                               : wf ? 0
                                    : 4 * (L + 1) + 2 * L * dim;
-    const int64_t K = wf ? 0 : sg_split(count, L, exec->device_index, sg_narrow(params, L));
+    const int64_t K =
+        wf ? 0 : sg_split(count_c, L_c, exec->device_index, sg_narrow(params, L_c));
     int64_t r_cap, blocks_cap;
     if ((rc = sg_size(rsize, count, per_block * (K ? K : 1), sizeof(double), plan.total,
                       one_chunk, &r_cap, &blocks_cap)))

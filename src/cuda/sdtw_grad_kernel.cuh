@@ -639,14 +639,18 @@ __global__ void __launch_bounds__(sg_max_threads(sizeof(T), COST, DK == 0),
         }
     }
     __syncthreads();
-    if (gy_on) {
+    if (gy_on && K) {
+        /* split: this stripe's column sums stay in its slot; sg_reduce_gy adds the stripes'
+         * in order after the launch (atomic adds would round in a different order on every
+         * run) */
+        double *part = g.gyglob + slot * g.gy_stride;
+        if (part != gy)
+            for (int64_t k = tid; k < m * dim; k += NT)
+                part[k] = gy[k];
+    } else if (gy_on) {
         T *o = g.gb + g.boff[p] * dim;
-        for (int64_t k = tid; k < m * dim; k += NT) {
-            if (K)
-                atomicAdd(&o[k], (T)(g.cb * gy[k]));
-            else
-                o[k] = (T)((g.accumulate ? (double)o[k] : 0.0) + g.cb * gy[k]);
-        }
+        for (int64_t k = tid; k < m * dim; k += NT)
+            o[k] = (T)((g.accumulate ? (double)o[k] : 0.0) + g.cb * gy[k]);
     }
 #undef RIDX
 }
