@@ -263,12 +263,16 @@ typedef struct tsw_exec {
                        for GPU arrays). A caller-owned workspace must then not be used by
                        another stream before that point. A progress callback makes the call
                        wait at each report. */
-    /* Several GPUs (host-memory cdist, pdist, paired, knn and search; every other call runs
-     * on device_index alone): n_devices >= 2 with devices[0..n_devices) distinct CUDA ordinals,
-     * or n_devices = TSW_ALL_DEVICES for every GPU the process sees; 0 or 1 (the default 0):
-     * device_index alone. The work is cut into tiles (cdist, paired, knn: blocks of rows;
-     * pdist: blocks of the triangle, each computed once; search: chunks of windows whose
-     * candidates the CPU recomputes exactly, as on one GPU) balanced by cells, largest first,
+    /* Several GPUs (host-memory cdist, pdist, paired, knn, search, tsw_soft_dtw_grad,
+     * tsw_shapelet_search and tsw_shapelet_top; every other call runs on device_index
+     * alone): n_devices >= 2 with devices[0..n_devices) distinct CUDA ordinals, or n_devices
+     * = TSW_ALL_DEVICES for every GPU the process sees; 0 or 1 (the default 0): device_index
+     * alone. The work is cut into tiles (cdist, paired, knn, soft-DTW gradients: blocks of
+     * rows, a gradient tile writing only its series' rows (series out of order or sharing
+     * rows run on devices[0] alone); pdist: blocks of the triangle, each computed once;
+     * search: chunks of windows whose candidates the CPU recomputes exactly, as on one GPU;
+     * shapelets: the candidates of blocks of series, each ranked on every series) balanced
+     * by cells, largest first,
      * that one host thread per device takes from a shared queue; the values are one GPU's,
      * bit for bit. The progress callback is called from the calling thread with the
      * devices' work summed, and stops them all; the first device to fail (out of memory,
@@ -654,7 +658,10 @@ TSW_EXPORT int tsw_search(const tsw_params *params, tsw_dtype dtype, int64_t dim
  * TSW_IMPL_REFERENCE evaluates eq. 2 directly (O(l) per start); the fast path keeps running
  * dot products and prefix sums (eqs. 5 to 7: O(len x_j) per candidate and series); both
  * give the same order lines, hence the same shapelets, gains and thresholds (distances agree
- * to ~1e-8). Devices: TSW_DEVICE_CUDA computes the fast path on the GPU (whatever
+ * to ~1e-8, except near an exact match of a nearly constant window: a window's variance
+ * from prefix sums loses about (mean / std)^2 ulps, so a distance near 0 can come out as
+ * sqrt(l eps) mean / std, e.g. 7e-5 where a 2-point window's values differ by 1e-3 of their
+ * size; the reference computes it directly). Devices: TSW_DEVICE_CUDA computes the fast path on the GPU (whatever
  * exec->impl) with the same operations in the same order, so the results are identical to
  * the CPU fast path's, bit for bit; AUTO takes the GPU for the fast path when one is present
  * and the work is large, else (or when the GPU lacks memory) the CPU. exec->cuda_workspace is
