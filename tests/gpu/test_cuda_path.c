@@ -150,6 +150,41 @@ static void random_window(tsw_t_rng *r, tsw_align_params *ap, int64_t n, int64_t
     }
 }
 
+/* One random case: a and b drawn (kind), the CPU's path, then the GPU's by STORED, LINEAR
+ * forced with small blocks (64 KiB) and AUTO, each equal to the CPU's. Returns the CPU's
+ * status (TSW_OK or TSW_ENOPATH). */
+static int compare_methods(tsw_t_rng *r, const tsw_align_params *ap, tsw_dtype dt, int64_t dim,
+                           int64_t n, int64_t m)
+{
+    const int kind = (int)tsw_t_int(r, 0, 3);
+    double *va = malloc(sizeof(double) * (size_t)(n * dim));
+    double *vb = malloc(sizeof(double) * (size_t)(m * dim));
+    gen(r, va, n, dim, kind);
+    gen(r, vb, m, dim, kind);
+    void *a = as_dtype(va, n * dim, dt), *b = as_dtype(vb, m * dim, dt);
+    result cpu = run_path(ap, dt, dim, a, n, b, m, TSW_DEVICE_CPU);
+    CHECK(cpu.rc == TSW_OK || cpu.rc == TSW_ENOPATH);
+    static const tsw_path_method methods[3] = {TSW_PATH_STORED, TSW_PATH_LINEAR,
+                                               TSW_PATH_AUTO};
+    static const char *mname[3] = {"STORED", "LINEAR", "AUTO"};
+    for (int k = 0; k < 3; ++k) {
+        tsw_align_params g = *ap;
+        g.method = methods[k];
+        g.memory_limit = methods[k] == TSW_PATH_LINEAR ? 64 * 1024 : 0;
+        result gpu = run_path(&g, dt, dim, a, n, b, m, TSW_DEVICE_CUDA);
+        if (!CHECK(same(&cpu, &gpu)))
+            describe(&g, dt, dim, n, m, kind, mname[k], &cpu, &gpu);
+        free(gpu.path);
+    }
+    const int rc = cpu.rc;
+    free(cpu.path);
+    free(va);
+    free(vb);
+    free(a);
+    free(b);
+    return rc;
+}
+
 /* ---- GPU against CPU on random shapes ------------------------------------------------------- */
 
 static void test_random(tsw_t_rng *r)
@@ -186,35 +221,8 @@ static void test_random(tsw_t_rng *r)
             m = tsw_t_uniform(r, 0, 1) < 0.2 ? tsw_t_int(r, 1, 40) : tsw_t_int(r, 1, maxlen);
         }
         random_window(r, &ap, n, m);
-        const int kind = (int)tsw_t_int(r, 0, 3);
-        double *va = malloc(sizeof(double) * (size_t)(n * dim));
-        double *vb = malloc(sizeof(double) * (size_t)(m * dim));
-        gen(r, va, n, dim, kind);
-        gen(r, vb, m, dim, kind);
-        void *a = as_dtype(va, n * dim, dt), *b = as_dtype(vb, m * dim, dt);
-
-        result cpu = run_path(&ap, dt, dim, a, n, b, m, TSW_DEVICE_CPU);
-        CHECK(cpu.rc == TSW_OK || cpu.rc == TSW_ENOPATH);
-        static const tsw_path_method methods[3] = {TSW_PATH_STORED, TSW_PATH_LINEAR,
-                                                   TSW_PATH_AUTO};
-        static const char *mname[3] = {"STORED", "LINEAR", "AUTO"};
-        for (int k = 0; k < 3; ++k) {
-            tsw_align_params g = ap;
-            g.method = methods[k];
-            g.memory_limit = methods[k] == TSW_PATH_LINEAR ? 64 * 1024 : 0;
-            result gpu = run_path(&g, dt, dim, a, n, b, m, TSW_DEVICE_CUDA);
-            if (!CHECK(same(&cpu, &gpu))) {
-                describe(&g, dt, dim, n, m, kind, mname[k], &cpu, &gpu);
-            }
-            free(gpu.path);
-        }
+        nopath += compare_methods(r, &ap, dt, dim, n, m) == TSW_ENOPATH;
         compared++;
-        nopath += cpu.rc == TSW_ENOPATH;
-        free(cpu.path);
-        free(va);
-        free(vb);
-        free(a);
-        free(b);
     }
     printf("[gpu-path] random: %ld cases x 3 methods, %ld without a path\n", compared, nopath);
 }
@@ -294,33 +302,8 @@ static void test_band(tsw_t_rng *r)
             ap.window = TSW_WINDOW_ITAKURA;
             ap.itakura_max_slope = tsw_t_uniform(r, 1.0, 1.3);
         }
-        const int kind = (int)tsw_t_int(r, 0, 3);
-        double *va = malloc(sizeof(double) * (size_t)(n * dim));
-        double *vb = malloc(sizeof(double) * (size_t)(m * dim));
-        gen(r, va, n, dim, kind);
-        gen(r, vb, m, dim, kind);
-        void *a = as_dtype(va, n * dim, dt), *b = as_dtype(vb, m * dim, dt);
-        result cpu = run_path(&ap, dt, dim, a, n, b, m, TSW_DEVICE_CPU);
-        CHECK(cpu.rc == TSW_OK || cpu.rc == TSW_ENOPATH);
-        static const tsw_path_method methods[3] = {TSW_PATH_STORED, TSW_PATH_LINEAR,
-                                                   TSW_PATH_AUTO};
-        static const char *mname[3] = {"STORED", "LINEAR", "AUTO"};
-        for (int k = 0; k < 3; ++k) {
-            tsw_align_params g = ap;
-            g.method = methods[k];
-            g.memory_limit = methods[k] == TSW_PATH_LINEAR ? 64 * 1024 : 0;
-            result gpu = run_path(&g, dt, dim, a, n, b, m, TSW_DEVICE_CUDA);
-            if (!CHECK(same(&cpu, &gpu)))
-                describe(&g, dt, dim, n, m, kind, mname[k], &cpu, &gpu);
-            free(gpu.path);
-        }
+        nopath += compare_methods(r, &ap, dt, dim, n, m) == TSW_ENOPATH;
         compared++;
-        nopath += cpu.rc == TSW_ENOPATH;
-        free(cpu.path);
-        free(va);
-        free(vb);
-        free(a);
-        free(b);
     }
     /* one long pair: 10^6 points in a radius of 10 (a grid pass would take 10^12 cells) */
     {
