@@ -1,9 +1,10 @@
 """Elastic k-means in scikit-learn's shape: ``TimeSeriesKMeans``.
 
 Any measure of ``tswarp.METRICS`` assigns the series (one ``tswarp.cdist`` per iteration);
-the centres are DTW barycenters (DBA) for metric 'dtw' or arithmetic means. With metric
-'dtw' and averaging 'dba' the iterations are tslearn's ``TimeSeriesKMeans(metric="dtw")``:
-the same clusters and centres from the same initial centres. This module imports
+the centres are DTW barycenters (DBA) for metric 'dtw', soft-DTW barycenters for
+'soft_dtw', or arithmetic means. With metric 'dtw' and averaging 'dba' the iterations are
+tslearn's ``TimeSeriesKMeans(metric="dtw")``, with 'soft_dtw' and 'soft_dba' its
+``metric="softdtw"``: the same clusters and centres from the same initial centres. This module imports
 scikit-learn when it is there (``import tswarp`` does not import it); ``tswarp.cluster``
 loads on first use.
 """
@@ -18,7 +19,7 @@ import numpy as np
 from . import _tswarp
 from ._conventions import check_int, check_layout, check_real, from_layout
 from ._dba import dtw_barycenter_averaging
-from ._sdtw import _barycenter_series
+from ._sdtw import _barycenter_series, soft_dtw_barycenter
 from .neighbors import _check_collection, _check_features
 
 try:  # pragma: no cover - depends on the environment
@@ -94,10 +95,13 @@ class TimeSeriesKMeans(_ElasticClusters):
         Any of ``tswarp.METRICS``; its parameters in `metric_params`.
     metric_params : dict, optional
         Keyword arguments of the measure (e.g. ``{"radius": 5}``, ``{"c": 0.5}``).
-    averaging : {'auto', 'dba', 'mean'}, default 'auto'
+    averaging : {'auto', 'dba', 'soft_dba', 'mean'}, default 'auto'
         The centre of a cluster: 'dba' (DTW barycenter averaging, Petitjean's form as
-        tslearn's DTW k-means; metric 'dtw' only), 'mean' (the arithmetic mean of the
-        series, equal lengths only); 'auto' is 'dba' for 'dtw' and 'mean' otherwise.
+        tslearn's DTW k-means; metric 'dtw' only), 'soft_dba' (the soft-DTW barycenter
+        from the current centre, ``soft_dtw_barycenter`` with the metric's gamma and
+        window, as tslearn's softdtw k-means; metric 'soft_dtw' only), 'mean' (the
+        arithmetic mean of the series, equal lengths only); 'auto' is 'dba' for 'dtw',
+        'soft_dba' for 'soft_dtw' and 'mean' otherwise.
     max_iter : int, default 50
     tol : float, default 1e-6
         Stop when the inertia changes by less.
@@ -108,7 +112,7 @@ class TimeSeriesKMeans(_ElasticClusters):
         'random': n_clusters distinct series; 'k-means++': D^2 sampling under the metric;
         an array: the initial centres.
     max_iter_barycenter : int, default 30
-        DBA iterations per update.
+        DBA (or soft-DTW barycenter L-BFGS) iterations per update.
     random_state : int, RandomState or None
     n_jobs : int, optional
         Threads (None or -1: all cores).
@@ -155,11 +159,14 @@ class TimeSeriesKMeans(_ElasticClusters):
     def _averaging(self):
         avg = self.averaging
         if avg == "auto":
-            return "dba" if self.metric == "dtw" else "mean"
-        if avg not in ("dba", "mean"):
-            raise ValueError(f"averaging must be 'auto', 'dba' or 'mean', got {avg!r}")
+            return {"dtw": "dba", "soft_dtw": "soft_dba"}.get(self.metric, "mean")
+        if avg not in ("dba", "soft_dba", "mean"):
+            raise ValueError(f"averaging must be 'auto', 'dba', 'soft_dba' or 'mean', got {avg!r}")
         if avg == "dba" and self.metric != "dtw":
             raise ValueError("averaging='dba' is DTW barycenter averaging: metric must be 'dtw'")
+        if avg == "soft_dba" and self.metric != "soft_dtw":
+            raise ValueError("averaging='soft_dba' is the soft-DTW barycenter: metric must be "
+                             "'soft_dtw'")
         return avg
 
     def _cdist(self, A: List[np.ndarray], B: List[np.ndarray]) -> np.ndarray:
@@ -218,6 +225,12 @@ class TimeSeriesKMeans(_ElasticClusters):
                         method="petitjean", n_jobs=self.n_jobs, layout="channels_last",
                         **window_kw)
                 out.append(z.reshape(centers[c].shape))
+            elif avg == "soft_dba":
+                # tslearn's softdtw_barycenter from the centre, as its softdtw k-means
+                z = soft_dtw_barycenter(members, gamma=mp.get("gamma", 1.0), init=centers[c],
+                                        max_iter=self.max_iter_barycenter, n_jobs=self.n_jobs,
+                                        layout="channels_last", **window_kw)
+                out.append(np.asarray(z).reshape(centers[c].shape))
             else:
                 out.append(np.mean(np.stack(members), axis=0))
         return out
