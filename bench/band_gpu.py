@@ -15,21 +15,11 @@ when it is installed. Values and paths are checked equal between the devices fir
 
 import argparse
 import platform
-import time
 
 import numpy as np
 
 import tswarp
-
-
-def best(fn, repeat):
-    fn()
-    t = float("inf")
-    for _ in range(repeat):
-        s = time.perf_counter()
-        fn()
-        t = min(t, time.perf_counter() - s)
-    return t
+from band_cpu import best  # the same timing rule (bench/ is the script's folder)
 
 
 try:
