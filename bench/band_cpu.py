@@ -28,23 +28,40 @@ def best(fn, repeat):
     return t
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def band_args(doc, repeat):
+    """The band benchmarks' command line (--radius, --lengths, --repeat, --markdown)."""
+    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
     ap.add_argument("--radius", type=int, default=10)
     ap.add_argument("--lengths", default="100000,200000,400000,1000000")
-    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--repeat", type=int, default=repeat)
     ap.add_argument("--markdown", action="store_true")
-    args = ap.parse_args()
+    return ap.parse_args()
+
+
+def dtai_or_none():
+    """dtaidistance's dtw module, the CPU peer, when it is installed."""
     try:
         from dtaidistance import dtw as dtai
     except ImportError:
-        dtai = None
+        return None
+    return dtai
+
+
+def band_pairs(lengths, r):
+    """(n, a, b, cells) for each length: two float64 random walks (seed 0, in order) and
+    the cells of the radius-r band."""
     rng = np.random.default_rng(0)
+    for n in (int(x) for x in lengths.split(",")):
+        a, b = rng.standard_normal(n).cumsum(), rng.standard_normal(n).cumsum()
+        yield n, a, b, sum(min(n, n - k) - max(0, -k) for k in range(-r, r + 1))
+
+
+def main():
+    args = band_args(__doc__, 5)
+    dtai = dtai_or_none()
     r = args.radius
     rows = []
-    for n in (int(x) for x in args.lengths.split(",")):
-        a, b = rng.standard_normal(n).cumsum(), rng.standard_normal(n).cumsum()
-        cells = sum(min(n, n - k) - max(0, -k) for k in range(-r, r + 1))
+    for n, a, b, cells in band_pairs(args.lengths, r):
         got = tswarp.dtw(a, b, radius=r)
         t = best(lambda: tswarp.dtw(a, b, radius=r), args.repeat)
         row = {"n": n, "tswarp": t, "cells": cells}

@@ -13,13 +13,13 @@ when it is installed. Values and paths are checked equal between the devices fir
                              [--repeat 3] [--markdown]
 """
 
-import argparse
 import platform
 
 import numpy as np
 
 import tswarp
-from band_cpu import best  # the same timing rule (bench/ is the script's folder)
+# the same command line, pairs, peer and timing rule (bench/ is the script's folder)
+from band_cpu import band_args, band_pairs, best, dtai_or_none
 
 
 try:
@@ -38,22 +38,11 @@ def sdtw_grad(a, b, r, device):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--radius", type=int, default=10)
-    ap.add_argument("--lengths", default="100000,200000,400000,1000000")
-    ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--markdown", action="store_true")
-    args = ap.parse_args()
-    try:
-        from dtaidistance import dtw as dtai
-    except ImportError:
-        dtai = None
-    rng = np.random.default_rng(0)
+    args = band_args(__doc__, 3)
+    dtai = dtai_or_none()
     r = args.radius
     rows = []
-    for n in (int(x) for x in args.lengths.split(",")):
-        a, b = rng.standard_normal(n).cumsum(), rng.standard_normal(n).cumsum()
-        cells = sum(min(n, n - k) - max(0, -k) for k in range(-r, r + 1))
+    for n, a, b, cells in band_pairs(args.lengths, r):
         row = {"n": n, "cells": cells}
         # values equal across devices first (the GPU's one-pair kernels give the CPU's bits
         # for DTW; soft-DTW to 1e-12 relative)

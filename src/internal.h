@@ -464,13 +464,16 @@ int tsw__cuda_shapelet_distances(const tsw__shp_gpu_data *S, const double *thres
 /* ---- several GPUs in one call (multi.c) ---------------------------------------------- */
 #define TSW__MAX_DEVICES 64
 
-/* A caller's own work on several GPUs (multi.c): tile t of ntiles runs as fn(user, t, slot,
- * ex) on one host thread per device, slot the thread's index (0 .. ndev - 1: per-device
- * state), ex that device's exec, whose progress callback takes the tile's own (done,
- * total) and returns nonzero when the call must stop; units[t] is the tile's share of the
- * caller's progress. The first failure stops the others and is the call's status. */
-typedef int (*tsw__multi_fn)(void *user, int64_t tile, int slot, const tsw_exec *ex);
-int tsw__multi_tiles(int64_t ntiles, const double *units, tsw__multi_fn fn, void *user,
+/* A caller's own work on several GPUs (multi.c): nitems items of weights weight[i] cut
+ * into consecutive tiles of about equal weight (eight a device, as the row tiles); tile
+ * [i0, i1) runs as fn(user, i0, i1, slot, ex) on one host thread per device, slot the
+ * thread's index (0 .. ndev - 1: per-device state), ex that device's exec, whose progress
+ * callback takes the tile's own (done, total) and returns nonzero when the call must stop;
+ * a tile's weight is its share of the caller's progress. The first failure stops the
+ * others and is the call's status. */
+typedef int (*tsw__multi_fn)(void *user, int64_t i0, int64_t i1, int slot,
+                             const tsw_exec *ex);
+int tsw__multi_tiles(int64_t nitems, const double *weight, tsw__multi_fn fn, void *user,
                      const tsw_exec *ex);
 /* The number of devices exec names (checked to exist). */
 int tsw__multi_count(const tsw_exec *ex, int *ndev);

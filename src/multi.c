@@ -120,6 +120,26 @@ static void tsw__view(const tsw_collection *c, int64_t i0, int64_t i1, int64_t d
         v->lengths = c->lengths + i0;
 }
 
+/* Cut n items of weights w into at most nb (>= 1, <= n) consecutive blocks of about equal
+ * weight: block b is [cut[b], cut[b + 1]), cut has nb + 1 entries. Returns the blocks. */
+static int64_t tsw__cut_weights(const double *w, int64_t n, int64_t nb, int64_t *cut)
+{
+    double total = 0;
+    for (int64_t i = 0; i < n; ++i)
+        total += w[i];
+    int64_t b = 0;
+    double acc = 0;
+    cut[0] = 0;
+    for (int64_t i = 0; i < n && b < nb - 1; ++i) {
+        acc += w[i];
+        /* close block b once it holds its share, leaving an item for each block after it */
+        if (acc >= total * (double)(b + 1) / (double)nb && n - (i + 1) >= nb - (b + 1))
+            cut[++b] = i + 1;
+    }
+    cut[b + 1] = n;
+    return b + 1;
+}
+
 /* Cut c's count series into nb blocks of about equal cells (lengths; with a second
  * collection's lengths added series by series for paired). */
 static int tsw__cut(tsw__mjob *job, const tsw_collection *c, const tsw_collection *pair,
@@ -130,22 +150,15 @@ static int tsw__cut(tsw__mjob *job, const tsw_collection *c, const tsw_collectio
     if (nb < 1)
         nb = 1;
     job->cut = tsw__malloc((size_t)(nb + 1) * sizeof(int64_t));
-    if (!job->cut)
+    double *w = tsw__malloc((size_t)(c->count > 0 ? c->count : 1) * sizeof(double));
+    if (!job->cut || !w) {
+        tsw__free(w);
         return TSW_ENOMEM;
-    double total = 0;
-    for (int64_t i = 0; i < c->count; ++i)
-        total += (double)tsw__len(c, i) + (pair ? (double)tsw__len(pair, i) : 0.0);
-    int64_t b = 0;
-    double acc = 0;
-    job->cut[0] = 0;
-    for (int64_t i = 0; i < c->count && b < nb - 1; ++i) {
-        acc += (double)tsw__len(c, i) + (pair ? (double)tsw__len(pair, i) : 0.0);
-        /* close block b once it holds its share, leaving a series for each block after it */
-        if (acc >= total * (double)(b + 1) / (double)nb && c->count - (i + 1) >= nb - (b + 1))
-            job->cut[++b] = i + 1;
     }
-    job->nblocks = b + 1;
-    job->cut[job->nblocks] = c->count;
+    for (int64_t i = 0; i < c->count; ++i)
+        w[i] = (double)tsw__len(c, i) + (pair ? (double)tsw__len(pair, i) : 0.0);
+    job->nblocks = tsw__cut_weights(w, c->count, nb, job->cut);
+    tsw__free(w);
     return TSW_OK;
 }
 
@@ -426,11 +439,11 @@ static int tsw__tile_search(tsw__mjob *job, int64_t tile, const tsw_exec *ex)
     return rc;
 }
 
-/* A caller's tile: its function with the worker's slot. */
+/* A caller's tile: its function on the tile's items, with the worker's slot. */
 static int tsw__tile_user(tsw__mjob *job, int64_t tile, const tsw_exec *ex)
 {
     const tsw__mworker *w = ex->progress_user;
-    return job->ufn(job->user, tile, (int)(w - job->workers), ex);
+    return job->ufn(job->user, job->cut[tile], job->cut[tile + 1], (int)(w - job->workers), ex);
 }
 
 /* ---- the threads ---------------------------------------------------------------------------- */
@@ -727,7 +740,7 @@ int tsw__multi_count(const tsw_exec *ex, int *ndev)
     return tsw__devices(ex, devs, ndev);
 }
 
-int tsw__multi_tiles(int64_t ntiles, const double *units, tsw__multi_fn fn, void *user,
+int tsw__multi_tiles(int64_t nitems, const double *weight, tsw__multi_fn fn, void *user,
                      const tsw_exec *ex)
 {
     int devs[TSW__MAX_DEVICES], ndev = 0;
@@ -738,14 +751,21 @@ int tsw__multi_tiles(int64_t ntiles, const double *units, tsw__multi_fn fn, void
     tsw__mjob_init(&job, NULL, TSW_F64, 0, ex, NULL, NULL, NULL, tsw__tile_user);
     job.ufn = fn;
     job.user = user;
-    job.pairs = tsw__malloc((size_t)(ntiles > 0 ? ntiles : 1) * sizeof(double));
-    if (!job.pairs)
+    int64_t nb = (int64_t)TSW__TILES_PER_DEVICE * ndev;
+    nb = nb < nitems ? nb : nitems > 0 ? nitems : 1;
+    job.cut = tsw__malloc((size_t)(nb + 1) * sizeof(int64_t));
+    job.pairs = tsw__malloc((size_t)nb * sizeof(double));
+    if (!job.cut || !job.pairs) {
+        tsw__mjob_free(&job);
         return TSW_ENOMEM;
-    for (int64_t t = 0; t < ntiles; ++t) {
-        job.pairs[t] = units[t];
-        job.total_pairs += units[t];
     }
-    job.ntiles = ntiles;
+    job.ntiles = tsw__cut_weights(weight, nitems, nb, job.cut);
+    for (int64_t t = 0; t < job.ntiles; ++t) {
+        job.pairs[t] = 0;
+        for (int64_t i = job.cut[t]; i < job.cut[t + 1]; ++i)
+            job.pairs[t] += weight[i];
+        job.total_pairs += job.pairs[t];
+    }
     rc = tsw__mrun(&job, ex, 0, ndev, devs, NULL, NULL);
     tsw__mjob_free(&job);
     return rc;

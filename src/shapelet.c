@@ -394,6 +394,16 @@ static void shp_job_free(tsw__shp_job *J, tsw__shp_data *d)
     shp_data_free(d);
 }
 
+/* The candidates of group g (its gd phases' rows of sub, every start and length). */
+static int64_t shp_group_cands(const tsw__shp_job *J, int64_t g)
+{
+    int64_t n = 0;
+    for (int64_t jj = g * J->gd; jj < (g + 1) * J->gd; ++jj)
+        for (int64_t s = 0, i = J->sub[jj]; s < J->d->len[i]; ++s)
+            n += tsw__shp_nlen_at(J, i, s);
+    return n;
+}
+
 /* ---- results in the caller's terms --------------------------------------------------- */
 
 /* Thresholds and gaps of raw data back in the data's units (the search's are in units of
@@ -565,7 +575,7 @@ static tsw__shp_gpu_job shp_gpu_job(const tsw__shp_job *J)
 
 /*
  * Several GPUs (exec names a list of devices or all of them): the groups (series) cut into
- * tiles of about equal candidates, eight a device, largest share first; a tile's candidates
+ * consecutive tiles of about equal candidates (tsw__multi_tiles); a tile's candidates
  * (rows sub[k0 .. k1), whole groups) are ranked on every row by one device, and each device
  * keeps its own visitor state (ctx[slot]). search: the best of the devices' bests, which is
  * the one-device result (tsw__shp_cand_better is a total order); top: a group lies in one
@@ -576,21 +586,23 @@ typedef struct {
     tsw__shp_job *J;
     tsw__shp_visit fn;
     shp_gpu_ctx *ctx; /* one per device slot */
-    int64_t *gcut;    /* tile t: groups [gcut[t], gcut[t + 1]) */
-    double *units;    /* tile t's candidates */
+    double *gcand;    /* each group's candidates (the tiles' weights) */
     int top;
 } shp_multi;
 
-static int shp_multi_tile(void *user, int64_t t, int slot, const tsw_exec *ex)
+/* The tile of groups [g0, g1) on the device of slot. */
+static int shp_multi_tile(void *user, int64_t g0, int64_t g1, int slot, const tsw_exec *ex)
 {
     shp_multi *M = user;
     shp_gpu_ctx *x = &M->ctx[slot];
     tsw__shp_gpu_job g = shp_gpu_job(M->J);
-    g.k0 = M->gcut[t] * M->J->gd;
-    g.k1 = M->gcut[t + 1] * M->J->gd;
+    g.k0 = g0 * M->J->gd;
+    g.k1 = g1 * M->J->gd;
     x->mex = ex;
     x->tile_done = 0;
-    x->tile_total = (int64_t)M->units[t];
+    x->tile_total = 0;
+    for (int64_t q = g0; q < g1; ++q)
+        x->tile_total += (int64_t)M->gcand[q];
     int rc = tsw__cuda_shapelet_run(&g, ex, M->fn, x);
     if (rc == TSW_OK && M->top) {
         shp_gpu_top_flush(x);
@@ -609,17 +621,13 @@ static int shp_gpu_multi(tsw__shp_job *J, tsw__shp_visit fn, shp_gpu_ctx *proto,
     int rc = tsw__multi_count(J->ex, &ndev);
     if (rc)
         return rc;
-    const int64_t ng = J->ng;
-    int64_t nt = 8 * (int64_t)ndev < ng ? 8 * (int64_t)ndev : ng;
-    double *gunits = tsw__malloc((size_t)(ng > 0 ? ng : 1) * sizeof(double));
     shp_multi M;
     memset(&M, 0, sizeof(M));
     M.J = J;
     M.fn = fn;
     M.top = top;
     M.ctx = tsw__malloc((size_t)ndev * sizeof(shp_gpu_ctx));
-    M.gcut = tsw__malloc((size_t)(nt + 1) * sizeof(int64_t));
-    M.units = tsw__malloc((size_t)(nt > 0 ? nt : 1) * sizeof(double));
+    M.gcand = tsw__malloc((size_t)(J->ng > 0 ? J->ng : 1) * sizeof(double));
     int cands = 1;
     for (int i = 0; M.ctx && i < ndev; ++i) {
         M.ctx[i] = *proto;
@@ -628,38 +636,13 @@ static int shp_gpu_multi(tsw__shp_job *J, tsw__shp_visit fn, shp_gpu_ctx *proto,
         if (top && !(M.ctx[i].cand = tsw__malloc(cand_bytes)))
             cands = 0;
     }
-    if (!gunits || !M.ctx || !M.gcut || !M.units || !cands) {
+    if (!M.ctx || !M.gcand || !cands) {
         rc = TSW_ENOMEM;
         goto done;
     }
-    /* each group's candidates, then tiles of about equal shares */
-    double all = 0;
-    for (int64_t g = 0; g < ng; ++g) {
-        double c = 0;
-        for (int64_t jj = g * J->gd; jj < (g + 1) * J->gd; ++jj)
-            for (int64_t s = 0, i = J->sub[jj]; s < J->d->len[i]; ++s)
-                c += (double)tsw__shp_nlen_at(J, i, s);
-        gunits[g] = c;
-        all += c;
-    }
-    {
-        int64_t t = 0;
-        double acc = 0;
-        M.gcut[0] = 0;
-        for (int64_t g = 0; g < ng && t < nt - 1; ++g) {
-            acc += gunits[g];
-            if (acc >= all * (double)(t + 1) / (double)nt && ng - (g + 1) >= nt - (t + 1))
-                M.gcut[++t] = g + 1;
-        }
-        nt = t + 1;
-        M.gcut[nt] = ng;
-        for (t = 0; t < nt; ++t) {
-            M.units[t] = 0;
-            for (int64_t g = M.gcut[t]; g < M.gcut[t + 1]; ++g)
-                M.units[t] += gunits[g];
-        }
-    }
-    rc = tsw__multi_tiles(nt, M.units, shp_multi_tile, &M, J->ex);
+    for (int64_t g = 0; g < J->ng; ++g)
+        M.gcand[g] = (double)shp_group_cands(J, g);
+    rc = tsw__multi_tiles(J->ng, M.gcand, shp_multi_tile, &M, J->ex);
     if (rc == TSW_OK && !top)
         for (int i = 0; i < ndev; ++i)
             if (M.ctx[i].best.series >= 0 &&
@@ -669,9 +652,7 @@ done:
     for (int i = 0; M.ctx && i < ndev; ++i)
         tsw__free(M.ctx[i].cand);
     tsw__free(M.ctx);
-    tsw__free(M.gcut);
-    tsw__free(M.units);
-    tsw__free(gunits);
+    tsw__free(M.gcand);
     return rc;
 }
 
@@ -789,13 +770,8 @@ int tsw_shapelet_top(const tsw_shapelet_params *params, tsw_dtype dtype,
      * a group of gd phases (one with gd = 1). */
     int64_t per = k;
     int64_t maxcand = 0;
-    for (int64_t g = 0; g < J.ng; ++g) {
-        int64_t n = 0;
-        for (int64_t jj = g * J.gd; jj < (g + 1) * J.gd; ++jj)
-            for (int64_t s = 0, i = J.sub[jj]; s < d.len[i]; ++s)
-                n += tsw__shp_nlen_at(&J, i, s);
-        maxcand = TSW_MAX(maxcand, n);
-    }
+    for (int64_t g = 0; g < J.ng; ++g)
+        maxcand = TSW_MAX(maxcand, shp_group_cands(&J, g));
     per = TSW_MIN(per, maxcand);
     size_t kept_bytes, cand_bytes;
     if (tsw__mul_size((size_t)J.ng, (size_t)(per > 0 ? per : 1) * sizeof(tsw_shapelet),

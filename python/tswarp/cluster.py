@@ -4,9 +4,9 @@ Any measure of ``tswarp.METRICS`` assigns the series (one ``tswarp.cdist`` per i
 the centres are DTW barycenters (DBA) for metric 'dtw', soft-DTW barycenters for
 'soft_dtw', or arithmetic means. With metric 'dtw' and averaging 'dba' the iterations are
 tslearn's ``TimeSeriesKMeans(metric="dtw")``, with 'soft_dtw' and 'soft_dba' its
-``metric="softdtw"``: the same clusters and centres from the same initial centres. This module imports
-scikit-learn when it is there (``import tswarp`` does not import it); ``tswarp.cluster``
-loads on first use.
+``metric="softdtw"``: the same clusters and centres from the same initial centres. This
+module imports scikit-learn when it is there (``import tswarp`` does not import it);
+``tswarp.cluster`` loads on first use.
 """
 
 from __future__ import annotations

@@ -58,21 +58,15 @@ def brute_distance(shape, x, d=1, raw=False):
     return math.sqrt(best)
 
 
-def _std_whole(v):
-    v = np.asarray(v, dtype=np.float64)
-    sd = v.std()
-    return (v - v.mean()) / sd if sd > 0 else v - v.mean()
-
-
 def fast_tol(shape, x, d=1):
     """The fast path's error bound on a distance near 0 (tswarp.h, shapelet conventions): a
     window's variance from prefix sums of its series (standardised as a whole) loses about
     (mean / std)^2 ulps, so d^2 = 2 (1 - corr) is off by up to ~m eps (ka + kb), k the
     worst (mean / std)^2 of the windows compared; plus the 1e-7 every path keeps."""
-    shape = _std_whole(shape)
+    shape = _z(np.asarray(shape, dtype=np.float64))
     worst = 1.0
     for p in range(d):
-        ph = _std_whole(np.asarray(x[p::d], dtype=np.float64))
+        ph = _z(np.asarray(x[p::d], dtype=np.float64))
         for _, a, b in _pairs(shape, ph):
             for w in (a, b):
                 var = float(np.var(w))
