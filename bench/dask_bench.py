@@ -2,6 +2,7 @@
 
     python bench/dask_bench.py --cpu [--n 2000] [--length 256] [--threads 2]
     python bench/dask_bench.py --gpu 4 [--n 16384] [--length 256] [--block 4096]
+                               [--cluster-gpus 4]
 
 --cpu: DTW cdist of n x n random series (float64), the direct tswarp.cdist(n_jobs=threads)
 against tswarp.dask.cdist on a distributed.LocalCluster (one worker of one thread whose
@@ -93,7 +94,7 @@ def bench_gpu(args):
         rows.append((f"in-process, {g} GPUs (device=[0..{g - 1}])", g, t, one / (g * t)))
         print(rows[-1], flush=True)
     gathered = None
-    for g in sizes:
+    for g in (args.cluster_gpus or sizes):
         with LocalCUDACluster(CUDA_VISIBLE_DEVICES=",".join(map(str, range(g))),
                               dashboard_address=None, silence_logs=40) as c, \
                 Client(c) as client:
@@ -106,7 +107,7 @@ def bench_gpu(args):
             rows.append((f"LocalCUDACluster, {g} GPU(s) (blocks on the workers)", g, t,
                          one / (g * t)))
             print(rows[-1], flush=True)
-            if g == sizes[-1]:
+            if g == max(args.cluster_gpus or sizes):
                 gathered = median_time(lambda: client.compute(D).result(), 1)
     print(f"## GPU: DTW cdist {args.n} x {args.n}, length {args.length}, float32, block "
           f"{args.block} ({tswarp.info()['gpus'][0]['name'] if tswarp.info().get('gpus') else 'GPU'})\n")
@@ -115,7 +116,7 @@ def bench_gpu(args):
     for how, g, t, eff in rows:
         print(f"| {how} | {g} | {t:.3f} | {cells / t / 1e12:.2f} | {eff:.2f} |")
     if gathered is not None:
-        print(f"\nthe same on {sizes[-1]} GPU(s) with the matrix gathered into the client: "
+        print(f"\nthe same on {max(args.cluster_gpus or sizes)} GPU(s) with the matrix gathered into the client: "
               f"{gathered:.3f} s")
     print("every Dask result equals the in-process GPU's bit for bit")
     del dask
@@ -129,6 +130,8 @@ def main():
     ap.add_argument("--length", type=int, default=256)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--block", type=int, default=4096)
+    ap.add_argument("--cluster-gpus", type=int, nargs="+", metavar="N",
+                    help="--gpu: the LocalCUDACluster sizes to time (default 1, 2, 4, ... N)")
     ap.add_argument("--blocks", type=int, nargs="+", default=[500, 1000])
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--seed", type=int, default=20261127)
