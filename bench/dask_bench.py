@@ -94,7 +94,8 @@ def bench_gpu(args):
         rows.append((f"in-process, {g} GPUs (device=[0..{g - 1}])", g, t, one / (g * t)))
         print(rows[-1], flush=True)
     gathered = None
-    for g in (args.cluster_gpus or sizes):
+    csizes = args.cluster_gpus or sizes
+    for g in csizes:
         with LocalCUDACluster(CUDA_VISIBLE_DEVICES=",".join(map(str, range(g))),
                               dashboard_address=None, silence_logs=40) as c, \
                 Client(c) as client:
@@ -107,7 +108,7 @@ def bench_gpu(args):
             rows.append((f"LocalCUDACluster, {g} GPU(s) (blocks on the workers)", g, t,
                          one / (g * t)))
             print(rows[-1], flush=True)
-            if g == max(args.cluster_gpus or sizes):
+            if g == max(csizes):
                 gathered = median_time(lambda: client.compute(D).result(), 1)
     print(f"## GPU: DTW cdist {args.n} x {args.n}, length {args.length}, float32, block "
           f"{args.block} ({tswarp.info()['gpus'][0]['name'] if tswarp.info().get('gpus') else 'GPU'})\n")
@@ -116,7 +117,7 @@ def bench_gpu(args):
     for how, g, t, eff in rows:
         print(f"| {how} | {g} | {t:.3f} | {cells / t / 1e12:.2f} | {eff:.2f} |")
     if gathered is not None:
-        print(f"\nthe same on {max(args.cluster_gpus or sizes)} GPU(s) with the matrix gathered into the client: "
+        print(f"\nthe same on {max(csizes)} GPU(s) with the matrix gathered into the client: "
               f"{gathered:.3f} s")
     print("every Dask result equals the in-process GPU's bit for bit")
     del dask
