@@ -263,9 +263,12 @@ typedef struct tsw_exec {
                        for GPU arrays). A caller-owned workspace must then not be used by
                        another stream before that point. A progress callback makes the call
                        wait at each report. */
-    /* Several GPUs (host-memory cdist, pdist, paired, knn, search, tsw_soft_dtw_grad,
-     * tsw_shapelet_search and tsw_shapelet_top; every other call runs on device_index
-     * alone): n_devices >= 2 with devices[0..n_devices) distinct CUDA ordinals, or n_devices
+    /* Several GPUs (cdist, pdist, paired, knn, search, tsw_soft_dtw_grad,
+     * tsw_shapelet_search and tsw_shapelet_top; the *_device forms of cdist, pdist, paired
+     * and tsw_soft_dtw_grad stage their arrays through host memory (device_index's arrays
+     * copied to the host in order on cuda_stream, the results copied back, the call
+     * returning when they are there: cuda_async and cuda_workspace do not apply); every
+     * other call runs on device_index alone): n_devices >= 2 with devices[0..n_devices) distinct CUDA ordinals, or n_devices
      * = TSW_ALL_DEVICES for every GPU the process sees; 0 or 1 (the default 0): device_index
      * alone. The work is cut into tiles (cdist, paired, knn, soft-DTW gradients: blocks of
      * rows, a gradient tile writing only its series' rows (series out of order or sharing
@@ -278,7 +281,8 @@ typedef struct tsw_exec {
      * devices' work summed, and stops them all; the first device to fail (out of memory,
      * lost) stops the others and its status is the call's, with its detail; each device
      * frees its memory. With TSW_DEVICE_AUTO the devices serve the calls that AUTO sends to
-     * the GPU. cuda_stream and cuda_workspace must be NULL (each device uses its own). */
+     * the GPU. Host-memory calls: cuda_stream and cuda_workspace must be NULL (each
+     * device uses its own). */
     const int *devices;
     int n_devices;
 } tsw_exec;

@@ -328,6 +328,8 @@ int tsw__cuda_device_info(int index, tsw_cuda_device *info);
 int tsw__cuda_versions(int *runtime, int *driver);
 int tsw__cuda_cached_bytes(int device, size_t *bytes);
 int tsw__cuda_empty_cache(int device);
+int tsw__cuda_copy(int device, void *stream, void *dst, const void *src, size_t bytes,
+                   int to_device);
 int tsw__cuda_distance_device(const tsw_params *params, tsw_dtype dtype, int64_t dim,
                               const tsw_series *a, const tsw_series *b, void *out,
                               const tsw_exec *exec);
@@ -489,6 +491,18 @@ static inline int tsw__multi(const tsw_exec *ex)
  * (soft-DTW's float32 wavefront kernel against the thread-per-row one) decide with it, so a
  * tile keeps the bits the one-device call gives. Raises *count and *max_len to it. */
 void tsw__batch_hint(int64_t *count, int64_t *max_len);
+
+#ifdef TSWARP_WITH_CUDA
+/* Several devices for arrays in device memory (device.c): host staging. Whether exec names
+ * several devices; the rows c spans (every span checked, nothing read); a host buffer (the
+ * detail set when there is none); c copied to host memory (mem[0] values, mem[1] times, the
+ * caller frees them) as the host collection h, in order on exec's stream. */
+int tsw__staged_multi(const tsw_exec *exec);
+int tsw__stage_rows(const tsw_collection *c, int64_t dim, size_t esz, int64_t *rows);
+void *tsw__stage_alloc(size_t bytes);
+int tsw__stage_in(const tsw_collection *c, int64_t dim, size_t esz, const tsw_exec *ex,
+                  tsw_collection *h, void **mem);
+#endif
 
 #ifdef TSWARP_WITH_CUDA
 int tsw__multi_cdist(const tsw_params *params, tsw_dtype dtype, int64_t dim,

@@ -11,7 +11,8 @@
  * Tiles: cdist, paired and knn cut the rows of x (of q) into blocks of about equal cells (the
  * sum of the series' lengths; ragged collections balance by work, not by count); pdist cuts
  * x into blocks and takes each block pair of the upper triangle once (the diagonal blocks by
- * pdist, the others by cdist, written with their mirror). There are about eight tiles a
+ * pdist, the others by cdist, written with their mirror: a finisher thread copies a tile
+ * into the matrix while its device computes the next tile). There are about eight tiles a
  * device, ordered by cells, largest first, so that the queue ends with small tiles and the
  * devices finish together.
  *
@@ -68,6 +69,7 @@ struct tsw__mjob {
     int64_t ntiles;
     double total_pairs;
     int64_t hint_count, hint_len; /* the whole call's batch (tsw__batch_hint) */
+    int lost_device; /* TSWARP_FAULT_DEVICE_LOST (tests): this device fails after a tile */
     /* search: the prepared query, the series, and the candidates gathered (under lock) */
     const double *qz, *qlo, *qhi;
     int64_t qn, r, excl;
@@ -92,6 +94,15 @@ struct tsw__mworker {
     double tile_pairs; /* the current tile's pairs */
     double partial;    /* of them, done (under the job's lock) */
     pthread_t thread;
+    /* pdist: a tile's values land in buf[which] (reused, two a device); the copy into the
+     * caller's matrix runs in a finisher thread while the device computes the next tile */
+    char *buf[2];
+    size_t cap[2];
+    int which;
+    int fin_on;     /* a finisher was started and not yet joined */
+    pthread_t fin;
+    int64_t fin_tile;
+    const char *fin_src;
 };
 typedef struct tsw__mworker tsw__mworker;
 
@@ -348,48 +359,91 @@ static size_t tsw__cidx(int64_t n, int64_t i, int64_t j)
 TSW__TRANSPOSE(tsw__transpose_f32, float)
 TSW__TRANSPOSE(tsw__transpose_f64, double)
 
-static int tsw__tile_pdist(tsw__mjob *job, int64_t tile, const tsw_exec *ex)
+/* Tile `tile` of a pdist, its ni x nj values in src (row-major), into the caller's matrix:
+ * the block's rows and, for FULL off the diagonal, its mirror. */
+static void tsw__pdist_place(const tsw__mjob *job, int64_t tile, const char *src)
 {
     int64_t I = job->tile[tile][0], J = job->tile[tile][1];
     int64_t i0 = job->cut[I], i1 = job->cut[I + 1], j0 = job->cut[J], j1 = job->cut[J + 1];
     int64_t ni = i1 - i0, nj = j1 - j0, n = job->x->count;
     size_t esz = tsw__dtype_size(job->dtype);
-    char *tmp = tsw__malloc((size_t)ni * (size_t)nj * esz);
-    if (!tmp) {
-        tsw__set_detail("needs %zu bytes of host memory for a tile of %lld x %lld pairs",
-                        (size_t)ni * (size_t)nj * esz, (long long)ni, (long long)nj);
-        return TSW_ENOMEM;
+    char *out = job->out;
+    for (int64_t a = 0; a < ni; ++a) { /* the block's rows: contiguous runs */
+        int64_t r = i0 + a, c0 = 0;
+        const char *row = src + (size_t)a * (size_t)nj * esz;
+        if (job->layout == TSW_PDIST_FULL) {
+            memcpy(out + ((size_t)r * (size_t)n + (size_t)j0) * esz, row, (size_t)nj * esz);
+            continue;
+        }
+        if (I == J)
+            c0 = a + 1; /* the condensed row r holds the columns after r */
+        if (c0 < nj)
+            memcpy(out + tsw__cidx(n, r, j0 + c0) * esz, row + (size_t)c0 * esz,
+                   (size_t)(nj - c0) * esz);
     }
+    if (job->layout == TSW_PDIST_FULL && I != J) { /* the mirror, transposed */
+        if (esz == 4)
+            tsw__transpose_f32((const float *)src, ni, nj, (float *)out, n, j0, i0);
+        else
+            tsw__transpose_f64((const double *)src, ni, nj, (double *)out, n, j0, i0);
+    }
+}
+
+static void *tsw__pdist_finisher(void *arg)
+{
+    tsw__mworker *w = arg;
+    tsw__pdist_place(w->job, w->fin_tile, w->fin_src);
+    return NULL;
+}
+
+/* Waits for w's finisher, if one runs. */
+static void tsw__finish_wait(tsw__mworker *w)
+{
+    if (w->fin_on) {
+        pthread_join(w->fin, NULL);
+        w->fin_on = 0;
+    }
+}
+
+static int tsw__tile_pdist(tsw__mjob *job, int64_t tile, const tsw_exec *ex)
+{
+    tsw__mworker *w = ex->progress_user;
+    int64_t I = job->tile[tile][0], J = job->tile[tile][1];
+    int64_t i0 = job->cut[I], i1 = job->cut[I + 1], j0 = job->cut[J], j1 = job->cut[J + 1];
+    int64_t ni = i1 - i0, nj = j1 - j0;
+    size_t esz = tsw__dtype_size(job->dtype), need = (size_t)ni * (size_t)nj * esz;
+    /* buf[which] is free: its finisher was joined before the other buffer's started */
+    int b = w->which;
+    if (w->cap[b] < need) {
+        tsw__free(w->buf[b]);
+        w->cap[b] = 0;
+        if (!(w->buf[b] = tsw__malloc(need))) {
+            tsw__set_detail("needs %zu bytes of host memory for a tile of %lld x %lld pairs",
+                            need, (long long)ni, (long long)nj);
+            return TSW_ENOMEM;
+        }
+        w->cap[b] = need;
+    }
+    char *tmp = w->buf[b];
     tsw_collection xi, xj;
     tsw__view(job->x, i0, i1, job->dim, esz, &xi);
     tsw__view(job->x, j0, j1, job->dim, esz, &xj);
     int rc = I == J ? tsw__cuda_pdist(job->params, job->dtype, job->dim, &xi, TSW_PDIST_FULL,
                                       tmp, ex)
                     : tsw__cuda_cdist(job->params, job->dtype, job->dim, &xi, &xj, tmp, ex);
-    if (rc == TSW_OK) {
-        char *out = job->out;
-        for (int64_t a = 0; a < ni; ++a) { /* the block's rows: contiguous runs */
-            int64_t r = i0 + a, c0 = 0;
-            const char *src = tmp + (size_t)a * (size_t)nj * esz;
-            if (job->layout == TSW_PDIST_FULL) {
-                memcpy(out + ((size_t)r * (size_t)n + (size_t)j0) * esz, src, (size_t)nj * esz);
-                continue;
-            }
-            if (I == J)
-                c0 = a + 1; /* the condensed row r holds the columns after r */
-            if (c0 < nj)
-                memcpy(out + tsw__cidx(n, r, j0 + c0) * esz, src + (size_t)c0 * esz,
-                       (size_t)(nj - c0) * esz);
-        }
-        if (job->layout == TSW_PDIST_FULL && I != J) { /* the mirror, transposed */
-            if (esz == 4)
-                tsw__transpose_f32((const float *)tmp, ni, nj, (float *)out, n, j0, i0);
-            else
-                tsw__transpose_f64((const double *)tmp, ni, nj, (double *)out, n, j0, i0);
-        }
-    }
-    tsw__free(tmp);
-    return rc;
+    tsw__finish_wait(w);
+    if (rc != TSW_OK)
+        return rc;
+    /* the copy into the matrix overlaps the device's next tile (in this thread when no
+     * thread can be started) */
+    w->fin_tile = tile;
+    w->fin_src = tmp;
+    w->which = 1 - b;
+    if (pthread_create(&w->fin, NULL, tsw__pdist_finisher, w) == 0)
+        w->fin_on = 1;
+    else
+        tsw__pdist_place(job, tile, tmp);
+    return TSW_OK;
 }
 
 /* A chunk of windows [w0, w1) of the series: its candidates (every window at or below the
@@ -458,6 +512,31 @@ static int tsw__mprogress(void *user, int64_t done, int64_t total)
     return __atomic_load_n(&job->stop, __ATOMIC_RELAXED);
 }
 
+/* Records w's failure rc as the call's when it is the first (a device stopped by another's
+ * is not one), and stops the other devices. */
+static void tsw__mfail(tsw__mjob *job, const tsw__mworker *w, int rc)
+{
+    pthread_mutex_lock(&job->lock);
+    if (!(rc == TSW_ECANCELED && __atomic_load_n(&job->stop, __ATOMIC_RELAXED)) &&
+        job->rc == TSW_OK) {
+        job->rc = rc;
+        const char *d = tsw_last_error_detail();
+        snprintf(job->detail, sizeof(job->detail), "device %d: %s", w->device,
+                 d && *d ? d : tsw_strerror(rc));
+    }
+    pthread_mutex_unlock(&job->lock);
+    __atomic_store_n(&job->stop, 1, __ATOMIC_RELAXED);
+}
+
+/* The test hook's loss (TSWARP_FAULT_DEVICE_LOST): the status a device that fell off the bus
+ * gives its next CUDA call. */
+static int tsw__lost(void)
+{
+    tsw__set_detail("cudaErrorDevicesUnavailable: the device was lost (injected by "
+                    "TSWARP_FAULT_DEVICE_LOST)");
+    return TSW_ECUDA;
+}
+
 static void *tsw__mthread(void *arg)
 {
     tsw__mworker *w = arg;
@@ -476,35 +555,36 @@ static void *tsw__mthread(void *arg)
     tsw__clear_detail();
     tsw__hint_count = job->hint_count;
     tsw__hint_len = job->hint_len;
-    for (;;) {
+    /* the test hook: this device computes its first tile, then is lost (at its next tile,
+     * or when the queue is empty: a lost device fails whatever it does next) */
+    const int lost = w->device == job->lost_device;
+    for (int64_t done = 0;; ++done) {
         if (__atomic_load_n(&job->stop, __ATOMIC_RELAXED))
             break;
         int64_t t = __atomic_fetch_add(&job->next, 1, __ATOMIC_RELAXED);
-        if (t >= job->ntiles)
+        if (t >= job->ntiles) {
+            if (lost)
+                tsw__mfail(job, w, tsw__lost());
             break;
+        }
         pthread_mutex_lock(&job->lock);
         w->tile_pairs = job->pairs[t];
         w->partial = 0;
         pthread_mutex_unlock(&job->lock);
-        int rc = job->fn(job, t, &ex);
+        int rc = lost && done > 0 ? tsw__lost() : job->fn(job, t, &ex);
         pthread_mutex_lock(&job->lock);
         w->partial = 0;
-        if (rc == TSW_OK) {
+        if (rc == TSW_OK)
             job->done_pairs += job->pairs[t];
-        } else if (!(rc == TSW_ECANCELED && __atomic_load_n(&job->stop, __ATOMIC_RELAXED)) &&
-                   job->rc == TSW_OK) {
-            /* the first failure (a device stopped by another's is not one) */
-            job->rc = rc;
-            const char *d = tsw_last_error_detail();
-            snprintf(job->detail, sizeof(job->detail), "device %d: %s", w->device,
-                     d && *d ? d : tsw_strerror(rc));
-        }
         pthread_mutex_unlock(&job->lock);
         if (rc != TSW_OK) {
-            __atomic_store_n(&job->stop, 1, __ATOMIC_RELAXED);
+            tsw__mfail(job, w, rc);
             break;
         }
     }
+    tsw__finish_wait(w);
+    for (int b = 0; b < 2; ++b)
+        tsw__free(w->buf[b]);
     tsw__hint_count = tsw__hint_len = 0;
     __atomic_fetch_add(&job->finished, 1, __ATOMIC_RELEASE);
     return NULL;
@@ -577,6 +657,13 @@ static int tsw__mrun(tsw__mjob *job, const tsw_exec *ex, int triangle, int ndev,
             if (tsw__len(c, i) > job->hint_len)
                 job->hint_len = tsw__len(c, i);
     }
+    /* A test hook: TSWARP_FAULT_DEVICE_LOST=N makes device N fail its second tile as a lost
+     * device does (TSW_ECUDA), to test that the others stop, free their memory and stay
+     * usable; a real loss cannot be provoked on purpose. */
+    const char *lost = getenv("TSWARP_FAULT_DEVICE_LOST");
+    char *end = NULL;
+    long lv = lost && *lost ? strtol(lost, &end, 10) : -1;
+    job->lost_device = end && *end == '\0' && lv >= 0 && lv < 1 << 20 ? (int)lv : -1;
     tsw__mworker *w = tsw__malloc((size_t)ndev * sizeof(tsw__mworker));
     if (!w)
         return TSW_ENOMEM;

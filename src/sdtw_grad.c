@@ -199,6 +199,62 @@ int tsw_soft_dtw_cost_grad(const tsw_params *params, tsw_dtype dtype, int64_t co
                                        values, grad_cost, &ex);
 }
 
+#if TSW__SDG_CUDA
+/* tsw_soft_dtw_grad_device on several devices: staged through host memory (device.c). The
+ * gradients' host buffers start as copies of the caller's (rows outside every series stay
+ * as they were). */
+static int tsw__sdg_staged(const tsw_params *params, tsw_dtype dtype, int64_t dim,
+                           const tsw_collection *x, const tsw_collection *y, void *values,
+                           void *grad_x, void *grad_y, const tsw_exec *exec)
+{
+    const size_t esz = tsw__dtype_size(dtype);
+    void *mem[4] = {NULL, NULL, NULL, NULL}, *hv = NULL, *hg[2] = {NULL, NULL};
+    void *dg[2] = {grad_x, grad_y};
+    size_t gb[2] = {0, 0};
+    tsw_collection h[2];
+    const tsw_collection *c[2] = {x, y};
+    int rc = TSW_OK;
+    for (int s = 0; s < 2 && !rc; ++s) {
+        int64_t rows = 0;
+        if ((rc = tsw__stage_rows(c[s], dim, esz, &rows)))
+            break;
+        gb[s] = (size_t)rows * (size_t)dim * esz;
+        if ((rc = tsw__stage_in(c[s], dim, esz, exec, &h[s], mem + 2 * s)))
+            break;
+        if (dg[s]) {
+            if (!(hg[s] = tsw__stage_alloc(gb[s])))
+                rc = TSW_ENOMEM;
+            else
+                rc = tsw__cuda_copy(exec->device_index, exec->cuda_stream, hg[s], dg[s], gb[s],
+                                    0);
+        }
+    }
+    const size_t vb = (size_t)x->count * esz;
+    if (!rc && !(hv = tsw__stage_alloc(vb)))
+        rc = TSW_ENOMEM;
+    if (!rc) {
+        tsw_exec ex = *exec;
+        ex.device = TSW_DEVICE_CUDA;
+        ex.cuda_stream = NULL;
+        ex.cuda_workspace = NULL;
+        ex.cuda_workspace_bytes = 0;
+        ex.cuda_async = 0;
+        rc = tsw_soft_dtw_grad(params, dtype, dim, &h[0], &h[1], hv, hg[0], hg[1], &ex);
+    }
+    if (!rc)
+        rc = tsw__cuda_copy(exec->device_index, exec->cuda_stream, values, hv, vb, 1);
+    for (int s = 0; s < 2 && !rc; ++s)
+        if (dg[s])
+            rc = tsw__cuda_copy(exec->device_index, exec->cuda_stream, dg[s], hg[s], gb[s], 1);
+    for (int i = 0; i < 4; ++i)
+        tsw__free(mem[i]);
+    tsw__free(hv);
+    tsw__free(hg[0]);
+    tsw__free(hg[1]);
+    return rc;
+}
+#endif
+
 int tsw_soft_dtw_grad_device(const tsw_params *params, tsw_dtype dtype, int64_t dim,
                              const tsw_collection *x, const tsw_collection *y, void *values,
                              void *grad_x, void *grad_y, const tsw_exec *exec)
@@ -213,6 +269,8 @@ int tsw_soft_dtw_grad_device(const tsw_params *params, tsw_dtype dtype, int64_t 
 #if TSW__SDG_CUDA
     if ((rc = tsw__sdg_gpu_window(params)))
         return rc;
+    if (tsw__staged_multi(&ex))
+        return tsw__sdg_staged(params, dtype, dim, x, y, values, grad_x, grad_y, &ex);
     return tsw__cuda_soft_dtw_grad(params, dtype, dim, x, y, values, grad_x, grad_y, &ex, 1);
 #else
     (void)grad_x, (void)grad_y;
@@ -269,6 +327,10 @@ int tsw_soft_dtw_grad_workspace_size(const tsw_params *params, tsw_dtype dtype, 
 #if TSW__SDG_CUDA
     if ((rc = tsw__sdg_gpu_window(params)))
         return rc;
+    if (tsw__staged_multi(&ex)) {
+        *bytes = 0; /* several devices: staged through host memory */
+        return TSW_OK;
+    }
     return tsw__cuda_soft_dtw_grad_workspace(params, dtype, dim, &cx, &cy, want_grad_x,
                                              want_grad_y, &ex, bytes);
 #else

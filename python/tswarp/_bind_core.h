@@ -646,7 +646,9 @@ static int parse_device_list(PyObject *o, tsw_exec *ex, int *explicit_index)
         ex->devices = device_list;
         ex->n_devices = (int)n;
     }
-    *explicit_index = device_list[0];
+    /* one GPU named: GPU arrays must live there; several: they may live on any GPU (staged
+     * through the host, the results come back to their GPU) */
+    *explicit_index = n >= 2 ? -1 : device_list[0];
     rc = 0;
 out:
     Py_DECREF(seq);
@@ -945,10 +947,11 @@ static int progress_trampoline(void *user, int64_t done, int64_t total)
     "    in place on the GPU they live on, on their library's current stream: 'auto'\n"    \
     "    and 'cuda' use that GPU, 'cuda:N' must name it, 'cpu' is a ValueError, and so\n"  \
     "    is a host argument beside GPU ones. Several GPUs: 'cuda:all' or a list\n"          \
-    "    (['cuda:0', 'cuda:1'] or [0, 1]): cdist, pdist, paired, knn and search of host\n" \
-    "    inputs\n"                                                                            \
-    "    share their work among them (tiles balanced by cells, one host thread a\n"         \
-    "    device, the values of one GPU bit for bit); the other calls run on the first.\n"
+    "    (['cuda:0', 'cuda:1'] or [0, 1]): cdist, pdist, paired, knn and search share\n"  \
+    "    their work among them (tiles balanced by cells, one host thread a device, the\n"  \
+    "    values of one GPU bit for bit); GPU arrays may then live on any GPU: they are\n"  \
+    "    staged through host memory and the result comes back to their GPU (the call\n"   \
+    "    waits for it). The other calls run on the first GPU of the list.\n"
 
 #define DOC_RAISES                                                                          \
     "Raises\n"                                                                               \

@@ -9,7 +9,7 @@
  *   _soft_dtw_grad_raw(x, y, values, grad_x, grad_y, dtype, dim, count, n, m,
  *                      lengths_x, lengths_y, gamma, window_kind, window, normalize,
  *                      on_device, stream, device_index, n_threads[, workspace,
- *                      workspace_bytes, query])
+ *                      workspace_bytes, query, devices])
  *     x: (count, n, dim) and y: (count, m, dim) C-contiguous of dtype (0 float32,
  *     1 float64); values (count,); grad_x / grad_y like x / y or 0; lengths_x / lengths_y
  *     0 or host int64 (count,) arrays (series k is x[k, :lengths_x[k]]).
@@ -23,6 +23,8 @@
  *   library allocates its own); query = True returns those bytes instead of computing
  *   (tsw_soft_dtw_*grad_workspace_size; the value and output addresses may then be 0, a
  *   non-zero gradient address only says that the gradient is wanted).
+ *   devices: None, or 'cuda:all' / a list of GPUs (tsw_exec.n_devices): a batch of device
+ *   arrays spread over those GPUs (staged through the host, results on device_index).
  */
 
 static int sdtw_raw_params(double gamma, int window_kind, double window, int normalize,
@@ -60,17 +62,27 @@ static PyObject *py_soft_dtw_grad_raw(PyObject *self, PyObject *args)
     int dtype, window_kind, normalize, on_device, device_index, n_threads, query = 0;
     long long dim, count, n, m;
     double gamma, window;
+    PyObject *devices = Py_None;
     (void)self;
-    if (!PyArg_ParseTuple(args, "KKKKKiLLLLKKdidipKii|KKp:_soft_dtw_grad_raw", &px, &py, &pv,
+    if (!PyArg_ParseTuple(args, "KKKKKiLLLLKKdidipKii|KKpO:_soft_dtw_grad_raw", &px, &py, &pv,
                           &pgx, &pgy, &dtype, &dim, &count, &n, &m, &plx, &ply, &gamma,
                           &window_kind, &window, &normalize, &on_device, &stream,
-                          &device_index, &n_threads, &ws, &ws_bytes, &query))
+                          &device_index, &n_threads, &ws, &ws_bytes, &query, &devices))
         return NULL;
     tsw_params p;
     tsw_exec ex;
     if (sdtw_raw_params(gamma, window_kind, window, normalize, &p) < 0)
         return NULL;
     sdtw_raw_exec(on_device, stream, device_index, n_threads, &ex);
+    if (devices != Py_None) { /* several GPUs: their list (device_list, this thread's) */
+        tsw_exec many;
+        int explicit_index;
+        tsw_exec_default(&many);
+        if (parse_device(devices, &many, &explicit_index) < 0)
+            return NULL;
+        ex.devices = many.devices;
+        ex.n_devices = many.n_devices;
+    }
     ex.cuda_workspace = (void *)(uintptr_t)ws;
     ex.cuda_workspace_bytes = (size_t)ws_bytes;
     if (count < 1 || n < 1 || m < 1 || dim < 1 || (size_t)count > PY_SSIZE_T_MAX / 16) {

@@ -78,6 +78,27 @@ def _where(t):
     return False, 0, 0
 
 
+def _device_form(device):
+    """None, 'cuda:all' or a list of GPUs (checked as a tswarp call checks it)."""
+    if device is None:
+        return None
+    if isinstance(device, str) and device == "cuda:all":
+        return device
+    if isinstance(device, (list, tuple)):
+        return list(device)
+    raise ValueError(f"device must be None (the tensors' device), 'cuda:all' or a list of GPUs, "
+                     f"got {device!r}")
+
+
+def _devices(device, t):
+    """None, or the several GPUs ('cuda:all' or a list) a CUDA batch is spread over."""
+    device = _device_form(device)
+    if device is not None and t.device.type != "cuda":
+        raise ValueError(f"device={device!r} spreads a batch of CUDA tensors over several "
+                         f"GPUs; these tensors are on {t.device}")
+    return device
+
+
 def _series(t, name, code=0):
     """A (batch, len, d) view of t in tswarp's layout (code: tswarp/_conventions.py)."""
     if not isinstance(t, torch.Tensor):
@@ -93,12 +114,12 @@ def _series(t, name, code=0):
     return t
 
 
-def _workspace(on_dev, device, raw, args):
+def _workspace(on_dev, device, raw, args, *more):
     """CUDA tensors: the call's device workspace from PyTorch's caching allocator (so the C
     library does no cudaMalloc of its own); (address, bytes, keep-alive tensor)."""
     if not on_dev:
         return 0, 0, None
-    nbytes = raw(*args, 0, 0, True)
+    nbytes = raw(*args, 0, 0, True, *more)
     if nbytes == 0:
         return 0, 0, None
     try:
@@ -144,7 +165,7 @@ def _first_derivative_only(*pairs):
 
 class _SoftDTWFunction(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, x, y, gamma, normalize, wk, wv, lx, ly, n_jobs, grad_on):
+    def forward(ctx, x, y, gamma, normalize, wk, wv, lx, ly, n_jobs, grad_on, devices):
         # grad_on: autograd records this call (grad mode, outside forward); under
         # torch.no_grad only the values are computed, not gradients nobody will ask for
         want_x = grad_on and ctx.needs_input_grad[0]
@@ -165,8 +186,9 @@ class _SoftDTWFunction(torch.autograd.Function):
                 _dtype_code(x, "x"), d, count, n, m,
                 lx.ctypes.data if lx is not None else 0, ly.ctypes.data if ly is not None else 0,
                 gamma, wk, wv, normalize, on_dev, stream, idx, n_jobs)
-        ws, ws_bytes, _keep = _workspace(on_dev, x.device, _tswarp._soft_dtw_grad_raw, args)
-        _tswarp._soft_dtw_grad_raw(*args, ws, ws_bytes)
+        ws, ws_bytes, _keep = _workspace(on_dev, x.device, _tswarp._soft_dtw_grad_raw, args,
+                                         devices)
+        _tswarp._soft_dtw_grad_raw(*args, ws, ws_bytes, False, devices)
         ctx.save_for_backward(gx, gy, x_in, y_in)
         return values
 
@@ -178,7 +200,7 @@ class _SoftDTWFunction(torch.autograd.Function):
             gx = gx * s if gx is not None else None
             gy = gy * s if gy is not None else None
         gx, gy = _first_derivative_only((gx, x), (gy, y))
-        return (gx, gy, None, None, None, None, None, None, None, None)
+        return (gx, gy, None, None, None, None, None, None, None, None, None)
 
 
 class _SoftDTWCostFunction(torch.autograd.Function):
@@ -211,7 +233,8 @@ class _SoftDTWCostFunction(torch.autograd.Function):
 
 
 def soft_dtw(x, y, *, gamma=1.0, normalize=False, window=None, radius=None,
-             itakura_max_slope=None, x_lengths=None, y_lengths=None, n_jobs=None, layout=None):
+             itakura_max_slope=None, x_lengths=None, y_lengths=None, n_jobs=None, layout=None,
+             device=None):
     """Soft-DTW of the pairs (x[k], y[k]) with autograd; see :class:`SoftDTW`."""
     g = _gamma(gamma)
     wk, wv = _window(window, radius, itakura_max_slope)
@@ -235,8 +258,9 @@ def soft_dtw(x, y, *, gamma=1.0, normalize=False, window=None, radius=None,
                 raise ValueError(f"{name} contains NaN or infinity")
     lx = _lengths(x_lengths, x.shape[0], x.shape[1], "x_lengths")
     ly = _lengths(y_lengths, y.shape[0], y.shape[1], "y_lengths")
+    devices = _devices(device, x)
     return _SoftDTWFunction.apply(x, y, g, normalize, wk, wv, lx, ly, _n_jobs(n_jobs),
-                                  torch.is_grad_enabled())
+                                  torch.is_grad_enabled(), devices)
 
 
 def soft_dtw_cost(C, *, gamma=1.0, window=None, radius=None, itakura_max_slope=None,
@@ -294,6 +318,13 @@ class SoftDTW(torch.nn.Module):
         call :func:`soft_dtw_cost`.
     n_jobs : int, optional
         CPU threads for CPU tensors (None: all cores).
+    device : None, 'cuda:all' or a list of GPUs
+        None (default): the tensors' device. 'cuda:all' or a list ([0, 1], ['cuda:0',
+        'cuda:1']): a batch of CUDA tensors is split over those GPUs (tswarp's
+        tsw_exec.n_devices; the inputs are staged through host memory and the values and
+        gradients come back to the tensors' GPU, equal to one GPU's bit for bit). Worth it
+        for large batches only: the call waits for the result (no stream ordering) and
+        copies the batch both ways (bench/multi_gpu.py --torch measures it).
     layout : {None, 'channels_last', 'channels_first'}
         channels_last (batch, len, d) is pytorch-softdtw-cuda's and tslearn's layout;
         'channels_first' reads (batch, d, len) (a Conv1d's output). None reads
@@ -307,7 +338,8 @@ class SoftDTW(torch.nn.Module):
     """
 
     def __init__(self, gamma=1.0, normalize=False, window=None, radius=None,
-                 itakura_max_slope=None, dist="sqeuclidean", n_jobs=None, layout=None):
+                 itakura_max_slope=None, dist="sqeuclidean", n_jobs=None, layout=None,
+                 device=None):
         super().__init__()
         if dist != "sqeuclidean":
             raise ValueError("dist must be 'sqeuclidean'; for another cost use "
@@ -320,12 +352,13 @@ class SoftDTW(torch.nn.Module):
         _n_jobs(n_jobs)
         check_layout(layout)
         self.layout = layout
+        self.device = _device_form(device)
 
     def forward(self, x, y, x_lengths=None, y_lengths=None):
         return soft_dtw(x, y, gamma=self.gamma, normalize=self.normalize, window=self.window,
                         radius=self.radius, itakura_max_slope=self.itakura_max_slope,
                         x_lengths=x_lengths, y_lengths=y_lengths, n_jobs=self.n_jobs,
-                        layout=self.layout)
+                        layout=self.layout, device=self.device)
 
     def extra_repr(self):
         band = ", ".join(f"{k}={v}" for k, v in (("window", self.window), ("radius", self.radius),

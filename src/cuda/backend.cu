@@ -798,6 +798,23 @@ int tsw__cuda_cached_bytes(int device, size_t *bytes)
     return TSW_OK;
 }
 
+/* `bytes` between host memory and device memory of `device`, in order on `stream` (NULL:
+ * the legacy default stream), waited for. to_device: host -> device. */
+int tsw__cuda_copy(int device, void *stream, void *dst, const void *src, size_t bytes,
+                   int to_device)
+{
+    DeviceGuard guard(device);
+    if (guard.rc)
+        return guard.rc;
+    cudaStream_t s = (cudaStream_t)stream;
+    TSW_CU(cudaMemcpyAsync(dst, src, bytes,
+                           to_device ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost, s),
+           to_device ? "cudaMemcpyAsync (results to the caller's device)"
+                     : "cudaMemcpyAsync (inputs to the host)");
+    TSW_CU(cudaStreamSynchronize(s), "cudaStreamSynchronize (staging)");
+    return TSW_OK;
+}
+
 int tsw__cuda_empty_cache(int device)
 {
     tsw__clear_detail();

@@ -2089,6 +2089,125 @@ static void test_multi(tsw_t_rng *r)
         tc_free(&y);
     }
 
+    /* arrays in device memory (the *_device calls): several devices stage them through
+     * host memory, in order on the caller's stream; the bits of one device, and the
+     * gradients' rows outside every series left as they were */
+    for (int it = 0; it < (g_quick ? 4 : 12); ++it) {
+        tsw_measure m = (tsw_measure)(it % 3);
+        tsw_dtype dt = (tsw_dtype)tsw_t_int(r, 0, 1);
+        int64_t dim = DIMS[tsw_t_int(r, 0, 2)], hi = g_quick ? 40 : tsw_t_int(r, 8, 120);
+        int64_t nx = tsw_t_int(r, 1, g_quick ? 24 : 160), ny = tsw_t_int(r, 1, g_quick ? 24 : 120);
+        tsw_params p;
+        int times;
+        random_params(r, &p, m, &times);
+        int zeros = m == TSW_DTW && p.cost == TSW_COST_COSINE;
+        tcoll x = tc_random(r, nx, dim, hi / 4 + 1, hi, (int)tsw_t_int(r, 0, 2), KIND_WALK,
+                            times, zeros);
+        tcoll y = tc_random(r, ny, dim, hi / 4 + 1, hi, (int)tsw_t_int(r, 0, 2), KIND_WALK,
+                            times, zeros);
+        tcoll yp = tc_random(r, nx, dim, hi / 4 + 1, hi, (int)tsw_t_int(r, 0, 2), KIND_WALK,
+                             times, zeros);
+        cudaStream_t s;
+        CUDA_OK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+        void *pin[3] = {NULL, NULL, NULL};
+        dcopy dx = dc_upload(&x, dt, s, &pin[0]), dy = dc_upload(&y, dt, s, &pin[1]),
+              dp = dc_upload(&yp, dt, s, &pin[2]);
+        tsw_collection cx = tc_view_at(&x, dt, dx.v, dx.t), cy = tc_view_at(&y, dt, dy.v, dy.t),
+                       cp = tc_view_at(&yp, dt, dp.v, dp.t);
+        const size_t es = esz(dt), n_out = (size_t)(nx * (nx > ny ? nx : ny) + 1);
+        void *o1 = dev_alloc(n_out * es), *o2 = dev_alloc(n_out * es);
+        for (int op = 0; op < 4; ++op) {
+            size_t n = op == 0 ? (size_t)(nx * ny)
+                       : op == 1 ? (size_t)(nx * nx)
+                       : op == 2 ? (size_t)(nx * (nx - 1) / 2)
+                                 : (size_t)nx;
+            tsw_exec e1 = exec_on(TSW_DEVICE_CUDA);
+            e1.cuda_stream = s;
+            tsw_exec e2 = e1;
+            e2.n_devices = TSW_ALL_DEVICES;
+            int rc[2];
+            for (int l = 0; l < 2; ++l) {
+                const tsw_exec *e = l ? &e2 : &e1;
+                void *o = l ? o2 : o1;
+                rc[l] = op == 0 ? tsw_cdist_device(&p, dt, dim, &cx, &cy, o, e)
+                        : op == 3 ? tsw_paired_device(&p, dt, dim, &cx, &cp, o, e)
+                                  : tsw_pdist_device(&p, dt, dim, &cx, (tsw_pdist_layout)(op - 1),
+                                                     o, e);
+            }
+            CHECK_RC(rc[1], rc[0]);
+            if (rc[0] != TSW_OK || rc[1] != TSW_OK || n == 0)
+                continue;
+            void *h1 = read_back(o1, n * es, s), *h2 = read_back(o2, n * es, s);
+            if (!CHECK(memcmp(h1, h2, n * es) == 0)) {
+                ++mismatches;
+                TSW_T_NOTE("  device arrays, %s %s %s, %" PRId64 " x %" PRId64 " dim %" PRId64
+                           ": several devices differ from one\n",
+                           OPS[op == 3 ? 3 : op], MNAME[m], dt == TSW_F32 ? "f32" : "f64", nx, ny,
+                           dim);
+            }
+            free(h1);
+            free(h2);
+        }
+        /* soft-DTW values and gradients of device arrays */
+        {
+            tsw_params q;
+            tsw_params_default(&q, TSW_SOFT_DTW);
+            q.gamma = tsw_t_uniform(r, 0.05, 5);
+            q.normalize = (int)tsw_t_int(r, 0, 1);
+            tsw_collection ax = tc_view_at(&x, dt, dx.v, NULL), ap = tc_view_at(&yp, dt, dp.v, NULL);
+            const size_t gxn = (size_t)x.rows * (size_t)dim * es, gyn = (size_t)yp.rows * (size_t)dim * es;
+            void *g[2][2], *v[2];
+            for (int l = 0; l < 2; ++l) {
+                v[l] = dev_alloc((size_t)nx * es);
+                g[l][0] = dev_alloc(gxn);
+                g[l][1] = dev_alloc(gyn);
+                CUDA_OK(cudaMemset(g[l][0], SENTINEL, gxn));
+                CUDA_OK(cudaMemset(g[l][1], SENTINEL, gyn));
+            }
+            CUDA_OK(cudaDeviceSynchronize());
+            tsw_exec e1 = exec_on(TSW_DEVICE_CUDA);
+            e1.cuda_stream = s;
+            tsw_exec e2 = e1;
+            e2.n_devices = TSW_ALL_DEVICES;
+            int rc1 = tsw_soft_dtw_grad_device(&q, dt, dim, &ax, &ap, v[0], g[0][0], g[0][1], &e1);
+            int rc2 = tsw_soft_dtw_grad_device(&q, dt, dim, &ax, &ap, v[1], g[1][0], g[1][1], &e2);
+            CHECK_RC(rc2, rc1);
+            if (rc1 == TSW_OK && rc2 == TSW_OK) {
+                const size_t bytes[3] = {(size_t)nx * es, gxn, gyn};
+                void *d1[3] = {v[0], g[0][0], g[0][1]}, *d2[3] = {v[1], g[1][0], g[1][1]};
+                for (int k = 0; k < 3; ++k) {
+                    void *h1 = read_back(d1[k], bytes[k], s), *h2 = read_back(d2[k], bytes[k], s);
+                    if (!CHECK(memcmp(h1, h2, bytes[k]) == 0)) {
+                        ++mismatches;
+                        TSW_T_NOTE("  device arrays, soft-DTW %s of %" PRId64 " pairs (%s): "
+                                   "several devices differ from one\n",
+                                   k == 0 ? "values" : k == 1 ? "grad x" : "grad y", nx,
+                                   dt == TSW_F32 ? "f32" : "f64");
+                    }
+                    free(h1);
+                    free(h2);
+                }
+            }
+            for (int l = 0; l < 2; ++l) {
+                dev_free(v[l]);
+                dev_free(g[l][0]);
+                dev_free(g[l][1]);
+            }
+        }
+        dev_free(o1);
+        dev_free(o2);
+        dc_free(&dx);
+        dc_free(&dy);
+        dc_free(&dp);
+        for (int k = 0; k < 3; ++k)
+            if (pin[k])
+                CUDA_OK(cudaFreeHost(pin[k]));
+        CUDA_OK(cudaStreamDestroy(s));
+        tc_free(&x);
+        tc_free(&y);
+        tc_free(&yp);
+    }
+
     /* the shapelet search and its top list: the one-device result */
     for (int it = 0; it < (g_quick ? 2 : 6); ++it) {
         int64_t nx = tsw_t_int(r, 8, g_quick ? 24 : 120), hi = tsw_t_int(r, 20, g_quick ? 60 : 200);
@@ -2197,6 +2316,63 @@ static void test_multi(tsw_t_rng *r)
         free(o1);
         free(o2);
         free(big);
+    }
+
+    /* a device lost mid-call (the test hook TSWARP_FAULT_DEVICE_LOST=1: device 1 computes a
+     * tile, then fails as a device that fell off the bus does): the call returns TSW_ECUDA
+     * naming device 1, within the time the others take to stop; every device gives its
+     * memory back and computes afterwards, equal to one device */
+    if (count >= 2) {
+        const int64_t nl = g_quick ? 512 : 4096, ll = g_quick ? 64 : 256;
+        tcoll lx = tc_random(r, nl, 1, ll, ll, LAYOUT_PACKED, KIND_WALK, 0, 0);
+        tsw_collection lc = tc_view(&lx, TSW_F32);
+        tsw_params p;
+        tsw_params_default(&p, TSW_DTW);
+        float *o1 = malloc(sizeof(float) * (size_t)(nl * nl));
+        float *o2 = malloc(sizeof(float) * (size_t)(nl * nl));
+        size_t free_before[TSW__TEST_MAX_DEV];
+        const int nd = count < TSW__TEST_MAX_DEV ? count : TSW__TEST_MAX_DEV;
+        for (int d = 0; d < nd; ++d) {
+            CHECK_RC(tsw_cuda_empty_cache(d), TSW_OK);
+            CUDA_OK(cudaSetDevice(d));
+            free_before[d] = dev_free_bytes();
+        }
+        CUDA_OK(cudaSetDevice(g_dev));
+        for (int op = 0; op < 2; ++op) { /* cdist (row tiles), pdist (triangle tiles) */
+            tsw_exec em = exec_on(TSW_DEVICE_CUDA);
+            em.n_devices = TSW_ALL_DEVICES;
+            setenv("TSWARP_FAULT_DEVICE_LOST", "1", 1);
+            double t0 = tsw_t_seconds();
+            int rc = op ? tsw_pdist(&p, TSW_F32, 1, &lc, TSW_PDIST_FULL, o2, &em)
+                        : tsw_cdist(&p, TSW_F32, 1, &lc, &lc, o2, &em);
+            double t1 = tsw_t_seconds();
+            unsetenv("TSWARP_FAULT_DEVICE_LOST");
+            const char *d = tsw_last_error_detail();
+            CHECK_RC(rc, TSW_ECUDA);
+            if (!CHECK(d && strstr(d, "device 1") && strstr(d, "lost")))
+                TSW_T_NOTE("  lost device: detail \"%s\"\n", d ? d : "");
+            printf("[gpu]   multi: device 1 lost during a %s of %" PRId64 " x len %" PRId64
+                   ": %s after %.3f s (%s)\n", op ? "pdist" : "cdist", nl, ll,
+                   tsw_err_name(rc), t1 - t0, d ? d : "");
+        }
+        /* afterwards: every device computes, equal to one device */
+        tsw_exec e1 = exec_on(TSW_DEVICE_CUDA), em = exec_on(TSW_DEVICE_CUDA);
+        em.n_devices = TSW_ALL_DEVICES;
+        CHECK_RC(tsw_cdist(&p, TSW_F32, 1, &lc, &lc, o1, &e1), TSW_OK);
+        CHECK_RC(tsw_cdist(&p, TSW_F32, 1, &lc, &lc, o2, &em), TSW_OK);
+        CHECK(memcmp(o1, o2, sizeof(float) * (size_t)(nl * nl)) == 0);
+        for (int dd = 0; dd < nd; ++dd) {
+            CHECK_RC(tsw_cuda_empty_cache(dd), TSW_OK);
+            CUDA_OK(cudaSetDevice(dd));
+            const size_t now = dev_free_bytes();
+            if (!CHECK(now + ((size_t)64 << 20) >= free_before[dd]))
+                TSW_T_NOTE("  device %d: %.0f MB free before the loss, %.0f MB after\n", dd,
+                           (double)free_before[dd] / (1 << 20), (double)now / (1 << 20));
+        }
+        CUDA_OK(cudaSetDevice(g_dev));
+        free(o1);
+        free(o2);
+        tc_free(&lx);
     }
 
     /* progress from the calling thread, summed over the devices, and Ctrl-C (2048 series

@@ -494,6 +494,36 @@ def test_several_devices_equal_one(rng):
                         np.testing.assert_array_equal(have, want, f"{metric} {dev} {key}")
 
 
+@needs_gpu
+def test_gpu_arrays_on_several_devices_equal_one(xp, rng):
+    """CuPy arrays and CUDA tensors with device='cuda:all' or a list of GPUs: staged through
+    the host onto every listed GPU, the results back on the arrays' GPU as arrays of their
+    library, one GPU's values bit for bit (also when the list leaves the arrays' GPU out)."""
+    n = INFO["cuda_devices"]
+    src = n - 1  # the arrays on the last GPU, the lists below start elsewhere
+    lists = ["cuda:all", list(range(n)), [f"cuda:{i}" for i in reversed(range(n))]]
+    if n >= 3:
+        lists.append(list(range(n - 1)))  # every GPU but the arrays'
+    for dtype in (np.float32, np.float64):
+        X = rng.standard_normal((60, 50, 2)).astype(dtype)
+        Y = rng.standard_normal((35, 40, 2)).astype(dtype)
+        P = rng.standard_normal((60, 45, 2)).astype(dtype)
+        gx, gy, gp = xp.put(X, src), xp.put(Y, src), xp.put(P, src)
+        for metric in METRICS:
+            calls = {"cdist": lambda d: tswarp.cdist(gx, gy, metric=metric, device=d),
+                     "pdist": lambda d: tswarp.pdist(gx, metric=metric, device=d),
+                     "condensed": lambda d: tswarp.pdist(gx, metric=metric, device=d,
+                                                         condensed=True),
+                     "paired": lambda d: tswarp.paired(gx, gp, metric=metric, device=d)}
+            for key, call in calls.items():
+                want = call(f"cuda:{src}")
+                for dev in lists:
+                    got = call(dev)
+                    assert xp.owns(got) and xp.device(got) == src, (key, dev)
+                    np.testing.assert_array_equal(xp.get(got), xp.get(want),
+                                                  f"{metric} {dev} {key}")
+
+
 @pytest.mark.parametrize("device", [0, b"cuda", 1.5])
 def test_non_str_device_is_type_error(device):
     with pytest.raises(TypeError, match="device must be a str"):

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch", reason="PyTorch not installed (optional dependency)")
-from tswarp.torch import SoftDTW, soft_dtw_cost  # noqa: E402
+from tswarp.torch import SoftDTW, soft_dtw, soft_dtw_cost  # noqa: E402
 
 
 def test_import_tswarp_does_not_import_torch():
@@ -186,3 +186,40 @@ def test_cuda_tensors_match_cpu(rng):
     torch.testing.assert_close(gpu.cpu(), cpu.detach(), rtol=1e-9, atol=1e-9)
     torch.testing.assert_close(xc.grad.cpu(), x.grad, rtol=1e-7, atol=1e-9)
     torch.testing.assert_close(yc.grad.cpu(), y.grad, rtol=1e-7, atol=1e-9)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA GPU in this machine")
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_cuda_batch_on_several_gpus_equals_one(rng, dtype):
+    """device='cuda:all' or a list of GPUs spreads a CUDA batch over them: one GPU's values
+    and gradients bit for bit, on the tensors' GPU (also with padded lengths)."""
+    n = torch.cuda.device_count()
+    src = n - 1
+    x = torch.tensor(rng.standard_normal((90, 60, 2)), dtype=dtype, device=f"cuda:{src}")
+    y = torch.tensor(rng.standard_normal((90, 50, 2)), dtype=dtype, device=f"cuda:{src}")
+    lx = rng.integers(1, 61, 90)
+    for lengths in (None, lx):
+        fn = SoftDTW(gamma=0.5, normalize=lengths is None)
+        xa, ya = x.clone().requires_grad_(True), y.clone().requires_grad_(True)
+        one = fn(xa, ya, x_lengths=lengths)
+        one.sum().backward()
+        for dev in ("cuda:all", list(reversed(range(n)))):
+            fm = SoftDTW(gamma=0.5, normalize=lengths is None, device=dev)
+            xb, yb = x.clone().requires_grad_(True), y.clone().requires_grad_(True)
+            got = fm(xb, yb, x_lengths=lengths)
+            assert got.device == x.device
+            got.sum().backward()
+            assert torch.equal(got.detach(), one.detach()), dev
+            assert torch.equal(xb.grad, xa.grad) and torch.equal(yb.grad, ya.grad), dev
+
+
+def test_device_takes_several_gpus_only():
+    """device=: None, 'cuda:all' or a list of GPUs; CPU tensors refuse a list."""
+    x, y = torch.randn(3, 10, 1), torch.randn(3, 12, 1)
+    for bad in ("cuda", "cpu", "cuda:0", 1):
+        with pytest.raises(ValueError, match="device must be None"):
+            SoftDTW(device=bad)
+    with pytest.raises(ValueError, match="CUDA tensors"):
+        soft_dtw(x, y, device="cuda:all")
+    with pytest.raises(ValueError, match="CUDA tensors"):
+        SoftDTW(device=[0, 1])(x, y)
