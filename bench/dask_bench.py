@@ -2,7 +2,8 @@
 
     python bench/dask_bench.py --cpu [--n 2000] [--length 256] [--threads 2]
     python bench/dask_bench.py --gpu 4 [--n 16384] [--length 256] [--block 4096]
-                               [--cluster-gpus 4]
+                               [--cluster-gpus 4] [--cluster-threads 1 2]
+                               [--cluster-blocks 4096 2048] [--in-process-gpus 1 4]
 
 --cpu: DTW cdist of n x n random series (float64), the direct tswarp.cdist(n_jobs=threads)
 against tswarp.dask.cdist on a distributed.LocalCluster (one worker of one thread whose
@@ -86,7 +87,8 @@ def bench_gpu(args):
     rows = [("in-process, 1 GPU (matrix on the host)", 1, one, 1.0)]
     print(rows[-1], flush=True)  # each row as it comes: a run cut short keeps its rows
     sizes = [g for g in (1, 2, 4, 8) if g <= args.gpu]
-    for g in sizes[1:]:  # one process, several GPUs (tsw_exec.n_devices): device=[0, ..]
+    for g in [g for g in (args.in_process_gpus or sizes) if g > 1]:
+        # one process, several GPUs (tsw_exec.n_devices): device=[0, ..]
         devs = list(range(g))
         got = tswarp.cdist(X, device=devs)
         assert np.array_equal(got, want), "several GPUs differ from one"
@@ -95,20 +97,21 @@ def bench_gpu(args):
         print(rows[-1], flush=True)
     gathered = None
     csizes = args.cluster_gpus or sizes
-    for g in csizes:
+    for g, threads, block in [(g, th, b) for g in csizes for th in args.cluster_threads
+                              for b in (args.cluster_blocks or [args.block])]:
         with LocalCUDACluster(CUDA_VISIBLE_DEVICES=",".join(map(str, range(g))),
-                              dashboard_address=None, silence_logs=40) as c, \
-                Client(c) as client:
-            D = td.cdist(X, block_size=args.block, device="cuda")
+                              threads_per_worker=threads, dashboard_address=None,
+                              silence_logs=40) as c, Client(c) as client:
+            D = td.cdist(X, block_size=block, device="cuda")
             got = client.compute(D).result()
             assert np.array_equal(got, want), "dask result differs from the in-process GPU's"
             del got
             # the blocks computed on the workers and reduced there (nothing kept between runs)
             t = median_time(lambda: client.compute(D.sum()).result(), args.repeat)
-            rows.append((f"LocalCUDACluster, {g} GPU(s) (blocks on the workers)", g, t,
-                         one / (g * t)))
+            rows.append((f"LocalCUDACluster, {g} GPU(s) x {threads} thread(s), block {block} "
+                         "(blocks on the workers)", g, t, one / (g * t)))
             print(rows[-1], flush=True)
-            if g == max(csizes):
+            if g == max(csizes) and gathered is None:
                 gathered = median_time(lambda: client.compute(D).result(), 1)
     print(f"## GPU: DTW cdist {args.n} x {args.n}, length {args.length}, float32, block "
           f"{args.block} ({tswarp.info()['gpus'][0]['name'] if tswarp.info().get('gpus') else 'GPU'})\n")
@@ -133,6 +136,13 @@ def main():
     ap.add_argument("--block", type=int, default=4096)
     ap.add_argument("--cluster-gpus", type=int, nargs="+", metavar="N",
                     help="--gpu: the LocalCUDACluster sizes to time (default 1, 2, 4, ... N)")
+    ap.add_argument("--cluster-threads", type=int, nargs="+", default=[1], metavar="T",
+                    help="--gpu: threads_per_worker of the LocalCUDACluster (dask-cuda's "
+                         "default 1; 2 lets a block's host work overlap the next block)")
+    ap.add_argument("--cluster-blocks", type=int, nargs="+", metavar="B",
+                    help="--gpu: block sizes of the cluster rows (default --block)")
+    ap.add_argument("--in-process-gpus", type=int, nargs="+", metavar="N",
+                    help="--gpu: the in-process GPU counts to time (default 1, 2, 4, ... N)")
     ap.add_argument("--blocks", type=int, nargs="+", default=[500, 1000])
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--seed", type=int, default=20261127)

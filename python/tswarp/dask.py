@@ -35,7 +35,12 @@ Threads: with ``n_jobs=None`` a task on a distributed worker uses the cores of i
 process divided by the task threads of all the workers on its host, as the scheduler
 reports them (one worker of one thread per machine gives tswarp every core; as many
 single-thread workers as cores give each task one), so that the host is used without
-oversubscription.
+oversubscription. GPU workers: give each two threads
+(``LocalCUDACluster(threads_per_worker=2)``), so that one block computes on the GPU while
+the other thread copies the previous block to the host and runs Dask's reductions; with
+dask-cuda's default of one thread the GPU waits for that host work (bench/RESULTS.md: a
+32,768-series matrix on 4 H200s took 3.3-3.5 s with two threads a worker, 4.2-5.4 s with
+one, 3.6 s in one process).
 """
 
 from __future__ import annotations
