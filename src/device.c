@@ -177,6 +177,19 @@ int tsw__stage_in(const tsw_collection *c, int64_t dim, size_t esz, const tsw_ex
     return rc;
 }
 
+/* The host-memory call's exec for a staged call: the caller's devices, progress and
+ * threads, on the GPUs, without the caller's stream, workspace or asynchrony. */
+tsw_exec tsw__staged_exec(const tsw_exec *exec)
+{
+    tsw_exec ex = *exec;
+    ex.device = TSW_DEVICE_CUDA;
+    ex.cuda_stream = NULL;
+    ex.cuda_workspace = NULL;
+    ex.cuda_workspace_bytes = 0;
+    ex.cuda_async = 0;
+    return ex;
+}
+
 /* Whether exec names several devices that exist (a list or TSW_ALL_DEVICES seeing two or
  * more): else the one-device call runs, on exec->device_index. */
 int tsw__staged_multi(const tsw_exec *exec)
@@ -234,12 +247,7 @@ static int tsw__staged_batch(int op, const tsw_params *params, tsw_dtype dtype, 
         rc = TSW_ENOMEM;
         goto done;
     }
-    tsw_exec ex = *exec;
-    ex.device = TSW_DEVICE_CUDA;
-    ex.cuda_stream = NULL;
-    ex.cuda_workspace = NULL;
-    ex.cuda_workspace_bytes = 0;
-    ex.cuda_async = 0;
+    tsw_exec ex = tsw__staged_exec(exec);
     rc = op == 0   ? tsw_cdist(params, dtype, dim, &hx, &hy, hout, &ex)
          : op == 1 ? tsw_pdist(params, dtype, dim, &hx, layout, hout, &ex)
                    : tsw_paired(params, dtype, dim, &hx, &hy, hout, &ex);

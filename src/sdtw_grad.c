@@ -233,12 +233,7 @@ static int tsw__sdg_staged(const tsw_params *params, tsw_dtype dtype, int64_t di
     if (!rc && !(hv = tsw__stage_alloc(vb)))
         rc = TSW_ENOMEM;
     if (!rc) {
-        tsw_exec ex = *exec;
-        ex.device = TSW_DEVICE_CUDA;
-        ex.cuda_stream = NULL;
-        ex.cuda_workspace = NULL;
-        ex.cuda_workspace_bytes = 0;
-        ex.cuda_async = 0;
+        tsw_exec ex = tsw__staged_exec(exec);
         rc = tsw_soft_dtw_grad(params, dtype, dim, &h[0], &h[1], hv, hg[0], hg[1], &ex);
     }
     if (!rc)

@@ -1933,6 +1933,28 @@ static int multi_call(int op, const tsw_params *p, tsw_dtype dt, const tcoll *x,
     }
 }
 
+/* Each of devices 0 .. nd - 1's free memory after emptying tswarp's pool of it. */
+static void free_snapshot(int nd, size_t *bytes)
+{
+    for (int d = 0; d < nd; ++d) {
+        CHECK_RC(tsw_cuda_empty_cache(d), TSW_OK);
+        CUDA_OK(cudaSetDevice(d));
+        bytes[d] = dev_free_bytes();
+    }
+    CUDA_OK(cudaSetDevice(g_dev));
+}
+
+/* Every device of the snapshot has its memory back (within 64 MB). */
+static void check_freed(int nd, const size_t *before, const char *when)
+{
+    size_t now[TSW__TEST_MAX_DEV];
+    free_snapshot(nd, now);
+    for (int d = 0; d < nd; ++d)
+        if (!CHECK(now[d] + ((size_t)64 << 20) >= before[d]))
+            TSW_T_NOTE("  device %d: %.0f MB free before %s, %.0f MB after\n", d,
+                       (double)before[d] / (1 << 20), when, (double)now[d] / (1 << 20));
+}
+
 static void test_multi(tsw_t_rng *r)
 {
     int count = 0;
@@ -2270,11 +2292,7 @@ static void test_multi(tsw_t_rng *r)
         float *o1 = malloc(sizeof(float) * (size_t)(nbig * 8));
         float *o2 = malloc(sizeof(float) * (size_t)(nbig * 8));
         size_t free_before[2];
-        for (int d = 0; d < 2; ++d) {
-            CHECK_RC(tsw_cuda_empty_cache(d), TSW_OK);
-            CUDA_OK(cudaSetDevice(d));
-            free_before[d] = dev_free_bytes();
-        }
+        free_snapshot(2, free_before);
         CUDA_OK(cudaSetDevice(1));
         size_t hb = 0;
         void *h = hog((size_t)96 << 20, &hb);
@@ -2304,15 +2322,7 @@ static void test_multi(tsw_t_rng *r)
         CHECK_RC(tsw_cdist(&p, TSW_F32, dbig, &bx, &sy, o1, &e1), TSW_OK);
         CHECK_RC(tsw_cdist(&p, TSW_F32, dbig, &bx, &sy, o2, &em), TSW_OK);
         CHECK(memcmp(o1, o2, sizeof(float) * (size_t)(nbig * 8)) == 0);
-        for (int d = 0; d < 2; ++d) {
-            CHECK_RC(tsw_cuda_empty_cache(d), TSW_OK);
-            CUDA_OK(cudaSetDevice(d));
-            const size_t now = dev_free_bytes();
-            if (!CHECK(now + ((size_t)64 << 20) >= free_before[d]))
-                TSW_T_NOTE("  device %d: %.0f MB free before, %.0f MB after\n", d,
-                           (double)free_before[d] / (1 << 20), (double)now / (1 << 20));
-        }
-        CUDA_OK(cudaSetDevice(g_dev));
+        check_freed(2, free_before, "the hog");
         free(o1);
         free(o2);
         free(big);
@@ -2332,12 +2342,7 @@ static void test_multi(tsw_t_rng *r)
         float *o2 = malloc(sizeof(float) * (size_t)(nl * nl));
         size_t free_before[TSW__TEST_MAX_DEV];
         const int nd = count < TSW__TEST_MAX_DEV ? count : TSW__TEST_MAX_DEV;
-        for (int d = 0; d < nd; ++d) {
-            CHECK_RC(tsw_cuda_empty_cache(d), TSW_OK);
-            CUDA_OK(cudaSetDevice(d));
-            free_before[d] = dev_free_bytes();
-        }
-        CUDA_OK(cudaSetDevice(g_dev));
+        free_snapshot(nd, free_before);
         for (int op = 0; op < 2; ++op) { /* cdist (row tiles), pdist (triangle tiles) */
             tsw_exec em = exec_on(TSW_DEVICE_CUDA);
             em.n_devices = TSW_ALL_DEVICES;
@@ -2361,15 +2366,7 @@ static void test_multi(tsw_t_rng *r)
         CHECK_RC(tsw_cdist(&p, TSW_F32, 1, &lc, &lc, o1, &e1), TSW_OK);
         CHECK_RC(tsw_cdist(&p, TSW_F32, 1, &lc, &lc, o2, &em), TSW_OK);
         CHECK(memcmp(o1, o2, sizeof(float) * (size_t)(nl * nl)) == 0);
-        for (int dd = 0; dd < nd; ++dd) {
-            CHECK_RC(tsw_cuda_empty_cache(dd), TSW_OK);
-            CUDA_OK(cudaSetDevice(dd));
-            const size_t now = dev_free_bytes();
-            if (!CHECK(now + ((size_t)64 << 20) >= free_before[dd]))
-                TSW_T_NOTE("  device %d: %.0f MB free before the loss, %.0f MB after\n", dd,
-                           (double)free_before[dd] / (1 << 20), (double)now / (1 << 20));
-        }
-        CUDA_OK(cudaSetDevice(g_dev));
+        check_freed(nd, free_before, "the loss");
         free(o1);
         free(o2);
         tc_free(&lx);
