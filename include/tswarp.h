@@ -546,6 +546,13 @@ TSW_EXPORT int tsw_subsequence_dtw(const tsw_align_params *params, tsw_dtype dty
  *              costs, and euclidean for dim 1; else TSW_ENOTSUP)
  *   ENHANCED   LB_Enhanced (Tan, Petitjean and Webb 2019) with `bands` rings at each end
  *              and KEOGH over the columns between them; bands >= 1
+ *   WEBB       LB_Webb (Webb and Petitjean 2021), for any window: KEOGH plus, for each row
+ *              i whose a_i lies outside b's box over its columns, the cost a_i owes beyond
+ *              what KEOGH already charged the column it is aligned with: for a_i above
+ *              that box (its top u), cost(a_i, u) - cost(max(T_i, u), u) with T_i the
+ *              largest query-box bottom among the columns j admissible with i whose b_j
+ *              lies below it (KEOGH charged them); symmetric below. At least KEOGH; the
+ *              same costs as IMPROVED
  * Multivariate series use the box of each channel (the cost of a point to a box is the
  * cost to its nearest point). KEOGH, KEOGH_DATA, IMPROVED and ENHANCED need a cost that
  * grows with every coordinate's distance: not the cosine cost (TSW_ENOTSUP). The bounds
@@ -563,7 +570,8 @@ typedef enum {
     TSW_LB_KEOGH = 1,
     TSW_LB_KEOGH_DATA = 2,
     TSW_LB_IMPROVED = 3,
-    TSW_LB_ENHANCED = 4
+    TSW_LB_ENHANCED = 4,
+    TSW_LB_WEBB = 5
 } tsw_lb;
 
 TSW_EXPORT int tsw_envelope(const tsw_params *params, tsw_dtype dtype, int64_t dim,

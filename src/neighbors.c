@@ -51,7 +51,7 @@ static int tsw__check_lb(const tsw_params *params, tsw_lb kind, int64_t bands, i
         tsw__set_detail("lower bounds are those of DTW (metric='dtw')");
         return TSW_ENOTSUP;
     }
-    if (kind < TSW_LB_KIM || kind > TSW_LB_ENHANCED) {
+    if (kind < TSW_LB_KIM || kind > TSW_LB_WEBB) {
         tsw__set_detail("unknown lower bound %d", (int)kind);
         return TSW_EPARAM;
     }
@@ -64,9 +64,11 @@ static int tsw__check_lb(const tsw_params *params, tsw_lb kind, int64_t bands, i
                         "coordinate's distance; the cosine cost has only LB_Kim");
         return TSW_ENOTSUP;
     }
-    if (kind == TSW_LB_IMPROVED && params->cost == TSW_COST_EUCLIDEAN && dim > 1) {
-        tsw__set_detail("LB_Improved holds for the sqeuclidean and abs costs (and euclidean "
-                        "for dim 1), not for the euclidean cost of dim > 1");
+    if ((kind == TSW_LB_IMPROVED || kind == TSW_LB_WEBB) &&
+        params->cost == TSW_COST_EUCLIDEAN && dim > 1) {
+        tsw__set_detail("%s holds for the sqeuclidean and abs costs (and euclidean for dim 1), "
+                        "not for the euclidean cost of dim > 1",
+                        kind == TSW_LB_WEBB ? "LB_Webb" : "LB_Improved");
         return TSW_ENOTSUP;
     }
     return TSW_OK;

@@ -49,7 +49,7 @@ from ._align import Match, dtw_path, segmental_dtw, subsequence_dtw
 from ._sdtw import soft_dtw_barycenter, soft_dtw_grad
 from ._dba import dtw_barycenter_averaging
 from . import plot
-from ._knn import envelope, knn, lb_enhanced, lb_improved, lb_keogh, lb_kim, search
+from ._knn import envelope, knn, lb_enhanced, lb_improved, lb_keogh, lb_kim, lb_webb, search
 
 __all__ = [
     "METRICS",
@@ -93,6 +93,7 @@ __all__ = [
     "lb_keogh",
     "lb_improved",
     "lb_enhanced",
+    "lb_webb",
 ]
 
 # Public under the package name (help(), repr, pickling by reference as tswarp.dtw).

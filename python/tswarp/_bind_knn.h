@@ -166,7 +166,7 @@ static PyObject *py_lower_bound(PyObject *self, PyObject *const *args, Py_ssize_
     if (parse_call(&sig_lb, args, nargs, kwnames, slot) < 0 ||
         build_params(TSW_DTW, "lower_bound", slot, &prm) < 0 || cpu_exec(slot, &ex) < 0 ||
         parse_layout(slot[K_LAYOUT], &layout) < 0 ||
-        get_int_range(slot[K_BOUND], "bound", 0, 4, &bound) < 0 ||
+        get_int_range(slot[K_BOUND], "bound", 0, 5, &bound) < 0 ||
         get_int_range(slot[K_BANDS], "bands", 1, LLONG_MAX, &bands) < 0)
         return NULL;
     x.layout = layout;

@@ -12,9 +12,9 @@ smaller index, for any thread count.
 Rakthanmanon et al. 2012): z-normalised windows by default, an exclusion zone between
 matches.
 
-The lower bounds are public (``lb_kim``, ``lb_keogh``, ``lb_improved``, ``lb_enhanced``),
-in the units of :func:`tswarp.dtw` with the same parameters, and ``envelope`` gives the
-Sakoe-Chiba (or any window's) envelope by Lemire's streaming min/max.
+The lower bounds are public (``lb_kim``, ``lb_keogh``, ``lb_improved``, ``lb_enhanced``,
+``lb_webb``), in the units of :func:`tswarp.dtw` with the same parameters, and ``envelope``
+gives the Sakoe-Chiba (or any window's) envelope by Lemire's streaming min/max.
 """
 
 from __future__ import annotations
@@ -27,7 +27,8 @@ import numpy as np
 from . import _tswarp
 from ._conventions import check_int
 
-__all__ = ["knn", "search", "envelope", "lb_kim", "lb_keogh", "lb_improved", "lb_enhanced"]
+__all__ = ["knn", "search", "envelope", "lb_kim", "lb_keogh", "lb_improved", "lb_enhanced",
+           "lb_webb"]
 
 
 def _host(x: Any) -> Any:
@@ -154,7 +155,7 @@ def search(query: Any, series: Any, k: int = 1, *, znorm: bool = True,
     return (st, d, stats) if return_stats else (st, d)
 
 
-_BOUNDS = {"kim": 0, "keogh": 1, "keogh_data": 2, "improved": 3, "enhanced": 4}
+_BOUNDS = {"kim": 0, "keogh": 1, "keogh_data": 2, "improved": 3, "enhanced": 4, "webb": 5}
 
 
 def _lb(kind: int, query: Any, X: Any, window: Any, radius: Any, itakura_max_slope: Any,
@@ -236,6 +237,21 @@ lb_enhanced.__doc__ = ("LB_Enhanced (Tan, Petitjean and Webb 2019) with `bands` 
                        "end (the cheapest admissible cell of each) and LB_Keogh on the query's "
                        "envelope over the points between them; at least LB_Kim's first "
                        "`bands` rings and usually close to LB_Keogh or above." + _LB_DOC)
+
+
+def lb_webb(query: Any, X: Any, *, window: Any = None, radius: Any = None,
+            itakura_max_slope: Any = None, cost: str = "sqeuclidean", accumulated: bool = False,
+            n_jobs: Optional[int] = None, layout: Any = None) -> Any:
+    return _lb(5, query, X, window, radius, itakura_max_slope, cost, accumulated, n_jobs, layout)
+
+
+lb_webb.__doc__ = ("LB_Webb (Webb and Petitjean 2021, 'Tight lower bounds for Dynamic Time "
+                   "Warping'): LB_Keogh on the query's envelope plus, for each query point "
+                   "outside the envelope of x, the cost it owes beyond what LB_Keogh already "
+                   "charged the point of x it is aligned with. At least LB_Keogh (usually "
+                   "well above it at no more than twice its cost), for any window and any "
+                   "lengths (the paper's form takes equal lengths and a Sakoe-Chiba band); "
+                   "for the sqeuclidean and abs costs (and euclidean with d = 1)." + _LB_DOC)
 
 
 def envelope(x: Any, *, window: Any = None, radius: Any = None, itakura_max_slope: Any = None,

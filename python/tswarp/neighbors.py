@@ -15,7 +15,8 @@ from typing import Any
 import numpy as np
 
 from ._conventions import check_int
-from ._knn import _host, envelope, knn, lb_enhanced, lb_improved, lb_keogh, lb_kim, search
+from ._knn import (_host, envelope, knn, lb_enhanced, lb_improved, lb_keogh, lb_kim, lb_webb,
+                   search)
 
 try:  # pragma: no cover - depends on the environment
     from sklearn.base import BaseEstimator as _Base, ClassifierMixin as _Clf, RegressorMixin as _Reg
@@ -41,6 +42,7 @@ except ImportError:  # pragma: no cover
         """scikit-learn's exception for an estimator used before fit."""
 
 __all__ = ["knn", "search", "envelope", "lb_kim", "lb_keogh", "lb_improved", "lb_enhanced",
+           "lb_webb",
            "KNeighborsTimeSeriesClassifier", "KNeighborsTimeSeriesRegressor"]
 
 

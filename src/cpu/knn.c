@@ -84,7 +84,10 @@ typedef struct tsw__lbws {
     int64_t *rlo, *rhi, *clo, *chi, *dq;
     void *qlo, *qhi;         /* the query's envelope over b's points (m, dim) */
     void *xlo, *xhi;         /* b's envelope over the query's points (n, dim) */
-    void *proj;              /* LB_Improved: b projected onto the query's envelope (m, dim) */
+    void *proj;              /* LB_Improved: b projected onto the query's envelope (m, dim);
+                                LB_Webb: the query-box bottoms b_j lies below (else -inf) */
+    void *wtop;              /* LB_Webb: the query-box tops b_j lies above (else +inf) (m, dim) */
+    void *wt, *ws, *wjunk;   /* LB_Webb: their envelopes over the rows (n, dim) */
     double *cq, *cbc;        /* (m + 1) */
     double *cx, *cbr;        /* (n + 1) */
     void *prev, *cur;        /* (m) */
@@ -101,7 +104,7 @@ static int tsw__lbws_init(tsw__lbws *w, int64_t nmax, int64_t mmax, int64_t dim,
     w->n = w->m = -1;
     w->env_query = -1;
     int64_t L = (nmax > mmax ? nmax : mmax) + 1;
-    double bytes = (double)L * (6 * 8 + 4 * 8) + (double)L * (double)dim * (double)esz * 5 +
+    double bytes = (double)L * (6 * 8 + 4 * 8) + (double)L * (double)dim * (double)esz * 9 +
                    2.0 * (double)L * (double)esz + 64.0 * 16;
     if (bytes > (double)SIZE_MAX / 2)
         return TSW_ENOMEM;
@@ -129,6 +132,10 @@ static int tsw__lbws_init(tsw__lbws *w, int64_t nmax, int64_t mmax, int64_t dim,
     TSW__TAKE(w->xlo, lv);
     TSW__TAKE(w->xhi, lv);
     TSW__TAKE(w->proj, lv);
+    TSW__TAKE(w->wtop, lv);
+    TSW__TAKE(w->wt, lv);
+    TSW__TAKE(w->ws, lv);
+    TSW__TAKE(w->wjunk, lv);
     TSW__TAKE(w->prev, lr);
     TSW__TAKE(w->cur, lr);
 #undef TSW__TAKE
@@ -209,6 +216,48 @@ int tsw__cpu_envelope(const tsw_params *params, tsw_dtype dtype, int64_t dim,
         }                                                                                    \
         return s;                                                                            \
     }                                                                                        \
+    /* LB_Webb's second part (the query's envelope in qlo/qhi): for each row i and channel,  \
+     * a_i's cost to b's box over its columns beyond what KEOGH charged the column it is     \
+     * aligned with (tswarp.h, TSW_LB_WEBB). A column j with b_j below the query's box was   \
+     * charged cost(b_j, qlo_j); aligned with an a_i above u = xhi_i (so b_j <= u, qlo_j <=  \
+     * a_i), the pair costs at least that plus cost(a_i, u) - cost(max(qlo_j, u), u) (for   \
+     * the squared and the absolute difference: decreasing in b_j and qlo_j); T_i, the       \
+     * largest such qlo_j over i's columns, bounds every partner. A column b_j above the     \
+     * query's box cannot be aligned with an a_i above b's box (b_j <= u < a_i <= qhi_j).    \
+     * Each row and each column charges one cell of the path, so the sums add up. */         \
+    static double tsw__lb_webb_rows_##SFX(tsw__lbws *w, tsw_cost cost, const T *a, int64_t n, \
+                                          const T *b, int64_t m, int64_t dim)                \
+    {                                                                                        \
+        const T *qlo = (const T *)w->qlo, *qhi = (const T *)w->qhi;                          \
+        T *bot = (T *)w->proj, *top = (T *)w->wtop;                                          \
+        for (int64_t t = 0; t < m * dim; ++t) {                                              \
+            bot[t] = b[t] < qlo[t] ? qlo[t] : -(T)HUGE_VAL;                                  \
+            top[t] = b[t] > qhi[t] ? qhi[t] : (T)HUGE_VAL;                                   \
+        }                                                                                    \
+        T *xlo = (T *)w->xlo, *xhi = (T *)w->xhi, *tmax = (T *)w->wt, *smin = (T *)w->ws;    \
+        knn_envelope_##SFX(b, m, dim, w->rlo, w->rhi, n, xlo, xhi, w->dq);                   \
+        knn_envelope_##SFX(bot, m, dim, w->rlo, w->rhi, n, (T *)w->wjunk, tmax, w->dq);      \
+        knn_envelope_##SFX(top, m, dim, w->rlo, w->rhi, n, smin, (T *)w->wjunk, w->dq);      \
+        double s = 0;                                                                        \
+        for (int64_t t = 0; t < n * dim; ++t) {                                              \
+            const double v = (double)a[t];                                                   \
+            double edge, cut;                                                                \
+            if (v > (double)xhi[t]) {                                                        \
+                edge = (double)xhi[t];                                                       \
+                cut = (double)tmax[t] > edge ? (double)tmax[t] : edge;                       \
+            } else if (v < (double)xlo[t]) {                                                 \
+                edge = (double)xlo[t];                                                       \
+                cut = (double)smin[t] < edge ? (double)smin[t] : edge;                       \
+            } else {                                                                         \
+                continue;                                                                    \
+            }                                                                                \
+            /* an empty span (edge infinite): the row admits no cell, the distance is inf */ \
+            s += tsw_cost_total_f64(cost, tsw_cost_term_f64(cost, v - edge)) -               \
+                 (cut == edge ? 0.0                                                          \
+                              : tsw_cost_total_f64(cost, tsw_cost_term_f64(cost, cut - edge))); \
+        }                                                                                    \
+        return s;                                                                            \
+    }                                                                                        \
     static double tsw__lb_raw_##SFX(tsw__lbws *w, const tsw_params *p, tsw_lb kind,          \
                                     int64_t bands, const T *a, int64_t n, const T *b,        \
                                     int64_t m, int64_t dim)                                  \
@@ -229,6 +278,9 @@ int tsw__cpu_envelope(const tsw_params *params, tsw_dtype dtype, int64_t dim,
                 pr[t] = b[t] < lo[t] ? lo[t] : b[t] > hi[t] ? hi[t] : b[t];                  \
             return s + tsw__lb_keogh_x_##SFX(w, cost, a, n, pr, m, dim, HUGE_VAL);           \
         }                                                                                    \
+        case TSW_LB_WEBB:                                                                    \
+            return tsw__lb_keogh_q_##SFX(w, cost, b, 0, m, dim, HUGE_VAL) +                  \
+                   tsw__lb_webb_rows_##SFX(w, cost, a, n, b, m, dim);                        \
         default: { /* ENHANCED */                                                            \
             int64_t mx = n > m ? n : m, v = bands < mx / 2 ? bands : mx / 2;                 \
             if (mx == 1)                                                                     \

@@ -102,6 +102,7 @@ BOUNDS = {
     "keogh_data": lambda q, X, **kw: tswarp.lb_keogh(q, X, envelope="data", **kw),
     "improved": lambda q, X, **kw: tswarp.lb_improved(q, X, **kw),
     "enhanced": lambda q, X, **kw: tswarp.lb_enhanced(q, X, bands=3, **kw),
+    "webb": lambda q, X, **kw: tswarp.lb_webb(q, X, **kw),
 }
 
 
@@ -116,8 +117,9 @@ def test_lower_bounds_never_exceed_the_distance(rng, bound):
         kw = [{}, {"window": float(rng.uniform(0, 1))}, {"radius": int(rng.integers(0, 6))},
               {"itakura_max_slope": float(rng.uniform(1, 4))}][trial % 4]
         for cost in ("sqeuclidean", "abs", "euclidean"):
-            if bound == "improved" and cost == "euclidean" and dim > 1:
-                with pytest.raises(NotImplementedError, match="LB_Improved"):
+            if bound in ("improved", "webb") and cost == "euclidean" and dim > 1:
+                with pytest.raises(NotImplementedError,
+                                   match="LB_Improved" if bound == "improved" else "LB_Webb"):
                     BOUNDS[bound](q, X, cost=cost, layout=CL, **kw)
                 continue
             for acc in (False, True):
@@ -144,6 +146,56 @@ def test_lower_bounds_float32_and_tightness(rng):
     with pytest.raises(NotImplementedError, match="cosine"):
         tswarp.lb_keogh(q, X, cost="cosine")
     assert (tswarp.lb_kim(q, X, cost="cosine") <= tswarp.cdist([q], X, cost="cosine")[0]).all()
+
+
+def lb_webb_reference(q, x, r, cost):
+    """LB_Webb written from its definition for a Sakoe-Chiba radius r and equal lengths, one
+    channel at a time, by brute-force windows: LB_Keogh of x's points on the query's
+    envelope, plus each query point's cost to x's box beyond what LB_Keogh charged."""
+    n = len(q)
+    term = (lambda d: d * d) if cost == "sqeuclidean" else abs
+    total = 0.0
+    for c in range(q.shape[1]):
+        a, b = q[:, c], x[:, c]
+        win = [range(max(0, k - r), min(n, k + r + 1)) for k in range(n)]
+        qlo = np.array([min(a[i] for i in w) for w in win])
+        qhi = np.array([max(a[i] for i in w) for w in win])
+        for j in range(n):
+            total += term(qlo[j] - b[j]) if b[j] < qlo[j] else \
+                term(b[j] - qhi[j]) if b[j] > qhi[j] else 0.0
+        for i in range(n):
+            lo, hi = min(b[j] for j in win[i]), max(b[j] for j in win[i])
+            if a[i] > hi:  # KEOGH charged the columns below the query's box up to qlo
+                cut = max([qlo[j] for j in win[i] if b[j] < qlo[j]] + [hi])
+                total += term(a[i] - hi) - term(cut - hi)
+            elif a[i] < lo:
+                cut = min([qhi[j] for j in win[i] if b[j] > qhi[j]] + [lo])
+                total += term(lo - a[i]) - term(lo - cut)
+    return total
+
+
+def test_lb_webb_equals_its_definition_and_tightens_keogh(rng):
+    """LB_Webb against a brute-force reference (Sakoe-Chiba, equal lengths), >= LB_Keogh
+    always, and strictly tighter on average over random walks (its second part counts)."""
+    for trial in range(30):
+        n, dim, r = int(rng.integers(2, 40)), int(rng.integers(1, 3)), int(rng.integers(0, 8))
+        q = rng.standard_normal((n, dim)).cumsum(axis=0)
+        X = [rng.standard_normal((n, dim)).cumsum(axis=0) for _ in range(6)]
+        for cost in ("sqeuclidean", "abs"):
+            got = tswarp.lb_webb(q, X, radius=r, cost=cost, accumulated=True, layout=CL)
+            want = [lb_webb_reference(q, x, r, cost) for x in X]
+            np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12,
+                                       err_msg=f"seed={rng.seed} trial={trial} {cost}")
+    q = rng.standard_normal(128).cumsum()
+    X = rng.standard_normal((200, 128)).cumsum(axis=1)
+    d = tswarp.cdist([q], X, window=0.1)[0]
+    keogh = tswarp.lb_keogh(q, X, window=0.1)
+    webb = tswarp.lb_webb(q, X, window=0.1)
+    assert (webb >= keogh).all() and (webb <= d * (1 + 1e-12)).all(), f"seed={rng.seed}"
+    assert np.mean(webb / d) > np.mean(keogh / d) + 0.02, f"seed={rng.seed}"
+    w32 = tswarp.lb_webb(q.astype(np.float32), X.astype(np.float32), window=0.1)
+    d32 = tswarp.cdist([q.astype(np.float32)], X.astype(np.float32), window=0.1)[0]
+    assert (w32 <= d32 * (1 + 1e-5)).all(), f"seed={rng.seed}"
 
 
 def test_envelope_is_the_sliding_min_and_max(rng):
