@@ -77,7 +77,7 @@ static void test_bounds(void)
     tsw_params_default(&p, TSW_DTW);
     p.window = TSW_WINDOW_SAKOE_CHIBA;
     p.window_radius = 3;
-    for (int kind = TSW_LB_KIM; kind <= TSW_LB_ENHANCED; ++kind) {
+    for (int kind = TSW_LB_KIM; kind <= TSW_LB_WEBB; ++kind) {
         CHECK_RC(tsw_lower_bound(&p, (tsw_lb)kind, 2, TSW_F64, 1, &sq, &cx, lb, NULL), TSW_OK);
         for (int j = 0; j < NX; ++j) {
             tsw_series sb = {x + j * L, L, NULL};
@@ -90,6 +90,12 @@ static void test_bounds(void)
     CHECK_RC(tsw_lower_bound(&p, TSW_LB_ENHANCED, 0, TSW_F64, 1, &sq, &cx, lb, NULL),
              TSW_EPARAM);
     CHECK_RC(tsw_lower_bound(&p, (tsw_lb)9, 1, TSW_F64, 1, &sq, &cx, lb, NULL), TSW_EPARAM);
+    p.cost = TSW_COST_EUCLIDEAN; /* LB_Webb's and LB_Improved's costs: euclidean for dim 1 */
+    CHECK_RC(tsw_lower_bound(&p, TSW_LB_WEBB, 1, TSW_F64, 1, &sq, &cx, lb, NULL), TSW_OK);
+    tsw_series sq2 = {q, L / 2, NULL};
+    tsw_collection cx2 = {x, NULL, NULL, L / 2, NX, NULL};
+    CHECK_RC(tsw_lower_bound(&p, TSW_LB_WEBB, 1, TSW_F64, 2, &sq2, &cx2, lb, NULL),
+             TSW_ENOTSUP);
     p.cost = TSW_COST_COSINE;
     CHECK_RC(tsw_lower_bound(&p, TSW_LB_KEOGH, 1, TSW_F64, 1, &sq, &cx, lb, NULL), TSW_ENOTSUP);
     tsw_params_default(&p, TSW_TWED);
