@@ -226,7 +226,7 @@ int tsw__cpu_envelope(const tsw_params *params, tsw_dtype dtype, int64_t dim,
      * query's box cannot be aligned with an a_i above b's box (b_j <= u < a_i <= qhi_j).    \
      * Each row and each column charges one cell of the path, so the sums add up. */         \
     static double tsw__lb_webb_rows_##SFX(tsw__lbws *w, tsw_cost cost, const T *a, int64_t n, \
-                                          const T *b, int64_t m, int64_t dim, int have_xenv) \
+                                          const T *b, int64_t m, int64_t dim)                \
     {                                                                                        \
         const T *qlo = (const T *)w->qlo, *qhi = (const T *)w->qhi;                          \
         T *bot = (T *)w->proj, *top = (T *)w->wtop;                                          \
@@ -235,8 +235,7 @@ int tsw__cpu_envelope(const tsw_params *params, tsw_dtype dtype, int64_t dim,
             top[t] = b[t] > qhi[t] ? qhi[t] : (T)HUGE_VAL;                                   \
         }                                                                                    \
         T *xlo = (T *)w->xlo, *xhi = (T *)w->xhi, *tmax = (T *)w->wt, *smin = (T *)w->ws;    \
-        if (!have_xenv) /* (else LB_Keogh on the data's envelope has just made it) */        \
-            knn_envelope_##SFX(b, m, dim, w->rlo, w->rhi, n, xlo, xhi, w->dq);               \
+        knn_envelope_##SFX(b, m, dim, w->rlo, w->rhi, n, xlo, xhi, w->dq);                   \
         knn_envelope_##SFX(bot, m, dim, w->rlo, w->rhi, n, (T *)w->wjunk, tmax, w->dq);      \
         knn_envelope_##SFX(top, m, dim, w->rlo, w->rhi, n, smin, (T *)w->wjunk, w->dq);      \
         double s = 0;                                                                        \
@@ -281,7 +280,7 @@ int tsw__cpu_envelope(const tsw_params *params, tsw_dtype dtype, int64_t dim,
         }                                                                                    \
         case TSW_LB_WEBB:                                                                    \
             return tsw__lb_keogh_q_##SFX(w, cost, b, 0, m, dim, HUGE_VAL) +                  \
-                   tsw__lb_webb_rows_##SFX(w, cost, a, n, b, m, dim, 0);                     \
+                   tsw__lb_webb_rows_##SFX(w, cost, a, n, b, m, dim);                        \
         default: { /* ENHANCED */                                                            \
             int64_t mx = n > m ? n : m, v = bands < mx / 2 ? bands : mx / 2;                 \
             if (mx == 1)                                                                     \
@@ -371,7 +370,6 @@ typedef struct tsw__knn_job {
     double *thr;                    /* the k-th raw value times (1 + slack), +inf until full */
     int64_t nblocks, block, total;
     int cascade;                    /* DTW with a cost the box bounds hold for */
-    int webb;                       /* and LB_Webb's (tsw__check_lb) */
     int64_t done;                   /* atomics */
     int status;
 } tsw__knn_job;
@@ -457,12 +455,9 @@ static void tsw__knn_offer(tsw__knn_job *job, int64_t qi, int64_t j, double raw,
                     tsw__lb_query_env_##SFX(w, a, n, m, dim);                                \
                     w->env_query = qi;                                                       \
                 }                                                                            \
-                const double sq = tsw__lb_keogh_q_##SFX(w, cost, b, 0, m, dim, thr);         \
-                if (sq > thr)                                                                \
+                if (tsw__lb_keogh_q_##SFX(w, cost, b, 0, m, dim, thr) > thr)                 \
                     return;                                                                  \
                 if (tsw__lb_keogh_x_##SFX(w, cost, a, n, b, m, dim, thr) > thr)              \
-                    return;                                                                  \
-                if (job->webb && sq + tsw__lb_webb_rows_##SFX(w, cost, a, n, b, m, dim, 1) > thr) \
                     return;                                                                  \
                 /* the bounds of the columns and rows still to come, scaled down by the      \
                  * slack for the sums' own rounding */                                       \
@@ -596,10 +591,6 @@ int tsw__cpu_knn(const tsw_params *params, tsw_dtype dtype, int64_t dim,
     job.x = x;
     job.ex = exec;
     job.cascade = params->measure == TSW_DTW && params->cost != TSW_COST_COSINE;
-    /* TSWARP_KNN_WEBB=0: the cascade without LB_Webb (a developer knob, for the benchmark) */
-    const char *webb_env = getenv("TSWARP_KNN_WEBB");
-    job.webb = job.cascade && (params->cost != TSW_COST_EUCLIDEAN || dim == 1) &&
-               !(webb_env && strcmp(webb_env, "0") == 0);
     {
         /* a query's candidates in few blocks (each sorted by its bound: the best come
          * first and bring the threshold down), yet enough tasks for the threads */
