@@ -185,7 +185,7 @@ _LB_DOC = """
 
 
 def lb_kim(query: Any, X: Any, *, window: Any = None, radius: Any = None,
-           itakura_max_slope: Any = None, cost: str = "sqeuclidean", device: Any = "auto", accumulated: bool = False,
+           itakura_max_slope: Any = None, cost: str = "sqeuclidean", accumulated: bool = False,
            n_jobs: Optional[int] = None, layout: Any = None) -> Any:
     return _lb(0, query, X, window, radius, itakura_max_slope, cost, accumulated, n_jobs, layout)
 
@@ -212,7 +212,7 @@ lb_keogh.__doc__ = ("LB_Keogh (Keogh and Ratanamahatana 2005): with envelope='qu
 
 
 def lb_improved(query: Any, X: Any, *, window: Any = None, radius: Any = None,
-                itakura_max_slope: Any = None, cost: str = "sqeuclidean", device: Any = "auto",
+                itakura_max_slope: Any = None, cost: str = "sqeuclidean",
                 accumulated: bool = False, n_jobs: Optional[int] = None,
                 layout: Any = None) -> Any:
     return _lb(3, query, X, window, radius, itakura_max_slope, cost, accumulated, n_jobs, layout)
@@ -225,7 +225,7 @@ lb_improved.__doc__ = ("LB_Improved (Lemire 2009): LB_Keogh on the query's envel
 
 
 def lb_enhanced(query: Any, X: Any, *, bands: int = 5, window: Any = None, radius: Any = None,
-                itakura_max_slope: Any = None, cost: str = "sqeuclidean", device: Any = "auto",
+                itakura_max_slope: Any = None, cost: str = "sqeuclidean",
                 accumulated: bool = False, n_jobs: Optional[int] = None,
                 layout: Any = None) -> Any:
     check_int(bands, "bands", 1)
