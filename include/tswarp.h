@@ -475,6 +475,22 @@ TSW_EXPORT int64_t tsw_path_max_length(int64_t n, int64_t m);
  * keeps checkpoint rows and recomputes blocks); device = AUTO takes the GPU for large
  * grids and falls back to the CPU when there is none or it cannot hold the work.
  */
+/*
+ * One update of DTW barycenter averaging (DBA, Petitjean et al. 2011) of the barycenter z
+ * (L points) against the series of x, with weights (NULL: all 1; finite, >= 0): each
+ * series' tsw_dtw_path to z (z the rows, or with series_rows the series the rows, which
+ * breaks ties the other way: tslearn's "petitjean" order), computed in parallel on the CPU,
+ * then, series by series in order, total[r * dim + c] += w_k x_k[j][c] for every path pair
+ * of z's point r and the series' point j, valence[r] += w_k (pairs of point r), and *cost
+ * += w_k D_k (the path's accumulated cost). The new barycenter is total / valence; every
+ * thread count gives the same bits. total: (L, dim) doubles, valence: (L,) doubles.
+ * Progress: series done of x->count, polled from the calling thread.
+ */
+TSW_EXPORT int tsw_dba_step(const tsw_align_params *params, tsw_dtype dtype, int64_t dim,
+                            const tsw_series *z, const tsw_collection *x,
+                            const double *weights, int series_rows, double *total,
+                            double *valence, double *cost, const tsw_exec *exec);
+
 TSW_EXPORT int tsw_dtw_path(const tsw_align_params *params, tsw_dtype dtype, int64_t dim,
                             const tsw_series *a, const tsw_series *b, int64_t *path,
                             int64_t capacity, int64_t *length, double *cost,

@@ -544,3 +544,144 @@ int tsw_segmental_dtw(const tsw_align_params *params, const tsw_segmental_params
     tsw__free(bb);
     return rc;
 }
+
+/* ---- DBA: one update of a barycenter (tswarp.h, tsw_dba_step) ------------------------------ */
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+#include <stdio.h>
+
+int tsw_dba_step(const tsw_align_params *params, tsw_dtype dtype, int64_t dim,
+                 const tsw_series *z, const tsw_collection *x, const double *weights,
+                 int series_rows, double *total, double *valence, double *cost,
+                 const tsw_exec *exec)
+{
+    tsw__clear_detail();
+    tsw_exec ex;
+    int rc;
+    if (exec)
+        ex = *exec;
+    else
+        tsw_exec_default(&ex);
+    if (!params || !z || !x || !total || !valence || !cost)
+        return TSW_EINVAL;
+    if (dtype != TSW_F32 && dtype != TSW_F64)
+        return TSW_EDTYPE;
+    if ((rc = tsw__check_exec(&ex)) || (rc = tsw__check_series(dtype, dim, z, 0)) ||
+        (rc = tsw__check_collection(dtype, dim, x, 0)))
+        return rc;
+    for (int64_t k = 0; weights && k < x->count; ++k)
+        if (!(weights[k] >= 0 && weights[k] < HUGE_VAL)) {
+            tsw__set_detail("weights[%lld] is %g; weights must be finite and >= 0",
+                            (long long)k, weights[k]);
+            return TSW_EPARAM;
+        }
+    const int64_t L = z->length, count = x->count;
+    const size_t esz = tsw__dtype_size(dtype);
+    /* each series' path in its own slice of one buffer (the paths come in parallel, the
+     * sums in series order, so every thread count gives the same bits) */
+    int64_t *poff = tsw__malloc((size_t)(count + 1) * sizeof(int64_t));
+    int64_t *plen = tsw__malloc((size_t)count * sizeof(int64_t));
+    double *pcost = tsw__malloc((size_t)count * sizeof(double));
+    int64_t *cnt = tsw__malloc((size_t)L * sizeof(int64_t));
+    int64_t *paths = NULL;
+    if (!poff || !plen || !pcost || !cnt) {
+        rc = TSW_ENOMEM;
+        goto done;
+    }
+    poff[0] = 0;
+    for (int64_t k = 0; k < count; ++k) {
+        const int64_t cap = tsw_path_max_length(tsw__coll_len(x, k), L);
+        if (cap == 0 || poff[k] > (INT64_MAX / 32) - cap) {
+            rc = TSW_EOVERFLOW;
+            goto done;
+        }
+        poff[k + 1] = poff[k] + cap;
+    }
+    if (!(paths = tsw__malloc((size_t)poff[count] * 2 * sizeof(int64_t)))) {
+        tsw__set_detail("the paths of %lld series need %.3g bytes", (long long)count,
+                        16.0 * (double)poff[count]);
+        rc = TSW_ENOMEM;
+        goto done;
+    }
+    int status = TSW_OK, nt = tsw__threads(&ex);
+    int64_t done_n = 0, last = tsw__now_ns();
+    char detail[384] = "";
+    if (count < nt)
+        nt = (int)count;
+#ifdef _OPENMP
+#pragma omp parallel num_threads(nt)
+#endif
+    {
+#ifdef _OPENMP
+        const int tid = omp_get_thread_num();
+#else
+        const int tid = 0;
+#endif
+        tsw_exec one = ex;
+        one.device = TSW_DEVICE_CPU;
+        one.n_threads = 1;
+        one.progress = NULL; /* (polled here, from the calling thread) */
+        one.progress_user = NULL;
+#ifdef _OPENMP
+#pragma omp for schedule(dynamic, 1)
+#endif
+        for (int64_t k = 0; k < count; ++k) {
+            if (__atomic_load_n(&status, __ATOMIC_RELAXED) != TSW_OK)
+                continue;
+            tsw_series s = {tsw__coll_row(x, k, dim, esz), tsw__coll_len(x, k), NULL};
+            int64_t *p = paths + 2 * poff[k], cap = poff[k + 1] - poff[k];
+            int r = series_rows ? tsw_dtw_path(params, dtype, dim, &s, z, p, cap, &plen[k],
+                                               &pcost[k], &one)
+                                : tsw_dtw_path(params, dtype, dim, z, &s, p, cap, &plen[k],
+                                               &pcost[k], &one);
+            if (r != TSW_OK) {
+                int expect = TSW_OK;
+                if (__atomic_compare_exchange_n(&status, &expect, r, 0, __ATOMIC_RELAXED,
+                                                __ATOMIC_RELAXED)) {
+                    const char *d = tsw_last_error_detail();
+                    snprintf(detail, sizeof(detail), "series %lld: %s", (long long)k,
+                             d && *d ? d : tsw_strerror(r));
+                }
+            }
+            __atomic_fetch_add(&done_n, 1, __ATOMIC_RELAXED);
+            (void)tsw__poll_parallel(&ex, tid, &last, &done_n, count, &status);
+        }
+    }
+    if (status != TSW_OK) {
+        rc = status;
+        if (*detail)
+            tsw__set_detail("%s", detail);
+        goto done;
+    }
+    memset(total, 0, (size_t)L * (size_t)dim * sizeof(double));
+    memset(valence, 0, (size_t)L * sizeof(double));
+    *cost = 0;
+    for (int64_t k = 0; k < count; ++k) {
+        const double w = weights ? weights[k] : 1.0;
+        const char *row0 = (const char *)tsw__coll_row(x, k, dim, esz);
+        const int64_t *p = paths + 2 * poff[k];
+        memset(cnt, 0, (size_t)L * sizeof(int64_t));
+        *cost += pcost[k] * w;
+        for (int64_t t = 0; t < plen[k]; ++t) {
+            const int64_t r = p[2 * t + (series_rows != 0)], j = p[2 * t + (series_rows == 0)];
+            ++cnt[r];
+            const char *v = row0 + (size_t)j * (size_t)dim * esz;
+            for (int64_t c = 0; c < dim; ++c)
+                total[r * dim + c] += (dtype == TSW_F32 ? (double)((const float *)v)[c]
+                                                        : ((const double *)v)[c]) * w;
+        }
+        for (int64_t r = 0; r < L; ++r)
+            valence[r] += (double)cnt[r] * w;
+    }
+    if (ex.progress) /* the final report: a request to stop comes too late to matter */
+        (void)ex.progress(ex.progress_user, count, count);
+done:
+    tsw__free(poff);
+    tsw__free(plen);
+    tsw__free(pcost);
+    tsw__free(cnt);
+    tsw__free(paths);
+    return rc;
+}

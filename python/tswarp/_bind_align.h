@@ -519,7 +519,60 @@ DOC_SERIES
 ">>> cost, path.tolist()\n"
 "(2.0, [[0, 0], [1, 0], [2, 1], [3, 2], [4, 2]])\n");
 
+/* _dba_step_raw(z, L, dim, values, offsets, lengths, count, weights, window_kind, window,
+ *               series_rows, n_threads, total, valence) -> cost: tsw_dba_step on float64
+ * arrays given by address (tswarp/_dba.py owns and has checked them): z (L, dim), the
+ * series' values (rows, dim) with int64 offsets and lengths (count,), weights (count,),
+ * total (L, dim) and valence (L,) written. window_kind: 0 none, 1 Sakoe-Chiba radius in
+ * cells, 2 fraction, 3 Itakura (tswarp/_conventions.py band()). */
+static PyObject *py_dba_step_raw(PyObject *self, PyObject *args)
+{
+    unsigned long long pz, pv, po, pl, pw, pt, pva;
+    long long L, dim, count;
+    int window_kind, series_rows, n_threads;
+    double window;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "KLLKKKLKidpiKK:_dba_step_raw", &pz, &L, &dim, &pv, &po, &pl,
+                          &count, &pw, &window_kind, &window, &series_rows, &n_threads, &pt,
+                          &pva))
+        return NULL;
+    if (window_kind < 0 || window_kind > 3) {
+        PyErr_SetString(PyExc_ValueError, "window_kind must be 0, 1, 2 or 3");
+        return NULL;
+    }
+    tsw_align_params ap;
+    tsw_align_params_default(&ap);
+    ap.window = (tsw_window)window_kind;
+    if (window_kind == TSW_WINDOW_ITAKURA)
+        ap.itakura_max_slope = window;
+    else
+        ap.window_radius = window_kind ? window : 0;
+    tsw_exec ex;
+    tsw_exec_default(&ex);
+    ex.device = TSW_DEVICE_CPU;
+    ex.n_threads = n_threads > 0 ? n_threads : 0;
+    progress_ctx ctx = {NULL, NULL};
+    ex.progress = progress_trampoline; /* Ctrl-C between series */
+    ex.progress_user = &ctx;
+    tsw_series z = {(const void *)(uintptr_t)pz, L, NULL};
+    tsw_collection x = {(const void *)(uintptr_t)pv, (const int64_t *)(uintptr_t)po,
+                        (const int64_t *)(uintptr_t)pl, 0, count, NULL};
+    double cost = 0;
+    ctx.tstate = PyEval_SaveThread();
+    int rc = tsw_dba_step(&ap, TSW_F64, dim, &z, &x, (const double *)(uintptr_t)pw,
+                          series_rows, (double *)(uintptr_t)pt, (double *)(uintptr_t)pva, &cost,
+                          &ex);
+    const char *detail = rc != TSW_OK ? tsw_last_error_detail() : NULL;
+    PyEval_RestoreThread(ctx.tstate);
+    if (rc != TSW_OK) {
+        raise_status_detail(rc, "dtw_barycenter_averaging", detail);
+        return NULL;
+    }
+    return PyFloat_FromDouble(cost);
+}
+
 #define TSW_ALIGN_METHODS                                                                     \
+    {"_dba_step_raw", py_dba_step_raw, METH_VARARGS, NULL},                                   \
     FASTKW("dtw_path", py_dtw_path, dtw_path_doc),                                            \
         FASTKW("fastdtw", py_fastdtw, fastdtw_doc),                                           \
         FASTKW("_subsequence_dtw", py_subsequence, subsequence_doc),

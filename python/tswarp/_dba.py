@@ -1,16 +1,17 @@
 """DTW barycenter averaging (Petitjean et al. 2011) in the majorize-minimize form of
 tslearn's ``dtw_barycenter_averaging``: the same barycenter for the same initialisation,
-iterations and constraint. The alignments are the C library's DTW paths (``dtw_path``), one
-call per series and iteration (threads over the series); the averaging is numpy.
+iterations and constraint. Each iteration is one C call (tsw_dba_step): every series' DTW
+path to the barycenter (threads over the series) and the sums of the points aligned to each
+barycenter point, in series order (the same bits for any thread count).
 """
 
 import warnings
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
 from . import _tswarp
-from ._conventions import check_int, check_layout, check_n_jobs, check_real, from_layout
+from ._conventions import (band, check_int, check_layout, check_n_jobs, check_real,
+                           from_layout)
 from ._sdtw import _barycenter_series, _start_series, _weights
 
 __all__ = ["dtw_barycenter_averaging"]
@@ -115,28 +116,26 @@ def dtw_barycenter_averaging(X, *, barycenter_size=None, init_barycenter=None, m
     # the constraint is checked once, here, with tswarp's own messages
     _tswarp.dtw(z, series[0], layout="channels_last", **window_kw)
 
-    def align(k):
-        if petitjean:  # the series' rows against the barycenter's columns
-            path, dist = _tswarp.dtw_path(series[k], z, layout="channels_last", n_jobs=1,
-                                          **window_kw)
-            return path[:, ::-1], dist
-        return _tswarp.dtw_path(z, series[k], layout="channels_last", n_jobs=1, **window_kw)
+    # the series back to back (float64, C order) with their offsets and lengths: one C call
+    # an iteration aligns them all (petitjean: the series the rows of each path)
+    lengths = np.array([s.shape[0] for s in series], dtype=np.int64)
+    offsets = np.zeros(count, dtype=np.int64)
+    np.cumsum(lengths[:-1], out=offsets[1:])
+    values = np.ascontiguousarray(np.concatenate(series), dtype=np.float64)
+    wk = np.ascontiguousarray(w, dtype=np.float64)
+    kind, wval = band(window, radius, itakura_max_slope)
+    total = np.zeros((L, d))
+    valence = np.zeros(L)
 
     bar = make_progress(progress, "dtw_barycenter_averaging", "iterations")
-    pool = ThreadPoolExecutor(nj) if nj > 1 and count > 1 else None
     try:
         cost_prev = np.inf
         for it in range(max_iter):
-            results = list(pool.map(align, range(count))) if pool else [align(k)
-                                                                        for k in range(count)]
-            cost = 0.0
-            total = np.zeros((L, d))
-            valence = np.zeros(L)
-            for k, (path, dist) in enumerate(results):
-                cost += dist ** 2 * w[k]
-                rows = path[:, 0]
-                valence += np.bincount(rows, minlength=L) * w[k]
-                np.add.at(total, rows, series[k][path[:, 1]] * w[k])
+            z = np.ascontiguousarray(z, dtype=np.float64)
+            cost = _tswarp._dba_step_raw(
+                z.ctypes.data, L, d, values.ctypes.data, offsets.ctypes.data,
+                lengths.ctypes.data, count, wk.ctypes.data, kind, wval, petitjean,
+                nj if nj > 0 else 0, total.ctypes.data, valence.ctypes.data)
             cost /= w.sum()
             if (valence == 0).any():  # only with weights of 0 where a row has no other
                 raise ValueError("a barycenter point is aligned to series of weight 0 only")
@@ -151,8 +150,6 @@ def dtw_barycenter_averaging(X, *, barycenter_size=None, init_barycenter=None, m
                 break
             cost_prev = cost
     finally:
-        if pool is not None:
-            pool.shutdown(cancel_futures=True)
         if bar is not None and hasattr(bar, "close"):
             bar.close()
     if flat and d == 1:

@@ -779,8 +779,86 @@ static void test_fastdtw(void)
              TSW_ERANGE);
 }
 
+/* tsw_dba_step: the sums of each series' tsw_dtw_path, made here one path at a time in
+ * series order, bit for bit, in both path orders, for 1 and 3 threads and ragged series of
+ * 2 channels; bad weights and a cancelled call leave the outputs untouched. */
+static void test_dba_step(void)
+{
+    enum { K = 9, L = 23, D = 2, MAXN = 40 };
+    tsw_t_rng r = {31};
+    static double vals[K * MAXN * D], z[L * D], tot[L * D], val[L], want_t[L * D], want_v[L];
+    static int64_t path[2 * (MAXN + L)];
+    int64_t off[K], len[K], row = 0;
+    double w[K];
+    for (int k = 0; k < K; ++k) {
+        len[k] = tsw_t_int(&r, 1, MAXN);
+        off[k] = row;
+        row += len[k];
+        w[k] = k == 3 ? 0.0 : tsw_t_uniform(&r, 0.1, 2);
+    }
+    fill(&r, vals, row * D, 0);
+    fill(&r, z, L * D, 0);
+    tsw_series sz = {z, L, NULL};
+    tsw_collection cx = {vals, off, len, 0, K, NULL};
+    tsw_align_params p;
+    tsw_align_params_default(&p);
+    p.window = TSW_WINDOW_SAKOE_CHIBA_FRACTION;
+    p.window_radius = 0.5;
+    for (int rows = 0; rows < 2; ++rows) {
+        double want_c = 0, cost = -1;
+        memset(want_t, 0, sizeof(want_t));
+        memset(want_v, 0, sizeof(want_v));
+        for (int k = 0; k < K; ++k) {
+            tsw_series s = {vals + off[k] * D, len[k], NULL};
+            int64_t pl = 0, cnt[L] = {0};
+            double c = 0;
+            CHECK_RC(rows ? tsw_dtw_path(&p, TSW_F64, D, &s, &sz, path, MAXN + L, &pl, &c, NULL)
+                          : tsw_dtw_path(&p, TSW_F64, D, &sz, &s, path, MAXN + L, &pl, &c, NULL),
+                     TSW_OK);
+            want_c += c * w[k];
+            for (int64_t t = 0; t < pl; ++t) {
+                const int64_t i = path[2 * t + rows], j = path[2 * t + 1 - rows];
+                ++cnt[i];
+                for (int d = 0; d < D; ++d)
+                    want_t[i * D + d] += vals[(off[k] + j) * D + d] * w[k];
+            }
+            for (int i = 0; i < L; ++i)
+                want_v[i] += (double)cnt[i] * w[k];
+        }
+        for (int threads = 1; threads <= 3; threads += 2) {
+            tsw_exec e;
+            tsw_exec_default(&e);
+            e.n_threads = threads;
+            CHECK_RC(tsw_dba_step(&p, TSW_F64, D, &sz, &cx, w, rows, tot, val, &cost, &e),
+                     TSW_OK);
+            CHECK(memcmp(tot, want_t, sizeof(tot)) == 0);
+            CHECK(memcmp(val, want_v, sizeof(val)) == 0);
+            CHECK(cost == want_c);
+        }
+    }
+    /* errors: the outputs untouched */
+    memset(tot, 0x5A, sizeof(tot));
+    double cost = -3;
+    w[2] = -1;
+    CHECK_RC(tsw_dba_step(&p, TSW_F64, D, &sz, &cx, w, 0, tot, val, &cost, NULL), TSW_EPARAM);
+    w[2] = NAN;
+    CHECK_RC(tsw_dba_step(&p, TSW_F64, D, &sz, &cx, w, 0, tot, val, &cost, NULL), TSW_EPARAM);
+    w[2] = 1;
+    CHECK_RC(tsw_dba_step(&p, TSW_F64, D, &sz, &cx, w, 0, NULL, val, &cost, NULL), TSW_EINVAL);
+    vals[3] = NAN;
+    CHECK_RC(tsw_dba_step(&p, TSW_F64, D, &sz, &cx, w, 0, tot, val, &cost, NULL),
+             TSW_ENONFINITE);
+    vals[3] = 0;
+    p.window_radius = 2; /* a fraction above 1 */
+    CHECK(tsw_dba_step(&p, TSW_F64, D, &sz, &cx, w, 0, tot, val, &cost, NULL) != TSW_OK);
+    CHECK(cost == -3);
+    for (size_t q = 0; q < sizeof(tot); ++q)
+        CHECK(((unsigned char *)tot)[q] == 0x5A);
+}
+
 int main(void)
 {
+    test_dba_step();
     test_fastdtw();
     test_overflow();
     test_paths();
