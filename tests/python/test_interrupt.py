@@ -1,6 +1,7 @@
 """Long calls: Ctrl-C stops them within a second with KeyboardInterrupt, progress=True
 draws a bar on stderr, and a progress callable sees (done, total) up to done == total. The
-batch functions, the alignments, the shapelet estimators, soft-DTW k-means and barycenters.
+batch functions, the alignments, the shapelet estimators, soft-DTW k-means and barycenters,
+DBA.
 """
 
 import re
@@ -53,6 +54,8 @@ CHILD = textwrap.dedent(
             SoftDTWKMeans(n_clusters=3, progress=True).fit(X)
         elif op == "barycenter":
             tswarp.soft_dtw_barycenter(X, progress=True)
+        elif op == "dba":  # one C call an iteration (tsw_dba_step), polled between series
+            tswarp.dtw_barycenter_averaging(X, progress=True)
         else:
             tswarp.cdist(list(X), metric="soft_dtw", progress=True, device="cpu")
     except KeyboardInterrupt:
@@ -65,7 +68,8 @@ CHILD = textwrap.dedent(
 
 @pytest.mark.skipif(sys.platform == "win32", reason="SIGINT to a child is POSIX")
 @pytest.mark.parametrize("op", ["cdist", "pdist", "cdist_list_progress", "dtw_path",
-                                "segmental", "tree", "transform", "kmeans", "barycenter"])
+                                "segmental", "tree", "transform", "kmeans", "barycenter",
+                                "dba"])
 def test_ctrl_c_stops_a_running_call(op, tmp_path):
     script = tmp_path / "child.py"
     script.write_text(CHILD)
