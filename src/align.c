@@ -9,8 +9,13 @@
 #include "internal.h"
 #include "segmental.h"
 
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
 #include <float.h>
 #include <math.h>
+#include <stdio.h>
 
 #include <string.h>
 #include <unistd.h>
@@ -546,11 +551,6 @@ int tsw_segmental_dtw(const tsw_align_params *params, const tsw_segmental_params
 }
 
 /* ---- DBA: one update of a barycenter (tswarp.h, tsw_dba_step) ------------------------------ */
-
-#ifdef _OPENMP
-#include <omp.h>
-#endif
-#include <stdio.h>
 
 int tsw_dba_step(const tsw_align_params *params, tsw_dtype dtype, int64_t dim,
                  const tsw_series *z, const tsw_collection *x, const double *weights,

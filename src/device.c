@@ -155,14 +155,12 @@ void *tsw__stage_alloc(size_t bytes)
     return p;
 }
 
-/* c (device memory) as a host collection h whose values (and times) live in mem[0..1]. */
-int tsw__stage_in(const tsw_collection *c, int64_t dim, size_t esz, const tsw_exec *ex,
-                         tsw_collection *h, void **mem)
+/* c (device memory, spanning `rows` rows: tsw__stage_rows) as a host collection h whose
+ * values (and times) live in mem[0..1]. */
+int tsw__stage_in(const tsw_collection *c, int64_t rows, int64_t dim, size_t esz,
+                  const tsw_exec *ex, tsw_collection *h, void **mem)
 {
-    int64_t rows = 0;
-    int rc = tsw__stage_rows(c, dim, esz, &rows);
-    if (rc)
-        return rc;
+    int rc;
     const size_t vb = (size_t)rows * (size_t)dim * esz, tb = (size_t)rows * esz;
     *h = *c;
     if (!(mem[0] = tsw__stage_alloc(vb)) || (c->times && !(mem[1] = tsw__stage_alloc(tb))))
@@ -221,9 +219,9 @@ static int tsw__staged_batch(int op, const tsw_params *params, tsw_dtype dtype, 
     void *mem[4] = {NULL, NULL, NULL, NULL}, *hout = NULL;
     tsw_collection hx, hy;
     size_t elems = 0, bytes = 0;
-    int64_t rows = 0; /* (the spans checked before any copy) */
-    if ((rc = tsw__stage_rows(x, dim, esz, &rows)) ||
-        (op != 1 && (rc = tsw__stage_rows(y, dim, esz, &rows))))
+    int64_t rx = 0, ry = 0; /* (every span checked before any copy) */
+    if ((rc = tsw__stage_rows(x, dim, esz, &rx)) ||
+        (op != 1 && (rc = tsw__stage_rows(y, dim, esz, &ry))))
         return rc;
     if (op == 0) {
         if (tsw__mul_size((size_t)x->count, (size_t)y->count, &elems))
@@ -240,8 +238,8 @@ static int tsw__staged_batch(int op, const tsw_params *params, tsw_dtype dtype, 
     }
     if (tsw__mul_size(elems, esz, &bytes))
         return TSW_EOVERFLOW;
-    if ((rc = tsw__stage_in(x, dim, esz, exec, &hx, mem)) ||
-        (op != 1 && (rc = tsw__stage_in(y, dim, esz, exec, &hy, mem + 2))))
+    if ((rc = tsw__stage_in(x, rx, dim, esz, exec, &hx, mem)) ||
+        (op != 1 && (rc = tsw__stage_in(y, ry, dim, esz, exec, &hy, mem + 2))))
         goto done;
     if (!(hout = tsw__stage_alloc(bytes))) {
         rc = TSW_ENOMEM;

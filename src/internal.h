@@ -494,15 +494,16 @@ void tsw__batch_hint(int64_t *count, int64_t *max_len);
 
 #ifdef TSWARP_WITH_CUDA
 /* Several devices for arrays in device memory (device.c): host staging. Whether exec names
- * several devices; the host call's exec (no stream, workspace or asynchrony); the rows c spans (every span checked, nothing read); a host buffer (the
- * detail set when there is none); c copied to host memory (mem[0] values, mem[1] times, the
- * caller frees them) as the host collection h, in order on exec's stream. */
+ * several devices; the host call's exec (no stream, workspace or asynchrony); the rows c
+ * spans (every span checked, nothing read); a host buffer (the detail set when there is
+ * none); c, of those rows, copied to host memory (mem[0] values, mem[1] times, the caller
+ * frees them) as the host collection h, in order on exec's stream. */
 int tsw__staged_multi(const tsw_exec *exec);
 tsw_exec tsw__staged_exec(const tsw_exec *exec);
 int tsw__stage_rows(const tsw_collection *c, int64_t dim, size_t esz, int64_t *rows);
 void *tsw__stage_alloc(size_t bytes);
-int tsw__stage_in(const tsw_collection *c, int64_t dim, size_t esz, const tsw_exec *ex,
-                  tsw_collection *h, void **mem);
+int tsw__stage_in(const tsw_collection *c, int64_t rows, int64_t dim, size_t esz,
+                  const tsw_exec *ex, tsw_collection *h, void **mem);
 #endif
 
 #ifdef TSWARP_WITH_CUDA

@@ -657,9 +657,9 @@ static int tsw__mrun(tsw__mjob *job, const tsw_exec *ex, int triangle, int ndev,
             if (tsw__len(c, i) > job->hint_len)
                 job->hint_len = tsw__len(c, i);
     }
-    /* A test hook: TSWARP_FAULT_DEVICE_LOST=N makes device N fail its second tile as a lost
-     * device does (TSW_ECUDA), to test that the others stop, free their memory and stay
-     * usable; a real loss cannot be provoked on purpose. */
+    /* A test hook: TSWARP_FAULT_DEVICE_LOST=N makes device N fail after its first tile as a
+     * lost device does (TSW_ECUDA; tsw__mthread), to test that the others stop, free their
+     * memory and stay usable; a real loss cannot be provoked on purpose. */
     const char *lost = getenv("TSWARP_FAULT_DEVICE_LOST");
     char *end = NULL;
     long lv = lost && *lost ? strtol(lost, &end, 10) : -1;

@@ -219,7 +219,7 @@ static int tsw__sdg_staged(const tsw_params *params, tsw_dtype dtype, int64_t di
         if ((rc = tsw__stage_rows(c[s], dim, esz, &rows)))
             break;
         gb[s] = (size_t)rows * (size_t)dim * esz;
-        if ((rc = tsw__stage_in(c[s], dim, esz, exec, &h[s], mem + 2 * s)))
+        if ((rc = tsw__stage_in(c[s], rows, dim, esz, exec, &h[s], mem + 2 * s)))
             break;
         if (dg[s]) {
             if (!(hg[s] = tsw__stage_alloc(gb[s])))

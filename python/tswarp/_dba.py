@@ -135,7 +135,7 @@ def dtw_barycenter_averaging(X, *, barycenter_size=None, init_barycenter=None, m
             cost = _tswarp._dba_step_raw(
                 z.ctypes.data, L, d, values.ctypes.data, offsets.ctypes.data,
                 lengths.ctypes.data, count, wk.ctypes.data, kind, wval, petitjean,
-                nj if nj > 0 else 0, total.ctypes.data, valence.ctypes.data)
+                nj, total.ctypes.data, valence.ctypes.data)
             cost /= w.sum()
             if (valence == 0).any():  # only with weights of 0 where a row has no other
                 raise ValueError("a barycenter point is aligned to series of weight 0 only")

@@ -82,7 +82,7 @@ def _device_form(device):
     """None, 'cuda:all' or a list of GPUs (checked as a tswarp call checks it)."""
     if device is None:
         return None
-    if isinstance(device, str) and device == "cuda:all":
+    if device == "cuda:all":
         return device
     if isinstance(device, (list, tuple)):
         return list(device)
