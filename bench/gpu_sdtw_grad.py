@@ -1,22 +1,28 @@
-"""Soft-DTW forward + backward on the GPU: tswarp.torch.SoftDTW against the issue's targets.
+"""Soft-DTW forward + backward on the GPU at every feature dimension, beside the peers.
 
-    python bench/gpu_sdtw_grad.py [--reps 30] [--markdown-out FILE]
+    python bench/gpu_sdtw_grad.py [--peers DIR] [--reps 10] [--markdown-out FILE]
+                                  [--dtw] [--scan]
 
-Each case times ``loss = SoftDTW(gamma)(x, y); loss.sum().backward()`` on CUDA tensors
-(random walks, float32, x and y requiring grad): wall time per call of --reps back-to-back
-calls after warm-up, median of 5 rounds; the whole user-visible call (Python, the C call,
-the kernels, autograd).
-The peer figures are pytorch-softdtw-cuda's on the same H100 (measured 2026-11-22, quoted by
-the issue; it fails at N = 1024 and cannot run N = 8192). Beside them, in the same run, a
-plain PyTorch autograd soft-DTW (anti-diagonal loop, torch.logsumexp) shows what a user
-gets without a custom kernel, for the cases where it finishes quickly.
-Cells (for GCUPS): B * N * M per forward + backward.
-The column "thread-per-row" times the same call with TSWARP_SDTW_WF=0 (the developer knob that
-turns off the float32 wavefront kernel, src/cuda/sdtw_wf.cuh), in the same run; both columns
-are the same kernel where the wavefront kernel does not apply (N > 2048).
-The column "one wave" times it with TSWARP_SDTW_WF_BI=0: the wavefront kernel's forward sweep
-and then its backward sweep, where small batches otherwise run both recursions at once
-(src/cuda/sdtw_bi.cuh).
+Each case times ``loss = f(x, y); loss.sum().backward()`` on CUDA tensors (B pairs of N x D
+against M x D, uniform random in [0, 1), float32, x and y requiring grad, gamma 1): the wall
+time per call of back-to-back calls after warm-up, median of 5 rounds; the whole
+user-visible call (Python, the C call, the kernels, autograd). Every implementation runs in
+this process on this GPU at float32:
+  tswarp             tswarp.torch.SoftDTW, its own choice of kernels
+  tswarp fused       the same with TSWARP_SDTW_MAT=0: the cost of every cell formed inside the
+                     recursion (the only kernels before the matrix form, src/cuda/sdtw_mat.cuh)
+  sdtw-cuda-torch    BGU-CS-VIL's softdtw_cuda.SoftDTW(fused=False) (cost tensor, Numba)
+  pytorch-softdtw-cuda  Maghoumi's SoftDTW(use_cuda=True) (cost tensor, Numba; N <= 1024)
+The peers are not on PyPI: --peers DIR names a folder holding `soft_dtw_cuda.py` (Maghoumi)
+and the `softdtw_cuda` package (BGU-CS-VIL), fetched from their public repositories (never
+committed here). numpy 2 removed `numpy.row_stack`; it is aliased to `numpy.vstack` here,
+before they are imported, for any of their code that still calls it.
+Peak memory: torch.cuda.max_memory_allocated over one call above what was allocated before
+it (tswarp takes its device workspace from PyTorch's allocator, so it is counted too).
+Error: each implementation's values and x-gradients on the first four pairs against
+tswarp's float64 GPU kernel on the same pairs (float64 throughout; it equals the CPU
+backend to 1e-9 in tests/gpu/test_cuda_sdtw.c), relative to the largest entry.
+--dtw adds DTW cdist of 4096 x 4096 series of length 256 at D = 1, 16 and 64 (cells/s).
 """
 
 import argparse
@@ -35,12 +41,23 @@ except ImportError:  # pragma: no cover
 import tswarp
 from tswarp.torch import SoftDTW
 
+if not hasattr(np, "row_stack"):  # numpy 2: the peers' alias
+    np.row_stack = np.vstack
+
+# B, N (= M), D, target fwd+bwd (s) or None
 CASES = [
-    # B, N, M, d, target (s), peer (s) or None, peer label
-    (512, 256, 256, 2, 0.60e-3, 6.19e-3, "pytorch-softdtw-cuda"),
-    (64, 512, 512, 1, 0.45e-3, 4.63e-3, "pytorch-softdtw-cuda"),
-    (16, 1024, 1024, 1, 1.0e-3, None, "pytorch-softdtw-cuda fails (out of resources)"),
-    (4, 8192, 8192, 1, None, None, "pytorch-softdtw-cuda cannot run"),
+    (32, 512, 64, 0.5e-3),
+    (16, 2048, 16, 10e-3),
+    (512, 256, 2, 0.40e-3),
+    (64, 512, 1, 0.30e-3),
+    (32, 512, 1, None),
+    (32, 512, 2, None),
+    (32, 512, 16, None),
+    (32, 512, 256, None),
+    (16, 1024, 64, None),
+    (8, 4096, 16, None),
+    (4, 4096, 64, None),
+    (4, 4096, 256, None),
 ]
 
 
@@ -116,90 +133,147 @@ def scan(gen, reps, gamma):
     return out
 
 
-def torch_soft_dtw(x, y, gamma):
-    """Plain autograd soft-DTW (squared Euclidean), anti-diagonal by anti-diagonal."""
-    B, N, _ = x.shape
-    M = y.shape[1]
-    D = torch.cdist(x, y) ** 2
-    inf = torch.tensor(float("inf"), device=x.device)
-    R = [[None] * (M + 1) for _ in range(N + 1)]
-    zero = torch.zeros(B, device=x.device)
-    for i in range(N + 1):
-        for j in range(M + 1):
-            R[i][j] = zero if (i == 0 and j == 0) else inf.expand(B)
-    for i in range(1, N + 1):
-        for j in range(1, M + 1):
-            r = torch.stack([R[i - 1][j - 1], R[i - 1][j], R[i][j - 1]])
-            R[i][j] = D[:, i - 1, j - 1] - gamma * torch.logsumexp(-r / gamma, dim=0)
-    return R[N][M]
+def load_peers(folder):
+    """The peers' SoftDTW factories found under folder: {label: f(gamma) -> module}."""
+    peers = {}
+    if not folder:
+        return peers
+    sys.path.insert(0, folder)
+    try:
+        import softdtw_cuda  # BGU-CS-VIL/sdtw-cuda-torch
+
+        peers["sdtw-cuda-torch"] = lambda g: softdtw_cuda.SoftDTW(gamma=g, fused=False)
+    except Exception as e:  # noqa: BLE001 (report and go on)
+        print(f"sdtw-cuda-torch not loaded: {type(e).__name__}: {e}")
+    try:
+        import soft_dtw_cuda  # Maghoumi/pytorch-softdtw-cuda
+
+        peers["pytorch-softdtw-cuda"] = lambda g: soft_dtw_cuda.SoftDTW(use_cuda=True, gamma=g)
+    except Exception as e:  # noqa: BLE001
+        print(f"pytorch-softdtw-cuda not loaded: {type(e).__name__}: {e}")
+    return peers
+
+
+def reference(x, y, gamma, P):
+    """tswarp's float64 GPU values and x-gradients of the first P pairs."""
+    xd = x[:P].detach().double().requires_grad_()
+    yd = y[:P].detach().double()
+    with with_env(TSWARP_SDTW_MAT="0"):
+        v = SoftDTW(gamma=gamma)(xd, yd)
+        v.sum().backward()
+    return v.detach(), xd.grad.detach()
+
+
+def run_one(fn, x, y, reps, P):
+    """Time, peak memory, values and x-gradients of the first P pairs (or the error)."""
+    def step():
+        x.grad = None
+        y.grad = None
+        fn(x, y).sum().backward()
+
+    try:
+        x.grad = None
+        v = fn(x, y)
+        v.sum().backward()
+        vals, gx = v.detach()[:P].double(), x.grad[:P].double()
+        torch.cuda.synchronize()
+        base = torch.cuda.memory_allocated()
+        torch.cuda.reset_peak_memory_stats()
+        step()
+        torch.cuda.synchronize()
+        peak = torch.cuda.max_memory_allocated() - base
+        t0 = time.perf_counter()
+        step()
+        torch.cuda.synchronize()
+        one = time.perf_counter() - t0
+        r = max(1, min(reps, int(0.25 / max(one, 1e-6))))
+        return time_it(step, r), peak, vals, gx, None
+    except Exception as e:  # noqa: BLE001 (a peer that fails is reported as failing)
+        torch.cuda.empty_cache()
+        msg = str(e).splitlines()[0] if str(e) else ""
+        return None, None, None, None, f"fails: {type(e).__name__} {msg[:60]}"
+
+
+def dtw_rates(gen):
+    """DTW cdist of 4096 x 4096 series of length 256 at D = 1, 16, 64: time and cells/s."""
+    out = ["", "DTW cdist, 4096 x 4096 series of length 256, float32, no window "
+           "(tswarp.cdist, device='cuda', host arrays in and out):", "",
+           "| D | time | cells/s | vs D = 1 |", "|---|---|---|---|"]
+    base = None
+    for d in (1, 16, 64):
+        X = torch.rand(4096, 256, d, generator=gen, device="cuda").cpu().numpy()
+        tswarp.cdist(X[:64], X[:64], metric="dtw", device="cuda")
+        t0 = time.perf_counter()
+        tswarp.cdist(X, X, metric="dtw", device="cuda")
+        t = time.perf_counter() - t0
+        rate = 4096 * 4096 * 256 * 256 / t
+        base = base or rate
+        out.append(f"| {d} | {t:.3f} s | {rate / 1e12:.2f} T | {rate / base:.2f} |")
+    return out
+
+
+def fmt_ms(t):
+    return f"{t * 1e3:.3f} ms" if t is not None else ""
 
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--reps", type=int, default=30)
+    ap.add_argument("--reps", type=int, default=10)
     ap.add_argument("--gamma", type=float, default=1.0)
+    ap.add_argument("--peers", help="folder with the peers' sources (see the docstring)")
+    ap.add_argument("--only", help="comma-separated case indices")
     ap.add_argument("--markdown-out")
+    ap.add_argument("--dtw", action="store_true", help="also DTW cdist at D = 1, 16, 64")
     ap.add_argument("--scan", action="store_true", help="also scan the split's stripe heights")
     args = ap.parse_args()
     if not torch.cuda.is_available():
         sys.exit("no CUDA device")
     gen = torch.Generator(device="cuda").manual_seed(1234)
     name = torch.cuda.get_device_name(0)
-    rows = []
-    for B, N, M, d, target, peer, peer_label in CASES:
-        x = walks(B, N, d, gen).requires_grad_()
-        y = walks(B, M, d, gen).requires_grad_()
-        fn_mod = SoftDTW(gamma=args.gamma)
-
-        def step():
-            x.grad = None
-            y.grad = None
-            fn_mod(x, y).sum().backward()
-
-        reps = args.reps if N <= 1024 else 2
-        t = time_it(step, reps)
-        with with_env(TSWARP_SDTW_WF="0"):
-            t_old = time_it(step, reps)
-        with with_env(TSWARP_SDTW_WF_BI="0"):
-            t_one = time_it(step, reps)
-        with torch.no_grad():
-            tv = time_it(lambda: fn_mod(x, y), reps)
-        # correctness spot check against the CPU backend (float64) on the first pair
-        xc = x[:1].detach().double().cpu().numpy()[0]
-        yc = y[:1].detach().double().cpu().numpy()[0]
-        v_ref, gx_ref, _ = tswarp.soft_dtw_grad(xc, yc, gamma=args.gamma)
-        x.grad = None
-        fn_mod(x[:1], y[:1]).sum().backward()
-        gx = x.grad[0].double().cpu().numpy()
-        err = float(np.max(np.abs(gx - gx_ref)) / max(1.0, np.max(np.abs(gx_ref))))
-        cells = B * N * M
-        rows.append((f"B={B} N=M={N} d={d} f32", t, tv, cells / t / 1e9, target, peer,
-                     peer_label, err, t_old, t_one))
-    # the plain autograd baseline on a small case only (it is a Python double loop)
-    xs = walks(8, 64, 2, gen).requires_grad_()
-    ys = walks(8, 64, 2, gen).requires_grad_()
-    t_plain = time_it(lambda: torch_soft_dtw(xs, ys, args.gamma).sum().backward(), 1)
-    t_ours = time_it(lambda: SoftDTW(gamma=args.gamma)(xs, ys).sum().backward(), 20)
-
+    peers = load_peers(args.peers)
+    impls = [("tswarp", lambda g: SoftDTW(gamma=g), {}),
+             ("tswarp fused", lambda g: SoftDTW(gamma=g), {"TSWARP_SDTW_MAT": "0"})]
+    impls += [(k, f, {}) for k, f in peers.items()]
+    P = 4
     out = [f"GPU: {name}; torch {torch.__version__}; tswarp {tswarp.__version__}; "
-           f"gamma {args.gamma}; wall time per call, {args.reps} calls (N = 8192: fewer) "
-           "x 5 rounds, median.", "",
-           "| case | fwd+bwd | fwd only | GCUPS (fwd+bwd) | target | vs target | peer | "
-           "vs peer | grad rel. err vs CPU f64 | fwd+bwd, thread-per-row kernel | "
-           "fwd+bwd, one wave |",
-           "|---|---|---|---|---|---|---|---|---|---|---|"]
-    for label, t, tv, g, target, peer, plabel, err, t_old, t_one in rows:
-        tgt = f"<= {target * 1e3:.2f} ms" if target else "report"
-        met = ("met" if t <= target else "MISSED") if target else ""
-        pr = f"{peer * 1e3:.2f} ms ({plabel})" if peer else plabel
-        ratio = f"{peer / t:.1f}x" if peer else ""
-        out.append(f"| {label} | {t * 1e3:.3f} ms | {tv * 1e3:.3f} ms | {g:.1f} | {tgt} | "
-                   f"{met} | {pr} | {ratio} | {err:.1e} | {t_old * 1e3:.3f} ms | "
-                   f"{t_one * 1e3:.3f} ms |")
-    out.append("")
-    out.append(f"Plain PyTorch autograd soft-DTW (anti-diagonal Python loop), B=8 N=M=64 d=2: "
-               f"{t_plain * 1e3:.1f} ms; tswarp {t_ours * 1e3:.3f} ms "
-               f"({t_plain / t_ours:.0f}x).")
+           f"gamma {args.gamma}; float32; fwd+bwd wall time per call, median of 5 rounds.", "",
+           "| B, N=M, D | implementation | fwd+bwd | cells/s | peak memory | "
+           "its time / tswarp's | value err | grad err | target |",
+           "|---|---|---|---|---|---|---|---|---|"]
+    only = {int(k) for k in args.only.split(",")} if args.only else None
+    for ci, (B, N, D, target) in enumerate(CASES):
+        if only is not None and ci not in only:
+            continue
+        x = torch.rand(B, N, D, generator=gen, device="cuda").requires_grad_()
+        y = torch.rand(B, N, D, generator=gen, device="cuda").requires_grad_()
+        v_ref, g_ref = reference(x, y, args.gamma, P)
+        gscale = float(g_ref.abs().max())
+        t_ts = None
+        for label, make, env in impls:
+            if label == "pytorch-softdtw-cuda" and N > 1024:
+                out.append(f"| {B}, {N}, {D} | {label} | cannot run (N > 1024) | | | | | | |")
+                continue
+            with with_env(**env):
+                t, peak, vals, gx, err = run_one(make(args.gamma), x, y, args.reps, P)
+            if err:
+                out.append(f"| {B}, {N}, {D} | {label} | {err} | | | | | | |")
+                continue
+            if label == "tswarp":
+                t_ts = t
+            verr = float(((vals - v_ref).abs() / v_ref.abs().clamp(min=1)).max())
+            gerr = float((gx - g_ref).abs().max()) / gscale
+            ratio = f"{t / t_ts:.1f}x" if t_ts and label != "tswarp" else ""
+            tgt = ""
+            if label == "tswarp" and target:
+                tgt = f"<= {target * 1e3:.2f} ms: {'met' if t <= target else 'MISSED'}"
+            out.append(f"| {B}, {N}, {D} | {label} | {fmt_ms(t)} | "
+                       f"{B * N * N / t / 1e9:.1f} G | {peak / 2**20:.0f} MiB | {ratio} | "
+                       f"{verr:.1e} | {gerr:.1e} | {tgt} |")
+            print(out[-1], flush=True)
+        del x, y
+        torch.cuda.empty_cache()
+    if args.dtw:
+        out += dtw_rates(gen)
     if args.scan:
         out += scan(gen, args.reps, args.gamma)
     text = "\n".join(out)

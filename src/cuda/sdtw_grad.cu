@@ -192,6 +192,8 @@ struct SgJob {
     int64_t wf_k;  /* stripes per problem */
     bool wf_val;   /* values only on its float32 variant (tsw__cuda_soft_dtw_paired_wf) */
     bool bi;       /* gradients in two waves (sdtw_bi.cuh): wf_rows rows a stripe, wf_k stripes */
+    bool mat;      /* costs formed first (sdtw_mat.cuh), the CM wavefront, gradients from E */
+    const int64_t *d_coff; /* mat: device, chunk-relative offsets (doubles) of the matrices */
     int *sync;     /* split: ticket, then forward and backward flags of 2 (blocks) + 2 ints */
     int64_t sync_ints;
 };
@@ -217,7 +219,11 @@ size_t sg_budget(size_t fixed)
         (void)cudaGetLastError();
         return (size_t)1 << 30;
     }
-    return free_b > fixed ? (free_b - fixed) / 2 : 0;
+    const size_t b = free_b > fixed ? (free_b - fixed) / 2 : 0;
+    /* developer knob TSWARP_SDTW_BUDGET=<bytes>: a smaller budget (the tests' chunks) */
+    const char *env = getenv("TSWARP_SDTW_BUDGET");
+    const long long cap = env && *env ? strtoll(env, nullptr, 10) : 0;
+    return cap > 0 && (size_t)cap < b ? (size_t)cap : b;
 }
 
 bool full_cover(const HostColl &h)
@@ -297,7 +303,7 @@ int sg_size(const int64_t *rsize, int64_t count, int64_t per_block, size_t es, s
  * float32 wavefront kernel only: the double instance never gets here (wf_eligible). */
 template <typename T>
 int wf_split_launch(Call &call, const SgJob &job, const SgKind &kd, SgArgs<T> &g,
-                    int64_t count, double *scratch)
+                    int64_t count, double *scratch, bool cm = false)
 {
     if constexpr (sizeof(T) != sizeof(float)) {
         return TSW_ENOTSUP;
@@ -306,7 +312,7 @@ int wf_split_launch(Call &call, const SgJob &job, const SgKind &kd, SgArgs<T> &g
         g.wf_rows = job.wf_rows;
         g.wf_k = (int)K;
         g.wf_hand = (unsigned long long *)scratch;
-        g.wf_defer = g.want_grad && kd.ga && kd.gb;
+        g.wf_defer = !cm && g.want_grad && kd.ga && kd.gb;
         g.wf_gx = (float *)(g.wf_hand + count * (K - 1) * 4 * job.max_len);
         TSW_CU(cudaMemsetAsync(g.wf_hand, 0xff,
                                (size_t)(count * (K - 1) * 4 * job.max_len) * sizeof(double),
@@ -317,13 +323,13 @@ int wf_split_launch(Call &call, const SgJob &job, const SgKind &kd, SgArgs<T> &g
                "cudaMemsetAsync (tickets)");
         g.ticket = (unsigned *)job.sync;
         g.phase = 1;
-        TSW_CU(wf_dispatch(g, count * K, kd.max_n, job.wf_rb, false, call.stream),
+        TSW_CU(wf_dispatch(g, count * K, kd.max_n, job.wf_rb, false, call.stream, cm),
                "soft-DTW gradient kernel launch");
         if (!g.want_grad)
             return TSW_OK;
         g.ticket = (unsigned *)job.sync + 1;
         g.phase = 2;
-        TSW_CU(wf_dispatch(g, count * K, kd.max_n, job.wf_rb, false, call.stream),
+        TSW_CU(wf_dispatch(g, count * K, kd.max_n, job.wf_rb, false, call.stream, cm),
                "soft-DTW gradient kernel launch");
         if (g.wf_defer && kd.max_n > job.wf_rows) {
             wf_rows_after<<<(unsigned)(count < 4096 ? count : 4096), 256, 0, call.stream>>>(g,
@@ -360,6 +366,61 @@ int bi_split_launch(Call &call, const SgJob &job, const SgKind &kd, SgArgs<T> &g
         TSW_CU(cudaMemsetAsync(job.sync, 0, 2 * sizeof(unsigned), call.stream),
                "cudaMemsetAsync (tickets)");
         TSW_CU(bi_launch(g, b, count, kd.max_n, call.stream), "soft-DTW gradient kernel launch");
+        return TSW_OK;
+    }
+}
+
+/* The matrix form (sdtw_mat.cuh) on problems [g.first, g.first + count) of one kind: the
+ * costs, the wavefront's CM instances (split or one block a problem), then the inputs'
+ * gradients from E, a's rows and then b's (the same rows for the divergence's self terms:
+ * the launches' order keeps them apart). Float32 only (mat_eligible). */
+template <typename T>
+int mat_launch(Call &call, const SgJob &job, const SgKind &kd, SgArgs<T> &g, int64_t count,
+               double *scratch)
+{
+    if constexpr (sizeof(T) != sizeof(float)) {
+        return TSW_ENOTSUP;
+    } else {
+        SmArgs sa;
+        memset(&sa, 0, sizeof(sa));
+        sa.a = (const float *)kd.a;
+        sa.b = (const float *)kd.b;
+        sa.aoff = kd.aoff;
+        sa.alen = kd.alen;
+        sa.boff = kd.boff;
+        sa.blen = kd.blen;
+        sa.first = g.first;
+        sa.count = count;
+        sa.dim = job.dim;
+        sa.R = g.R;
+        sa.coff = job.d_coff;
+        sa.flag = job.flag;
+        sa.h = job.wf_rows;
+        TSW_CU(sm_costs(sa, job.max_len, job.max_len, call.stream), "soft-DTW cost tiles launch");
+        const bool grad = g.want_grad != 0;
+        g.wf_coff = job.d_coff;
+        g.ga = g.gb = nullptr; /* the kernel's own gradients: none (E instead) */
+        if (job.wf_rows) {
+            int rc = wf_split_launch(call, job, kd, g, count, scratch, true);
+            if (rc)
+                return rc;
+        } else {
+            TSW_CU(wf_dispatch(g, count, kd.max_n, job.wf_rb, job.wf_val, call.stream, true),
+                   "soft-DTW gradient kernel launch");
+        }
+        if (!grad)
+            return TSW_OK;
+        sa.accumulate = kd.accumulate;
+        if (kd.ga) {
+            sa.out = (float *)kd.ga;
+            sa.coef = kd.ca;
+            TSW_CU(sm_egrad<false>(sa, job.max_len, call.stream), "soft-DTW gradient launch");
+        }
+        if (kd.gb) {
+            sa.out = (float *)kd.gb;
+            sa.coef = kd.cb;
+            TSW_CU(sm_egrad<true>(sa, job.max_len, call.stream), "soft-DTW gradient launch");
+        }
         return TSW_OK;
     }
 }
@@ -422,6 +483,12 @@ int sg_launch_chunks(Call &call, const SgJob &job, const SgKind *kinds, int nkin
             g.window = (int)job.params->window;
             g.radius = job.params->window_radius;
             g.slope = job.params->itakura_max_slope;
+            if (job.mat) {
+                int rc = mat_launch(call, job, kd, g, k1 - k0, scratch);
+                if (rc)
+                    return rc;
+                continue;
+            }
             if (job.bi) {
                 int rc = bi_split_launch(call, job, kd, g, k1 - k0, scratch);
                 if (rc)
@@ -611,6 +678,26 @@ int sg_grad(const tsw_params *params, tsw_dtype dtype, int64_t dim, const tsw_co
         else
             rb = wf_rows_per_lane(count_c, L_c, exec->device_index, val_only);
     }
+    /* mat: large dims (or the knob) on the costs formed first, the CM instances of the same
+     * kernel: one block a problem, or the split where that leaves SMs idle and (forced)
+     * wherever one block cannot take the rows; values only one block a problem or not at
+     * all (the many-pairs engine then) */
+    const int64_t one_block = 32 * kWfMaxWarps; /* one row per lane (the CM instances) */
+    const bool mat = mat_eligible(dtype, dim, L_c, params->gamma, (int)params->window) &&
+                     (!val_only || L_c <= one_block);
+    if (mat) {
+        bi = false;
+        wrs = val_only ? 0 : wf_split_rows(count_c, L_c, 1, exec->device_index);
+        if (!val_only && !wrs && L_c > one_block)
+            wrs = 32 * kWfStripeWarps;
+        /* stripes of whole 64-row tiles (sdtw_mat.cuh, SmStripe) */
+        wrs = (wrs + 63) / 64 * 64;
+        if (wrs > 32 * kWfStripeWarps)
+            wrs = 32 * kWfStripeWarps;
+        if (wrs >= L_c)
+            wrs = 0;
+        rb = 1;
+    }
     const bool wf = rb > 0;
     const int64_t wk = wrs ? (L + wrs - 1) / wrs : 0; /* stripes per problem */
     if (val_only && (!wf || grad_x || grad_y || params->window == TSW_WINDOW_ITAKURA))
@@ -619,14 +706,16 @@ int sg_grad(const tsw_params *params, tsw_dtype dtype, int64_t dim, const tsw_co
     /* host scratch: rsize, roff, chunk starts (count + 1), index upload (5 count) */
     SgHost hs;
     size_t hbytes;
-    if (tsw__mul_size((size_t)count, 8 * sizeof(int64_t), &hbytes) ||
+    if (tsw__mul_size((size_t)count, 10 * sizeof(int64_t), &hbytes) ||
         hbytes > SIZE_MAX - 64)
         return TSW_EOVERFLOW;
     hs.buf = (int64_t *)tsw__malloc(hbytes + 64);
     if (!hs.buf)
         return TSW_ENOMEM;
+    /* up: the index upload, [x offsets, x lengths, y offsets, y lengths, R offsets, matrix
+     * offsets]; pcell: mat, the doubles of a problem's region before its matrix */
     int64_t *rsize = hs.buf, *start = rsize + count, *up = start + count + 1;
-    int64_t *roff = up + 4 * count;
+    int64_t *roff = up + 4 * count, *coff = up + 5 * count, *pcell = up + 6 * count;
     /* the wavefront kernel's slots (split: a region per stripe) */
     auto wcells = [&](int64_t n, int64_t m) {
         if (bi)
@@ -649,6 +738,15 @@ int sg_grad(const tsw_params *params, tsw_dtype dtype, int64_t dim, const tsw_co
             r = fmax(r, sg_rcells(win, rad, n, n));
             r = fmax(r, sg_rcells(win, rad, m, m));
         }
+        if (mat) {
+            /* the cost matrix after the probabilities (E in its place), in their layout, a
+             * double a slot */
+            double c = wcells(n, m);
+            if (norm)
+                c = fmax(c, fmax(wcells(n, n), wcells(m, m)));
+            pcell[k] = (int64_t)r;
+            r += c;
+        }
         if (r > 4.0e18)
             return TSW_EOVERFLOW;
         rsize[k] = (int64_t)r;
@@ -658,7 +756,7 @@ int sg_grad(const tsw_params *params, tsw_dtype dtype, int64_t dim, const tsw_co
     Plan plan;
     SgPieces pc;
     memset(&pc, 0, sizeof(pc));
-    pc.idx = plan.add((size_t)(5 * count), sizeof(int64_t));
+    pc.idx = plan.add((size_t)(6 * count), sizeof(int64_t));
     const size_t xbytes = (size_t)hx.rows * (size_t)dim * es;
     const size_t ybytes = (size_t)hy.rows * (size_t)dim * es;
     if (!on_device) {
@@ -680,7 +778,7 @@ int sg_grad(const tsw_params *params, tsw_dtype dtype, int64_t dim, const tsw_co
      * its hand-over in shared memory; split, a problem's stripe edges in 4 L words of 8
      * bytes each and, for kinds that want both gradients, its rows' gradients in L dim
      * floats: wf_split_launch) */
-    const bool defer = wrs && (grad_x || grad_y);
+    const bool defer = wrs && (grad_x || grad_y) && !mat;
     const int64_t per_block = bi   ? bi_scratch(wk, L)
                               : wrs ? (wk - 1) * 4 * L + (defer ? (L * dim + 1) / 2 : 0)
                               : wf ? 0
@@ -715,9 +813,11 @@ int sg_grad(const tsw_params *params, tsw_dtype dtype, int64_t dim, const tsw_co
     memcpy(up + count, hx.len, (size_t)count * sizeof(int64_t));
     memcpy(up + 2 * count, hy.off, (size_t)count * sizeof(int64_t));
     memcpy(up + 3 * count, hy.len, (size_t)count * sizeof(int64_t));
-    /* roff already follows at up + 4 count */
+    /* roff already follows at up + 4 count; the matrices after each region's slots */
+    for (int64_t k = 0; mat && k < count; ++k)
+        coff[k] = roff[k] + pcell[k];
     int64_t *d_idx = (int64_t *)call.at(pc.idx);
-    if ((rc = copy_in(call, d_idx, up, (size_t)(5 * count) * sizeof(int64_t), "index upload")))
+    if ((rc = copy_in(call, d_idx, up, (size_t)(6 * count) * sizeof(int64_t), "index upload")))
         return rc;
 
     const void *xv = x->values, *yv = y->values;
@@ -787,6 +887,8 @@ int sg_grad(const tsw_params *params, tsw_dtype dtype, int64_t dim, const tsw_co
     job.wf_k = wk;
     job.wf_val = val_only;
     job.bi = bi;
+    job.mat = mat;
+    job.d_coff = d_idx + 5 * count;
     job.sync = (int *)call.at(pc.sync);
     job.sync_ints = 2 + 2 * slots;
     if ((rc = sg_launch(call, job, kinds, nk, call.at(pc.R), call.at(pc.scratch), per_block,
@@ -961,7 +1063,8 @@ int tsw__cuda_soft_dtw_paired_wf(const tsw_params *params, tsw_dtype dtype, int6
                                  size_t *query)
 {
     /* what the wavefront kernel never takes, decided before the collections are read */
-    if (!wf_eligible(dtype, dim, 0, false, params->gamma) ||
+    if ((!wf_eligible(dtype, dim, 0, false, params->gamma) &&
+         !mat_eligible(dtype, dim, 0, params->gamma, (int)params->window)) ||
         params->window == TSW_WINDOW_ITAKURA)
         return TSW_ENOTSUP;
     return sg_grad(params, dtype, dim, x, y, values, nullptr, nullptr, exec, on_device, query,

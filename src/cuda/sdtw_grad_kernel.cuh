@@ -35,6 +35,7 @@
  */
 #pragma once
 
+#include <cuda_pipeline.h>
 #include <cuda_runtime.h>
 
 #include <stdint.h>
@@ -160,6 +161,10 @@ template <typename T> struct SgArgs {
     int wf_rows, wf_k, wf_defer;
     unsigned long long *wf_hand;
     float *wf_gx;
+    /* the wavefront kernel's cost-matrix instances (sdtw_wf.cuh, wf_cm_at): problem p's
+     * formed costs (and E) at R + wf_coff[p], chunk-relative doubles; NULL: the caller's
+     * matrices (cost, gcost) */
+    const int64_t *wf_coff;
     int want_grad;
     double gamma, inv_gamma;
     int window;
@@ -657,15 +662,16 @@ __global__ void __launch_bounds__(sg_max_threads(sizeof(T), COST, DK == 0),
 
 #include "cuda/sdtw_wf.cuh"
 #include "cuda/sdtw_bi.cuh"
+#include "cuda/sdtw_mat.cuh"
 
 /* The wavefront kernel is float32 only (wf_eligible). */
 inline cudaError_t wf_dispatch(const SgArgs<float> &g, int64_t blocks, int64_t max_n, int rb,
-                               bool val, cudaStream_t stream)
+                               bool val, cudaStream_t stream, bool cm = false)
 {
-    return wf_launch(g, blocks, max_n, rb, val, stream);
+    return wf_launch(g, blocks, max_n, rb, val, stream, cm);
 }
 inline cudaError_t wf_dispatch(const SgArgs<double> &, int64_t, int64_t, int, bool,
-                               cudaStream_t)
+                               cudaStream_t, bool = false)
 {
     return cudaErrorNotSupported;
 }

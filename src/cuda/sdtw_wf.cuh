@@ -176,13 +176,29 @@ __host__ __device__ inline int64_t wf_cells(int64_t n, int64_t m, int rb)
     return (lp * rb + m - 1) * rb * lp;
 }
 
-template <int DK, bool BAND, int RB, bool VAL, bool SPLIT>
+/*
+ * CM instances (cost matrices, DK = 1, one row per lane): the cell's cost is read from the
+ * matrix of doubles that sdtw_mat.cuh formed, instead of being formed from x_i and y_j, and
+ * the backward pass writes E(i, j) as a float into the low word of the cell's own slot (its
+ * cost is read by the forward pass only, by the lane that later writes its E) instead of
+ * fusing the inputs' gradients; b travels nowhere. Problem p's matrix lies at R + g.wf_coff[p] (chunk-relative doubles) in the
+ * probabilities' skewed layout (WF_AT: a stripe's cell (i, j) at (i + j) Lp + i, sm_slot),
+ * so that a warp's step reads and writes 32 consecutive floats: the row-major layout read
+ * a sector a lane, and those 32 L1 wavefronts an instruction made the step 2.3x slower
+ * (bench/RESULTS.md). The forward pass's costs come kCmAhead steps ahead through a ring in
+ * shared memory (cp.async, one group a step), so their latency stays off the step.
+ */
+constexpr int kCmAhead = 3;
+static_assert((kCmAhead & (kCmAhead + 1)) == 0, "the ring's slots: a power of two");
+
+template <int DK, bool BAND, int RB, bool VAL, bool SPLIT, bool CM = false>
 /* (launch bounds: 16 warps of one row per lane for the one-block instances; 8 warps
  * elsewhere, whose registers 512 threads would cap: measured slower, bench/RESULTS.md) */
 __global__ void __launch_bounds__(32 * (SPLIT ? kWfStripeWarps + 1 : wf_max_warps(RB)), 1)
     sdtw_wf_kernel(SgArgs<float> g)
 {
     static_assert(!SPLIT || (!VAL && RB == 1), "split instances: gradients, 1 row per lane");
+    static_assert(!CM || (DK == 1 && RB == 1), "cost-matrix instances: DK = 1, RB = 1");
     using RT = typename WfReal<VAL>::T;
     extern __shared__ __align__(16) unsigned char wf_smem[];
     /* device inputs found non-finite by the check kernels: write nothing */
@@ -226,9 +242,18 @@ __global__ void __launch_bounds__(32 * (SPLIT ? kWfStripeWarps + 1 : wf_max_warp
     double *hf = (double *)wf_smem;                   /* [2][NS][1 + DK] */
     float *hb = (float *)(hf + 2 * NS * (1 + DK));    /* [2][NS][3 + 2 DK] */
     float *ys = hb + 2 * NS * (3 + 2 * DK);           /* b: [m][DK] */
-    const float *Bg = g.b + g.boff[p] * DK;
-    for (int k = tid; k < m * DK; k += blockDim.x)
-        ys[k] = Bg[k];
+    if constexpr (!CM) {
+        const float *Bg = g.b + g.boff[p] * DK;
+        for (int k = tid; k < m * DK; k += blockDim.x)
+            ys[k] = Bg[k];
+    }
+    /* CM: the stripe's region of the cost (then E) matrix, the probabilities' layout */
+    double *Ce = nullptr;
+    if constexpr (CM) {
+        Ce = g.R + g.wf_coff[p];
+        if constexpr (SPLIT)
+            Ce += (int64_t)q * wf_cells(g.wf_rows, m, 1);
+    }
     /* the hand-over slots read before any warp wrote them hold cells off the grid */
     for (int k = tid; k < 2 * NS; k += blockDim.x)
         hf[k] = INF;
@@ -238,7 +263,7 @@ __global__ void __launch_bounds__(32 * (SPLIT ? kWfStripeWarps + 1 : wf_max_warp
         hb[k] = 0.f;
     float xf[RB][DK];
     RT xd[RB][DK];
-    {
+    if constexpr (!CM) {
         const float *A = g.a + (g.aoff[p] + i0) * DK;
 #pragma unroll
         for (int r = 0; r < RB; ++r)
@@ -247,6 +272,12 @@ __global__ void __launch_bounds__(32 * (SPLIT ? kWfStripeWarps + 1 : wf_max_warp
                 xf[r][k] = r0 + r < nl ? A[(int64_t)(r0 + r) * DK + k] : 0.f;
                 xd[r][k] = (RT)xf[r][k];
             }
+    } else {
+#pragma unroll
+        for (int r = 0; r < RB; ++r)
+#pragma unroll
+            for (int k = 0; k < DK; ++k)
+                xf[r][k] = 0.f, xd[r][k] = 0;
     }
     __syncthreads();
     float2 *P = (float2 *)g.R + g.roff[p];
@@ -297,6 +328,24 @@ __global__ void __launch_bounds__(32 * (SPLIT ? kWfStripeWarps + 1 : wf_max_warp
 #pragma unroll
             for (int r = 0; r < RB; ++r)
                 keep[r] = !VAL && g.want_grad && r0 + r < nl;
+            /* CM: the cost of the row's cell of step s, copied kCmAhead steps ahead into
+             * slot s % (kCmAhead + 1) of the lane's ring (the slot read the step before:
+             * never the one being read), one cp.async group a step (empty off the grid:
+             * such a cell's value is never used by a cell of the grid, its cost reads 0) */
+            double *ring = (double *)ys; /* (CM: no b) [kCmAhead + 1][blockDim] */
+#define WF_CLOAD(s_)                                                                          \
+    {                                                                                         \
+        const int j_ = (s_)-L;                                                                \
+        if (L < nl && (unsigned)j_ < (unsigned)m)                                             \
+            __pipeline_memcpy_async(ring + ((s_) & kCmAhead) * blockDim.x + tid,              \
+                                    Ce + (int64_t)(s_)*Lp + L, sizeof(double));               \
+        __pipeline_commit();                                                                  \
+    }
+            if constexpr (CM) {
+#pragma unroll
+                for (int u = 0; u < kCmAhead; ++u)
+                    WF_CLOAD(sa + u);
+            }
             if constexpr (SPLIT)
                 __syncthreads(); /* the transfer warp's first slot */
             for (int s = 0; s < sa; ++s)
@@ -322,7 +371,7 @@ __global__ void __launch_bounds__(32 * (SPLIT ? kWfStripeWarps + 1 : wf_max_warp
                         hR = INF;
 #pragma unroll
                     for (int k = 0; k < DK; ++k)
-                        hY[k] = s < m ? ys[s * DK + k] : 0.f;
+                        hY[k] = !CM && s < m ? ys[s * DK + k] : 0.f;
                 } else {
                     const int h = ((s & 1) ^ 1) * NS + warp - 1;
                     hR = (RT)hf[h];
@@ -340,10 +389,17 @@ __global__ void __launch_bounds__(32 * (SPLIT ? kWfStripeWarps + 1 : wf_max_warp
                     const int i = r0 + r, j = s - i;
                     const RT up = r > 0 ? prev[r - 1] : uR;
                     RT cost = 0; /* cost.h's squared Euclidean cost (gradients: in double) */
+                    if constexpr (CM) {
+                        __pipeline_wait_prior(kCmAhead - 1);
+                        cost = (unsigned)j < (unsigned)m && L < nl
+                                   ? (RT)ring[(s & kCmAhead) * blockDim.x + tid]
+                                   : (RT)0;
+                    } else {
 #pragma unroll
-                    for (int k = 0; k < DK; ++k) {
-                        const RT df = xd[r][k] - (RT)(r > 0 ? yv[r - 1][k] : uY[k]);
-                        cost += df * df;
+                        for (int k = 0; k < DK; ++k) {
+                            const RT df = xd[r][k] - (RT)(r > 0 ? yv[r - 1][k] : uY[k]);
+                            cost += df * df;
+                        }
                     }
                     /* a cell with j < 0 needs no test: its three predecessors lie at columns
                      * < 0 too, all +inf (R(-1, -1) = 0 is row 0's diagonal at j = 0), so the
@@ -361,6 +417,9 @@ __global__ void __launch_bounds__(32 * (SPLIT ? kWfStripeWarps + 1 : wf_max_warp
                     nR[r] = rr;
                     if (keep[r] && (unsigned)j < (unsigned)m)
                         P[WF_AT(s, r)] = make_float2(pd, pu);
+                }
+                if constexpr (CM) {
+                    WF_CLOAD(s + kCmAhead);
                 }
 #pragma unroll
                 for (int r = RB - 1; r >= 0; --r) {
@@ -382,6 +441,7 @@ __global__ void __launch_bounds__(32 * (SPLIT ? kWfStripeWarps + 1 : wf_max_warp
                     __syncthreads();
                 }
             }
+#undef WF_CLOAD
             for (int s = sb; s < S; ++s)
                 if (sync)
                     __syncthreads();
@@ -394,7 +454,7 @@ __global__ void __launch_bounds__(32 * (SPLIT ? kWfStripeWarps + 1 : wf_max_warp
             }
         }
     }
-    if (!g.want_grad || (!gx_on && !gy_on) || (SPLIT && g.phase == 1))
+    if (!g.want_grad || (!CM && !gx_on && !gy_on) || (SPLIT && g.phase == 1))
         return; /* (always so for VAL: sg_grad, val_only) */
 
     /* ---- backward: the steps in reverse; row r at step s is cell (i, j) = (r0 + r, s - i),
@@ -420,7 +480,7 @@ __global__ void __launch_bounds__(32 * (SPLIT ? kWfStripeWarps + 1 : wf_max_warp
         /* y travels up the rows one row a step, from the last owner's last row (which
          * reads b): the last owner's rows below the grid (RB > 1) start with the y that
          * step S would have given them, so that row nl - 1 has y_(m - 1) at step S - 1 */
-        if (L == Lp - 1 && r0 + r >= nl) {
+        if (!CM && L == Lp - 1 && r0 + r >= nl) {
             const int j = S - (r0 + r);
 #pragma unroll
             for (int k = 0; k < DK; ++k)
@@ -563,7 +623,7 @@ __global__ void __launch_bounds__(32 * (SPLIT ? kWfStripeWarps + 1 : wf_max_warp
 #pragma unroll
                 for (int k = 0; k < DK; ++k)
                     lY[k] = 0.f;
-                if (warp == (Lp - 1) >> 5) {
+                if (!CM && warp == (Lp - 1) >> 5) {
                     const int j = s - (r0 + RB - 1);
 #pragma unroll
                     for (int k = 0; k < DK; ++k)
@@ -593,13 +653,22 @@ __global__ void __launch_bounds__(32 * (SPLIT ? kWfStripeWarps + 1 : wf_max_warp
                 if ((unsigned)j >= (unsigned)m || !rowok[r] || (BAND && !bd.admits(i0 + i, j)))
                     e = 0.f;
                 nE[r] = e;
+                if constexpr (CM) {
+                    /* E (dv/dc, the caller's matrices: times cv) of the grid's cells */
+                    if ((unsigned)j < (unsigned)m && rowok[r])
+                        ((float *)Ce)[2 * ((int64_t)s * Lp + L)] = e;
 #pragma unroll
-                for (int k = 0; k < DK; ++k) {
-                    const float y = r < RB - 1 ? yb[r + 1][k] : dY[k];
-                    const float te = e * (xf[r][k] - y);
-                    gx[r][k] += te;
-                    nY[r][k] = y;
-                    nG[r][k] = (r < RB - 1 ? gya[r + 1][k] : dG[k]) - te;
+                    for (int k = 0; k < DK; ++k)
+                        nY[r][k] = nG[r][k] = 0.f;
+                } else {
+#pragma unroll
+                    for (int k = 0; k < DK; ++k) {
+                        const float y = r < RB - 1 ? yb[r + 1][k] : dY[k];
+                        const float te = e * (xf[r][k] - y);
+                        gx[r][k] += te;
+                        nY[r][k] = y;
+                        nG[r][k] = (r < RB - 1 ? gya[r + 1][k] : dG[k]) - te;
+                    }
                 }
             }
 #undef WF_SUB
@@ -622,7 +691,7 @@ __global__ void __launch_bounds__(32 * (SPLIT ? kWfStripeWarps + 1 : wf_max_warp
                 }
             }
             /* row 0 of lane 0 closes column j = s: every row below has added to it */
-            if (L == 0 && gy_on && s < m && !above) {
+            if (!CM && L == 0 && gy_on && s < m && !above) {
 #pragma unroll
                 for (int k = 0; k < DK; ++k) {
                     float *q = gbo + (int64_t)s * DK + k;
@@ -648,6 +717,8 @@ __global__ void __launch_bounds__(32 * (SPLIT ? kWfStripeWarps + 1 : wf_max_warp
     }
 #undef WF_LOAD
 #undef WF_AT
+    if constexpr (CM)
+        return; /* (E is the output: sdtw_mat.cuh forms the inputs' gradients from it) */
     /* the rows' gradients after the columns' (ga and gb may be the same rows for the
      * divergence's self terms: the barrier orders the two) */
     __syncthreads();
@@ -800,11 +871,11 @@ inline int wf_split_rows(int64_t count, int64_t max_len, int64_t dim, int device
     return (int)rs;
 }
 
-template <int DK, bool BAND, int RB, bool VAL, bool SPLIT>
+template <int DK, bool BAND, int RB, bool VAL, bool SPLIT, bool CM = false>
 cudaError_t wf_launch_one(const SgArgs<float> &g, int64_t blocks, int warps, size_t smem,
                           cudaStream_t stream)
 {
-    auto *k = sdtw_wf_kernel<DK, BAND, RB, VAL, SPLIT>;
+    auto *k = sdtw_wf_kernel<DK, BAND, RB, VAL, SPLIT, CM>;
     if (smem > 48 * 1024) {
         cudaError_t e = cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                              (int)smem);
@@ -817,8 +888,17 @@ cudaError_t wf_launch_one(const SgArgs<float> &g, int64_t blocks, int warps, siz
 
 template <int RB, bool VAL, bool SPLIT = false>
 cudaError_t wf_launch_rb(const SgArgs<float> &g, int64_t blocks, int warps, size_t smem,
-                         bool band, cudaStream_t stream)
+                         bool band, cudaStream_t stream, bool cm = false)
 {
+    if constexpr (RB == 1) {
+        if (cm)
+            return band ? wf_launch_one<1, true, 1, VAL, SPLIT, true>(g, blocks, warps, smem,
+                                                                      stream)
+                        : wf_launch_one<1, false, 1, VAL, SPLIT, true>(g, blocks, warps, smem,
+                                                                       stream);
+    } else if (cm) {
+        return cudaErrorInvalidValue; /* (the CM instances: one row per lane) */
+    }
     if (g.dim == 1)
         return band ? wf_launch_one<1, true, RB, VAL, SPLIT>(g, blocks, warps, smem, stream)
                     : wf_launch_one<1, false, RB, VAL, SPLIT>(g, blocks, warps, smem, stream);
@@ -829,33 +909,35 @@ cudaError_t wf_launch_rb(const SgArgs<float> &g, int64_t blocks, int warps, size
 /* The rows-per-lane ladder of one variant (VAL: values only). */
 template <bool VAL>
 cudaError_t wf_launch_v(const SgArgs<float> &g, int64_t blocks, int warps, size_t smem,
-                        bool band, int rb, cudaStream_t stream)
+                        bool band, int rb, cudaStream_t stream, bool cm)
 {
     if (rb == 1)
-        return wf_launch_rb<1, VAL>(g, blocks, warps, smem, band, stream);
+        return wf_launch_rb<1, VAL>(g, blocks, warps, smem, band, stream, cm);
     if (rb == 2)
-        return wf_launch_rb<2, VAL>(g, blocks, warps, smem, band, stream);
+        return wf_launch_rb<2, VAL>(g, blocks, warps, smem, band, stream, cm);
     if (rb == 4)
-        return wf_launch_rb<4, VAL>(g, blocks, warps, smem, band, stream);
-    return wf_launch_rb<8, VAL>(g, blocks, warps, smem, band, stream);
+        return wf_launch_rb<4, VAL>(g, blocks, warps, smem, band, stream, cm);
+    return wf_launch_rb<8, VAL>(g, blocks, warps, smem, band, stream, cm);
 }
 
 /* Launches the problems [first, first + blocks) of one kind (split: blocks = problems x
  * stripes, g.phase 1 or 2); max_n = its longest a, rb the rows per lane its storage was
- * sized for (wf_cells); val: values only, R in float32 and nothing stored (wf_cell_val). */
+ * sized for (wf_cells); val: values only, R in float32 and nothing stored (wf_cell_val);
+ * cm: the cells' costs from matrices (the CM instances: no copy of b in shared memory). */
 inline cudaError_t wf_launch(const SgArgs<float> &g, int64_t blocks, int64_t max_n, int rb,
-                             bool val, cudaStream_t stream)
+                             bool val, cudaStream_t stream, bool cm = false)
 {
     if (g.wf_rows && max_n > g.wf_rows)
         max_n = g.wf_rows; /* split: a block a stripe */
     /* (split: and the transfer warp) */
     const int warps = (int)(((max_n + rb - 1) / rb + 31) / 32) + (g.wf_rows ? 1 : 0);
-    const size_t smem = wf_smem_bytes(warps, g.ymax, g.dim);
+    const size_t smem = cm ? wf_smem_bytes(warps, 0, 1) + (size_t)(kCmAhead + 1) * 32 * warps * 8
+                           : wf_smem_bytes(warps, g.ymax, g.dim);
     const bool band = g.window == TSW_WINDOW_SAKOE_CHIBA ||
                       g.window == TSW_WINDOW_SAKOE_CHIBA_FRACTION;
     if (g.wf_rows) /* split (gradients only): 1 row per lane */
-        return wf_launch_rb<1, false, true>(g, blocks, warps, smem, band, stream);
-    return val ? wf_launch_v<true>(g, blocks, warps, smem, band, rb, stream)
-               : wf_launch_v<false>(g, blocks, warps, smem, band, rb, stream);
+        return wf_launch_rb<1, false, true>(g, blocks, warps, smem, band, stream, cm);
+    return val ? wf_launch_v<true>(g, blocks, warps, smem, band, rb, stream, cm)
+               : wf_launch_v<false>(g, blocks, warps, smem, band, rb, stream, cm);
 }
 

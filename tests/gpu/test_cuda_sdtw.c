@@ -17,8 +17,9 @@
  * results bit for bit); values without gradients (NULL gradient pointers) equal to those
  * with, bit for bit; NaN found on the device with the outputs untouched.
  * Long pairs in narrow Sakoe-Chiba bands (the band layout and steps), and one pair of 10^6
- * points in a radius of 10 (band). TSWARP_GPU_TEST_ONLY=random,paired,split,bi,cost,extreme,
- * faults,long,band runs some parts only.
+ * points in a radius of 10 (band). The matrix form at large dims (mat_case).
+ * TSWARP_GPU_TEST_ONLY=random,paired,split,bi,cost,mat,extreme,faults,long,band runs some
+ * parts only.
  *
  * Agreement with the CPU: values within tol * max(1, |cpu|), gradients within
  * tol * max(1, max |cpu gradient| of the pair), tol = 1e-9 (float64) and 1e-4 (float32,
@@ -755,6 +756,101 @@ static void cost_case(tsw_t_rng *r)
     free(g2);
 }
 
+/*
+ * The matrix form (sdtw_mat.cuh: the costs formed first, the wavefront kernel on them, the
+ * gradients from E by products), float32: dims 1 to 130, the crossover forced both ways
+ * (TSWARP_SDTW_MAT=1 for every dim, 0 for none: the fused kernels) or left to its choice,
+ * small and large batches, one block a pair or the split (pairs up to 3,000 points: forced
+ * stripes past 2,048), windows, the divergence, ragged collections with gaps. Every call
+ * against the CPU (float64 inside); the matrix form's values without gradients equal those
+ * with bit for bit, and a budget so small that the problems run in many chunks
+ * (TSWARP_SDTW_BUDGET) gives the one-chunk bits.
+ */
+static void mat_case(tsw_t_rng *r)
+{
+    const tsw_dtype dt = TSW_F32;
+    static const int64_t dims[8] = {1, 2, 3, 5, 16, 33, 64, 130};
+    const int kind = tsw_t_int(r, 0, 5); /* 0 a large batch, 1 long pairs, else small */
+    /* (long pairs up to 16 dims: the CPU reference's time) */
+    const int64_t dim = dims[tsw_t_int(r, 0, kind == 1 ? 4 : 7)];
+    const int64_t count = kind == 0 ? (int64_t)tsw_t_int(r, 150, 400)
+                          : kind == 1 ? (int64_t)tsw_t_int(r, 1, 3)
+                                      : (int64_t)tsw_t_int(r, 1, 24);
+    const int64_t hi = kind == 0 ? 48 : kind == 1 ? (g_quick ? 2300 : 3000)
+                                                  : (tsw_t_int(r, 0, 2) ? 90 : 600);
+    int64_t lx[512], ly[512];
+    random_lengths(r, count, hi, lx, ly);
+    batch x = make_batch(r, count, dim, lx, tsw_t_int(r, 0, 1));
+    batch y = make_batch(r, count, dim, ly, tsw_t_int(r, 0, 1));
+    tsw_params p;
+    random_params(r, 5, 0, &p); /* gamma 1e-3 .. 10 */
+    const char *knob = tsw_t_int(r, 0, 2) == 0 ? NULL : "1";
+    char ctx[220];
+    snprintf(ctx, sizeof ctx,
+             "mat dim %" PRId64 " count %" PRId64 " max len %" PRId64 " gamma %g norm %d "
+             "window %d/%g TSWARP_SDTW_MAT=%s",
+             dim, count, hi, p.gamma, p.normalize, (int)p.window, p.window_radius,
+             knob ? knob : "unset");
+    void *xv = as_dtype(x.v, x.rows * dim, dt), *yv = as_dtype(y.v, y.rows * dim, dt);
+    tsw_collection cx = view(&x, xv), cy = view(&y, yv);
+    const size_t es = esz(dt);
+    void *v[3] = {malloc(es * count), malloc(es * count), malloc(es * count)};
+    void *gx[3] = {as_dtype(x.v, x.rows * dim, dt), as_dtype(x.v, x.rows * dim, dt),
+                   as_dtype(x.v, x.rows * dim, dt)};
+    void *gy[3] = {as_dtype(y.v, y.rows * dim, dt), as_dtype(y.v, y.rows * dim, dt),
+                   as_dtype(y.v, y.rows * dim, dt)};
+    tsw_exec ec, eg;
+    tsw_exec_default(&ec);
+    ec.device = TSW_DEVICE_CPU;
+    tsw_exec_default(&eg);
+    eg.device = TSW_DEVICE_CUDA;
+    /* [0] the CPU, [1] the matrix form (or the choice), [2] the fused kernels */
+    int rc0 = tsw_soft_dtw_grad(&p, dt, dim, &cx, &cy, v[0], gx[0], gy[0], &ec);
+    if (knob)
+        setenv("TSWARP_SDTW_MAT", knob, 1);
+    int rc1 = tsw_soft_dtw_grad(&p, dt, dim, &cx, &cy, v[1], gx[1], gy[1], &eg);
+    setenv("TSWARP_SDTW_MAT", "0", 1);
+    int rc2 = tsw_soft_dtw_grad(&p, dt, dim, &cx, &cy, v[2], gx[2], gy[2], &eg);
+    unsetenv("TSWARP_SDTW_MAT");
+    if (!CHECK_RC(rc0, TSW_OK) || !CHECK_RC(rc1, TSW_OK) || !CHECK_RC(rc2, TSW_OK)) {
+        TSW_T_NOTE("  %s: %s\n", ctx, tsw_last_error_detail());
+        goto done;
+    }
+    {
+        char c1[260], c2[260];
+        snprintf(c1, sizeof c1, "%s (matrix)", ctx);
+        snprintf(c2, sizeof c2, "%s (fused)", ctx);
+        cmp_call(&x, &y, dt, v[1], v[0], gx[1], gx[0], gy[1], gy[0], c1);
+        cmp_call(&x, &y, dt, v[2], v[0], gx[2], gx[0], gy[2], gy[0], c2);
+    }
+    if (knob)
+        setenv("TSWARP_SDTW_MAT", knob, 1);
+    {
+        /* values alone: the same bits */
+        void *vn = malloc(es * count);
+        if (CHECK_RC(tsw_soft_dtw_grad(&p, dt, dim, &cx, &cy, vn, NULL, NULL, &eg), TSW_OK) &&
+            !CHECK(memcmp(vn, v[1], es * count) == 0))
+            TSW_T_NOTE("  %s: values without gradients differ\n", ctx);
+        /* many chunks: the same bits */
+        void *gxc = as_dtype(x.v, x.rows * dim, dt), *gyc = as_dtype(y.v, y.rows * dim, dt);
+        char budget[32];
+        snprintf(budget, sizeof budget, "%lld", (long long)tsw_t_int(r, 1, 4) << 20);
+        setenv("TSWARP_SDTW_BUDGET", budget, 1);
+        if (CHECK_RC(tsw_soft_dtw_grad(&p, dt, dim, &cx, &cy, vn, gxc, gyc, &eg), TSW_OK) &&
+            !CHECK(same_bits(&x, &y, dt, dim, vn, v[1], gxc, gx[1], gyc, gy[1])))
+            TSW_T_NOTE("  %s: chunks (budget %s) differ\n", ctx, budget);
+        unsetenv("TSWARP_SDTW_BUDGET");
+        free(vn);
+        free(gxc);
+        free(gyc);
+    }
+    if (tsw_t_int(r, 0, 1))
+        check_twin(r, &p, dt, dim, &x, &y, xv, yv, v[1], gx[1], gy[1], &eg, ctx);
+    unsetenv("TSWARP_SDTW_MAT");
+done:
+    free_case(v, gx, gy, xv, yv, &x, &y);
+}
+
 /* gamma 1e-4 and 1e3, both precisions, several stripes: values and gradients finite. */
 static void extreme_gamma(tsw_t_rng *r)
 {
@@ -978,6 +1074,9 @@ int main(void)
     if (section_on("cost"))
         for (int i = 0; i < (g_quick ? 10 : 60); ++i)
             cost_case(&r);
+    if (section_on("mat"))
+        for (int i = 0; i < (g_quick ? 16 : 60); ++i)
+            mat_case(&r);
     if (section_on("extreme"))
         extreme_gamma(&r);
     if (section_on("faults"))
