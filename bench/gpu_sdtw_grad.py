@@ -16,7 +16,13 @@ this process on this GPU at float32:
 The peers are not on PyPI: --peers DIR names a folder holding `soft_dtw_cuda.py` (Maghoumi)
 and the `softdtw_cuda` package (BGU-CS-VIL), fetched from their public repositories (never
 committed here). numpy 2 removed `numpy.row_stack`; it is aliased to `numpy.vstack` here,
-before they are imported, for any of their code that still calls it.
+before they are imported, for any of their code that still calls it. The GPU machine's Numba
+(numba 0.68.0 with numba-cuda 0.30.4, 2026-11-28) fails to compile Python's builtin max and
+min of two numbers inside a CUDA kernel ("TypeError: Signature mismatch: 2 argument types
+given, but function takes 1 arguments", the same with a fresh numba-cuda wheel), which both
+peers' kernels call: before their first call, their modules' names max and min are bound to
+two-argument functions of the same meaning (numba's register_jitable: plain Python on the
+host, compiled in kernels). Their code is not changed.
 Peak memory: torch.cuda.max_memory_allocated over one call above what was allocated before
 it (tswarp takes its device workspace from PyTorch's allocator, so it is counted too).
 Error: each implementation's values and x-gradients on the first four pairs against
@@ -133,6 +139,23 @@ def scan(gen, reps, gamma):
     return out
 
 
+def two_arg_min_max(*modules):
+    """Binds max and min in the peers' modules to two-argument versions that this machine's
+    Numba compiles in CUDA kernels (see the docstring); plain Python elsewhere."""
+    from numba.extending import register_jitable
+
+    @register_jitable
+    def max2(a, b):
+        return a if a > b else b
+
+    @register_jitable
+    def min2(a, b):
+        return a if a < b else b
+
+    for mod in modules:
+        mod.max, mod.min = max2, min2
+
+
 def load_peers(folder):
     """The peers' SoftDTW factories found under folder: {label: f(gamma) -> module}."""
     peers = {}
@@ -141,13 +164,16 @@ def load_peers(folder):
     sys.path.insert(0, folder)
     try:
         import softdtw_cuda  # BGU-CS-VIL/sdtw-cuda-torch
+        import softdtw_cuda.cuda.kernels as bgu_kernels
 
+        two_arg_min_max(bgu_kernels)
         peers["sdtw-cuda-torch"] = lambda g: softdtw_cuda.SoftDTW(gamma=g, fused=False)
     except Exception as e:  # noqa: BLE001 (report and go on)
         print(f"sdtw-cuda-torch not loaded: {type(e).__name__}: {e}")
     try:
         import soft_dtw_cuda  # Maghoumi/pytorch-softdtw-cuda
 
+        two_arg_min_max(soft_dtw_cuda)
         peers["pytorch-softdtw-cuda"] = lambda g: soft_dtw_cuda.SoftDTW(use_cuda=True, gamma=g)
     except Exception as e:  # noqa: BLE001
         print(f"pytorch-softdtw-cuda not loaded: {type(e).__name__}: {e}")

@@ -5,8 +5,8 @@
 For B=32 N=512 D=64 and B=16 N=2048 D=16 (float32, uniform random, gamma 1): the wall time
 of forward + backward through tswarp.torch.SoftDTW and the kernels' own time per call
 (torch.profiler: cost tiles, wavefront forward / backward, gradient products), under the
-developer knobs: the default choice, one block a pair (TSWARP_SDTW_WF_SPLIT=0), stripes of
-128 rows, and the cost tiles by the expansion (TSWARP_SDTW_MAT_EXPAND=1). With --peers, each
+developer knobs: the default choice, stripes of 256 and of 128 rows (TSWARP_SDTW_WF_SPLIT),
+and the cost tiles by the direct form (TSWARP_SDTW_MAT_EXPAND=0). With --peers, each
 peer's first failure on a small case is printed with its traceback.
 """
 import argparse
@@ -96,8 +96,8 @@ def main():
     if a.peers:
         peers(a.peers)
     for B, N, D in ((32, 512, 64), (16, 2048, 16)):
-        for env in ({}, {"TSWARP_SDTW_WF_SPLIT": "0"}, {"TSWARP_SDTW_WF_SPLIT": "128"},
-                    {"TSWARP_SDTW_MAT_EXPAND": "1"}):
+        for env in ({}, {"TSWARP_SDTW_WF_SPLIT": "256"}, {"TSWARP_SDTW_WF_SPLIT": "128"},
+                    {"TSWARP_SDTW_MAT_EXPAND": "0"}):
             probe(B, N, D, env)
 
 

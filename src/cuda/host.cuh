@@ -473,12 +473,15 @@ struct Call {
  * timestamps (times, when given) that are not finite and strictly increasing. */
 template <typename T>
 __device__ void check_series(const T *values, const T *times, const int64_t *off,
-                             const int64_t *len, int64_t s, int64_t dim, int *flag)
+                             const int64_t *len, int64_t s, int64_t dim, int *flag,
+                             int part = 0, int parts = 1)
 {
     const int64_t o = off[s], n = len[s];
     const T *v = values + o * dim;
     int bad = 0;
-    for (int64_t k = threadIdx.x; k < n * dim; k += blockDim.x)
+    /* (part of parts: the values k = part blockDim + threadIdx.x + j parts blockDim) */
+    for (int64_t k = (int64_t)part * blockDim.x + threadIdx.x; k < n * dim;
+         k += (int64_t)parts * blockDim.x)
         bad |= !isfinite(v[k]);
     if (times) {
         const T *t = times + o;
@@ -498,18 +501,32 @@ __global__ void check_kernel(const T *values, const T *times, const int64_t *off
 }
 
 /* Two collections of count series each (no timestamps) in one launch: a launch costs about
- * 5 us of a small call on the GPU (H100, bench/RESULTS.md). */
+ * 5 us of a small call on the GPU (H100, bench/RESULTS.md). Each series in `parts` blocks'
+ * shares (check2_parts), so that a small batch of long series still fills the GPU (32 pairs
+ * of 512 x 64 took 51 us on 64 blocks, H200). */
 template <typename T>
 __global__ void check2_kernel(const T *a, const int64_t *aoff, const int64_t *alen, const T *b,
                               const int64_t *boff, const int64_t *blen, int64_t count,
-                              int64_t dim, int *flag)
+                              int64_t dim, int *flag, int parts = 1)
 {
-    for (int64_t s = blockIdx.x; s < 2 * count; s += gridDim.x) {
+    for (int64_t w = blockIdx.x; w < 2 * count * parts; w += gridDim.x) {
+        const int64_t s = w / parts;
+        const int part = (int)(w % parts);
         if (s < count)
-            check_series(a, (const T *)nullptr, aoff, alen, s, dim, flag);
+            check_series(a, (const T *)nullptr, aoff, alen, s, dim, flag, part, parts);
         else
-            check_series(b, (const T *)nullptr, boff, blen, s - count, dim, flag);
+            check_series(b, (const T *)nullptr, boff, blen, s - count, dim, flag, part, parts);
     }
+}
+
+/* The parts a series of check2_kernel is cut into: about 2048 blocks in all, each at least
+ * 16 values a thread of the longest series' (256 threads), at most 64 a series. */
+inline int check2_parts(int64_t count, int64_t max_len, int64_t dim)
+{
+    const double per = (double)max_len * (double)dim / (256.0 * 16.0);
+    double p = fmin(2048.0 / (2.0 * (double)count), per);
+    p = fmin(p, 64.0);
+    return p < 1 ? 1 : (int)p;
 }
 
 /* ---- collections ---------------------------------------------------------------------------- */

@@ -10,7 +10,9 @@
  * on the register-blocked wavefront kernel of sdtw_wf.cuh (sg_grad: wf_eligible,
  * wf_rows_per_lane); smaller batches with gradients (up to 16,384 points) on its two-wave
  * form, sdtw_bi.cuh (the recursions from both corners at once, E from their sum: bi_rows),
- * or its split; everything else on the kernel below. The same wavefront kernel's
+ * or its split; float32 series of 3 or more features on the matrix form of sdtw_mat.cuh (the
+ * costs formed first, the same wavefront kernel's CM instances on them, the gradients from
+ * E by products: mat_eligible); everything else on the kernel below. The same wavefront kernel's
  * value-only variant serves the paired soft-DTW values of cuda/backend.cu
  * (tsw__cuda_soft_dtw_paired_wf: sg_grad with val_only).
  *
@@ -686,8 +688,13 @@ int sg_grad(const tsw_params *params, tsw_dtype dtype, int64_t dim, const tsw_co
     const bool mat = mat_eligible(dtype, dim, L_c, params->gamma, (int)params->window) &&
                      (!val_only || L_c <= one_block);
     if (mat) {
+        /* one block a pair wherever it takes the rows (B=32 N=512 D=64 on the H200: 486 us
+         * for both sweeps on one block a pair, 575 us split in stripes of 128 rows:
+         * bench/RESULTS.md), the split beyond (or forced by TSWARP_SDTW_WF_SPLIT) */
         bi = false;
-        wrs = val_only ? 0 : wf_split_rows(count_c, L_c, 1, exec->device_index);
+        wrs = val_only || (L_c <= one_block && wf_split_knob() <= 0)
+                  ? 0
+                  : wf_split_rows(count_c, L_c, 1, exec->device_index);
         if (!val_only && !wrs && L_c > one_block)
             wrs = 32 * kWfStripeWarps;
         /* stripes of whole 64-row tiles (sdtw_mat.cuh, SmStripe) */
@@ -713,7 +720,8 @@ int sg_grad(const tsw_params *params, tsw_dtype dtype, int64_t dim, const tsw_co
     if (!hs.buf)
         return TSW_ENOMEM;
     /* up: the index upload, [x offsets, x lengths, y offsets, y lengths, R offsets, matrix
-     * offsets]; pcell: mat, the doubles of a problem's region before its matrix */
+     * offsets]; pcell: mat, the doubles of a problem's region before its matrix (0: the
+     * matrix shares the slots) */
     int64_t *rsize = hs.buf, *start = rsize + count, *up = start + count + 1;
     int64_t *roff = up + 4 * count, *coff = up + 5 * count, *pcell = up + 6 * count;
     /* the wavefront kernel's slots (split: a region per stripe) */
@@ -739,13 +747,16 @@ int sg_grad(const tsw_params *params, tsw_dtype dtype, int64_t dim, const tsw_co
             r = fmax(r, sg_rcells(win, rad, m, m));
         }
         if (mat) {
-            /* the cost matrix after the probabilities (E in its place), in their layout, a
-             * double a slot */
+            /* the cost matrix in the probabilities' own slots, a double each: the forward
+             * pass reads a slot's cost before it stores the slot's probabilities there, the
+             * backward pass its probabilities before it stores E in the low word (the same
+             * lane: sdtw_wf.cuh), so the region is the larger of the two (B=32 N=512 D=64:
+             * 256 MiB at peak with the matrix after the probabilities, 128 MiB so) */
             double c = wcells(n, m);
             if (norm)
                 c = fmax(c, fmax(wcells(n, n), wcells(m, m)));
-            pcell[k] = (int64_t)r;
-            r += c;
+            pcell[k] = 0;
+            r = fmax(r, c);
         }
         if (r > 4.0e18)
             return TSW_EOVERFLOW;
@@ -843,15 +854,17 @@ int sg_grad(const tsw_params *params, tsw_dtype dtype, int64_t dim, const tsw_co
     } else {
         /* device inputs: checked on the device before anything is written */
         TSW_CU(cudaMemsetAsync(dflag, 0, sizeof(int), call.stream), "cudaMemsetAsync");
-        const int bx = (int)(2 * count < 4096 ? 2 * count : 4096);
+        const int parts = check2_parts(count, L, dim);
+        const int64_t w = 2 * count * parts;
+        const int bx = (int)(w < 4096 ? w : 4096);
         if (dtype == TSW_F32)
             check2_kernel<float><<<bx, 256, 0, call.stream>>>(
                 (const float *)xv, d_idx, d_idx + count, (const float *)yv, d_idx + 2 * count,
-                d_idx + 3 * count, count, dim, dflag);
+                d_idx + 3 * count, count, dim, dflag, parts);
         else
             check2_kernel<double><<<bx, 256, 0, call.stream>>>(
                 (const double *)xv, d_idx, d_idx + count, (const double *)yv,
-                d_idx + 2 * count, d_idx + 3 * count, count, dim, dflag);
+                d_idx + 2 * count, d_idx + 3 * count, count, dim, dflag, parts);
         TSW_CU(cudaGetLastError(), "check kernel launch");
         if ((rc = sg_async_flag(call, dflag, &slot)))
             return rc;

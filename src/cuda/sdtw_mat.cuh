@@ -100,7 +100,8 @@ __global__ void __launch_bounds__(256) sm_cost_kernel(SmArgs g, int tiles_j)
     };
     __shared__ SmCostShared sh;
     const int tid = threadIdx.x, tx = tid & 15, ty = tid >> 4;
-    const int ti = (int)(blockIdx.x / (unsigned)tiles_j), tj = (int)(blockIdx.x % (unsigned)tiles_j);
+    const int ti = (int)(blockIdx.x / (unsigned)tiles_j);
+    const int tj = (int)(blockIdx.x % (unsigned)tiles_j);
     const int64_t D = g.dim;
     constexpr int LD = kSmTile * kSmK / 256; /* loads a thread a slice, each side */
     for (int64_t q = blockIdx.y; q < g.count; q += gridDim.y) {
@@ -110,14 +111,15 @@ __global__ void __launch_bounds__(256) sm_cost_kernel(SmArgs g, int tiles_j)
         if (i0 >= n || j0 >= m)
             continue; /* (uniform in the block: no barrier is skipped by part of it) */
         const float *A = g.a + g.aoff[p] * D, *B = g.b + g.boff[p] * D;
-        double acc[4][4], na[4], nb[4];
+        double acc[4][4], px[LD], py[LD]; /* px, py: the staged rows' partial norms */
 #pragma unroll
-        for (int u = 0; u < 4; ++u) {
-            na[u] = nb[u] = 0.0;
+        for (int u = 0; u < 4; ++u)
 #pragma unroll
             for (int v = 0; v < 4; ++v)
                 acc[u][v] = 0.0;
-        }
+#pragma unroll
+        for (int l = 0; l < LD; ++l)
+            px[l] = py[l] = 0.0;
         /* thread tid loads element e = tid + 256 l of a slice: row e / 16, feature e % 16
          * (16 consecutive features of a row per 16 threads; zeros past the rows and the
          * features add nothing) */
@@ -136,8 +138,13 @@ __global__ void __launch_bounds__(256) sm_cost_kernel(SmArgs g, int tiles_j)
 #pragma unroll
             for (int l = 0; l < LD; ++l) {
                 const int e = tid + 256 * l, row = e / kSmK, k = e % kSmK;
-                sh.in.xs[k][row] = (double)rx[l];
-                sh.in.ys[k][row] = (double)ry[l];
+                const double xv = (double)rx[l], yv = (double)ry[l];
+                sh.in.xs[k][row] = xv;
+                sh.in.ys[k][row] = yv;
+                if constexpr (EXPAND) {
+                    px[l] = fma(xv, xv, px[l]);
+                    py[l] = fma(yv, yv, py[l]);
+                }
             }
             __syncthreads();
             if (k0 + kSmK < D)
@@ -161,12 +168,23 @@ __global__ void __launch_bounds__(256) sm_cost_kernel(SmArgs g, int tiles_j)
                             acc[u][v] = fma(d, d, acc[u][v]);
                         }
                     }
-                if constexpr (EXPAND) {
+            }
+            __syncthreads();
+        }
+        /* the norms: row tid / 16 + 16 l's partial sums over the features k = tid % 16
+         * (mod 16), summed over the 16 lanes that share the row, into shared memory */
+        __shared__ double nx[kSmTile], ny[kSmTile];
+        if constexpr (EXPAND) {
 #pragma unroll
-                    for (int u = 0; u < 4; ++u) {
-                        na[u] = fma(xa[u], xa[u], na[u]);
-                        nb[u] = fma(yb[u], yb[u], nb[u]);
-                    }
+            for (int l = 0; l < LD; ++l) {
+#pragma unroll
+                for (int o = 8; o > 0; o >>= 1) {
+                    px[l] += __shfl_xor_sync(0xffffffffu, px[l], o);
+                    py[l] += __shfl_xor_sync(0xffffffffu, py[l], o);
+                }
+                if (tid % kSmK == 0) {
+                    nx[tid / kSmK + 16 * l] = px[l];
+                    ny[tid / kSmK + 16 * l] = py[l];
                 }
             }
             __syncthreads();
@@ -176,7 +194,8 @@ __global__ void __launch_bounds__(256) sm_cost_kernel(SmArgs g, int tiles_j)
 #pragma unroll
             for (int v = 0; v < 4; ++v)
                 sh.tile[ty + 16 * u][tx + 16 * v] =
-                    EXPAND ? fmax(na[u] + nb[v] - 2.0 * acc[u][v], 0.0) : acc[u][v];
+                    EXPAND ? fmax(nx[ty + 16 * u] + ny[tx + 16 * v] - 2.0 * acc[u][v], 0.0)
+                           : acc[u][v];
         __syncthreads();
         double *C = (double *)(g.R + g.coff[p]);
         const SmStripe st(i0, n, m, g.h > 0 ? g.h : n);
@@ -196,7 +215,8 @@ __global__ void __launch_bounds__(256) sm_cost_kernel(SmArgs g, int tiles_j)
  * TR true: of b, rows j < m, E's columns against a): out_r = coef 2 (rowsum_r(E') own_r -
  * (E' other)_r) with E' = E or E^T, added to out (accumulate) or stored, in double as the
  * fused kernels do. A block has 64 rows x BN features (blockIdx.x: row tile x feature tile,
- * blockIdx.y: problems), 256 threads of TM x 4 (rows ty + TY u, features tx + TX v); the
+ * blockIdx.y: problems), 256 threads of TM x 4 (rows TM ty + u, features 4 tx + v: one
+ * vector load of each side a point from shared memory); the
  * contraction runs over the other side's points, 32 at a time through shared memory, the
  * next 32 loaded into registers while the current ones are used. E (a float in the low
  * word of each double slot, sdtw_wf.cuh) is read along its anti-diagonals: a 64 x 32 piece
@@ -214,9 +234,13 @@ __global__ void __launch_bounds__(256) sm_egrad_kernel(SmArgs g, int tiles_f)
     constexpr int LO = (kSmT * BN + 255) / 256;      /* the other side's loads a thread */
     if (g.flag && *(volatile const int *)g.flag)
         return;
-    __shared__ float es[kSmT][kSmTile + 1], os[kSmT][BN + 1];
+    /* (unpadded, for the vector loads: the anti-diagonal stores of es hit 32 banks as they
+     * are, t 64 + a = 63 t + d) */
+    __shared__ __align__(16) float es[kSmT][kSmTile];
+    __shared__ __align__(16) float os[kSmT][BN];
     const int tid = threadIdx.x, tx = tid % TX, ty = tid / TX;
-    const int ti = (int)(blockIdx.x / (unsigned)tiles_f), tf = (int)(blockIdx.x % (unsigned)tiles_f);
+    const int ti = (int)(blockIdx.x / (unsigned)tiles_f);
+    const int tf = (int)(blockIdx.x % (unsigned)tiles_f);
     const int64_t D = g.dim;
     for (int64_t q = blockIdx.y; q < g.count; q += gridDim.y) {
         const int64_t p = g.first + q;
@@ -282,14 +306,22 @@ __global__ void __launch_bounds__(256) sm_egrad_kernel(SmArgs g, int tiles_f)
 #pragma unroll
             for (int tt = 0; tt < kSmT; ++tt) {
                 float ev[TM], ov[4];
-#pragma unroll
-                for (int u = 0; u < TM; ++u) {
-                    ev[u] = es[tt][ty + TY * u];
-                    rs[u] += ev[u];
+                if constexpr (TM == 4) {
+                    const float4 e4 = *(const float4 *)&es[tt][4 * ty];
+                    ev[0] = e4.x, ev[1] = e4.y, ev[2] = e4.z, ev[3] = e4.w;
+                } else if constexpr (TM == 2) {
+                    const float2 e2 = *(const float2 *)&es[tt][2 * ty];
+                    ev[0] = e2.x, ev[1] = e2.y;
+                } else {
+                    ev[0] = es[tt][ty];
                 }
 #pragma unroll
-                for (int v = 0; v < 4; ++v)
-                    ov[v] = os[tt][tx + TX * v];
+                for (int u = 0; u < TM; ++u)
+                    rs[u] += ev[u];
+                {
+                    const float4 o4 = *(const float4 *)&os[tt][4 * tx];
+                    ov[0] = o4.x, ov[1] = o4.y, ov[2] = o4.z, ov[3] = o4.w;
+                }
 #pragma unroll
                 for (int u = 0; u < TM; ++u)
 #pragma unroll
@@ -300,12 +332,12 @@ __global__ void __launch_bounds__(256) sm_egrad_kernel(SmArgs g, int tiles_f)
         }
 #pragma unroll
         for (int u = 0; u < TM; ++u) {
-            const int r = r0 + ty + TY * u;
+            const int r = r0 + TM * ty + u;
             if (r >= rows)
                 continue;
 #pragma unroll
             for (int v = 0; v < 4; ++v) {
-                const int64_t f = f0 + tx + TX * v;
+                const int64_t f = f0 + 4 * tx + v;
                 if (f < D) {
                     const int64_t at = (int64_t)r * D + f;
                     const float gr = rs[u] * Own[at] - acc[u][v];

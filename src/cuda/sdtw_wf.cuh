@@ -179,16 +179,19 @@ __host__ __device__ inline int64_t wf_cells(int64_t n, int64_t m, int rb)
 /*
  * CM instances (cost matrices, DK = 1, one row per lane): the cell's cost is read from the
  * matrix of doubles that sdtw_mat.cuh formed, instead of being formed from x_i and y_j, and
- * the backward pass writes E(i, j) as a float into the low word of the cell's own slot (its
- * cost is read by the forward pass only, by the lane that later writes its E) instead of
- * fusing the inputs' gradients; b travels nowhere. Problem p's matrix lies at R + g.wf_coff[p] (chunk-relative doubles) in the
+ * the backward pass writes E(i, j) as a float into the low word of the cell's own slot
+ * instead of fusing the inputs' gradients; b travels nowhere. The matrix lies in the
+ * probabilities' own slots: a lane reads its cell's cost (cp.async, below) before it
+ * stores the cell's probabilities over it, and loads them (the backward pass' prefetch)
+ * before it stores E over the first: one lane owns a slot, so its program order is the
+ * memory's. Problem p's matrix lies at R + g.wf_coff[p] (chunk-relative doubles) in the
  * probabilities' skewed layout (WF_AT: a stripe's cell (i, j) at (i + j) Lp + i, sm_slot),
  * so that a warp's step reads and writes 32 consecutive floats: the row-major layout read
  * a sector a lane, and those 32 L1 wavefronts an instruction made the step 2.3x slower
  * (bench/RESULTS.md). The forward pass's costs come kCmAhead steps ahead through a ring in
  * shared memory (cp.async, one group a step), so their latency stays off the step.
  */
-constexpr int kCmAhead = 3;
+constexpr int kCmAhead = 7;
 static_assert((kCmAhead & (kCmAhead + 1)) == 0, "the ring's slots: a power of two");
 
 template <int DK, bool BAND, int RB, bool VAL, bool SPLIT, bool CM = false>

@@ -172,6 +172,42 @@ def test_cuda_no_grad_values_equal_autograd_values(normalize):
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA GPU in this machine")
+@pytest.mark.parametrize("dim", [1, 3, 16, 64])
+@pytest.mark.parametrize("knob", ["0", "1", None])
+def test_cuda_float32_large_dims_match_cpu_float64(rng, monkeypatch, dim, knob):
+    """float32 SoftDTW on CUDA at feature dims up to 64, by the matrix form (costs formed
+    first, src/cuda/sdtw_mat.cuh) or the fused kernels (the crossover forced both ways by
+    TSWARP_SDTW_MAT, or left to its choice), the divergence too: values and gradients within
+    1e-4 of the largest entry of the float64 CPU results."""
+    if knob is None:
+        monkeypatch.delenv("TSWARP_SDTW_MAT", raising=False)
+    else:
+        monkeypatch.setenv("TSWARP_SDTW_MAT", knob)
+    # (layout given: a length <= the dim, 50 at D = 64, is otherwise refused as ambiguous)
+    for B, N, M, normalize in ((6, 300, 280, False), (40, 50, 70, True)):
+        # the float64 reference of the float32 inputs themselves
+        x = rng.random((B, N, dim)).astype(np.float32).astype(np.float64)
+        y = rng.random((B, M, dim)).astype(np.float32).astype(np.float64)
+        xd = torch.tensor(x, requires_grad=True)
+        yd = torch.tensor(y, requires_grad=True)
+        fn = SoftDTW(gamma=0.5, normalize=normalize, layout="channels_last")
+        ref = fn(xd, yd)
+        ref.sum().backward()
+        xc = torch.tensor(x, dtype=torch.float32, device="cuda", requires_grad=True)
+        yc = torch.tensor(y, dtype=torch.float32, device="cuda", requires_grad=True)
+        got = fn(xc, yc)
+        got.sum().backward()
+        scale = ref.detach().abs().clamp(min=1)
+        verr = float(((got.double().cpu() - ref.detach()).abs() / scale).max())
+        assert verr <= 1e-4, (dim, knob, B, "value", verr)
+        for side, g, r in (("x", xc.grad, xd.grad), ("y", yc.grad, yd.grad)):
+            d = (g.double().cpu() - r).abs()
+            err = float(d.max() / r.abs().max())
+            at = divmod(int(d.argmax()), d.shape[1] * d.shape[2])
+            assert err <= 1e-4, (dim, knob, B, side, err, at, float(r.abs().max()))
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA GPU in this machine")
 def test_cuda_tensors_match_cpu(rng):
     x = torch.tensor(rng.standard_normal((4, 40, 2)), requires_grad=True)
     y = torch.tensor(rng.standard_normal((4, 30, 2)), requires_grad=True)
