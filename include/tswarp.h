@@ -497,6 +497,33 @@ TSW_EXPORT int tsw_dtw_path(const tsw_align_params *params, tsw_dtype dtype, int
                             const tsw_exec *exec);
 
 /*
+ * The alignment path of an elastic-family measure (params->measure TSW_WDTW .. TSW_MSM) by
+ * aeon's rule (aeon.distances.<measure>_alignment_path): the measure's accumulated matrix
+ * over the whole grid (O(n m) memory: (n + 1) (m + 1) values of dtype, twice for MSM's
+ * independent form), then back from the last cell: at (i, j) with i, j > 0 the neighbour
+ * (i-1, j-1), (i-1, j) or (i, j-1) of least accumulated value, the first of that order on
+ * ties (numpy's argmin); along the first row or column straight back to (0, 0). The rule
+ * reads the matrix, so for the edit measures (ERP, EDR, MSM) it is aeon's path, not always
+ * a path that attains the value. LCSS: aeon's compute_lcss_return_path on the similarity
+ * matrix S: a cell in the window whose points match within epsilon steps diagonally and is
+ * on the path, any other steps up when S(i-1, j) > S(i, j-1), else left; the path holds the
+ * matched cells only (none: length 0). (aeon loops for ever on a cell outside the window;
+ * here it steps.) DDTW and WDDTW: over the derivatives' points (n - 2, m - 2). MSM's
+ * independent form: the channels' matrices summed, as aeon does. The matrices are
+ * tswarp's (ERP's and EDR's boundaries are the papers', where aeon 1.6 differs: the
+ * README's conventions), so the paths equal aeon's wherever the matrices do.
+ * path: (capacity, 2) int64 with capacity >= tsw_path_max_length(n, m); *length pairs;
+ * *value: tsw_distance's value of the pair. Checks and errors are tsw_distance's, then
+ * TSW_EPARAM for another measure, TSW_EINVAL for a small capacity, TSW_ENOPATH when the
+ * window admits no alignment (the value +inf), TSW_ENOMEM for the matrix. CPU only
+ * (device = CUDA: TSW_ENOTSUP); exec->progress is polled once a row (Ctrl-C).
+ */
+TSW_EXPORT int tsw_elastic_path(const tsw_params *params, tsw_dtype dtype, int64_t dim,
+                                const tsw_series *a, const tsw_series *b, int64_t *path,
+                                int64_t capacity, int64_t *length, double *value,
+                                const tsw_exec *exec);
+
+/*
  * FastDTW (Salvador and Chan 2007), the approximate DTW path in O((n + m) radius) time and
  * memory, computed as the `fastdtw` package (0.3.4) does: the same path and cost for the same
  * radius (its levels, windows and tie order: up, left, diagonal). params: step SYMMETRIC1,

@@ -5,6 +5,7 @@
  * Every check runs before any work; outputs are written only on success.
  */
 #include "common/band.h"
+#include "common/elastic.h"
 #include "common/path.h"
 #include "internal.h"
 #include "segmental.h"
@@ -514,6 +515,48 @@ int tsw_fastdtw(const tsw_align_params *params, tsw_dtype dtype, int64_t dim,
         *cost = dtype == TSW_F32 ? (double)(float)total : total;
     }
     return rc;
+}
+
+int tsw_elastic_path(const tsw_params *params, tsw_dtype dtype, int64_t dim,
+                     const tsw_series *a, const tsw_series *b, int64_t *path,
+                     int64_t capacity, int64_t *length, double *value, const tsw_exec *exec)
+{
+    tsw__clear_detail();
+    if (!params || !path || !length || !value)
+        return TSW_EINVAL;
+    if (!TSW_IS_FAMILY(params->measure)) {
+        tsw__set_detail("tsw_elastic_path takes the elastic family (TSW_WDTW .. TSW_MSM); DTW's "
+                        "paths are tsw_dtw_path's");
+        return TSW_EPARAM;
+    }
+    /* every check of the pair and the parameters, and the value, as tsw_distance has them
+     * (the family runs on the CPU: device = CUDA is TSW_ENOTSUP there) */
+    double v;
+    int rc = tsw_distance(params, dtype, dim, a, b, &v, exec);
+    if (rc)
+        return rc;
+    const int64_t need = tsw_path_max_length(a->length, b->length);
+    if (need == 0)
+        return TSW_EOVERFLOW;
+    if (capacity < need) {
+        tsw__set_detail("capacity %lld < n + m - 1 = %lld", (long long)capacity, (long long)need);
+        return TSW_EINVAL;
+    }
+    if (isinf(v)) {
+        tsw__set_detail("the window admits no alignment of the two series (the value is +inf)");
+        return TSW_ENOPATH;
+    }
+    tsw_exec ex;
+    if (exec)
+        ex = *exec;
+    else
+        tsw_exec_default(&ex);
+    int64_t len = 0;
+    if ((rc = tsw__cpu_elastic_path(params, dtype, dim, a, b, path, &len, &ex)))
+        return rc;
+    *length = len;
+    *value = v;
+    return TSW_OK;
 }
 
 int tsw_subsequence_dtw(const tsw_align_params *params, tsw_dtype dtype, int64_t dim,

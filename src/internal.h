@@ -281,6 +281,11 @@ typedef struct tsw__path_job {
 /* Optimal path from (0,0) to (n-1,m-1). On success path[0 .. 2 *length) holds the pairs
  * and *cost D(n-1, m-1); on failure nothing is written. TSW_ENOPATH when D(n-1,m-1) is
  * infinite (a window admitting no path), TSW_ENOMEM, TSW_ECANCELED. */
+/* An elastic-family pair's alignment path by aeon's rule (cpu/reference.c; the pair and the
+ * parameters checked by the caller). */
+int tsw__cpu_elastic_path(const tsw_params *params, tsw_dtype dtype, int64_t dim,
+                          const tsw_series *a, const tsw_series *b, int64_t *path,
+                          int64_t *length, const tsw_exec *ex);
 int tsw__cpu_dtw_path(const tsw__path_job *job, tsw_dtype dtype, int64_t *path,
                       int64_t *length, double *cost);
 

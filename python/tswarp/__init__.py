@@ -27,6 +27,7 @@ from ._tswarp import (
     NoDeviceError,
     __version__,
     adtw,
+    alignment_path,
     cdist,
     ddtw,
     distance,
@@ -75,6 +76,7 @@ __all__ = [
     "lcss",
     "msm",
     "fastdtw",
+    "alignment_path",
     "Match",
     "subsequence_dtw",
     "segmental_dtw",
@@ -98,7 +100,7 @@ __all__ = [
 
 # Public under the package name (help(), repr, pickling by reference as tswarp.dtw).
 for _f in (cdist, distance, dtw, dtw_path, empty_cache, info, paired, pdist, soft_dtw, twed,
-           wdtw, ddtw, wddtw, adtw, erp, edr, lcss, msm, fastdtw):
+           wdtw, ddtw, wddtw, adtw, erp, edr, lcss, msm, fastdtw, alignment_path):
     _f.__module__ = __name__
 del _f
 

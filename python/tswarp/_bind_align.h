@@ -261,6 +261,76 @@ static PyObject *py_dtw_path(PyObject *self, PyObject *const *args, Py_ssize_t n
     return path_result("dtw_path", slot, &ap, &ex, layout, accumulated, call_dtw_path, 0);
 }
 
+static const signature sig_alignment_path = {"alignment_path", 3, 2, {K_A, K_B, K_METRIC},
+                                             (M_ALL & ~(BIT(K_TX) | BIT(K_TY))) | M_EXEC};
+
+/* alignment_path(a, b, metric, **params) -> ((L, 2) int64 path, value): the elastic
+ * family's path by aeon's rule (tsw_elastic_path). */
+static PyObject *py_alignment_path(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                                   PyObject *kwnames)
+{
+    PyObject *slot[K_COUNT] = {0};
+    tsw_params prm;
+    tsw_exec ex;
+    tsw_measure m;
+    PyArrayObject *a = NULL, *b = NULL;
+    PyObject *result = NULL;
+    int64_t *pairs = NULL;
+    int explicit_index, layout, rc;
+    int64_t na, nb, dim;
+    tsw_dtype dt;
+    (void)self;
+    if (parse_call(&sig_alignment_path, args, nargs, kwnames, slot) < 0 ||
+        parse_metric(slot[K_METRIC], &m) < 0)
+        return NULL;
+    if ((int)m < TSW_WDTW || (int)m > TSW_MSM) {
+        PyErr_SetString(PyExc_ValueError,
+                        "alignment_path() takes the elastic family's metrics ('wdtw', 'ddtw', "
+                        "'wddtw', 'adtw', 'erp', 'edr', 'lcss', 'msm'); DTW's path is "
+                        "dtw_path()'s");
+        return NULL;
+    }
+    if (build_params(m, "alignment_path", slot, &prm) < 0 ||
+        build_exec(slot, &ex, &explicit_index) < 0 || parse_layout(slot[K_LAYOUT], &layout) < 0)
+        return NULL;
+    if (align_inputs(slot[K_A], slot[K_B], "a", "b", layout, &a, &b, &dt, &na, &nb, &dim) < 0)
+        goto done;
+    int64_t cap = tsw_path_max_length(na, nb);
+    if (cap == 0 || cap > (int64_t)(PY_SSIZE_T_MAX / 16)) {
+        raise_too_big("the path", -1);
+        goto done;
+    }
+    if (!(pairs = PyMem_Malloc(sizeof(int64_t) * 2 * (size_t)cap))) {
+        raise_too_big("the path", 16.0 * (double)cap);
+        goto done;
+    }
+    tsw_series sa = {PyArray_DATA(a), na, NULL}, sb = {PyArray_DATA(b), nb, NULL};
+    int64_t len = 0;
+    double value = 0;
+    const char *detail = NULL;
+    progress_ctx ctx = {NULL, NULL};
+    ex.progress = progress_trampoline;
+    ex.progress_user = &ctx;
+    ctx.tstate = PyEval_SaveThread();
+    rc = tsw_elastic_path(&prm, dt, dim, &sa, &sb, pairs, cap, &len, &value, &ex);
+    detail = rc != TSW_OK ? tsw_last_error_detail() : NULL;
+    PyEval_RestoreThread(ctx.tstate);
+    if (rc != TSW_OK) {
+        if (!(rc == TSW_ECANCELED && PyErr_Occurred()))
+            align_raise(rc, "alignment_path", &sa, &sb, "a", "b", dt, dim, detail);
+        goto done;
+    }
+    PyObject *pa = path_array(pairs, len);
+    if (pa) {
+        result = Py_BuildValue("(Nd)", pa, value);
+    }
+done:
+    PyMem_Free(pairs);
+    Py_XDECREF(a);
+    Py_XDECREF(b);
+    return result;
+}
+
 /* _subsequence_dtw(query, reference, ..., k=1, return_path=True) ->
  *   (starts, ends, costs, path or None, offsets, lengths), arrays of the count found. */
 static PyObject *py_subsequence(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
@@ -475,6 +545,53 @@ static PyObject *py_fastdtw(PyObject *self, PyObject *const *args, Py_ssize_t na
     return path_result("fastdtw", slot, &ap, &ex, layout, accumulated, call_fastdtw, radius);
 }
 
+PyDoc_STRVAR(alignment_path_doc,
+"alignment_path($module, /, a, b, metric, *, window=None, radius=None,\n"
+"    itakura_max_slope=None, g=None, warp_penalty=None, epsilon=None, c=None,\n"
+"    independent=None, accumulated=False, device='auto', layout=None)\n"
+"--\n\n"
+"Alignment path of an elastic-family measure, by aeon's rule.\n\n"
+"The path of ``aeon.distances.<metric>_alignment_path`` for metric in 'wdtw',\n"
+"'ddtw', 'wddtw', 'adtw', 'erp', 'edr', 'lcss', 'msm': the measure's accumulated\n"
+"matrix over the whole grid (O(len(a) len(b)) memory), then back from the last cell,\n"
+"at each cell to the neighbour (i-1, j-1), (i-1, j) or (i, j-1) of least accumulated\n"
+"value, the first of that order on ties (numpy's argmin); along the first row or\n"
+"column straight to (0, 0). That rule reads the matrix: for ERP, EDR and MSM it is\n"
+"aeon's path, not always one that attains the value. LCSS follows aeon's own rule and\n"
+"lists the matched cells only (possibly none). DDTW and WDDTW index the derivatives\n"
+"(len - 2 points). MSM's independent form sums the channels' matrices, as aeon does.\n"
+"The matrices are tswarp's: ERP's and EDR's boundaries follow the papers where aeon\n"
+"1.6 differs (see :func:`tswarp.erp`, :func:`tswarp.edr`); elsewhere the paths equal\n"
+"aeon's. DTW's own path, with librosa's rule and linear memory, is :func:`dtw_path`.\n\n"
+"Parameters\n"
+"----------\n"
+"a, b : array_like, shape (len,) or (len, d)\n"
+"    Two series of real numbers on the host (numpy arrays, lists), of any lengths and\n"
+"    the same dimension d. Computed in float32 when both are float32, else float64.\n"
+"metric : str\n"
+"    One of the elastic family above.\n"
+"window, radius, itakura_max_slope, g, warp_penalty, epsilon, c, independent,\n"
+"accumulated\n"
+"    The metric's parameters, as in :func:`distance`.\n"
+"device : {'auto', 'cpu'}, default 'auto'\n"
+"    The family's paths run on the CPU ('cuda' raises).\n"
+DOC_LAYOUT("(len, d)", "(d, len)")
+"\n"
+"Returns\n"
+"-------\n"
+"path : ndarray of int64, shape (L, 2)\n"
+"    The (i, j) cells from the first to the last.\n"
+"value : float\n"
+"    The metric's value of the pair, as :func:`distance` gives it.\n\n"
+DOC_RAISES
+"\n"
+"Examples\n"
+"--------\n"
+">>> import tswarp\n"
+">>> path, value = tswarp.alignment_path([1.0, 2.0, 3.0, 6.0], [1.0, 2.0, 3.0, 4.0], 'msm')\n"
+">>> path.tolist(), value\n"
+"([[0, 0], [1, 1], [2, 2], [3, 3]], 2.0)\n");
+
 PyDoc_STRVAR(fastdtw_doc,
 "fastdtw($module, /, a, b, radius=1, *, cost='sqeuclidean', accumulated=False,\n"
 "    device='auto', layout=None, progress=False)\n"
@@ -575,6 +692,7 @@ static PyObject *py_dba_step_raw(PyObject *self, PyObject *args)
     {"_dba_step_raw", py_dba_step_raw, METH_VARARGS, NULL},                                   \
     FASTKW("dtw_path", py_dtw_path, dtw_path_doc),                                            \
         FASTKW("fastdtw", py_fastdtw, fastdtw_doc),                                           \
+        FASTKW("alignment_path", py_alignment_path, alignment_path_doc),                      \
         FASTKW("_subsequence_dtw", py_subsequence, subsequence_doc),
 
 #endif

@@ -66,3 +66,50 @@ void tsw__pair_reference_bounded(const tsw_params *params, tsw_dtype dtype, int6
     else
         *out = ref_pair_f64(params, dim, pair, ws, bound);
 }
+
+int tsw__cpu_elastic_path(const tsw_params *params, tsw_dtype dtype, int64_t dim,
+                          const tsw_series *a, const tsw_series *b, int64_t *path,
+                          int64_t *length, const tsw_exec *ex)
+{
+    int64_t n = a->length, m = b->length;
+    const int deriv = TSW_IS_DERIVATIVE(params->measure);
+    const int chans = params->measure == TSW_MSM && params->msm_independent && dim > 1;
+    const size_t es = tsw__dtype_size(dtype);
+    const int64_t pn = deriv ? n - 2 : n, pm = deriv ? m - 2 : m;
+    size_t cells, bytes, dbytes = 0;
+    if (pn < 1 || pm < 1 || tsw__mul_size((size_t)pn + 1, (size_t)pm + 1, &cells) ||
+        tsw__mul_size(cells, es * (size_t)(chans ? 2 : 1), &bytes))
+        return TSW_EOVERFLOW;
+    if (deriv && (tsw__mul_size((size_t)(n + m - 4), (size_t)dim * es, &dbytes) ||
+                  bytes > SIZE_MAX - dbytes))
+        return TSW_EOVERFLOW;
+    unsigned char *buf = (unsigned char *)tsw__malloc(bytes + dbytes);
+    if (!buf) {
+        tsw__set_detail("the alignment path's matrix needs %zu bytes", bytes + dbytes);
+        return TSW_ENOMEM;
+    }
+    tsw__cancel cancel;
+    tsw__cancel_init(&cancel, ex, (chans ? dim : 1) * pn * pm);
+    int64_t len;
+    if (dtype == TSW_F32) {
+        const float *av = (const float *)a->values, *bv = (const float *)b->values;
+        if (deriv)
+            tsw_derivative_pair_f32(&av, &n, &bv, &m, dim, (float *)(buf + bytes));
+        float *mat = (float *)buf;
+        len = ref_family_path_f32(params, dim, av, n, bv, m, mat, chans ? mat + cells : NULL,
+                                  path, &cancel);
+    } else {
+        const double *av = (const double *)a->values, *bv = (const double *)b->values;
+        if (deriv)
+            tsw_derivative_pair_f64(&av, &n, &bv, &m, dim, (double *)(buf + bytes));
+        double *mat = (double *)buf;
+        len = ref_family_path_f64(params, dim, av, n, bv, m, mat, chans ? mat + cells : NULL,
+                                  path, &cancel);
+    }
+    tsw__free(buf);
+    if (len < 0)
+        return TSW_ECANCELED;
+    *length = len;
+    return TSW_OK;
+}
+

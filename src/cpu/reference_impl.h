@@ -118,100 +118,106 @@ static T TSW_F(ref_twed)(const tsw_params *p, const tsw_band *band, int64_t dim,
 }
 
 /*
+ * One cell of the elastic family (common/elastic.h), 1-based (i, j) of the padded matrix:
+ * x and y the two points (`dim` values, point stride `step`: MSM's independent form runs one
+ * channel at a time with dim 1), diag/up/left the three neighbours, L the longer length
+ * (WDTW's weight). DDTW here is DTW's cell on the derivatives (the distance itself runs
+ * ref_dtw_like; the alignment path's matrix runs this).
+ */
+static T TSW_F(ref_family_cell)(const tsw_params *p, int64_t i, int64_t j, int64_t L,
+                                int64_t dim, int64_t step, const T *x, const T *y, T eps,
+                                T diag, T up, T left)
+{
+    const T inf = INF;
+    switch (p->measure) {
+    case TSW_DDTW:
+        return TSW_F(tsw_dtw_cell)(TSW_F(tsw_cost_sqeuclidean)(x, y, dim), diag, up, left);
+    case TSW_WDTW:
+    case TSW_WDDTW: {
+        T w = TSW_F(tsw_wdtw_weight)(p->g, i > j ? i - j : j - i, L);
+        return TSW_F(tsw_dtw_cell)(TSW_F(tsw_cost_sqeuclidean)(x, y, dim) * w, diag, up, left);
+    }
+    case TSW_ADTW:
+        return TSW_ADTW_CELL(TSW_F(tsw_cost_sqeuclidean)(x, y, dim), diag, up, left,
+                             (T)p->warp_penalty, TSW_MIN, TSW__S_ADD);
+    case TSW_ERP:
+        return TSW_EDIT_CELL(diag + TSW_F(tsw_euclid)(x, y, dim),
+                             up + TSW_F(tsw_erp_gap)(x, dim, (T)p->erp_g),
+                             left + TSW_F(tsw_erp_gap)(y, dim, (T)p->erp_g), TSW_MIN);
+    case TSW_EDR:
+        return TSW_EDIT_CELL(diag + (TSW_F(tsw_euclid)(x, y, dim) < eps ? (T)0 : (T)1),
+                             up + (T)1, left + (T)1, TSW_MIN);
+    case TSW_LCSS:
+        return TSW_F(tsw_euclid)(x, y, dim) <= eps ? diag + (T)1 : TSW_MAX(up, left);
+    default: { /* TSW_MSM */
+        const T c = (T)p->c;
+        T mv, su = inf, sl = inf;
+        if (p->msm_independent) {
+            mv = FABS(x[0] - y[0]);
+            if (i > 1)
+                su = TSW_F(tsw_msm_split)(x[0], x[-step], y[0], c);
+            if (j > 1)
+                sl = TSW_F(tsw_msm_split)(y[0], x[0], y[-step], c);
+        } else {
+            mv = TSW_F(tsw_cost_sqeuclidean)(x, y, dim);
+            if (i > 1)
+                su = TSW_F(tsw_msm_split_dep)(x, x - step, y, dim, c);
+            if (j > 1)
+                sl = TSW_F(tsw_msm_split_dep)(y, x, y - step, dim, c);
+        }
+        return TSW_EDIT_CELL(diag + mv, up + su, left + sl, TSW_MIN);
+    }
+    }
+}
+
+/* The family's boundary: row 0's cell j (ERP: the running gap sum, given the cell before),
+ * and column 0's value of row i. */
+static T TSW_F(ref_family_edge)(const tsw_params *p, int64_t k, const T *pt, int64_t dim,
+                                T before)
+{
+    if (p->measure == TSW_ERP)
+        return k == 0 ? (T)0 : before + TSW_F(tsw_erp_gap)(pt, dim, (T)p->erp_g);
+    if (p->measure == TSW_EDR)
+        return (T)k;
+    return k == 0 ? (T)0 : (p->measure == TSW_LCSS ? (T)0 : INF);
+}
+
+/*
  * The elastic family (common/elastic.h) on the padded (N+1) x (M+1) matrix, rows over a:
- * one plain program, the measure chosen per cell. `dim` values per point, point stride
- * `step` (MSM's independent form runs one channel at a time: dim 1, step the real dim).
- * Returns the last cell (LCSS: the similarity S; EDR: the edit count).
+ * one plain program, the measure chosen per cell (ref_family_cell). `dim` values per point,
+ * point stride `step` (MSM's independent form runs one channel at a time: dim 1, step the
+ * real dim). Returns the last cell (LCSS: the similarity S; EDR: the edit count).
  */
 static T TSW_F(ref_family_dp)(const tsw_params *p, const tsw_band *band, int64_t dim,
                               int64_t step, const T *a, const T *b, T eps, T *prev, T *cur,
                               double bound)
 {
     const int64_t N = band->rows, M = band->cols, L = N > M ? N : M;
-    const T inf = INF;
     const int lcss = p->measure == TSW_LCSS;
-    const T outside = lcss ? (T)0 : inf;
+    const T outside = lcss ? (T)0 : INF;
     /* the boundary row */
-    for (int64_t j = 0; j <= M; ++j) {
-        if (p->measure == TSW_ERP)
-            prev[j] = j == 0 ? (T)0 : prev[j - 1] + TSW_F(tsw_erp_gap)(b + (j - 1) * step, dim,
-                                                                         (T)p->erp_g);
-        else if (p->measure == TSW_EDR)
-            prev[j] = (T)j;
-        else
-            prev[j] = j == 0 ? (T)0 : outside;
-    }
+    for (int64_t j = 0; j <= M; ++j)
+        prev[j] = TSW_F(ref_family_edge)(p, j, j ? b + (j - 1) * step : b, dim,
+                                         j ? prev[j - 1] : (T)0);
     T col = 0; /* the boundary column's value of the current row */
     for (int64_t i = 1; i <= N; ++i) {
         int64_t lo, hi;
         tsw_band_range(band, i - 1, &lo, &hi);
         const T *x = a + (i - 1) * step;
-        if (p->measure == TSW_ERP)
-            col = col + TSW_F(tsw_erp_gap)(x, dim, (T)p->erp_g);
-        else if (p->measure == TSW_EDR)
-            col = (T)i;
-        else
-            col = outside;
+        col = TSW_F(ref_family_edge)(p, i, x, dim, col);
         for (int64_t j = 0; j <= M; ++j)
             cur[j] = j == 0 ? col : outside;
-        for (int64_t j = lo + 1; j <= hi; ++j) {
-            const T *y = b + (j - 1) * step;
-            const T diag = prev[j - 1], up = prev[j], left = cur[j - 1];
-            T v;
-            switch (p->measure) {
-            case TSW_WDTW:
-            case TSW_WDDTW: {
-                T w = TSW_F(tsw_wdtw_weight)(p->g, i > j ? i - j : j - i, L);
-                v = TSW_F(tsw_dtw_cell)(TSW_F(tsw_cost_sqeuclidean)(x, y, dim) * w, diag, up,
-                                        left);
-                break;
-            }
-            case TSW_ADTW:
-                v = TSW_ADTW_CELL(TSW_F(tsw_cost_sqeuclidean)(x, y, dim), diag, up, left,
-                                  (T)p->warp_penalty, TSW_MIN, TSW__S_ADD);
-                break;
-            case TSW_ERP:
-                v = TSW_EDIT_CELL(diag + TSW_F(tsw_euclid)(x, y, dim),
-                                  up + TSW_F(tsw_erp_gap)(x, dim, (T)p->erp_g),
-                                  left + TSW_F(tsw_erp_gap)(y, dim, (T)p->erp_g), TSW_MIN);
-                break;
-            case TSW_EDR:
-                v = TSW_EDIT_CELL(diag + (TSW_F(tsw_euclid)(x, y, dim) < eps ? (T)0 : (T)1),
-                                  up + (T)1, left + (T)1, TSW_MIN);
-                break;
-            case TSW_LCSS:
-                v = TSW_F(tsw_euclid)(x, y, dim) <= eps ? diag + (T)1 : TSW_MAX(up, left);
-                break;
-            default: { /* TSW_MSM */
-                const T c = (T)p->c;
-                T mv, su = inf, sl = inf;
-                if (p->msm_independent) {
-                    mv = FABS(x[0] - y[0]);
-                    if (i > 1)
-                        su = TSW_F(tsw_msm_split)(x[0], x[-step], y[0], c);
-                    if (j > 1)
-                        sl = TSW_F(tsw_msm_split)(y[0], x[0], y[-step], c);
-                } else {
-                    mv = TSW_F(tsw_cost_sqeuclidean)(x, y, dim);
-                    if (i > 1)
-                        su = TSW_F(tsw_msm_split_dep)(x, x - step, y, dim, c);
-                    if (j > 1)
-                        sl = TSW_F(tsw_msm_split_dep)(y, x, y - step, dim, c);
-                }
-                v = TSW_EDIT_CELL(diag + mv, up + su, left + sl, TSW_MIN);
-                break;
-            }
-            }
-            cur[j] = v;
-        }
-        if (bound < (double)inf && !lcss) {
+        for (int64_t j = lo + 1; j <= hi; ++j)
+            cur[j] = TSW_F(ref_family_cell)(p, i, j, L, dim, step, x, b + (j - 1) * step, eps,
+                                            prev[j - 1], prev[j], cur[j - 1]);
+        if (bound < (double)INF && !lcss) {
             double mn = TSW_F(ref_row_min)(cur, lo + 1, hi + 1);
             if (lo == 0 && (double)cur[0] < mn)
                 mn = (double)cur[0];
             if (p->measure == TSW_EDR)
                 mn /= (double)(N > M ? N : M);
             if (mn > bound)
-                return inf;
+                return INF;
         }
         T *t = prev;
         prev = cur;
@@ -247,6 +253,132 @@ static T TSW_F(ref_family)(const tsw_params *p, const tsw_band *band, int64_t di
         return d < 0 ? (T)0 : d;
     }
     return v;
+}
+
+/*
+ * The family's whole padded matrix (band orientation: rows over a), into mat ((N+1) x (M+1)
+ * values), by ref_family_dp's boundary and cells. Polls cancel once a row (done: cells of
+ * the call so far, advanced here). Returns 0, or 1 when cancel stopped it.
+ */
+static int TSW_F(ref_family_fill)(const tsw_params *p, const tsw_band *band, int64_t dim,
+                                  int64_t step, const T *a, const T *b, T eps, T *mat,
+                                  tsw__cancel *cancel, int64_t *done)
+{
+    const int64_t N = band->rows, M = band->cols, L = N > M ? N : M, W = M + 1;
+    const T outside = p->measure == TSW_LCSS ? (T)0 : INF;
+    for (int64_t j = 0; j <= M; ++j)
+        mat[j] = TSW_F(ref_family_edge)(p, j, j ? b + (j - 1) * step : b, dim,
+                                        j ? mat[j - 1] : (T)0);
+    for (int64_t i = 1; i <= N; ++i) {
+        int64_t lo, hi;
+        tsw_band_range(band, i - 1, &lo, &hi);
+        const T *x = a + (i - 1) * step;
+        T *cur = mat + i * W, *prev = cur - W;
+        cur[0] = TSW_F(ref_family_edge)(p, i, x, dim, prev[0]);
+        for (int64_t j = 1; j <= M; ++j)
+            cur[j] = outside;
+        for (int64_t j = lo + 1; j <= hi; ++j)
+            cur[j] = TSW_F(ref_family_cell)(p, i, j, L, dim, step, x, b + (j - 1) * step, eps,
+                                            prev[j - 1], prev[j], cur[j - 1]);
+        *done += M;
+        if (tsw__cancel_poll(cancel, *done))
+            return 1;
+    }
+    return 0;
+}
+
+/*
+ * The alignment path of a family pair by aeon's rule (tsw_elastic_path): a (n points), b
+ * (m: DDTW and WDDTW their derivatives), the whole padded matrix in mat ((N+1) (M+1)
+ * values; MSM's independent form the channels' matrices summed, chan a second matrix), then
+ * back from the last cell in the pair's own orientation (the band's swap transposes the
+ * matrix: C reads it back). path receives (i, j) pairs in order. Returns the path's length,
+ * or -1 when cancel stopped it.
+ */
+static int64_t TSW_F(ref_family_path)(const tsw_params *p, int64_t dim, const T *a, int64_t n,
+                                      const T *b, int64_t m, T *mat, T *chan, int64_t *path,
+                                      tsw__cancel *cancel)
+{
+    tsw_band band = tsw_band_make(p->window, p->window_radius, p->itakura_max_slope, n, m);
+    const T *A = band.swap ? b : a, *B = band.swap ? a : b;
+    const int64_t N = band.rows, M = band.cols, W = M + 1;
+    int64_t done = 0;
+    T eps = 0;
+    if (p->measure == TSW_EDR || p->measure == TSW_LCSS)
+        eps = TSW_F(tsw_pair_epsilon)(p->epsilon, A, N, B, M, dim);
+    if (p->measure == TSW_MSM && p->msm_independent) {
+        for (int64_t k = 0; k < dim; ++k) {
+            T *dst = k == 0 ? mat : chan;
+            if (TSW_F(ref_family_fill)(p, &band, 1, dim, A + k, B + k, 0, dst, cancel, &done))
+                return -1;
+            if (k > 0)
+                for (int64_t c = 0; c < (N + 1) * W; ++c)
+                    mat[c] += chan[c];
+        }
+    } else if (TSW_F(ref_family_fill)(p, &band, dim, dim, A, B, eps, mat, cancel, &done)) {
+        return -1;
+    }
+    /* C(i, j): the padded matrix's cell of the pair's 1-based (i, j) */
+#define C(i, j) (band.swap ? mat[(j) * W + (i)] : mat[(i) * W + (j)])
+    int64_t len = 0;
+    if (p->measure == TSW_LCSS) {
+        /* aeon's compute_lcss_return_path: a cell in the window whose points match steps
+         * diagonally and is on the path; any other steps up when S(i-1, j) > S(i, j-1),
+         * else left (aeon loops for ever on a cell outside the window; tswarp steps) */
+        int64_t i = n, j = m;
+        while (i > 0 && j > 0) {
+            int64_t r = band.swap ? j - 1 : i - 1, c = band.swap ? i - 1 : j - 1, lo, hi;
+            tsw_band_range(&band, r, &lo, &hi);
+            if (c >= lo && c < hi &&
+                TSW_F(tsw_euclid)(a + (i - 1) * dim, b + (j - 1) * dim, dim) <= eps) {
+                path[2 * len] = i - 1;
+                path[2 * len + 1] = j - 1;
+                ++len;
+                --i;
+                --j;
+            } else if (C(i - 1, j) > C(i, j - 1)) {
+                --i;
+            } else {
+                --j;
+            }
+        }
+    } else {
+        /* aeon's compute_min_return_path over the n x m cells: the least of the diagonal,
+         * up and left neighbours, the first of that order on ties (numpy's argmin) */
+        int64_t i = n - 1, j = m - 1;
+        while (i > 0 || j > 0) {
+            path[2 * len] = i;
+            path[2 * len + 1] = j;
+            ++len;
+            if (i == 0) {
+                --j;
+            } else if (j == 0) {
+                --i;
+            } else {
+                const T d = C(i, j), u = C(i, j + 1), l = C(i + 1, j);
+                if (d <= u && d <= l) {
+                    --i;
+                    --j;
+                } else if (u <= l) {
+                    --i;
+                } else {
+                    --j;
+                }
+            }
+        }
+        path[2 * len] = 0;
+        path[2 * len + 1] = 0;
+        ++len;
+    }
+#undef C
+    for (int64_t k = 0; k < len / 2; ++k) { /* from the first cell */
+        const int64_t ti = path[2 * k], tj = path[2 * k + 1];
+        path[2 * k] = path[2 * (len - 1 - k)];
+        path[2 * k + 1] = path[2 * (len - 1 - k) + 1];
+        path[2 * (len - 1 - k)] = ti;
+        path[2 * (len - 1 - k) + 1] = tj;
+    }
+    return len;
 }
 
 static double TSW_F(ref_pair)(const tsw_params *p, int64_t dim, const tsw__pair *pr, void *ws,

@@ -856,8 +856,64 @@ static void test_dba_step(void)
         CHECK(((unsigned char *)tot)[q] == 0x5A);
 }
 
+/* tsw_elastic_path: hand-checked paths (aeon's msm_alignment_path docstring; ERP by the
+ * paper's boundary, worked out in the comment) and its errors. The random agreement with
+ * aeon is tests/python/test_family.py's. */
+static void test_elastic_path(void)
+{
+    int64_t path[2 * 16], len = -1;
+    double v = -1;
+    tsw_params p;
+    tsw_params_default(&p, TSW_MSM);
+    const double a[] = {1, 2, 3, 6}, b[] = {1, 2, 3, 4};
+    tsw_series sa = {a, 4, NULL}, sb = {b, 4, NULL};
+    if (CHECK_RC(tsw_elastic_path(&p, TSW_F64, 1, &sa, &sb, path, 16, &len, &v, NULL),
+                 TSW_OK)) {
+        CHECK(len == 4 && v == 2.0);
+        for (int64_t k = 0; k < len && k < 4; ++k)
+            CHECK(path[2 * k] == k && path[2 * k + 1] == k);
+    }
+    /* ERP, g = 0: a = (1, 100), b = (100): D(1,0) = 1, D(2,0) = 101, D(0,1) = 100,
+     * D(1,1) = min(0 + 99, 100 + 1, 1 + 100) = 99, D(2,1) = min(1 + 0, 99 + 100, 101 + 100)
+     * = 1: the path (0,0) -> (1,0) along the only column, the value 1 */
+    tsw_params_default(&p, TSW_ERP);
+    const double e1[] = {1, 100}, e2[] = {100};
+    tsw_series s1 = {e1, 2, NULL}, s2 = {e2, 1, NULL};
+    if (CHECK_RC(tsw_elastic_path(&p, TSW_F64, 1, &s1, &s2, path, 16, &len, &v, NULL),
+                 TSW_OK))
+        CHECK(len == 2 && v == 1.0 && path[0] == 0 && path[1] == 0 && path[2] == 1 &&
+              path[3] == 0);
+    /* errors: outputs untouched */
+    len = -7;
+    CHECK_RC(tsw_elastic_path(&p, TSW_F64, 1, &s1, &s2, NULL, 16, &len, &v, NULL), TSW_EINVAL);
+    CHECK_RC(tsw_elastic_path(&p, TSW_F64, 1, &s1, &s2, path, 1, &len, &v, NULL), TSW_EINVAL);
+    CHECK(len == -7);
+    tsw_params_default(&p, TSW_DTW);
+    CHECK_RC(tsw_elastic_path(&p, TSW_F64, 1, &s1, &s2, path, 16, &len, &v, NULL), TSW_EPARAM);
+    tsw_params_default(&p, TSW_MSM);
+    p.c = -1;
+    CHECK_RC(tsw_elastic_path(&p, TSW_F64, 1, &sa, &sb, path, 16, &len, &v, NULL), TSW_EPARAM);
+    /* an Itakura window that admits no alignment of 2 and 10 points */
+    tsw_params_default(&p, TSW_WDTW);
+    p.window = TSW_WINDOW_ITAKURA;
+    p.itakura_max_slope = 1.5;
+    const double t[10] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9};
+    tsw_series st = {t, 10, NULL};
+    CHECK_RC(tsw_elastic_path(&p, TSW_F64, 1, &s1, &st, path, 16, &len, &v, NULL),
+             TSW_ENOPATH);
+    CHECK(len == -7);
+    /* the family runs on the CPU */
+    tsw_exec ex;
+    tsw_exec_default(&ex);
+    ex.device = TSW_DEVICE_CUDA;
+    tsw_params_default(&p, TSW_MSM);
+    CHECK(tsw_elastic_path(&p, TSW_F64, 1, &sa, &sb, path, 16, &len, &v, &ex) != TSW_OK);
+    CHECK(len == -7);
+}
+
 int main(void)
 {
+    test_elastic_path();
     test_dba_step();
     test_fastdtw();
     test_overflow();

@@ -99,6 +99,11 @@ def band_of(n, m, window):
 
 def brute_erp(x, y, g, band):
     """Chen and Ng's ERP on the full matrix (points are rows)."""
+    return brute_erp_matrix(x, y, g, band)[len(x), len(y)]
+
+
+def brute_erp_matrix(x, y, g, band):
+    """ERP's padded (n+1) x (m+1) matrix."""
     n, m = len(x), len(y)
     gx = np.sqrt(((x - g) ** 2).sum(1))
     gy = np.sqrt(((y - g) ** 2).sum(1))
@@ -111,11 +116,16 @@ def brute_erp(x, y, g, band):
             if band[i - 1, j - 1]:
                 D[i, j] = min(D[i - 1, j - 1] + math.sqrt(((x[i - 1] - y[j - 1]) ** 2).sum()),
                               D[i - 1, j] + gx[i - 1], D[i, j - 1] + gy[j - 1])
-    return D[n, m]
+    return D
 
 
 def brute_edr(x, y, eps, band):
     """Chen, Ozsu and Oria's EDR on the full matrix, divided by max(n, m)."""
+    return brute_edr_matrix(x, y, eps, band)[len(x), len(y)] / max(len(x), len(y))
+
+
+def brute_edr_matrix(x, y, eps, band):
+    """EDR's padded (n+1) x (m+1) matrix of edit counts."""
     n, m = len(x), len(y)
     D = np.full((n + 1, m + 1), np.inf)
     D[:, 0] = np.arange(n + 1)
@@ -125,7 +135,7 @@ def brute_edr(x, y, eps, band):
             if band[i - 1, j - 1]:
                 s = 0.0 if math.sqrt(((x[i - 1] - y[j - 1]) ** 2).sum()) < eps else 1.0
                 D[i, j] = min(D[i - 1, j - 1] + s, D[i - 1, j] + 1, D[i, j - 1] + 1)
-    return D[n, m] / max(n, m)
+    return D
 
 
 def test_erp_edr_equal_the_papers_recursions(rng):
@@ -329,3 +339,71 @@ def test_estimator_takes_the_family(rng):
         D = tswarp.cdist(Xt, X, metric=metric, **params)
         np.testing.assert_array_equal(clf.predict(Xt), y[np.argmin(D, axis=1)],
                                       err_msg=f"seed={rng.seed} {metric}")
+
+
+def test_alignment_path_equals_aeon(rng):
+    """tswarp.alignment_path against aeon's <metric>_alignment_path (the same path; the value
+    tswarp.distance's), random inputs, lengths, dims, parameters and windows (equal lengths;
+    none for LCSS, whose aeon rule loops for ever on a cell outside the window)."""
+    ad = peer("aeon.distances")
+    fns = {"wdtw": ad.wdtw_alignment_path, "ddtw": ad.ddtw_alignment_path,
+           "wddtw": ad.wddtw_alignment_path, "adtw": ad.adtw_alignment_path,
+           "lcss": ad.lcss_alignment_path, "msm": ad.msm_alignment_path}
+    for trial in range(60):
+        d = int(rng.integers(1, 4))
+        n = int(rng.integers(3, 30))
+        m = n if rng.random() < 0.5 else int(rng.integers(3, 30))
+        x = rng.normal(size=(d, n)) * float(rng.choice([0.3, 1.0, 4.0]))
+        y = rng.normal(size=(d, m)) * float(rng.choice([0.3, 1.0, 4.0]))
+        for metric, fn in fns.items():
+            kw = {k: v for k, v in draw_params(rng, metric).items() if k != "accumulated"}
+            window = (float(rng.choice([0.1, 0.3, 1.0]))
+                      if n == m and metric != "lcss" and rng.random() < 0.5 else None)
+            w = {} if window is None else {"window": window}
+            exp_path, _ = fn(x, y, **kw, **w)
+            path, value = tswarp.alignment_path(x, y, metric, layout="channels_first", **kw, **w)
+            ctx = f"seed={rng.seed} trial={trial} {metric} {kw} d={d} n={n} m={m} {w}"
+            assert path.dtype == np.int64 and path.shape == (len(exp_path), 2), ctx
+            assert [tuple(p) for p in path.tolist()] == list(exp_path), ctx
+            assert value == tswarp.distance(x, y, metric=metric, layout="channels_first",
+                                            **kw, **w), ctx
+
+
+def test_alignment_path_erp_edr_follow_the_papers_matrices(rng):
+    """ERP and EDR (whose boundaries differ from aeon 1.6: test_erp_edr_boundary_conventions):
+    the path equals aeon's min-return rule (compute_min_return_path) on the papers' matrix."""
+    from aeon.distances.elastic._alignment_paths import compute_min_return_path
+    for trial in range(40):
+        d = int(rng.integers(1, 3))
+        n, m = int(rng.integers(2, 25)), int(rng.integers(2, 25))
+        a, b = rng.normal(size=(n, d)), rng.normal(size=(m, d))
+        band = band_of(n, m, None)
+        g = float(rng.normal())
+        D = brute_erp_matrix(a, b, g, band)
+        path, _ = tswarp.alignment_path(a, b, "erp", g=g, layout="channels_last")
+        assert [tuple(p) for p in path.tolist()] == compute_min_return_path(D[1:, 1:]), (
+            f"seed={rng.seed} trial={trial} erp")
+        eps = float(rng.uniform(0.2, 1.5))
+        D = brute_edr_matrix(a, b, eps, band)
+        path, _ = tswarp.alignment_path(a, b, "edr", epsilon=eps, layout="channels_last")
+        assert [tuple(p) for p in path.tolist()] == compute_min_return_path(D[1:, 1:]), (
+            f"seed={rng.seed} trial={trial} edr")
+
+
+def test_alignment_path_bad_input():
+    a, b = np.array([0.0, 1.0, 2.0]), np.array([0.0, 2.0])
+    with pytest.raises(ValueError, match="dtw_path"):
+        tswarp.alignment_path(a, b, "dtw")
+    with pytest.raises(ValueError, match="metric"):
+        tswarp.alignment_path(a, b, "nope")
+    with pytest.raises(ValueError, match="NaN"):
+        tswarp.alignment_path(np.array([0.0, np.nan, 1.0]), b, "msm")
+    with pytest.raises(TypeError, match="epsilon"):
+        tswarp.alignment_path(a, b, "erp", epsilon=1.0)  # not an ERP parameter
+    with pytest.raises(ValueError):
+        tswarp.alignment_path(a, b, "msm", c=-1.0)
+    with pytest.raises((ValueError, NotImplementedError)):
+        tswarp.alignment_path(a, b, "msm", device="cuda")
+    path, value = tswarp.alignment_path(a, np.array([50.0]), "lcss", epsilon=0.5)
+    assert path.shape == (0, 2) and value == 1.0  # nothing matches: an empty path
+
