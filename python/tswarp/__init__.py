@@ -48,7 +48,7 @@ from ._tswarp import (
 )
 from ._align import Match, dtw_path, segmental_dtw, subsequence_dtw
 from ._sdtw import soft_dtw_barycenter, soft_dtw_grad
-from ._dba import dtw_barycenter_averaging
+from ._dba import dtw_barycenter_averaging, elastic_barycenter_average
 from . import plot
 from ._knn import envelope, knn, lb_enhanced, lb_improved, lb_keogh, lb_kim, lb_webb, search
 
@@ -83,6 +83,7 @@ __all__ = [
     "soft_dtw_grad",
     "soft_dtw_barycenter",
     "dtw_barycenter_averaging",
+    "elastic_barycenter_average",
     "plot",
     "neighbors",
     "cluster",

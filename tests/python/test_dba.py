@@ -109,3 +109,46 @@ def test_bad_input():
         tswarp.dtw_barycenter_averaging(X, radius=-2)
     with pytest.raises(ValueError):
         tswarp.dtw_barycenter_averaging([])
+
+
+def test_elastic_barycenter_average_equals_aeon(rng):
+    """tswarp.elastic_barycenter_average against aeon's elastic_barycenter_average
+    (method 'petitjean') for wdtw, adtw and msm (both forms): random series, parameters,
+    windows, weights and iteration counts, the same barycenter to 1e-9. (EDR's paths follow
+    the paper's boundary where aeon's differs: test_family.py.)"""
+    avg = peer("aeon.clustering.averaging")
+    for trial in range(6):
+        n, d, L = int(rng.integers(2, 8)), int(rng.integers(1, 3)), int(rng.integers(5, 25))
+        X = rng.normal(size=(n, d, L)).cumsum(-1)
+        weights = rng.uniform(0.2, 2, size=n) if rng.random() < 0.4 else None
+        iters = int(rng.integers(1, 12))
+        for metric, kw in (("wdtw", {"g": float(rng.uniform(0, 0.5))}), ("wdtw", {}),
+                           ("adtw", {"warp_penalty": float(rng.uniform(0, 2))}),
+                           ("msm", {"c": float(rng.uniform(0.1, 2)),
+                                    "independent": bool(rng.random() < 0.5)})):
+            if rng.random() < 0.3:
+                kw = dict(kw, window=float(rng.choice([0.2, 0.5])))
+            exp = avg.elastic_barycenter_average(X, distance=metric, max_iters=iters,
+                                                 weights=weights, **kw)
+            got = tswarp.elastic_barycenter_average(X, metric, max_iter=iters, weights=weights,
+                                                    layout="channels_first", **kw)
+            assert got.shape == exp.shape
+            np.testing.assert_allclose(got, exp, rtol=1e-9, atol=1e-9, err_msg=(
+                f"seed={rng.seed} trial={trial} {metric} {kw} n={n} d={d} L={L} "
+                f"iters={iters} weighted={weights is not None}"))
+
+
+def test_elastic_barycenter_average_bad_input():
+    X = np.zeros((3, 10)) + np.arange(10.0)
+    assert tswarp.elastic_barycenter_average(X, "msm").tolist() == list(np.arange(10.0))
+    for metric in ("dtw", "ddtw", "wddtw", "nope"):
+        with pytest.raises(ValueError, match="metric"):
+            tswarp.elastic_barycenter_average(X, metric)
+    with pytest.raises(ValueError, match="one length"):
+        tswarp.elastic_barycenter_average([np.arange(5.0), np.arange(6.0)], "msm")
+    with pytest.raises(ValueError, match="weights"):
+        tswarp.elastic_barycenter_average(X, "msm", weights=[1.0, -1.0, 1.0])
+    with pytest.raises(ValueError):
+        tswarp.elastic_barycenter_average(X, "msm", c=-1.0)
+    with pytest.raises(TypeError):
+        tswarp.elastic_barycenter_average(X, "msm", epsilon=1.0)
