@@ -13,6 +13,13 @@ every contender computes the value and the gradient with respect to x of each pa
   - tslearn.metrics.SoftDTWLossPyTorch forward + backward on the batch (its numba kernels).
 The best of `repeat` runs after one warm-up (numba compilation not timed). Cells/s counts
 n*m DP cells per pair (forward and backward together); ratio = contender time / tswarp time.
+
+    .venv/bin/python bench/sdtw_grad_cpu.py --dims 1,16,64,96,128,256 [--pairs 8]
+
+times tswarp.soft_dtw_grad at each feature dimension three ways in one run: the fused C
+kernel (TSWARP_SDTW_MAT=0), the matrix form (=1: the costs by numpy's BLAS, the C
+cost-matrix kernel, the gradients by products; tswarp/_sdtw.py) and the default choice,
+beside tslearn's SoftDTWLossPyTorch forward + backward (the same float64 gradient).
 """
 
 import argparse
@@ -40,7 +47,10 @@ def main():
     ap.add_argument("--gamma", type=float, default=1.0)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--threads", type=int, default=None, help="tswarp threads (default all)")
+    ap.add_argument("--dims", help="comma-separated dims: the crossover table instead")
     args = ap.parse_args()
+    if args.dims:
+        return dims_table(args)
 
     import tswarp
 
@@ -99,6 +109,50 @@ def main():
     print(f"|--:|---|---:|---:|---:|")
     for d, name, t, cps, ratio in rows:
         print(f"| {d} | {name} | {t:.4f} | {cps:.3g} | {ratio:.1f}x |")
+
+
+def dims_table(args):
+    """The fused kernel, the matrix form and the default at each dim, one run."""
+    import tswarp
+
+    try:
+        import torch
+        from tslearn.metrics import SoftDTWLossPyTorch
+    except ImportError:
+        SoftDTWLossPyTorch = None
+    print(f"# {platform.processor() or platform.machine()}, {os.cpu_count()} cores, tswarp "
+          f"{tswarp.__version__}, {args.pairs} pairs of length {args.length}, gamma "
+          f"{args.gamma}, float64, best of {args.repeat}")
+    print("| d | fused s | matrix s | default s | fused / matrix | tslearn s | "
+          "tslearn / default |")
+    print("|--:|---:|---:|---:|---:|---:|---:|")
+    rng = np.random.default_rng(0)
+    for d in (int(v) for v in args.dims.split(",")):
+        X = rng.standard_normal((args.pairs, args.length, d))
+        Y = rng.standard_normal((args.pairs, args.length, d))
+        t = {}
+        for label, knob in (("fused", "0"), ("matrix", "1"), ("default", None)):
+            if knob is None:
+                os.environ.pop("TSWARP_SDTW_MAT", None)
+            else:
+                os.environ["TSWARP_SDTW_MAT"] = knob
+            t[label] = best_of(lambda: tswarp.soft_dtw_grad(
+                X, Y, gamma=args.gamma, n_jobs=args.threads, layout="channels_last"),
+                args.repeat)
+        os.environ.pop("TSWARP_SDTW_MAT", None)
+        tl = ""
+        ratio = ""
+        if SoftDTWLossPyTorch is not None:
+            loss = SoftDTWLossPyTorch(gamma=args.gamma)
+
+            def tsl():
+                x = torch.tensor(X, requires_grad=True)
+                loss(x, torch.tensor(Y)).sum().backward()
+
+            tt = best_of(tsl, args.repeat)
+            tl, ratio = f"{tt:.4f}", f"{tt / t['default']:.1f}x"
+        print(f"| {d} | {t['fused']:.4f} | {t['matrix']:.4f} | {t['default']:.4f} | "
+              f"{t['fused'] / t['matrix']:.2f} | {tl} | {ratio} |")
 
 
 if __name__ == "__main__":

@@ -4,6 +4,8 @@ The computation is the C library's (``tsw_soft_dtw_grad``), reached through the 
 binding ``_tswarp._soft_dtw_grad_raw`` that ``tswarp.torch`` shares.
 """
 
+import os
+
 import numpy as np
 
 from . import _tswarp
@@ -46,6 +48,60 @@ def _as_batch(v, name, code):
     if 0 in a.shape:
         raise ValueError(f"{name} is empty (shape {a.shape})")
     return a, single
+
+
+# The matrix form on the CPU from this many features on (the GPU's crossover is its own,
+# src/cuda/sdtw_mat.cuh): the costs of a batch by numpy's BLAS, the C library's soft-DTW on
+# them, the gradients by products from E. On the VM (2 cores, bench/RESULTS.md, 8 pairs of
+# 256 points) it was 0.41x the fused kernel at D = 16, 1.15x at 32, 3.1x at 64, 5.0x at 256.
+_MAT_MIN_DIM = 32
+
+
+def _matrix_form(d):
+    """Whether soft_dtw_grad takes the matrix form: TSWARP_SDTW_MAT=0 never, 1 always (the
+    developer knob the GPU shares), else from _MAT_MIN_DIM features."""
+    knob = os.environ.get("TSWARP_SDTW_MAT", "")
+    if knob[:1] in ("0", "1"):
+        return knob[:1] == "1"
+    return d >= _MAT_MIN_DIM
+
+
+def _sqeuclid_costs(P, Q):
+    """(count, n, m) squared Euclidean costs of P (count, n, d) against Q (count, m, d), in
+    float64 by the expansion (the BLAS product), clamped at 0: the cancellation leaves about
+    1e-16 of the norms, below the C kernels' own rounding of long sums."""
+    C = np.matmul(P, Q.transpose(0, 2, 1))
+    C *= -2.0
+    C += np.einsum("knd,knd->kn", P, P)[:, :, None]
+    C += np.einsum("kmd,kmd->km", Q, Q)[:, None, :]
+    np.maximum(C, 0.0, out=C)
+    return C
+
+
+def _matrix_grad(A, B, g, wk, wv, normalize, nj):
+    """Values and gradients of soft_dtw_grad's batch by the matrix form (float64): for each
+    kind of pair ((a, b), and for the divergence (a, a) and (b, b) at -1/2) the costs, E =
+    dR / dC from the C library's cost-matrix kernel (tsw_soft_dtw_cost_grad), then
+    grad_a = 2 (rowsum(E) a - E b) and grad_b = 2 (colsum(E) b - E^T a)."""
+    A = np.asarray(A, dtype=np.float64)
+    B = np.asarray(B, dtype=np.float64)
+    kinds = [(A, B, 1.0, 0, 1)]
+    if normalize:
+        kinds += [(A, A, -0.5, 0, 0), (B, B, -0.5, 1, 1)]
+    values = np.zeros(A.shape[0])
+    grads = [np.zeros_like(A), np.zeros_like(B)]
+    for P, Q, coef, gp, gq in kinds:
+        C = _sqeuclid_costs(P, Q)
+        count, n, m = C.shape
+        v = np.empty(count)
+        E = np.empty_like(C)
+        _tswarp._soft_dtw_cost_grad_raw(C.ctypes.data, v.ctypes.data, E.ctypes.data, 1, count,
+                                        n, m, 0, 0, g, wk, wv, False, 0, 0, nj)
+        values += coef * v
+        grads[gp] += (2.0 * coef) * (E.sum(axis=2)[:, :, None] * P - np.matmul(E, Q))
+        grads[gq] += (2.0 * coef) * (E.sum(axis=1)[:, :, None] * Q -
+                                     np.matmul(E.transpose(0, 2, 1), P))
+    return values, grads[0], grads[1]
 
 
 def soft_dtw_grad(a, b, *, gamma=1.0, window=None, radius=None, itakura_max_slope=None,
@@ -101,13 +157,17 @@ def soft_dtw_grad(a, b, *, gamma=1.0, window=None, radius=None, itakura_max_slop
             raise ValueError(f"{name} contains NaN or infinity")
     count, n, d = A.shape
     m = B.shape[1]
-    values = np.empty(count, dtype=dt)
-    ga = np.empty_like(A)
-    gb = np.empty_like(B)
-    _tswarp._soft_dtw_grad_raw(
-        A.ctypes.data, B.ctypes.data, values.ctypes.data, ga.ctypes.data, gb.ctypes.data,
-        0 if dt == np.float32 else 1, d, count, n, m, 0, 0, g, wk, wv, normalize,
-        False, 0, 0, nj)
+    if _matrix_form(d):
+        values, ga, gb = _matrix_grad(A, B, g, wk, wv, normalize, nj)
+        values, ga, gb = values.astype(dt), ga.astype(dt), gb.astype(dt)
+    else:
+        values = np.empty(count, dtype=dt)
+        ga = np.empty_like(A)
+        gb = np.empty_like(B)
+        _tswarp._soft_dtw_grad_raw(
+            A.ctypes.data, B.ctypes.data, values.ctypes.data, ga.ctypes.data, gb.ctypes.data,
+            0 if dt == np.float32 else 1, d, count, n, m, 0, 0, g, wk, wv, normalize,
+            False, 0, 0, nj)
     if sa:
         shape_a, shape_b = np.shape(a), np.shape(b)
         if code == FIRST and len(shape_a) == 2:

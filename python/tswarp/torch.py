@@ -33,7 +33,7 @@ except ImportError:  # pragma: no cover - depends on the environment
 
 from . import _tswarp
 from ._conventions import check_bool, check_layout, collection_transpose
-from ._sdtw import _gamma, _n_jobs, _window
+from ._sdtw import _gamma, _matrix_form, _matrix_grad, _n_jobs, _window
 
 __all__ = ["SoftDTW", "soft_dtw", "soft_dtw_cost"]
 
@@ -176,6 +176,15 @@ class _SoftDTWFunction(torch.autograd.Function):
         count, n, d = x.shape
         m = y.shape[1]
         on_dev, stream, idx = _where(x)
+        if not on_dev and lx is None and ly is None and _matrix_form(d):
+            # CPU tensors of many features: the matrix form (tswarp._sdtw._matrix_grad, the
+            # crossover soft_dtw_grad takes too)
+            _dtype_code(x, "x")
+            v, ga, gb = _matrix_grad(x.numpy(), y.numpy(), gamma, wk, wv, normalize, n_jobs)
+            gx = torch.from_numpy(ga).to(x.dtype) if want_x else None
+            gy = torch.from_numpy(gb).to(y.dtype) if want_y else None
+            ctx.save_for_backward(gx, gy, x_in, y_in)
+            return torch.from_numpy(v).to(x.dtype)
         values = torch.empty(count, dtype=x.dtype, device=x.device)
         # rows past a series' length are not written: they get a zero gradient
         alloc = torch.zeros if (lx is not None or ly is not None) else torch.empty

@@ -165,3 +165,39 @@ def test_bad_input():
         tswarp.soft_dtw_grad(a, bad)
     with pytest.raises(ValueError, match="empty"):
         tswarp.soft_dtw_grad(np.zeros((0, 2)), a)
+
+
+@pytest.mark.parametrize("d", [1, 3, 70])
+def test_matrix_form_equals_fused_kernel(rng, monkeypatch, d):
+    """soft_dtw_grad's CPU matrix form (the costs by numpy's BLAS, the C cost-matrix kernel,
+    the gradients by products: _sdtw._matrix_grad; TSWARP_SDTW_MAT=1) against the fused C
+    kernel in float64 (=0) on the same values: random pairs and batches, unequal lengths,
+    every window kind, the divergence, float32 and float64 inputs (the matrix form computes
+    in float64 and rounds once: within 1e-9, and float32's rounding, of the reference)."""
+    for trial in range(12):
+        dt = np.float32 if rng.random() < 0.3 else np.float64
+        count, n, m = int(rng.integers(1, 5)), int(rng.integers(2, 40)), int(rng.integers(2, 40))
+        a = rng.normal(size=(count, n, d)).astype(dt)
+        b = rng.normal(size=(count, m, d)).astype(dt)
+        kw = {"gamma": float(rng.choice([0.01, 0.1, 1.0, 10.0])),
+              "normalize": bool(rng.random() < 0.3), "layout": "channels_last"}
+        w = int(rng.integers(0, 4))
+        if w == 1:
+            kw["radius"] = int(rng.integers(0, 8))
+        elif w == 2:
+            kw["window"] = float(rng.uniform(0, 1))
+        elif w == 3:
+            kw["itakura_max_slope"] = float(rng.uniform(1, 3))
+        monkeypatch.setenv("TSWARP_SDTW_MAT", "0")
+        v0, ga0, gb0 = tswarp.soft_dtw_grad(a.astype(np.float64), b.astype(np.float64), **kw)
+        monkeypatch.setenv("TSWARP_SDTW_MAT", "1")
+        v1, ga1, gb1 = tswarp.soft_dtw_grad(a, b, **kw)
+        ctx = f"seed={rng.seed} trial={trial} d={d} {dt.__name__} n={n} m={m} {kw}"
+        assert v1.dtype == dt and ga1.dtype == dt and gb1.dtype == dt, ctx
+        tol = 1e-9 if dt == np.float64 else 2e-7
+        fin = np.isfinite(v0)
+        assert (np.isfinite(v1) == fin).all(), ctx
+        np.testing.assert_allclose(v1[fin], v0[fin], rtol=tol, atol=tol, err_msg=ctx)
+        for g0, g1 in ((ga0, ga1), (gb0, gb1)):
+            scale = max(1.0, float(np.abs(g0[fin]).max(initial=0)))
+            np.testing.assert_allclose(g1[fin], g0[fin], rtol=0, atol=tol * scale, err_msg=ctx)

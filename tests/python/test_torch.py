@@ -259,3 +259,24 @@ def test_device_takes_several_gpus_only():
         soft_dtw(x, y, device="cuda:all")
     with pytest.raises(ValueError, match="CUDA tensors"):
         SoftDTW(device=[0, 1])(x, y)
+
+
+@pytest.mark.parametrize("normalize", [False, True])
+def test_cpu_matrix_form_equals_fused(rng, monkeypatch, normalize):
+    """CPU tensors at 70 features take the matrix form (tswarp._sdtw._matrix_grad): the same
+    values and gradients as the fused kernel (TSWARP_SDTW_MAT=0) to 1e-9, float64."""
+    x = rng.normal(size=(3, 30, 70))
+    y = rng.normal(size=(3, 26, 70))
+    out = {}
+    for knob in ("0", None):
+        if knob is None:
+            monkeypatch.delenv("TSWARP_SDTW_MAT", raising=False)
+        else:
+            monkeypatch.setenv("TSWARP_SDTW_MAT", knob)
+        xt = torch.tensor(x, requires_grad=True)
+        yt = torch.tensor(y, requires_grad=True)
+        v = SoftDTW(gamma=0.3, normalize=normalize, radius=6, layout="channels_last")(xt, yt)
+        v.sum().backward()
+        out[knob] = (v.detach(), xt.grad, yt.grad)
+    for a, b in zip(out["0"], out[None]):
+        torch.testing.assert_close(b, a, rtol=1e-9, atol=1e-9)
