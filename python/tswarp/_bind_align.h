@@ -193,6 +193,20 @@ typedef int (*path_call_fn)(const tsw_align_params *, tsw_dtype, int64_t, const 
 
 /* One path of slot[K_A] and slot[K_B] (parameters already parsed): the inputs, the path's
  * buffer, progress and Ctrl-C, the call, and (path, cost) by dtw_path's cost rule. */
+/* A path buffer of tsw_path_max_length(na, nb) pairs (*cap), or NULL with MemoryError. */
+static int64_t *path_buffer(int64_t na, int64_t nb, int64_t *cap)
+{
+    *cap = tsw_path_max_length(na, nb);
+    if (*cap == 0 || *cap > (int64_t)(PY_SSIZE_T_MAX / 16)) {
+        raise_too_big("the path", -1);
+        return NULL;
+    }
+    int64_t *pairs = PyMem_Malloc(sizeof(int64_t) * 2 * (size_t)*cap);
+    if (!pairs)
+        raise_too_big("the path", 16.0 * (double)*cap);
+    return pairs;
+}
+
 static PyObject *path_result(const char *fname, PyObject **slot, const tsw_align_params *ap,
                              tsw_exec *ex, int layout, int accumulated, path_call_fn call,
                              long long radius)
@@ -206,16 +220,9 @@ static PyObject *path_result(const char *fname, PyObject **slot, const tsw_align
         return NULL;
     if (align_inputs(slot[K_A], slot[K_B], "a", "b", layout, &a, &b, &dt, &na, &nb, &dim) < 0)
         goto done;
-    int64_t cap = tsw_path_max_length(na, nb);
-    if (cap == 0 || cap > (int64_t)(PY_SSIZE_T_MAX / 16)) {
-        raise_too_big("the path", -1);
+    int64_t cap;
+    if (!(pairs = path_buffer(na, nb, &cap)))
         goto done;
-    }
-    pairs = PyMem_Malloc(sizeof(int64_t) * 2 * (size_t)cap);
-    if (!pairs) {
-        raise_too_big("the path", 16.0 * (double)cap);
-        goto done;
-    }
     tsw_series sa = {PyArray_DATA(a), na, NULL}, sb = {PyArray_DATA(b), nb, NULL};
     int64_t len = 0;
     double cost = 0;
@@ -295,15 +302,9 @@ static PyObject *py_alignment_path(PyObject *self, PyObject *const *args, Py_ssi
         return NULL;
     if (align_inputs(slot[K_A], slot[K_B], "a", "b", layout, &a, &b, &dt, &na, &nb, &dim) < 0)
         goto done;
-    int64_t cap = tsw_path_max_length(na, nb);
-    if (cap == 0 || cap > (int64_t)(PY_SSIZE_T_MAX / 16)) {
-        raise_too_big("the path", -1);
+    int64_t cap;
+    if (!(pairs = path_buffer(na, nb, &cap)))
         goto done;
-    }
-    if (!(pairs = PyMem_Malloc(sizeof(int64_t) * 2 * (size_t)cap))) {
-        raise_too_big("the path", 16.0 * (double)cap);
-        goto done;
-    }
     tsw_series sa = {PyArray_DATA(a), na, NULL}, sb = {PyArray_DATA(b), nb, NULL};
     int64_t len = 0;
     double value = 0;

@@ -10,9 +10,8 @@ import warnings
 import numpy as np
 
 from . import _tswarp
-from ._conventions import (band, check_int, check_layout, check_n_jobs, check_real,
-                           from_layout)
-from ._sdtw import _barycenter_series, _start_series, _weights
+from ._conventions import band, check_int, check_layout, check_n_jobs, check_real
+from ._sdtw import _barycenter_out, _barycenter_series, _start_series, _weights
 
 __all__ = ["dtw_barycenter_averaging", "elastic_barycenter_average"]
 
@@ -152,9 +151,7 @@ def dtw_barycenter_averaging(X, *, barycenter_size=None, init_barycenter=None, m
     finally:
         if bar is not None and hasattr(bar, "close"):
             bar.close()
-    if flat and d == 1:
-        return z[:, 0].copy()
-    return from_layout(z, code)
+    return _barycenter_out(z, flat, code)
 
 
 # aeon's defaults of the barycenter's own alignment step (_ba_one_iter_petitjean), which
@@ -278,7 +275,5 @@ def elastic_barycenter_average(X, metric, *, max_iter=30, tol=1e-5, init_barycen
     finally:
         if bar is not None and hasattr(bar, "close"):
             bar.close()
-    if flat and d == 1:
-        return z[:, 0].copy()
-    return from_layout(z, code)
+    return _barycenter_out(z, flat, code)
 

@@ -211,6 +211,14 @@ def _barycenter_series(X, code=0, name="X"):
     return series
 
 
+def _barycenter_out(z, flat, code):
+    """A barycenter (len, d) as the caller gave the series: (len,) for a (n, len) array of
+    1-D series, else in their layout."""
+    if flat and z.shape[1] == 1:
+        return z[:, 0].copy()
+    return from_layout(z, code)
+
+
 def _weights(weights, count):
     """The weights of `count` series as float64 (None: all 1), finite and >= 0."""
     if weights is None:
@@ -342,6 +350,4 @@ def soft_dtw_barycenter(X, *, gamma=1.0, weights=None, max_iter=100, tol=1e-3, i
     finally:
         if bar is not None and hasattr(bar, "close"):
             bar.close()
-    if flat and d == 1:
-        return z[:, 0].copy()
-    return from_layout(z, code)
+    return _barycenter_out(z, flat, code)
