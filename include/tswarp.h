@@ -497,8 +497,9 @@ TSW_EXPORT int tsw_dtw_path(const tsw_align_params *params, tsw_dtype dtype, int
                             const tsw_exec *exec);
 
 /*
- * The alignment path of an elastic-family measure (params->measure TSW_WDTW .. TSW_MSM) by
- * aeon's rule (aeon.distances.<measure>_alignment_path): the measure's accumulated matrix
+ * The alignment path of TWED or an elastic-family measure (params->measure TSW_TWED, or
+ * TSW_WDTW .. TSW_MSM) by aeon's rule (aeon.distances.<measure>_alignment_path; TWED's is
+ * twe_alignment_path, a's and b's timestamps when given): the measure's accumulated matrix
  * over the whole grid (O(n m) memory: (n + 1) (m + 1) values of dtype, twice for MSM's
  * independent form), then back from the last cell: at (i, j) with i, j > 0 the neighbour
  * (i-1, j-1), (i-1, j) or (i, j-1) of least accumulated value, the first of that order on

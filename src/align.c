@@ -524,9 +524,9 @@ int tsw_elastic_path(const tsw_params *params, tsw_dtype dtype, int64_t dim,
     tsw__clear_detail();
     if (!params || !path || !length || !value)
         return TSW_EINVAL;
-    if (!TSW_IS_FAMILY(params->measure)) {
-        tsw__set_detail("tsw_elastic_path takes the elastic family (TSW_WDTW .. TSW_MSM); DTW's "
-                        "paths are tsw_dtw_path's");
+    if (!TSW_IS_FAMILY(params->measure) && params->measure != TSW_TWED) {
+        tsw__set_detail("tsw_elastic_path takes TWED and the elastic family (TSW_WDTW .. "
+                        "TSW_MSM); DTW's paths are tsw_dtw_path's");
         return TSW_EPARAM;
     }
     /* every check of the pair and the parameters, and the value, as tsw_distance has them

@@ -280,7 +280,7 @@ static PyObject *py_alignment_path(PyObject *self, PyObject *const *args, Py_ssi
     tsw_params prm;
     tsw_exec ex;
     tsw_measure m;
-    PyArrayObject *a = NULL, *b = NULL;
+    PyArrayObject *a = NULL, *b = NULL, *ta = NULL, *tb = NULL;
     PyObject *result = NULL;
     int64_t *pairs = NULL;
     int explicit_index, layout, rc;
@@ -290,11 +290,11 @@ static PyObject *py_alignment_path(PyObject *self, PyObject *const *args, Py_ssi
     if (parse_call(&sig_alignment_path, args, nargs, kwnames, slot) < 0 ||
         parse_metric(slot[K_METRIC], &m) < 0)
         return NULL;
-    if ((int)m < TSW_WDTW || (int)m > TSW_MSM) {
+    if (((int)m < TSW_WDTW || (int)m > TSW_MSM) && m != TSW_TWED) {
         PyErr_SetString(PyExc_ValueError,
-                        "alignment_path() takes the elastic family's metrics ('wdtw', 'ddtw', "
-                        "'wddtw', 'adtw', 'erp', 'edr', 'lcss', 'msm'); DTW's path is "
-                        "dtw_path()'s");
+                        "alignment_path() takes 'twed' and the elastic family's metrics "
+                        "('wdtw', 'ddtw', 'wddtw', 'adtw', 'erp', 'edr', 'lcss', 'msm'); DTW's "
+                        "path is dtw_path()'s");
         return NULL;
     }
     if (build_params(m, "alignment_path", slot, &prm) < 0 ||
@@ -302,10 +302,17 @@ static PyObject *py_alignment_path(PyObject *self, PyObject *const *args, Py_ssi
         return NULL;
     if (align_inputs(slot[K_A], slot[K_B], "a", "b", layout, &a, &b, &dt, &na, &nb, &dim) < 0)
         goto done;
+    if (m == TSW_TWED) { /* TWED's timestamps, as twed() takes them */
+        if (given(slot[K_TA]) && !(ta = series_times(slot[K_TA], "ta", na, "a", dt)))
+            goto done;
+        if (given(slot[K_TB]) && !(tb = series_times(slot[K_TB], "tb", nb, "b", dt)))
+            goto done;
+    }
     int64_t cap;
     if (!(pairs = path_buffer(na, nb, &cap)))
         goto done;
-    tsw_series sa = {PyArray_DATA(a), na, NULL}, sb = {PyArray_DATA(b), nb, NULL};
+    tsw_series sa = {PyArray_DATA(a), na, ta ? PyArray_DATA(ta) : NULL};
+    tsw_series sb = {PyArray_DATA(b), nb, tb ? PyArray_DATA(tb) : NULL};
     int64_t len = 0;
     double value = 0;
     const char *detail = NULL;
@@ -317,8 +324,12 @@ static PyObject *py_alignment_path(PyObject *self, PyObject *const *args, Py_ssi
     detail = rc != TSW_OK ? tsw_last_error_detail() : NULL;
     PyEval_RestoreThread(ctx.tstate);
     if (rc != TSW_OK) {
-        if (!(rc == TSW_ECANCELED && PyErr_Occurred()))
+        if (rc == TSW_ECANCELED && PyErr_Occurred()) {
+        } else if (rc == TSW_ETIMES && ta && check_times(sa.times, dt, na, "ta") < 0) {
+        } else if (rc == TSW_ETIMES && tb && check_times(sb.times, dt, nb, "tb") < 0) {
+        } else {
             align_raise(rc, "alignment_path", &sa, &sb, "a", "b", dt, dim, detail);
+        }
         goto done;
     }
     PyObject *pa = path_array(pairs, len);
@@ -329,6 +340,8 @@ done:
     PyMem_Free(pairs);
     Py_XDECREF(a);
     Py_XDECREF(b);
+    Py_XDECREF(ta);
+    Py_XDECREF(tb);
     return result;
 }
 
@@ -549,11 +562,13 @@ static PyObject *py_fastdtw(PyObject *self, PyObject *const *args, Py_ssize_t na
 PyDoc_STRVAR(alignment_path_doc,
 "alignment_path($module, /, a, b, metric, *, window=None, radius=None,\n"
 "    itakura_max_slope=None, g=None, warp_penalty=None, epsilon=None, c=None,\n"
-"    independent=None, accumulated=False, device='auto', layout=None)\n"
+"    independent=None, accumulated=False, nu=None, lmbda=None, p=None, ta=None,\n"
+"    tb=None, device='auto', layout=None)\n"
 "--\n\n"
 "Alignment path of an elastic-family measure, by aeon's rule.\n\n"
-"The path of ``aeon.distances.<metric>_alignment_path`` for metric in 'wdtw',\n"
-"'ddtw', 'wddtw', 'adtw', 'erp', 'edr', 'lcss', 'msm': the measure's accumulated\n"
+"The path of ``aeon.distances.<metric>_alignment_path`` for metric in 'twed' (aeon's\n"
+"'twe', default timestamps), 'wdtw', 'ddtw', 'wddtw', 'adtw', 'erp', 'edr', 'lcss',\n"
+"'msm': the measure's accumulated\n"
 "matrix over the whole grid (O(len(a) len(b)) memory), then back from the last cell,\n"
 "at each cell to the neighbour (i-1, j-1), (i-1, j) or (i, j-1) of least accumulated\n"
 "value, the first of that order on ties (numpy's argmin); along the first row or\n"
@@ -572,8 +587,9 @@ PyDoc_STRVAR(alignment_path_doc,
 "metric : str\n"
 "    One of the elastic family above.\n"
 "window, radius, itakura_max_slope, g, warp_penalty, epsilon, c, independent,\n"
-"accumulated\n"
-"    The metric's parameters, as in :func:`distance`.\n"
+"accumulated, nu, lmbda, p, ta, tb\n"
+"    The metric's parameters, as in :func:`distance` (TWED's timestamps ta, tb as in\n"
+"    :func:`twed`).\n"
 "device : {'auto', 'cpu'}, default 'auto'\n"
 "    The family's paths run on the CPU ('cuda' raises).\n"
 DOC_LAYOUT("(len, d)", "(d, len)")

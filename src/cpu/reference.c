@@ -96,14 +96,16 @@ int tsw__cpu_elastic_path(const tsw_params *params, tsw_dtype dtype, int64_t dim
         if (deriv)
             tsw_derivative_pair_f32(&av, &n, &bv, &m, dim, (float *)(buf + bytes));
         float *mat = (float *)buf;
-        len = ref_family_path_f32(params, dim, av, n, bv, m, mat, chans ? mat + cells : NULL,
+        len = ref_family_path_f32(params, dim, av, (const float *)a->times, n, bv,
+                                  (const float *)b->times, m, mat, chans ? mat + cells : NULL,
                                   path, &cancel);
     } else {
         const double *av = (const double *)a->values, *bv = (const double *)b->values;
         if (deriv)
             tsw_derivative_pair_f64(&av, &n, &bv, &m, dim, (double *)(buf + bytes));
         double *mat = (double *)buf;
-        len = ref_family_path_f64(params, dim, av, n, bv, m, mat, chans ? mat + cells : NULL,
+        len = ref_family_path_f64(params, dim, av, (const double *)a->times, n, bv,
+                                  (const double *)b->times, m, mat, chans ? mat + cells : NULL,
                                   path, &cancel);
     }
     tsw__free(buf);

@@ -68,19 +68,25 @@ static T TSW_F(ref_time)(const T *t, int64_t i)
     return t ? t[i - 1] : (T)i;
 }
 
-/* TWED on padded sequences: point 0 is the zero vector at time 0, point i is a[i-1]. */
+/* TWED on padded sequences: point 0 is the zero vector at time 0, point i is a[i-1].
+ * full (the alignment path's): NULL, or the whole (N+1) x (M+1) matrix, its rows in place
+ * of the rolling ones, cancel polled once a row (NaN when it stops). */
 static T TSW_F(ref_twed)(const tsw_params *p, const tsw_band *band, int64_t dim, const T *a,
                          const T *ta, const T *b, const T *tb, T *prev, T *cur,
-                         double bound)
+                         double bound, T *full, tsw__cancel *cancel)
 {
     const int64_t N = band->rows, M = band->cols;
     const T inf = INF, nu = (T)p->nu, lmbda = (T)p->lmbda, pp = (T)p->p;
+    if (full)
+        prev = full;
     for (int64_t j = 0; j <= M; ++j)
         prev[j] = inf;
     prev[0] = 0;
     for (int64_t i = 1; i <= N; ++i) {
         int64_t lo, hi;
         tsw_band_range(band, i - 1, &lo, &hi);
+        if (full)
+            cur = full + i * (M + 1);
         for (int64_t j = 0; j <= M; ++j)
             cur[j] = inf;
         const T *ai = a + (i - 1) * dim;
@@ -110,6 +116,8 @@ static T TSW_F(ref_twed)(const tsw_params *p, const tsw_band *band, int64_t dim,
         }
         if (bound < (double)inf && TSW_F(ref_row_min)(cur, lo + 1, hi + 1) > bound)
             return inf;
+        if (full && tsw__cancel_poll(cancel, i * M))
+            return (T)NAN;
         T *t = prev;
         prev = cur;
         cur = t;
@@ -295,8 +303,9 @@ static int TSW_F(ref_family_fill)(const tsw_params *p, const tsw_band *band, int
  * matrix: C reads it back). path receives (i, j) pairs in order. Returns the path's length,
  * or -1 when cancel stopped it.
  */
-static int64_t TSW_F(ref_family_path)(const tsw_params *p, int64_t dim, const T *a, int64_t n,
-                                      const T *b, int64_t m, T *mat, T *chan, int64_t *path,
+static int64_t TSW_F(ref_family_path)(const tsw_params *p, int64_t dim, const T *a,
+                                      const T *ta, int64_t n, const T *b, const T *tb,
+                                      int64_t m, T *mat, T *chan, int64_t *path,
                                       tsw__cancel *cancel)
 {
     tsw_band band = tsw_band_make(p->window, p->window_radius, p->itakura_max_slope, n, m);
@@ -306,7 +315,13 @@ static int64_t TSW_F(ref_family_path)(const tsw_params *p, int64_t dim, const T 
     T eps = 0;
     if (p->measure == TSW_EDR || p->measure == TSW_LCSS)
         eps = TSW_F(tsw_pair_epsilon)(p->epsilon, A, N, B, M, dim);
-    if (p->measure == TSW_MSM && p->msm_independent) {
+    if (p->measure == TSW_TWED) {
+        /* TWED's matrix (aeon's twe_cost_matrix, the padded point 0 included) */
+        const T *TA = band.swap ? tb : ta, *TB = band.swap ? ta : tb;
+        if (isnan(TSW_F(ref_twed)(p, &band, dim, A, TA, B, TB, NULL, NULL, (double)INF, mat,
+                                  cancel)))
+            return -1;
+    } else if (p->measure == TSW_MSM && p->msm_independent) {
         for (int64_t k = 0; k < dim; ++k) {
             T *dst = k == 0 ? mat : chan;
             if (TSW_F(ref_family_fill)(p, &band, 1, dim, A + k, B + k, 0, dst, cancel, &done))
@@ -401,7 +416,8 @@ static double TSW_F(ref_pair)(const tsw_params *p, int64_t dim, const tsw__pair 
         tb = t;
     }
     if (p->measure == TSW_TWED)
-        return (double)TSW_F(ref_twed)(p, &band, dim, a, ta, b, tb, prev, cur, bound);
+        return (double)TSW_F(ref_twed)(p, &band, dim, a, ta, b, tb, prev, cur, bound, NULL,
+                                       NULL);
     if (TSW_IS_FAMILY(p->measure) && p->measure != TSW_DDTW)
         return (double)TSW_F(ref_family)(p, &band, dim, a, b, prev, cur, bound);
     return (double)TSW_F(ref_dtw_like)(p, &band, dim, a, b, prev, cur, bound);

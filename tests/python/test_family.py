@@ -369,6 +369,31 @@ def test_alignment_path_equals_aeon(rng):
                                             **kw, **w), ctx
 
 
+def test_alignment_path_twed_equals_aeon(rng):
+    """TWED's path against aeon's twe_alignment_path (default timestamps), windows too; with
+    timestamps, the value is twed()'s and the path runs from (0, 0) to the last cell."""
+    ad = peer("aeon.distances")
+    for trial in range(60):
+        d, n = int(rng.integers(1, 3)), int(rng.integers(2, 25))
+        m = n if rng.random() < 0.5 else int(rng.integers(2, 25))
+        x, y = rng.normal(size=(d, n)), rng.normal(size=(d, m))
+        kw = {"nu": float(rng.uniform(0, 1)), "lmbda": float(rng.uniform(0, 2))}
+        if n == m and rng.random() < 0.4:
+            kw["window"] = float(rng.choice([0.2, 0.5, 1.0]))
+        exp, _ = ad.twe_alignment_path(x, y, **kw)
+        path, value = tswarp.alignment_path(x, y, "twed", layout="channels_first", **kw)
+        ctx = f"seed={rng.seed} trial={trial} n={n} m={m} {kw}"
+        assert [tuple(p) for p in path.tolist()] == list(exp), ctx
+        assert value == tswarp.twed(x, y, layout="channels_first", **kw), ctx
+    a, b = rng.normal(size=8), rng.normal(size=6)
+    ta, tb = np.cumsum(rng.uniform(0.5, 2, 8)), np.cumsum(rng.uniform(0.5, 2, 6))
+    path, value = tswarp.alignment_path(a, b, "twed", ta=ta, tb=tb, nu=0.5)
+    assert value == tswarp.twed(a, b, ta=ta, tb=tb, nu=0.5)
+    assert path[0].tolist() == [0, 0] and path[-1].tolist() == [7, 5]
+    with pytest.raises(ValueError, match="ta"):
+        tswarp.alignment_path(a, b, "twed", ta=ta[::-1])
+
+
 def test_alignment_path_erp_edr_follow_the_papers_matrices(rng):
     """ERP and EDR (whose boundaries differ from aeon 1.6: test_erp_edr_boundary_conventions):
     the path equals aeon's min-return rule (compute_min_return_path) on the papers' matrix."""
