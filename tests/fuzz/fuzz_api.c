@@ -2,8 +2,8 @@
  * libFuzzer harness over the C API's validation and kernels (tests/fuzz/README.md):
  * parameters of every measure and window (any double, any enum value), dtype, dim, the
  * spans of collections (offsets, lengths, counts that overflow), values with NaN and inf,
- * n_threads; through tsw_distance, tsw_cdist, tsw_pdist, tsw_paired, tsw_dtw_path,
- * tsw_subsequence_dtw and tsw_soft_dtw_grad. Every call must return a tsw_status, leave its
+ * n_threads; through tsw_distance (and the same pair's tsw_elastic_path), tsw_cdist,
+ * tsw_pdist, tsw_paired, tsw_dtw_path, tsw_subsequence_dtw and tsw_soft_dtw_grad. Every call must return a tsw_status, leave its
  * outputs untouched when it fails, and (under ASan/UBSan) never read out of bounds, overflow
  * or leak. A value is finite, +inf, or (soft-DTW) negative; never NaN from valid input.
  */
@@ -195,6 +195,27 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
         if (rc != TSW_OK && !isnan(v))
             abort(); /* untouched */
+        /* the same pair's alignment path (TWED and the elastic family; any other measure
+         * is refused): a monotone path from (0, 0) on, inside the grid, or untouched */
+        if (rc == TSW_OK || fz_u8(&r) & 1) {
+            static int64_t path[2 * ROWS * 6];
+            int64_t len = -7;
+            double pv = -7;
+            int rp = tsw_elastic_path(&p, dt, dim, &a, &b, path, ROWS * 6, &len, &pv, &ex);
+            fz_check_rc(rp, "tsw_elastic_path");
+            if (rp != TSW_OK && (len != -7 || pv != -7))
+                abort();
+            if (rp == TSW_OK) {
+                if (len < 0 || len > n + m - 1 || isnan(pv))
+                    abort();
+                for (int64_t k = 0; k < len; ++k)
+                    if (path[2 * k] < 0 || path[2 * k] >= n || path[2 * k + 1] < 0 ||
+                        path[2 * k + 1] >= m ||
+                        (k > 0 && (path[2 * k] < path[2 * k - 2] ||
+                                   path[2 * k + 1] < path[2 * k - 1])))
+                        abort();
+            }
+        }
     } else if (!x.pass || !y.pass) {
         goto skip;
     } else if (which == 1 || which == 2) {
