@@ -124,6 +124,9 @@ def soft_dtw_grad(a, b, *, gamma=1.0, window=None, radius=None, itakura_max_slop
         and Vert 2021), which is >= 0 and 0 for a == b.
     n_jobs : int, optional
         CPU threads (None or -1: all cores; more than the cores available are not used).
+        From 32 features on, the costs and the gradients are matrix products by numpy's
+        BLAS (its own threads) around the C kernel (``TSWARP_SDTW_MAT=0`` keeps the fused
+        kernel for every dim, ``1`` takes the products for every dim).
     layout : {None, 'channels_last', 'channels_first'}
         As in :func:`tswarp.cdist`; the gradients come back in the inputs' layout.
 
