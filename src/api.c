@@ -172,7 +172,7 @@ static int tsw__distance(const tsw_params *params, tsw_dtype dtype, int64_t dim,
     double v;
     kernel(params, dtype, dim, &ab, ws, &v);
     if (params->measure == TSW_SOFT_DTW && params->normalize && !cancel.stopped) {
-        double vaa = 0, vbb = 0; /* (read only when not cancelled: the sum is dropped then) */
+        double vaa = 0, vbb = 0; /* (a cancelled call adds them, then drops the sum) */
         tsw__pair aa = {a->values, NULL, a->length, a->values, NULL, a->length, &cancel};
         tsw__pair bb = {b->values, NULL, b->length, b->values, NULL, b->length, &cancel};
         kernel(params, dtype, dim, &aa, ws, &vaa);

@@ -180,11 +180,11 @@ def elastic_barycenter_average(X, metric, *, max_iter=30, tol=1e-5, init_barycen
     starting cost, against which the first iteration is kept or undone, the metric's
     defaults without the window or the parameters given. EDR's matrix has the paper's
     boundary where aeon 1.6's differs (:func:`tswarp.edr`), so EDR's barycenters equal
-    aeon's only where the paths do. DDTW and WDDTW are not taken: their paths index the derivatives (len - 2
-    points), and aeon 1.6 adds the series' raw points along them, leaving the barycenter's
-    last two points with nothing aligned (NaN); there is no aeon result to equal. DTW's
-    averaging is :func:`tswarp.dtw_barycenter_averaging` (tslearn's). The alignments run
-    on the CPU, one series after another.
+    aeon's only where the paths do. DDTW and WDDTW are not taken: their paths index the
+    derivatives (len - 2 points), and aeon 1.6 adds the series' raw points along them,
+    leaving the barycenter's last two points with nothing aligned (NaN); there is no aeon
+    result to equal. DTW's averaging is :func:`tswarp.dtw_barycenter_averaging`
+    (tslearn's). The alignments run on the CPU, one series after another.
 
     Parameters
     ----------
@@ -216,6 +216,7 @@ def elastic_barycenter_average(X, metric, *, max_iter=30, tol=1e-5, init_barycen
     >>> tswarp.elastic_barycenter_average(X, "msm").tolist()
     [0.0, 1.0, 2.0, 3.0]
     """
+    from . import alignment_path, cdist, distance
     from ._progress import make_progress
 
     if metric not in _BA_PATH_DEFAULTS:
@@ -241,16 +242,16 @@ def elastic_barycenter_average(X, metric, *, max_iter=30, tol=1e-5, init_barycen
     path_kw = dict(_BA_PATH_DEFAULTS[metric], **metric_params, **window_kw)
     cost_kw = dict(metric_params, **window_kw)
 
-    def cost_of(c):
-        return tswarp_cdist(data, c[None], metric=metric, layout="channels_last",
-                            **cost_kw)[:, 0]
+    def cost_of(center, /, **kw):
+        return float(cdist(data, center[None], metric=metric, layout="channels_last",
+                           **kw).sum())
 
-    from . import cdist as tswarp_cdist, alignment_path
-
-    cost_of(z)  # (checks the parameters once, with tswarp's messages)
+    # the parameters checked once, on one pair, with tswarp's messages (the starting cost
+    # below does not see them)
+    distance(data[0], z, metric=metric, layout="channels_last", **cost_kw)
     # the starting cost by the metric's defaults, no window: aeon 1.6's _ba_setup computes
     # it without the caller's parameters
-    cost_prev = float(tswarp_cdist(data, z[None], metric=metric, layout="channels_last").sum())
+    cost_prev = cost_of(z)
     bar = make_progress(progress, "elastic_barycenter_average", "iterations")
     try:
         for it in range(max_iter):
@@ -262,7 +263,7 @@ def elastic_barycenter_average(X, metric, *, max_iter=30, tol=1e-5, init_barycen
                 np.add.at(valence, path[:, 1], w[i])
             with np.errstate(invalid="ignore", divide="ignore"):
                 new = total / valence[:, None]
-            cost = float(cost_of(new).sum())
+            cost = cost_of(new, **cost_kw)
             if bar is not None:
                 bar(it + 1, max_iter)
             if abs(cost_prev - cost) < tol:
