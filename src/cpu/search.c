@@ -10,6 +10,17 @@
  * LB_Kim's rings (first and last three), LB_Keogh on the query's envelope in order of the
  * query's magnitude, LB_Keogh on the data's envelope, and DTW that abandons with their
  * cumulative bounds (knn_impl.h); each step stops once it exceeds the pruning threshold.
+ * Univariate series take the vectorised kernels of search_impl.h (portable and AVX2): the
+ * windows' statistics and LB_Kim's first ring for the whole chunk at once, LB_Keogh in
+ * blocks of 8 consecutive points (blocks in order of the query's magnitude).
+ *
+ * Seeds. The cascade prunes against the best distances found so far, so it works hardest
+ * until a good match is found (a series scanned from its start meets its best match after
+ * a third of it on average). Before the scan, every window is ranked by a proxy (the
+ * distance of its piecewise means to the query's, O(16) a window from the prefix sums) and
+ * the windows ranked best (mutually `exclusion` apart) are computed exactly: their
+ * distances set the threshold the scan starts from. The proxy only orders the work; the
+ * scan still sees every window once, so the result is the same as without seeds.
  *
  * The threshold with an exclusion zone: the greedy selection (best first, each kept when
  * far enough from those kept before) never picks above the (2k-1)-th greedy pick of any set
@@ -25,6 +36,7 @@
 #include "../common/recurrence.h"
 #include "../common/search.h"
 #include "../internal.h"
+#include "search.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -43,7 +55,20 @@
 #undef INF
 #undef SQRT
 
-#define TSW__CHUNK 16384           /* windows per chunk */
+#define TSW__SEARCH_ISA base
+#include "search_impl.h"
+#undef TSW__SEARCH_ISA
+
+/* The per-chunk kernels' instance for this CPU. */
+#if TSW_X86
+#define TSW__SEARCH_PICK(name) (tsw__cpu_level() >= 2 ? name##_avx2 : name##_base)
+#else
+#define TSW__SEARCH_PICK(name) name##_base
+#endif
+
+#define TSW__CHUNK 8192            /* windows per chunk */
+#define TSW__PROXY_BLOCK TSW__PROXY_MAXB /* windows a proxy call ranks */
+#define TSW__PROXY_SEGS 16         /* the proxy's piecewise means */
 #define TSW__KIM_DIM 16            /* LB_Kim for up to this many channels */
 
 typedef struct tsw__hit {
@@ -59,9 +84,17 @@ typedef struct tsw__search {
     double slack_abs; /* common/search.h: 0 for raw windows (exact, ties by start) */
     const void *series;
     const double *qz, *qlo, *qhi; /* (n, dim) */
-    const double *qls, *qhs;      /* dim 1: qlo, qhi in the order of `order` */
     const int64_t *order;         /* query points by decreasing magnitude */
+    const int64_t *bo;            /* dim 1: LB_Keogh's blocks (their first points) by
+                                     decreasing magnitude (nbo) */
+    int64_t nbo;
     const int64_t *rlo, *rhi;     /* the band's spans (n) */
+    const double *qp;             /* the query's piecewise means (nseg, dim): the proxy */
+    int64_t nseg, ps, pg;         /* the proxy's segments; windows at multiples of ps
+                                     points, segments of pg ps points */
+    struct tsw__seed *seeds;      /* each thread's best-ranked windows (nt, nseed) */
+    int64_t *nseeds;              /* (nt) */
+    int64_t nseed;
     const tsw_exec *ex;
     double tau;                   /* shared threshold (raw), atomics */
     int64_t tau_start;
@@ -175,12 +208,15 @@ static void tsw__list_tidy(tsw__search *s, tsw__list *l)
 
 /* Per-thread scratch. */
 typedef struct tsw__sws {
-    double *x, *lo, *hi;  /* chunk values and data envelope ((C + n - 1) dim) */
+    const double *x;      /* the chunk's values: the series' own (float64) or xbuf */
+    double *xbuf, *lo, *hi; /* chunk values as double and data envelope ((C + n - 1) dim) */
     double *s1, *s2;      /* prefix sums ((C + n) dim) */
     int64_t *ch;          /* prefix count of changes ((C + n) dim) */
     double *g, *h;        /* tsw__env_range's scratch (C + 3 n) */
     double *wmu, *winv;   /* every window's mean and 1 / std (C dim) */
     const double *mu, *inv; /* the current window's: views into wmu, winv */
+    double *lb0;          /* dim 1: LB_Kim's first ring of every window (C) */
+    double *pv;           /* the proxy of a block of windows (TSW__PROXY_BLOCK) */
     double *tz;           /* (n dim) */
     double *cq, *cx, *cbc, *cbr; /* (n + 1) */
     double *prev, *cur;   /* (n) */
@@ -192,7 +228,7 @@ static int tsw__sws_init(tsw__sws *w, int64_t C, int64_t n, int64_t dim)
     int64_t P = C + n;
     size_t pd = (size_t)P * (size_t)dim;
     size_t bytes = pd * 8 * 8 + (size_t)(P + 2 * n + 1) * 16 + (size_t)n * (size_t)dim * 8 +
-                   (size_t)(n + 1) * 8 * 6 + 64 * 20;
+                   (size_t)(n + 1) * 8 * 6 + (size_t)(C + TSW__PROXY_BLOCK) * 8 + 64 * 24;
     unsigned char *p = tsw__malloc(bytes);
     if (!p)
         return TSW_ENOMEM;
@@ -202,7 +238,7 @@ static int tsw__sws_init(tsw__sws *w, int64_t C, int64_t n, int64_t dim)
         (ptr) = (void *)p;                                                                   \
         p += (((size_t)(sz) + 63) & ~(size_t)63);                                            \
     } while (0)
-    TSW__TAKE(w->x, pd * 8);
+    TSW__TAKE(w->xbuf, pd * 8);
     TSW__TAKE(w->lo, pd * 8);
     TSW__TAKE(w->hi, pd * 8);
     TSW__TAKE(w->s1, pd * 8);
@@ -219,6 +255,8 @@ static int tsw__sws_init(tsw__sws *w, int64_t C, int64_t n, int64_t dim)
     TSW__TAKE(w->cbr, (size_t)(n + 1) * 8);
     TSW__TAKE(w->prev, (size_t)n * 8);
     TSW__TAKE(w->cur, (size_t)n * 8);
+    TSW__TAKE(w->lb0, (size_t)C * 8);
+    TSW__TAKE(w->pv, (size_t)TSW__PROXY_BLOCK * 8);
 #undef TSW__TAKE
     return TSW_OK;
 }
@@ -298,77 +336,101 @@ static void tsw__env_range(const double *x, int64_t P, int64_t dim, int64_t r, i
     }
 }
 
-static int tsw__search_chunk(tsw__search *s, tsw__sws *w, tsw__list *l, int64_t c0,
-                             int64_t tid, int64_t *last)
+/* Points w->x at chunk c0's values (float32 copied to double) and computes its windows'
+ * statistics (with want_lb0, LB_Kim's first ring too); c: the chunk's view. */
+static void tsw__search_load(const tsw__search *s, tsw__sws *w, int64_t c0, int want_lb0,
+                             tsw__schunk *c)
 {
-    const int64_t n = s->n, dim = s->dim, r = s->r;
+    const int64_t n = s->n, dim = s->dim;
     const int64_t nw = c0 + TSW__CHUNK < s->W ? TSW__CHUNK : s->W - c0;
     const int64_t P = nw + n - 1; /* points of the chunk */
     const size_t esz = tsw__dtype_size(s->dt);
     const char *src = (const char *)s->series + (size_t)c0 * (size_t)dim * esz;
-    if (s->dt == TSW_F32)
+    if (s->dt == TSW_F32) {
         for (int64_t t = 0; t < P * dim; ++t)
-            w->x[t] = (double)((const float *)src)[t];
-    else
-        memcpy(w->x, src, (size_t)(P * dim) * sizeof(double));
-    /* the data's envelope: point t sees [t - r, t + r] of the chunk (a window's own points
-     * within that range are all in the chunk, and more points only loosen the bound), made
-     * when a window first needs it: it is made for the points before env_e */
-    int64_t env_e = 0;
-    if (!s->znorm) {
-        for (int64_t t = 0; t < nw * dim; ++t) {
-            w->wmu[t] = 0;
-            w->winv[t] = 1;
-        }
+            w->xbuf[t] = (double)((const float *)src)[t];
+        w->x = w->xbuf;
     } else {
-        for (int64_t c = 0; c < dim; ++c) {
-            double x0 = w->x[c], a1 = 0, a2 = 0;
-            int64_t nc = 0;
-            w->s1[c] = w->s2[c] = 0;
-            w->ch[c] = 0;
-            for (int64_t t = 0; t < P; ++t) {
-                double v = w->x[t * dim + c] - x0;
-                a1 += v;
-                a2 += v * v;
-                if (t > 0 && w->x[t * dim + c] != w->x[(t - 1) * dim + c])
-                    ++nc;
-                w->s1[(t + 1) * dim + c] = a1;
-                w->s2[(t + 1) * dim + c] = a2;
-                w->ch[(t + 1) * dim + c] = nc;
+        w->x = (const double *)src;
+    }
+    c->n = n;
+    c->dim = dim;
+    c->nw = nw;
+    c->P = P;
+    c->znorm = s->znorm;
+    c->cost = s->cost;
+    c->x = w->x;
+    c->s1 = w->s1;
+    c->s2 = w->s2;
+    c->ch = w->ch;
+    c->wmu = w->wmu;
+    c->winv = w->winv;
+    c->lb0 = w->lb0;
+    c->qz = s->qz;
+    TSW__SEARCH_PICK(tsw__search_prep)(c, want_lb0);
+}
+
+/* dim 1: LB_Kim's rings 1 and 2 of the window at xb (mean mu, 1 / std inv) added to its
+ * first ring lb, stopping above stop after each. */
+static double tsw__search_kim12(const tsw__search *s, const double *xb, double mu, double inv,
+                                double lb, double stop)
+{
+    const int64_t n = s->n;
+    const int64_t rings = n == 1 ? 1 : n / 2 < 3 ? n / 2 : 3;
+    if (rings < 2)
+        return lb;
+    const int sq = s->cost == TSW_COST_SQEUCLIDEAN;
+    const double *q = s->qz;
+    double zf[3], zb[3];
+    for (int64_t t = 0; t < rings; ++t) {
+        zf[t] = (xb[t] - mu) * inv;
+        zb[t] = (xb[n - 1 - t] - mu) * inv;
+    }
+#define TSW__C1(d) (sq ? (d) * (d) : fabs(d))
+    for (int64_t t = 1; t < rings; ++t) {
+        for (int back = 0; back < 2; ++back) {
+            const double *z = back ? zb : zf;
+            const double qt = back ? q[n - 1 - t] : q[t];
+            double best = HUGE_VAL;
+            for (int64_t u = 0; u <= t; ++u) {
+                if (t - u > s->r)
+                    continue;
+                const double c1 = TSW__C1(qt - z[u]);
+                best = c1 < best ? c1 : best;
+                if (u < t) {
+                    const double qu = back ? q[n - 1 - u] : q[u];
+                    const double c2 = TSW__C1(qu - z[t]);
+                    best = c2 < best ? c2 : best;
+                }
             }
+            lb += best;
+            if (lb > stop)
+                return lb;
         }
     }
-    /* every window's mean and 1 / std per channel, in one pass the compiler vectorises */
-    for (int64_t c = 0; c < dim && s->znorm; ++c) {
-        const double x0 = w->x[c], rn = 1.0 / (double)n;
-        for (int64_t b = 0; b < nw; ++b) {
-            double m1 = (w->s1[(b + n) * dim + c] - w->s1[b * dim + c]) * rn;
-            double m2 = (w->s2[(b + n) * dim + c] - w->s2[b * dim + c]) * rn;
-            double var = m2 - m1 * m1;
-            w->wmu[b * dim + c] = m1 + x0;
-            w->winv[b * dim + c] = var > 0 ? 1 / sqrt(var) : 0;
-        }
-        for (int64_t b = 0; b < nw; ++b)
-            if (w->ch[(b + n) * dim + c] - w->ch[(b + 1) * dim + c] == 0) {
-                w->wmu[b * dim + c] = w->x[b * dim + c]; /* constant: z = 0 */
-                w->winv[b * dim + c] = 0;
-            }
-    }
+#undef TSW__C1
+    return lb;
+}
+
+/* Window b's cascade after LB_Kim (which it passed): LB_Keogh on the query's envelope and on
+ * the data's (made up to *env_e as windows first need it), then DTW with their cumulative
+ * bounds; a window at or below bsf joins the thread's list. */
+static int tsw__search_window(tsw__search *s, tsw__sws *w, tsw__list *l, const tsw__schunk *c,
+                              int64_t c0, int64_t b, double bsf, int64_t *env_e)
+{
+    const int64_t n = s->n, dim = s->dim, r = s->r;
     const double *qz = s->qz, *qlo = s->qlo, *qhi = s->qhi;
-    const double *qls = s->qls, *qhs = s->qhs; /* dim 1: the envelope in the order's order */
     const int64_t *order = s->order;
     const tsw_cost cost = s->cost;
-    for (int64_t b = 0; b < nw; ++b) {
-        if ((b & 1023) == 0 &&
-            tsw__poll_parallel(s->ex, (int)tid, last, &s->done, s->W, &s->status))
+    const double *mu = c->wmu + b * dim, *inv = c->winv + b * dim;
+    if (dim == 1) {
+        double lb1 = TSW__SEARCH_PICK(tsw__search_keogh_q1)(
+            w->x + b, mu[0], inv[0], qlo, qhi, s->bo, s->nbo, n, cost, bsf, w->cq);
+        if (lb1 > bsf) {
+            ++l->kq;
             return TSW_OK;
-        const double bsf = tsw_search_limit(tsw__tau_only(s), s->slack_abs);
-        w->mu = w->wmu + b * dim; /* the window's mean and 1 / std (raw: 0 and 1) */
-        w->inv = w->winv + b * dim;
-        if (tsw__search_kim(s, w, b, bsf) > bsf) {
-            ++l->kim;
-            continue;
         }
+    } else {
         /* LB_Keogh, the query's envelope, largest query values first, in blocks of 8
          * points (independent sums, then one test) */
         double lb1 = 0;
@@ -376,30 +438,17 @@ static int tsw__search_chunk(tsw__search *s, tsw__sws *w, tsw__list *l, int64_t 
         for (int64_t o = 0; o < n && !pruned; o += 8) {
             int64_t e = o + 8 < n ? o + 8 : n;
             double part[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-            if (dim == 1) {
-                const double mu = w->mu[0], inv = w->inv[0], *xb = w->x + b;
-                for (int64_t t = o; t < e; ++t) {
-                    int64_t j = order[t];
-                    double z = (xb[j] - mu) * inv;
-                    double e1 = z - qhs[t], e2 = qls[t] - z;
-                    double d = (e1 > 0 ? e1 : 0) + (e2 > 0 ? e2 : 0); /* one of them is 0 */
-                    double cst = cost == TSW_COST_SQEUCLIDEAN ? d * d : d;
-                    w->cq[j] = cst;
-                    part[t - o] = cst;
+            for (int64_t t = o; t < e; ++t) {
+                int64_t j = order[t];
+                double acc = 0;
+                for (int64_t k = 0; k < dim; ++k) {
+                    double z = (w->x[(b + j) * dim + k] - mu[k]) * inv[k];
+                    double e1 = z - qhi[j * dim + k], e2 = qlo[j * dim + k] - z;
+                    acc += tsw_cost_term_f64(cost, (e1 > 0 ? e1 : 0) + (e2 > 0 ? e2 : 0));
                 }
-            } else {
-                for (int64_t t = o; t < e; ++t) {
-                    int64_t j = order[t];
-                    double acc = 0;
-                    for (int64_t c = 0; c < dim; ++c) {
-                        double z = (w->x[(b + j) * dim + c] - w->mu[c]) * w->inv[c];
-                        double e1 = z - qhi[j * dim + c], e2 = qlo[j * dim + c] - z;
-                        acc += tsw_cost_term_f64(cost, (e1 > 0 ? e1 : 0) + (e2 > 0 ? e2 : 0));
-                    }
-                    acc = tsw_cost_total_f64(cost, acc);
-                    w->cq[j] = acc;
-                    part[t - o] = acc;
-                }
+                acc = tsw_cost_total_f64(cost, acc);
+                w->cq[j] = acc;
+                part[t - o] = acc;
             }
             lb1 += ((part[0] + part[1]) + (part[2] + part[3])) +
                    ((part[4] + part[5]) + (part[6] + part[7]));
@@ -407,22 +456,33 @@ static int tsw__search_chunk(tsw__search *s, tsw__sws *w, tsw__list *l, int64_t 
         }
         if (pruned) {
             ++l->kq;
-            continue;
+            return TSW_OK;
         }
-        /* LB_Keogh, the data's envelope */
-        if (b + n > env_e) {
-            tsw__env_range(w->x, P, dim, r, b > env_e ? b : env_e, b + n, w->lo, w->hi, w->g,
-                           w->h);
-            env_e = b + n;
+    }
+    /* LB_Keogh, the data's envelope: point t sees [t - r, t + r] of the chunk (a window's
+     * own points within that range are all in the chunk, and more points only loosen the
+     * bound), made when a window first needs it: it is made for the points before env_e */
+    if (b + n > *env_e) {
+        tsw__env_range(w->x, c->P, dim, r, b > *env_e ? b : *env_e, b + n, w->lo, w->hi, w->g,
+                       w->h);
+        *env_e = b + n;
+    }
+    if (dim == 1) {
+        double lb2 = TSW__SEARCH_PICK(tsw__search_keogh_x1)(
+            w->lo + b, w->hi + b, mu[0], inv[0], qz, s->bo, s->nbo, n, cost, bsf, w->cx);
+        if (lb2 > bsf) {
+            ++l->kd;
+            return TSW_OK;
         }
+    } else {
         double lb2 = 0;
         for (int64_t o = 0; o < n; ++o) {
             int64_t i = order[o];
             double acc = 0;
-            for (int64_t c = 0; c < dim; ++c) {
-                double lo = (w->lo[(b + i) * dim + c] - w->mu[c]) * w->inv[c];
-                double hi = (w->hi[(b + i) * dim + c] - w->mu[c]) * w->inv[c];
-                double q = qz[i * dim + c], d = 0;
+            for (int64_t k = 0; k < dim; ++k) {
+                double lo = (w->lo[(b + i) * dim + k] - mu[k]) * inv[k];
+                double hi = (w->hi[(b + i) * dim + k] - mu[k]) * inv[k];
+                double q = qz[i * dim + k], d = 0;
                 if (q > hi)
                     d = q - hi;
                 else if (q < lo)
@@ -433,39 +493,178 @@ static int tsw__search_chunk(tsw__search *s, tsw__sws *w, tsw__list *l, int64_t 
             w->cx[i] = acc;
             lb2 += acc;
             if (lb2 > bsf) {
-                pruned = 1;
-                break;
+                ++l->kd;
+                return TSW_OK;
             }
         }
-        if (pruned) {
-            ++l->kd;
-            continue;
+    }
+    ++l->dtw;
+    double a1 = 0, a2 = 0, f = 1 - TSW_SEARCH_SLACK;
+    w->cbc[n] = w->cbr[n] = 0;
+    for (int64_t t = n - 1; t >= 0; --t) {
+        a1 += w->cq[t];
+        a2 += w->cx[t];
+        w->cbc[t] = a1 * f;
+        w->cbr[t] = a2 * f;
+    }
+    for (int64_t t = 0; t < n * dim; ++t) {
+        int64_t k = t % dim;
+        w->tz[t] = (w->x[b * dim + t] - mu[k]) * inv[k];
+    }
+    double d = knn_ea_dtw_f64(cost, qz, n, w->tz, n, dim, s->rlo, s->rhi, w->cbr, w->cbc, bsf,
+                              w->prev, w->cur);
+    if (!(d <= bsf)) {
+        ++l->ab;
+        return TSW_OK;
+    }
+    if (tsw__list_push(l, d, c0 + b))
+        return TSW_ENOMEM;
+    if (l->n >= l->tidy_at)
+        tsw__list_tidy(s, l);
+    return TSW_OK;
+}
+
+static int tsw__search_chunk(tsw__search *s, tsw__sws *w, tsw__list *l, int64_t c0,
+                             int64_t tid, int64_t *last)
+{
+    const int64_t dim = s->dim;
+    tsw__schunk c;
+    tsw__search_load(s, w, c0, 1, &c);
+    int64_t env_e = 0;
+    if (dim == 1) {
+        /* most windows stop at LB_Kim's first ring: a block's loop tests them against the
+         * threshold read at its start (a larger limit than the current: it prunes less, never
+         * wrongly), and reads the threshold again for those that pass */
+        int64_t passed = 0;
+        for (int64_t b0 = 0; b0 < c.nw; b0 += 1024) {
+            if (tsw__poll_parallel(s->ex, (int)tid, last, &s->done, s->W, &s->status))
+                return TSW_OK;
+            const int64_t b1 = b0 + 1024 < c.nw ? b0 + 1024 : c.nw;
+            double bsf = tsw_search_limit(tsw__tau_only(s), s->slack_abs);
+            for (int64_t b = b0; b < b1; ++b) {
+                if (c.lb0[b] > bsf)
+                    continue;
+                bsf = tsw_search_limit(tsw__tau_only(s), s->slack_abs);
+                if (c.lb0[b] > bsf ||
+                    tsw__search_kim12(s, w->x + b, c.wmu[b], c.winv[b], c.lb0[b], bsf) > bsf)
+                    continue;
+                ++passed;
+                int rc = tsw__search_window(s, w, l, &c, c0, b, bsf, &env_e);
+                if (rc)
+                    return rc;
+            }
         }
-        ++l->dtw;
-        double a1 = 0, a2 = 0, f = 1 - TSW_SEARCH_SLACK;
-        w->cbc[n] = w->cbr[n] = 0;
-        for (int64_t t = n - 1; t >= 0; --t) {
-            a1 += w->cq[t];
-            a2 += w->cx[t];
-            w->cbc[t] = a1 * f;
-            w->cbr[t] = a2 * f;
+        l->kim += c.nw - passed;
+        return TSW_OK;
+    }
+    for (int64_t b = 0; b < c.nw; ++b) {
+        if ((b & 1023) == 0 &&
+            tsw__poll_parallel(s->ex, (int)tid, last, &s->done, s->W, &s->status))
+            return TSW_OK;
+        const double bsf = tsw_search_limit(tsw__tau_only(s), s->slack_abs);
+        {
+            w->mu = c.wmu + b * dim; /* the window's mean and 1 / std (raw: 0 and 1) */
+            w->inv = c.winv + b * dim;
+            if (tsw__search_kim(s, w, b, bsf) > bsf) {
+                ++l->kim;
+                continue;
+            }
         }
-        for (int64_t t = 0; t < n * dim; ++t) {
-            int64_t c = t % dim;
-            w->tz[t] = (w->x[b * dim + t] - w->mu[c]) * w->inv[c];
-        }
-        double d = knn_ea_dtw_f64(cost, qz, n, w->tz, n, dim, s->rlo, s->rhi, w->cbr, w->cbc,
-                                  bsf, w->prev, w->cur);
-        if (!(d <= bsf))
-            ++l->ab;
-        if (d <= bsf) {
-            if (tsw__list_push(l, d, c0 + b))
-                return TSW_ENOMEM;
-            if (l->n >= l->tidy_at)
-                tsw__list_tidy(s, l);
-        }
+        int rc = tsw__search_window(s, w, l, &c, c0, b, bsf, &env_e);
+        if (rc)
+            return rc;
     }
     return TSW_OK;
+}
+
+/* ---- seeds ------------------------------------------------------------------------------ */
+
+typedef struct tsw__seed {
+    double p; /* the proxy */
+    int64_t start;
+} tsw__seed;
+
+static int tsw__seed_cmp(const void *pa, const void *pb)
+{
+    const tsw__seed *a = pa, *b = pb;
+    if (a->p != b->p)
+        return a->p < b->p ? -1 : 1;
+    return (a->start > b->start) - (a->start < b->start);
+}
+
+/* Offer window st (proxy p) to a thread's seeds (*cnt of cap, the worst at *worst): a seed
+ * within `excl` of it keeps the better of the two; otherwise it replaces the worst. */
+static void tsw__seed_offer(tsw__seed *sd, int64_t *cnt, int64_t cap, int64_t *worst,
+                            int64_t excl, double p, int64_t st)
+{
+    int64_t at = -1;
+    for (int64_t i = 0; i < *cnt; ++i) {
+        int64_t d = sd[i].start - st;
+        if (d < excl && -d < excl) {
+            if (!(p < sd[i].p))
+                return;
+            at = i;
+            break;
+        }
+    }
+    if (at < 0)
+        at = *cnt < cap ? (*cnt)++ : *worst;
+    sd[at].p = p;
+    sd[at].start = st;
+    int64_t wi = 0;
+    for (int64_t i = 1; i < *cnt; ++i)
+        if (sd[i].p > sd[wi].p)
+            wi = i;
+    *worst = wi;
+}
+
+/* The windows of chunk c0 that start at multiples of s->ps ranked by the proxy into the
+ * thread's seeds. The proxy's sums come straight from the series, a block of ps points at
+ * a time. */
+static void tsw__seed_chunk(tsw__search *s, tsw__sws *w, int tid, int64_t c0)
+{
+    const int64_t n = s->n, dim = s->dim, S = s->ps;
+    const int64_t nw = c0 + TSW__CHUNK < s->W ? TSW__CHUNK : s->W - c0;
+    const int64_t P = nw + n - 1, V = P / S;
+    const size_t esz = tsw__dtype_size(s->dt);
+    const char *src = (const char *)s->series + (size_t)c0 * (size_t)dim * esz;
+    double *ps1 = w->s1, *ps2 = w->s2, *x0 = w->wmu; /* x0: each channel's first value */
+    for (int64_t k = 0; k < dim; ++k) {
+        const double v0 = s->dt == TSW_F32 ? (double)((const float *)src)[k]
+                                           : ((const double *)src)[k];
+        x0[k] = v0;
+        double a1 = 0, a2 = 0;
+        ps1[k] = ps2[k] = 0;
+        for (int64_t v = 0; v < V; ++v) {
+            double b1 = 0, b2 = 0;
+            for (int64_t t = v * S; t < (v + 1) * S; ++t) {
+                const double e = (s->dt == TSW_F32 ? (double)((const float *)src)[t * dim + k]
+                                                   : ((const double *)src)[t * dim + k]) - v0;
+                b1 += e;
+                b2 += e * e;
+            }
+            a1 += b1;
+            a2 += b2;
+            ps1[(v + 1) * dim + k] = a1;
+            ps2[(v + 1) * dim + k] = a2;
+        }
+    }
+    tsw__seed *sd = s->seeds + (int64_t)tid * s->nseed;
+    int64_t *cnt = &s->nseeds[tid], worst = 0;
+    for (int64_t i = 1; i < *cnt; ++i)
+        if (sd[i].p > sd[worst].p)
+            worst = i;
+    const int64_t nu = (nw + S - 1) / S; /* windows 0, S, 2 S, .. of the chunk */
+    for (int64_t u0 = 0; u0 < nu; u0 += TSW__PROXY_BLOCK) {
+        int64_t u1 = u0 + TSW__PROXY_BLOCK < nu ? u0 + TSW__PROXY_BLOCK : nu;
+        TSW__SEARCH_PICK(tsw__search_proxy)(ps1, ps2, x0, dim, S, s->pg, s->nseg, s->znorm,
+                                            s->qp, u0, u1, w->pv);
+        for (int64_t u = u0; u < u1; ++u) {
+            double p = w->pv[u - u0];
+            if (*cnt < s->nseed || p < sd[worst].p)
+                tsw__seed_offer(sd, cnt, s->nseed, &worst, s->excl, p, c0 + u * S);
+        }
+    }
 }
 
 /* Mean and 1 / std of each channel of v (n, dim), two passes; constant: 0 scale. */
@@ -543,6 +742,85 @@ int tsw__search_query(const tsw_params *params, tsw_dtype dtype, int64_t dim,
     return TSW_OK;
 }
 
+/* The exact raw distance of the window at start: its values z-normalised with a two-pass
+ * mean and std (znorm), DTW in double; above thr it may be abandoned (then > thr). win:
+ * (n, dim); prev, cur: n; mu, inv: dim. */
+static double tsw__search_exact_one(tsw_cost cost, tsw_dtype dtype, int64_t dim,
+                                    const double *qz, int64_t n, const int64_t *rlo,
+                                    const int64_t *rhi, const tsw_series *series, int znorm,
+                                    int64_t start, double thr, double *win, double *prev,
+                                    double *cur, double *mu, double *inv)
+{
+    const size_t nd = (size_t)n * (size_t)dim;
+    tsw__load(series->values, dtype, start * dim, (int64_t)nd, win);
+    if (znorm) {
+        tsw__znorm_stats(win, n, dim, mu, inv);
+        for (size_t u = 0; u < nd; ++u)
+            win[u] = (win[u] - mu[u % (size_t)dim]) * inv[u % (size_t)dim];
+    }
+    return knn_ea_dtw_f64(cost, qz, n, win, n, dim, rlo, rhi, NULL, NULL, thr, prev, cur);
+}
+
+/* The seeds' windows computed exactly, in order of their proxy (every thread's seeds
+ * merged, mutually `exclusion` apart), into a list whose greedy picks set the threshold
+ * (tsw__list_tidy). Only the threshold is kept: the scan meets these windows again. */
+static int tsw__search_seed_eval(tsw__search *s, const tsw_series *series, int nt)
+{
+    const int64_t n = s->n, dim = s->dim, k = s->k;
+    int64_t total = 0;
+    for (int t = 0; t < nt; ++t)
+        total += s->nseeds[t];
+    tsw__seed *all = tsw__malloc((size_t)(total + 1) * sizeof(tsw__seed));
+    double *fb = tsw__malloc(((size_t)n * (size_t)dim + (size_t)n * 2 + (size_t)dim * 2) *
+                             sizeof(double));
+    tsw__list sl;
+    memset(&sl, 0, sizeof(sl));
+    sl.pick = tsw__malloc((size_t)(2 * k) * sizeof(int64_t));
+    int rc = TSW_OK;
+    if (!all || !fb || !sl.pick) {
+        rc = TSW_ENOMEM;
+        goto out;
+    }
+    int64_t na = 0;
+    for (int t = 0; t < nt; ++t)
+        for (int64_t i = 0; i < s->nseeds[t]; ++i)
+            all[na++] = s->seeds[(int64_t)t * s->nseed + i];
+    qsort(all, (size_t)na, sizeof(tsw__seed), tsw__seed_cmp);
+    double *win = fb, *prev = win + n * dim, *cur = prev + n, *mu = cur + n, *inv = mu + dim;
+    int64_t used = 0; /* the seeds kept are all[0 .. used) */
+    for (int64_t i = 0; i < na && used < s->nseed; ++i) {
+        int ok = 1;
+        for (int64_t j = 0; j < used && ok; ++j) { /* exclusion apart from those kept */
+            int64_t d = all[j].start - all[i].start;
+            ok = d >= s->excl || -d >= s->excl;
+        }
+        if (!ok)
+            continue;
+        all[used++] = all[i];
+        /* the best window lies within ps / 2 of the ranked start nearest it */
+        const int64_t h = s->ps / 2;
+        for (int64_t st = all[used - 1].start - h; st <= all[used - 1].start + h; ++st) {
+            if (st < 0 || st >= s->W)
+                continue;
+            const double lim = tsw_search_limit(tsw__tau_only(s), s->slack_abs);
+            double d = tsw__search_exact_one(s->cost, s->dt, dim, s->qz, n, s->rlo, s->rhi,
+                                             series, s->znorm, st, lim, win, prev, cur, mu,
+                                             inv);
+            if (!(d <= lim))
+                continue;
+            if ((rc = tsw__list_push(&sl, d, st)))
+                goto out;
+            tsw__list_tidy(s, &sl);
+        }
+    }
+out:
+    tsw__free(all);
+    tsw__free(fb);
+    tsw__free(sl.h);
+    tsw__free(sl.pick);
+    return rc;
+}
+
 /* The last step of every device's search: the candidate windows' distances recomputed
  * exactly (the query and each window z-normalised with a two-pass mean and std, DTW in
  * double precision), then the greedy choice with the exclusion zone. */
@@ -568,14 +846,8 @@ int tsw__search_exact(const tsw_params *params, tsw_dtype dtype, int64_t dim,
     int64_t *rlo = ib, *rhi = rlo + n, *clo = rhi + n, *chi = clo + n;
     tsw__spans(&bp, n, n, rlo, rhi, clo, chi);
     for (int64_t i = 0; i < ncand; ++i) {
-        tsw__load(series->values, dtype, cand[i] * dim, (int64_t)nd, win);
-        if (znorm) {
-            tsw__znorm_stats(win, n, dim, mu, inv);
-            for (size_t u = 0; u < nd; ++u)
-                win[u] = (win[u] - mu[u % (size_t)dim]) * inv[u % (size_t)dim];
-        }
-        all[i].d = knn_ea_dtw_f64(params->cost, qz, n, win, n, dim, rlo, rhi, NULL, NULL,
-                                  HUGE_VAL, prev, cur);
+        all[i].d = tsw__search_exact_one(params->cost, dtype, dim, qz, n, rlo, rhi, series,
+                                         znorm, cand[i], HUGE_VAL, win, prev, cur, mu, inv);
         all[i].start = cand[i];
     }
     qsort(all, (size_t)ncand, sizeof(tsw__hit), tsw__hit_cmp);
@@ -617,21 +889,29 @@ int tsw__cpu_search(const tsw_params *params, tsw_dtype dtype, int64_t dim,
     s.status = TSW_OK;
     int rc = TSW_OK;
     size_t nd = (size_t)n * (size_t)dim;
-    double *qbuf = tsw__malloc(nd * 3 * sizeof(double) + (size_t)dim * 2 * sizeof(double) +
-                               (size_t)n * 2 * sizeof(double));
-    int64_t *ibuf = tsw__malloc((size_t)n * 5 * sizeof(int64_t) + sizeof(int64_t));
-    tsw__ord *ord = tsw__malloc((size_t)n * sizeof(tsw__ord));
     tsw__list *lists = NULL;
     int nt = tsw__threads(exec);
     int64_t nchunks = (s.W + TSW__CHUNK - 1) / TSW__CHUNK;
     if (nchunks < nt)
         nt = (int)nchunks;
-    if (!qbuf || !ibuf || !ord) {
+    const size_t nseed = (size_t)(4 * k + 4);
+    double *qbuf = tsw__malloc(nd * 3 * sizeof(double) + (size_t)dim * 2 * sizeof(double) +
+                               (size_t)TSW__PROXY_SEGS * (size_t)dim * sizeof(double));
+    int64_t *ibuf = tsw__malloc((size_t)n * 6 * sizeof(int64_t) + sizeof(int64_t) +
+                                (size_t)nt * sizeof(int64_t));
+    tsw__ord *ord = tsw__malloc((size_t)n * 2 * sizeof(tsw__ord));
+    tsw__seed *seeds = tsw__malloc((size_t)nt * nseed * sizeof(tsw__seed));
+    if (!qbuf || !ibuf || !ord || !seeds) {
         rc = TSW_ENOMEM;
         goto out;
     }
-    double *qz = qbuf, *qlo = qz + nd, *qhi = qlo + nd, *mu = qhi + nd, *inv = mu + dim;
-    int64_t *order = ibuf, *rlo = order + n, *rhi = rlo + n, *clo = rhi + n, *chi = clo + n;
+    double *qz = qbuf, *qlo = qz + nd, *qhi = qlo + nd, *mu = qhi + nd, *inv = mu + dim,
+           *qp = inv + dim;
+    int64_t *order = ibuf, *rlo = order + n, *rhi = rlo + n, *clo = rhi + n, *chi = clo + n,
+            *bo = chi + n, *nseeds = bo + n;
+    tsw__ord *bord = ord + n;
+    for (int t = 0; t < nt; ++t)
+        nseeds[t] = 0;
     if ((rc = tsw__search_query(params, dtype, dim, query, znorm, qz, qlo, qhi, &s.r)))
         goto out;
     /* the band as spans (equal lengths: rows and columns alike) */
@@ -655,15 +935,53 @@ int tsw__cpu_search(const tsw_params *params, tsw_dtype dtype, int64_t dim,
             ord[i].mag = mag;
         }
     }
-    qsort(ord, (size_t)n, sizeof(tsw__ord), tsw__ord_cmp);
-    double *qls = inv + dim, *qhs = qls + n;
-    for (int64_t i = 0; i < n; ++i) {
-        order[i] = ord[i].i;
-        qls[i] = qlo[order[i] * dim];
-        qhs[i] = qhi[order[i] * dim];
+    /* dim 1: LB_Keogh's blocks of TSW__SBLOCK points by their summed magnitude (ord[] is
+     * still in point order here) */
+    s.nbo = (n + TSW__SBLOCK - 1) / TSW__SBLOCK;
+    for (int64_t o = 0; o < s.nbo; ++o) {
+        double mag = 0;
+        for (int64_t j = o * TSW__SBLOCK; j < n && j < (o + 1) * TSW__SBLOCK; ++j)
+            mag += ord[j].mag;
+        bord[o].i = o * TSW__SBLOCK;
+        bord[o].mag = mag;
     }
-    s.qls = qls;
-    s.qhs = qhs;
+    qsort(bord, (size_t)s.nbo, sizeof(tsw__ord), tsw__ord_cmp);
+    for (int64_t o = 0; o < s.nbo; ++o)
+        bo[o] = bord[o].i;
+    qsort(ord, (size_t)n, sizeof(tsw__ord), tsw__ord_cmp);
+    for (int64_t i = 0; i < n; ++i)
+        order[i] = ord[i].i;
+    /* the proxy: nseg segments of L points (at least 4 where the query has them), windows
+     * sampled every ps points, ps the largest of 4, 2, 1 dividing L; the query's piecewise
+     * means z-normalised over the segments' points as the windows' are (znorm) */
+    {
+        s.nseg = n / 4 < 1 ? 1 : n / 4 < TSW__PROXY_SEGS ? n / 4 : TSW__PROXY_SEGS;
+        const int64_t L = n / s.nseg, A = L * s.nseg;
+        s.ps = L % 4 == 0 ? 4 : L % 2 == 0 ? 2 : 1;
+        s.pg = L / s.ps;
+        for (int64_t c = 0; c < dim; ++c) {
+            double m = 0, v = 0, sc = 1;
+            if (znorm) {
+                for (int64_t t = 0; t < A; ++t)
+                    m += qz[t * dim + c];
+                m /= (double)A;
+                for (int64_t t = 0; t < A; ++t)
+                    v += (qz[t * dim + c] - m) * (qz[t * dim + c] - m);
+                sc = v > 0 ? 1 / sqrt(v / (double)A) : 0;
+            }
+            for (int64_t g = 0; g < s.nseg; ++g) {
+                double a = 0;
+                for (int64_t t = g * L; t < (g + 1) * L; ++t)
+                    a += qz[t * dim + c];
+                qp[g * dim + c] = (a / (double)L - m) * sc;
+            }
+        }
+    }
+    s.qp = qp;
+    s.bo = bo;
+    s.nseed = 4 * k + 4;
+    s.seeds = seeds;
+    s.nseeds = nseeds;
     s.qz = qz;
     s.qlo = qlo;
     s.qhi = qhi;
@@ -692,6 +1010,24 @@ int tsw__cpu_search(const tsw_params *params, tsw_dtype dtype, int64_t dim,
         if (!ok)
             __atomic_store_n(&s.status, TSW_ENOMEM, __ATOMIC_RELAXED);
         int64_t last = tsw__now_ns();
+        /* the seeds: every window ranked by the proxy, the best computed exactly */
+#ifdef _OPENMP
+#pragma omp for schedule(dynamic, 1)
+#endif
+        for (int64_t ch = 0; ch < nchunks; ++ch) {
+            if (!ok || tsw__poll_parallel(exec, tid, &last, &s.done, s.W, &s.status))
+                continue;
+            tsw__seed_chunk(&s, &w, tid, ch * TSW__CHUNK);
+        }
+#ifdef _OPENMP
+#pragma omp single
+#endif
+        {
+            if (__atomic_load_n(&s.status, __ATOMIC_RELAXED) == TSW_OK &&
+                tsw__search_seed_eval(&s, series, nt))
+                __atomic_store_n(&s.status, TSW_ENOMEM, __ATOMIC_RELAXED);
+        }
+        /* the scan */
 #ifdef _OPENMP
 #pragma omp for schedule(dynamic, 1)
 #endif
@@ -755,5 +1091,6 @@ out:
     tsw__free(qbuf);
     tsw__free(ibuf);
     tsw__free(ord);
+    tsw__free(seeds);
     return rc;
 }

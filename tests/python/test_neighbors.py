@@ -257,6 +257,93 @@ def test_search_equals_brute_force(rng):
         np.testing.assert_allclose(d, bd, rtol=1e-9, atol=1e-9, err_msg=what)
 
 
+def brute_search_blocks(q, s, k, excl, zn, **kw):
+    """brute_search through cdist over every window (series of many chunks)."""
+    n = len(q)
+    qz = znorm(q) if zn else q.astype(float)
+    W = np.lib.stride_tricks.sliding_window_view(s.astype(float), n, axis=0)
+    W = np.moveaxis(W, -1, 1)  # (windows, n, dim)
+    if zn:
+        mu = W.mean(axis=1, keepdims=True)
+        sd = W.std(axis=1, keepdims=True)
+        flat = np.ptp(W, axis=1, keepdims=True) == 0
+        W = np.where(flat, 0.0, (W - mu) / np.where(flat, 1.0, sd))
+    d = np.concatenate([tswarp.cdist(qz[None], W[a:a + 20000], layout=CL, **kw)[0]
+                        for a in range(0, len(W), 20000)])
+    picks = []
+    for i in np.lexsort((np.arange(len(d)), d)):
+        if all(abs(i - p) >= excl for p in picks):
+            picks.append(i)
+        if len(picks) == k:
+            break
+    return np.array(picks, dtype=np.int64), d[picks]
+
+
+def test_search_many_chunks_equals_brute_force(rng):
+    """Series of several chunks (8192 windows each): the seeds ranked by the proxy, the
+    vectorised univariate cascade and the general one against every window's distance;
+    the answer does not depend on the thread count, and float32 series read as double."""
+    for t in range(6):
+        dim = 1 if t < 4 else 2
+        n = int(rng.integers(8, 90))
+        N = int(rng.integers(20_000, 40_000))
+        s = rng.standard_normal((N, dim)).cumsum(axis=0)
+        if t % 3 == 0:
+            s[3000:3400] = s[3000]  # constant windows: z-normalised to 0
+        if t % 2:  # a query from the series, planted again further on (with its own noise:
+            # an exact copy ties, and rounding orders ties), and its neighbours
+            a = int(rng.integers(0, N - 2 * n))
+            q = s[a:a + n] + 0.05 * rng.standard_normal((n, dim))
+            b = int(rng.integers(0, N - n))
+            s[b:b + n] = 2.0 * s[a:a + n] - 1.0 + 0.02 * rng.standard_normal((n, dim))
+        else:
+            q = rng.standard_normal((n, dim)).cumsum(axis=0)
+        dtype = np.float32 if t == 2 else np.float64
+        s = s.astype(dtype)
+        k = int(rng.integers(1, 6))
+        excl = int(rng.integers(1, 2 * n))
+        zn = t != 3
+        kw = [{"window": 0.1}, {"radius": 3}, {}, {"radius": 0}, {"window": 0.05}, {}][t]
+        cost = ["sqeuclidean", "abs", "euclidean"][t % 3]
+        what = f"seed={rng.seed} trial={t}"
+        bs, bd = brute_search_blocks(q.astype(dtype), s, k, excl, zn, cost=cost, **kw)
+        for n_jobs in (1, 2):
+            st, d = tswarp.search(q.astype(dtype), s, k, exclusion=excl, znorm=zn, cost=cost,
+                                  layout=CL, n_jobs=n_jobs, **kw)
+            np.testing.assert_array_equal(st, bs, err_msg=what)
+            np.testing.assert_allclose(d, bd, rtol=1e-9, atol=1e-9, err_msg=what)
+
+
+def test_search_same_answer_on_every_simd_level(rng, tmp_path):
+    """The per-chunk kernels run as AVX2 or portable code, by the CPU (TSWARP_SIMD caps it):
+    both give the same matches and distances (they only prune; the answer is exact)."""
+    import subprocess
+    import sys
+
+    s = rng.standard_normal(60_000).cumsum()
+    q = s[41_000:41_100] + 0.1 * rng.standard_normal(100)
+    np.save(tmp_path / "s.npy", s)
+    np.save(tmp_path / "q.npy", q)
+    code = ("import numpy as np, tswarp, sys\n"
+            f"s = np.load({str(tmp_path / 's.npy')!r}); q = np.load({str(tmp_path / 'q.npy')!r})\n"
+            "st, d = tswarp.search(q, s, 4, window=0.1, exclusion=50)\n"
+            "print(tswarp.info()['simd'], list(st), repr(list(d)))\n")
+    outs = {}
+    for cap in ("", "sse2"):
+        env = dict(__import__("os").environ)
+        env.pop("TSWARP_SIMD", None)
+        if cap:
+            env["TSWARP_SIMD"] = cap
+        r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                           text=True, check=True)
+        level, rest = r.stdout.split(" ", 1)
+        outs[level] = rest
+    assert "sse2" in outs, outs
+    assert len(set(outs.values())) == 1, f"seed={rng.seed} {outs}"
+    st, d = tswarp.search(q, s, 4, window=0.1, exclusion=50)
+    assert st[0] == 41_000, f"seed={rng.seed}"
+
+
 def test_search_exact_repeats_tie_at_zero(rng):
     """A query found verbatim many times: every repeat's exact distance is 0, the running
     sums' z-normalisation puts some a few ulps above it. The pruning limit once was purely
