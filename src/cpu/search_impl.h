@@ -49,6 +49,11 @@ void TSW__SF(tsw__search_prep)(tsw__schunk *c, int want_lb0)
         }
     } else {
         const double rn = 1.0 / (double)n;
+#ifdef TSW__SEARCH_STATS1
+        if (dim == 1) /* this instruction set's own loop */
+            TSW__SEARCH_STATS1(x, s1, s2, ch, n, nw, wmu, winv);
+        else
+#endif
         for (int64_t k = 0; k < dim; ++k) {
             const double x0 = x[k];
             for (int64_t b = 0; b < nw; ++b) {
