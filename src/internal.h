@@ -139,6 +139,16 @@ size_t tsw__lanes_ws_bytes(const tsw_params *params, tsw_dtype dtype, int64_t di
 int tsw__lanes_width(const tsw_params *params, tsw_dtype dtype, int64_t dim);
 int64_t tsw__pair_lanes(const tsw_params *params, tsw_dtype dtype, int64_t dim,
                         const tsw__pair *pairs, int64_t count, void *ws, double *out);
+/* DTW: one group of count <= tsw__lanes_width pairs (one shape, one a) that abandons early
+ * (knn): rowb[l] ((n + 1) doubles) bounds what rows t .. n-1 of pair l add to a path, colb[l]
+ * ((m + 1), or NULL) the columns c .. m-1; out[l] is the exact value (for one channel the
+ * reference's bits), or +inf for all once no lane can end at or below thr. same_a: a is the previous call's on
+ * this ws. Returns count, or 0 where there is no lane kernel (the caller then computes the
+ * pairs one by one). */
+int64_t tsw__pair_lanes_ea(const tsw_params *params, tsw_dtype dtype, int64_t dim,
+                           const tsw__pair *pairs, int64_t count, void *ws, double *out,
+                           const double *const *rowb, const double *const *colb, double thr,
+                           int same_a);
 
 /* tsw_distance keeps workspaces up to this size on the stack (no allocation for short
  * series); larger ones come from the allocator. */

@@ -178,6 +178,9 @@ typedef struct tsw__lanes_layout {
     size_t ta, tb;      /* TWED: timestamps (rows x VL), (cols x VL)              */
     size_t row, lrow;   /* the row above the strip ((cols+1) x VL): D, and the second values
                            (TWED local terms, soft-DTW binary exponents) */
+    size_t eab;         /* DTW's early abandoning: the bounds of the rows to come
+                           ((rows+1) x VL), then of the columns ((cols+1) x VL)
+                           (tsw__lanes_run_ea) */
     size_t total;
 } tsw__lanes_layout;
 
@@ -191,9 +194,25 @@ int64_t tsw__pair_lanes_level(const tsw_params *params, tsw_dtype dtype, int64_t
                               const tsw__pair *pairs, int64_t count, void *ws, double *out,
                               int level);
 
+/* LB_Keogh's sums (knn_boxes.h), per instruction set. */
+#define TSW__BOXES_DECL(isa)                                                                  \
+    double tsw__lb_boxes_##isa##_f64(tsw_cost cost, const double *v, const double *lo,        \
+                                     const double *hi, int64_t j0, int64_t j1, int64_t dim,   \
+                                     double stop, double *c);                                 \
+    double tsw__lb_boxes_##isa##_f32(tsw_cost cost, const float *v, const float *lo,          \
+                                     const float *hi, int64_t j0, int64_t j1, int64_t dim,    \
+                                     double stop, double *c);
+TSW__BOXES_DECL(base)
+TSW__BOXES_DECL(avx2)
+#undef TSW__BOXES_DECL
+
 #define TSW__LANES_DECL(sfx)                                                                  \
     int64_t tsw__lanes_run_##sfx(const tsw_params *p, int64_t dim, const tsw__pair *pairs,   \
-                                 int64_t count, void *ws, double *out);
+                                 int64_t count, void *ws, double *out);                      \
+    int64_t tsw__lanes_run_ea_##sfx(const tsw_params *p, int64_t dim, const tsw__pair *pairs,\
+                                    int64_t count, void *ws, double *out,                    \
+                                    const double *const *rowb, const double *const *colb,    \
+                                    double thr, int same_a);
 TSW__LANES_DECL(sse2_f64)
 TSW__LANES_DECL(sse2_f32)
 TSW__LANES_DECL(avx2_f64)

@@ -14,6 +14,7 @@
 #include "../common/cost.h"
 #include "../common/recurrence.h"
 #include "../internal.h"
+#include "kernels.h"
 
 #include <float.h>
 #include <stdlib.h>
@@ -93,9 +94,24 @@ typedef struct tsw__lbws {
     void *prev, *cur;        /* (m) */
     int64_t env_query;       /* the query whose envelope qlo/qhi hold (-1: none) */
     void *block;
+    /* DTW of one shape in SIMD lanes (tsw__pair_lanes_ea): candidates that passed the
+     * bounds wait in a group of vl, each with its rows' bound (gcb + l (n + 1)) */
+    void *lws;               /* the lane workspace, or NULL: one candidate at a time */
+    int vl, gn;
+    int64_t gj[TSW__MAX_LANES];
+    double *gcb;             /* rows' bounds ((n + 1) a lane), then columns' ((m + 1)) */
+    int64_t gstride;         /* doubles a lane in gcb */
+    const void *ga;          /* the query the lane workspace holds (NULL: none) */
 } tsw__lbws;
 
-static void tsw__lbws_free(tsw__lbws *w) { tsw__free(w->block); }
+static void tsw__lbws_free(tsw__lbws *w)
+{
+    tsw__free(w->block);
+    tsw__free_aligned(w->lws);
+    tsw__free(w->gcb);
+    w->lws = NULL;
+    w->gcb = NULL;
+}
 
 /* Scratch for shapes up to (nmax, mmax); 0 or TSW_ENOMEM. */
 static int tsw__lbws_init(tsw__lbws *w, int64_t nmax, int64_t mmax, int64_t dim, size_t esz)
@@ -175,6 +191,27 @@ int tsw__cpu_envelope(const tsw_params *params, tsw_dtype dtype, int64_t dim,
     return TSW_OK;
 }
 
+/* LB_Keogh's sums (knn_boxes.h), the instance for this CPU. */
+#define TSW__BOXES_ISA base
+#include "knn_boxes.h"
+#undef TSW__BOXES_ISA
+#define TSW__BOXES_PICK(T, SFX)                                                              \
+    static double tsw__lb_boxes_##SFX(tsw_cost cost, const T *v, const T *lo, const T *hi,  \
+                                      int64_t j0, int64_t j1, int64_t dim, double stop,      \
+                                      double *c)                                             \
+    {                                                                                        \
+        return TSW__BOXES_LEVEL(tsw__lb_boxes, SFX)(cost, v, lo, hi, j0, j1, dim, stop, c);  \
+    }
+#if TSW_X86
+#define TSW__BOXES_LEVEL(name, SFX) (tsw__cpu_level() >= 2 ? name##_avx2_##SFX : name##_base_##SFX)
+#else
+#define TSW__BOXES_LEVEL(name, SFX) name##_base_##SFX
+#endif
+TSW__BOXES_PICK(double, f64)
+TSW__BOXES_PICK(float, f32)
+#undef TSW__BOXES_PICK
+#undef TSW__BOXES_LEVEL
+
 /*
  * The raw (unfinished) bound `kind` of a (n) against b (m) with the scratch's spans for
  * (n, m). For KEOGH, IMPROVED and ENHANCED the query's envelope must be in w->qlo/qhi
@@ -190,31 +227,21 @@ int tsw__cpu_envelope(const tsw_params *params, tsw_dtype dtype, int64_t dim,
     static double tsw__lb_keogh_q_##SFX(const tsw__lbws *w, tsw_cost cost, const T *b,       \
                                         int64_t j0, int64_t j1, int64_t dim, double stop)    \
     {                                                                                        \
-        const T *lo = (const T *)w->qlo, *hi = (const T *)w->qhi;                            \
-        double s = 0;                                                                        \
-        for (int64_t j = j0; j < j1; ++j) {                                                  \
-            double c = knn_box_##SFX(cost, b + j * dim, lo + j * dim, hi + j * dim, dim);    \
-            w->cq[j] = c;                                                                    \
-            s += c;                                                                          \
-            if ((j & 15) == 15 && s > stop)                                                  \
-                return s;                                                                    \
-        }                                                                                    \
-        return s;                                                                            \
+        return tsw__lb_boxes_##SFX(cost, b, (const T *)w->qlo, (const T *)w->qhi, j0, j1, dim, \
+                                   stop, w->cq);                                             \
     }                                                                                        \
+    /* LB_Keogh on b's envelope over the query's rows: lo/hi given (the job's, made once a   \
+     * series), or NULL: made here into the scratch */                                       \
     static double tsw__lb_keogh_x_##SFX(tsw__lbws *w, tsw_cost cost, const T *a, int64_t n,  \
-                                        const T *b, int64_t m, int64_t dim, double stop)     \
+                                        const T *b, int64_t m, int64_t dim, const T *lo,     \
+                                        const T *hi, double stop)                            \
     {                                                                                        \
-        T *lo = (T *)w->xlo, *hi = (T *)w->xhi;                                              \
-        knn_envelope_##SFX(b, m, dim, w->rlo, w->rhi, n, lo, hi, w->dq);                     \
-        double s = 0;                                                                        \
-        for (int64_t i = 0; i < n; ++i) {                                                    \
-            double c = knn_box_##SFX(cost, a + i * dim, lo + i * dim, hi + i * dim, dim);    \
-            w->cx[i] = c;                                                                    \
-            s += c;                                                                          \
-            if ((i & 15) == 15 && s > stop)                                                  \
-                return s;                                                                    \
+        if (!lo) {                                                                           \
+            knn_envelope_##SFX(b, m, dim, w->rlo, w->rhi, n, (T *)w->xlo, (T *)w->xhi, w->dq); \
+            lo = (const T *)w->xlo;                                                          \
+            hi = (const T *)w->xhi;                                                          \
         }                                                                                    \
-        return s;                                                                            \
+        return tsw__lb_boxes_##SFX(cost, a, lo, hi, 0, n, dim, stop, w->cx);                 \
     }                                                                                        \
     /* LB_Webb's second part (the query's envelope in qlo/qhi): for each row i and channel,  \
      * a_i's cost to b's box over its columns beyond what KEOGH charged the column it is     \
@@ -269,14 +296,14 @@ int tsw__cpu_envelope(const tsw_params *params, tsw_dtype dtype, int64_t dim,
         case TSW_LB_KEOGH:                                                                   \
             return tsw__lb_keogh_q_##SFX(w, cost, b, 0, m, dim, HUGE_VAL);                   \
         case TSW_LB_KEOGH_DATA:                                                              \
-            return tsw__lb_keogh_x_##SFX(w, cost, a, n, b, m, dim, HUGE_VAL);                \
+            return tsw__lb_keogh_x_##SFX(w, cost, a, n, b, m, dim, NULL, NULL, HUGE_VAL);    \
         case TSW_LB_IMPROVED: {                                                              \
             double s = tsw__lb_keogh_q_##SFX(w, cost, b, 0, m, dim, HUGE_VAL);               \
             const T *lo = (const T *)w->qlo, *hi = (const T *)w->qhi;                        \
             T *pr = (T *)w->proj;                                                            \
             for (int64_t t = 0; t < m * dim; ++t)                                            \
                 pr[t] = b[t] < lo[t] ? lo[t] : b[t] > hi[t] ? hi[t] : b[t];                  \
-            return s + tsw__lb_keogh_x_##SFX(w, cost, a, n, pr, m, dim, HUGE_VAL);           \
+            return s + tsw__lb_keogh_x_##SFX(w, cost, a, n, pr, m, dim, NULL, NULL, HUGE_VAL); \
         }                                                                                    \
         case TSW_LB_WEBB:                                                                    \
             return tsw__lb_keogh_q_##SFX(w, cost, b, 0, m, dim, HUGE_VAL) +                  \
@@ -370,6 +397,11 @@ typedef struct tsw__knn_job {
     double *thr;                    /* the k-th raw value times (1 + slack), +inf until full */
     int64_t nblocks, block, total;
     int cascade;                    /* DTW with a cost the box bounds hold for */
+    int lanes;                      /* cascade, one length each: DTW in SIMD lanes */
+    int diag;                       /* cascade, all of one length: the diagonal paths cap the
+                                       thresholds */
+    void *xlo, *xhi;                /* cascade, one length each: every series' envelope over
+                                       the queries' rows ((x->count, n, dim)), or NULL */
     int64_t done;                   /* atomics */
     int status;
 } tsw__knn_job;
@@ -435,6 +467,47 @@ static void tsw__knn_offer(tsw__knn_job *job, int64_t qi, int64_t j, double raw,
     }
 }
 
+/* The waiting group of query qi's candidates (tsw__lbws: lws), computed in lanes that
+ * abandon together; each value at or below the threshold (read now) is offered. */
+#define TSW__KNN_FLUSH(T, SFX)                                                               \
+    static void tsw__knn_flush_##SFX(tsw__knn_job *job, tsw__lbws *w, int64_t qi,            \
+                                     const T *a, int64_t n)                                  \
+    {                                                                                        \
+        const int64_t dim = job->dim, g = w->gn;                                             \
+        if (g == 0)                                                                          \
+            return;                                                                          \
+        w->gn = 0;                                                                           \
+        tsw__pair pairs[TSW__MAX_LANES];                                                     \
+        const double *rowb[TSW__MAX_LANES], *colb[TSW__MAX_LANES];                           \
+        double out[TSW__MAX_LANES];                                                          \
+        const int64_t m = tsw__coll_len(job->x, w->gj[0]);                                   \
+        for (int64_t l = 0; l < g; ++l) {                                                    \
+            pairs[l] = (tsw__pair){0};                                                       \
+            pairs[l].a = a;                                                                  \
+            pairs[l].n = n;                                                                  \
+            pairs[l].b = tsw__coll_row(job->x, w->gj[l], dim, sizeof(T));                    \
+            pairs[l].m = m;                                                                  \
+            rowb[l] = w->gcb + l * w->gstride;                                               \
+            colb[l] = rowb[l] + n + 1;                                                       \
+        }                                                                                    \
+        const double thr = tsw__knn_thr(job, qi), slack = tsw__knn_slack(job->dt, n, m);     \
+        const int same = w->ga == (const void *)a;                                           \
+        w->ga = a;                                                                           \
+        if (tsw__pair_lanes_ea(job->p, job->dt, dim, pairs, g, w->lws, out, rowb, colb, thr, \
+                               same) != g) {                                                 \
+            w->ga = NULL;                                                                    \
+            for (int64_t l = 0; l < g; ++l) /* no lane kernel here: one at a time */         \
+                out[l] = knn_ea_dtw_##SFX(job->p->cost, a, n, (const T *)pairs[l].b, m, dim, \
+                                          w->rlo, w->rhi, rowb[l], colb[l], thr,             \
+                                          (T *)w->prev, (T *)w->cur);                        \
+        }                                                                                    \
+        for (int64_t l = 0; l < g; ++l)                                                      \
+            if (out[l] <= thr || thr == HUGE_VAL)                                            \
+                tsw__knn_offer(job, qi, w->gj[l], out[l], slack);                            \
+    }
+TSW__KNN_FLUSH(double, f64)
+TSW__KNN_FLUSH(float, f32)
+
 #define TSW__KNN_CAND(T, SFX)                                                                \
     static void tsw__knn_cand_##SFX(tsw__knn_job *job, tsw__lbws *w, int64_t qi,             \
                                     const T *a, int64_t n, int64_t j)                        \
@@ -448,16 +521,20 @@ static void tsw__knn_offer(tsw__knn_job *job, int64_t qi, int64_t j, double raw,
         tsw__lbws_shape(w, job->p, n, m);                                                    \
         const double *cbr = NULL, *cbc = NULL;                                               \
         if (thr < HUGE_VAL) {                                                                \
-            if (knn_rings_##SFX(cost, a, n, b, m, dim, w->rlo, w->rhi, 3, thr) > thr)        \
+            if (!job->cascade &&                                                             \
+                knn_rings_##SFX(cost, a, n, b, m, dim, w->rlo, w->rhi, 3, thr) > thr)        \
                 return;                                                                      \
             if (job->cascade) {                                                              \
+                /* (LB_Keogh on the query's envelope ordered the block: at most thr here) */ \
+                const T *xl = job->xlo ? (const T *)job->xlo + j * n * dim : NULL;           \
+                const T *xh = job->xhi ? (const T *)job->xhi + j * n * dim : NULL;           \
+                if (tsw__lb_keogh_x_##SFX(w, cost, a, n, b, m, dim, xl, xh, thr) > thr)      \
+                    return;                                                                  \
                 if (w->env_query != qi) {                                                    \
                     tsw__lb_query_env_##SFX(w, a, n, m, dim);                                \
                     w->env_query = qi;                                                       \
                 }                                                                            \
-                if (tsw__lb_keogh_q_##SFX(w, cost, b, 0, m, dim, thr) > thr)                 \
-                    return;                                                                  \
-                if (tsw__lb_keogh_x_##SFX(w, cost, a, n, b, m, dim, thr) > thr)              \
+                if (tsw__lb_keogh_q_##SFX(w, cost, b, 0, m, dim, HUGE_VAL) > thr)            \
                     return;                                                                  \
                 /* the bounds of the columns and rows still to come, scaled down by the      \
                  * slack for the sums' own rounding */                                       \
@@ -474,6 +551,17 @@ static void tsw__knn_offer(tsw__knn_job *job, int64_t qi, int64_t j, double raw,
                 cbc = w->cbc;                                                                \
             }                                                                                \
         }                                                                                    \
+        if (w->lws) { /* to the waiting group, with its bounds (0 without bounds) */         \
+            double *gb = w->gcb + (int64_t)w->gn * w->gstride;                               \
+            for (int64_t t = 0; t <= n; ++t)                                                 \
+                gb[t] = cbr ? cbr[t] : 0.0;                                                  \
+            for (int64_t t = 0; t <= m; ++t)                                                 \
+                gb[n + 1 + t] = cbc ? cbc[t] : 0.0;                                          \
+            w->gj[w->gn++] = j;                                                              \
+            if (w->gn == w->vl)                                                              \
+                tsw__knn_flush_##SFX(job, w, qi, a, n);                                      \
+            return;                                                                          \
+        }                                                                                    \
         double raw = knn_ea_dtw_##SFX(cost, a, n, b, m, dim, w->rlo, w->rhi, cbr, cbc, thr,  \
                                       (T *)w->prev, (T *)w->cur);                            \
         if (raw <= thr || thr == HUGE_VAL)                                                   \
@@ -482,19 +570,61 @@ static void tsw__knn_offer(tsw__knn_job *job, int64_t qi, int64_t j, double raw,
 TSW__KNN_CAND(double, f64)
 TSW__KNN_CAND(float, f32)
 
-/* A candidate's bound for the order of a block (raw units): LB_Kim, O(1) (LB_Keogh, O(m),
- * comes in the cascade, where it stops at the threshold). */
+/* A candidate's bound for the order of a block (raw units): LB_Keogh on the query's
+ * envelope where the cascade runs (O(m), vectorised: much tighter than LB_Kim, so the
+ * nearest come first and the block's loop stops at the first bound above the threshold),
+ * else LB_Kim (O(1)). */
 #define TSW__KNN_LB(T, SFX)                                                                  \
-    static double tsw__knn_lb_##SFX(tsw__knn_job *job, tsw__lbws *w, const T *a, int64_t n,  \
-                                    int64_t j)                                               \
+    static double tsw__knn_lb_##SFX(tsw__knn_job *job, tsw__lbws *w, int64_t qi, const T *a, \
+                                    int64_t n, int64_t j)                                    \
     {                                                                                        \
         const int64_t dim = job->dim, m = tsw__coll_len(job->x, j);                          \
         const T *b = (const T *)tsw__coll_row(job->x, j, dim, sizeof(T));                    \
         tsw__lbws_shape(w, job->p, n, m);                                                    \
-        return knn_rings_##SFX(job->p->cost, a, n, b, m, dim, w->rlo, w->rhi, 3, HUGE_VAL);  \
+        if (!job->cascade)                                                                   \
+            return knn_rings_##SFX(job->p->cost, a, n, b, m, dim, w->rlo, w->rhi, 3,          \
+                                   HUGE_VAL);                                                \
+        if (w->env_query != qi) {                                                            \
+            tsw__lb_query_env_##SFX(w, a, n, m, dim);                                        \
+            w->env_query = qi;                                                               \
+        }                                                                                    \
+        return tsw__lb_keogh_q_##SFX(w, job->p->cost, b, 0, m, dim, HUGE_VAL);               \
     }
 TSW__KNN_LB(double, f64)
 TSW__KNN_LB(float, f32)
+
+/* The cost of the diagonal path of a (n) and x_j (n points too): an upper bound of their
+ * DTW (the diagonal lies in every window of equal lengths), in double. */
+#define TSW__KNN_DIAG(T, SFX)                                                                \
+    static double tsw__knn_diag_##SFX(const tsw__knn_job *job, const T *a, int64_t n,        \
+                                      int64_t j)                                             \
+    {                                                                                        \
+        const int64_t dim = job->dim;                                                        \
+        const T *b = (const T *)tsw__coll_row(job->x, j, dim, sizeof(T));                    \
+        double s = 0;                                                                        \
+        for (int64_t i = 0; i < n; ++i) {                                                    \
+            double t = 0;                                                                    \
+            for (int64_t k = 0; k < dim; ++k)                                                \
+                t += tsw_cost_term_f64(job->p->cost,                                         \
+                                       (double)a[i * dim + k] - (double)b[i * dim + k]);     \
+            s += tsw_cost_total_f64(job->p->cost, t);                                        \
+        }                                                                                    \
+        return s;                                                                            \
+    }
+TSW__KNN_DIAG(double, f64)
+TSW__KNN_DIAG(float, f32)
+
+/* Lowers query qi's threshold to ub (never raises it). */
+static void tsw__knn_cap(tsw__knn_job *job, int64_t qi, double ub)
+{
+#ifdef _OPENMP
+#pragma omp critical(tsw_knn_offer)
+#endif
+    {
+        if (ub < job->thr[qi])
+            __atomic_store(&job->thr[qi], &ub, __ATOMIC_RELAXED);
+    }
+}
 
 typedef struct tsw__lbj {
     double lb;
@@ -575,6 +705,66 @@ static int tsw__knn_self(const tsw_params *p, tsw_dtype dt, int64_t dim,
     return rc;
 }
 
+/* Every series' envelope over the rows of a query of n points (x's series all m points):
+ * made once a call rather than once a (query, candidate) pair. Where the 2 (count n dim)
+ * values do not fit (over 1 GiB, or the allocation fails), job->xlo stays NULL and the
+ * cascade makes each envelope when it needs it. */
+static int tsw__knn_envelopes(tsw__knn_job *job, int64_t n, int64_t m, size_t esz)
+{
+    const tsw_collection *x = job->x;
+    const int64_t dim = job->dim;
+    double bytes = 2.0 * (double)x->count * (double)n * (double)dim * (double)esz;
+    if (bytes > (double)(1ull << 30))
+        return TSW_OK;
+    unsigned char *env = tsw__malloc((size_t)bytes);
+    if (!env)
+        return TSW_OK;
+    const size_t half = (size_t)bytes / 2;
+    int rc = TSW_OK, nt = tsw__threads(job->ex);
+    if (x->count < nt)
+        nt = (int)x->count;
+#ifdef _OPENMP
+#pragma omp parallel num_threads(nt)
+#endif
+    {
+        size_t sb = ((size_t)n + (size_t)m + 2) * 5 * sizeof(int64_t);
+        int64_t *sp = tsw__malloc(sb);
+        if (!sp) {
+#ifdef _OPENMP
+#pragma omp atomic write
+#endif
+            rc = TSW_ENOMEM;
+        } else {
+            tsw__spans(job->p, n, m, sp, sp + n + 1, sp + 2 * n + 2, sp + 2 * n + m + 3);
+        }
+#ifdef _OPENMP
+#pragma omp for schedule(static)
+#endif
+        for (int64_t j = 0; j < x->count; ++j) {
+            if (!sp)
+                continue;
+            const int64_t *rlo = sp, *rhi = rlo + n + 1;
+            int64_t *dq = sp + 2 * n + 2 * m + 4;
+            const void *b = tsw__coll_row(x, j, dim, esz);
+            size_t off = (size_t)j * (size_t)n * (size_t)dim * esz;
+            if (job->dt == TSW_F32)
+                knn_envelope_f32(b, m, dim, rlo, rhi, n, (float *)(env + off),
+                                 (float *)(env + half + off), dq);
+            else
+                knn_envelope_f64(b, m, dim, rlo, rhi, n, (double *)(env + off),
+                                 (double *)(env + half + off), dq);
+        }
+        tsw__free(sp);
+    }
+    if (rc) {
+        tsw__free(env);
+        return rc;
+    }
+    job->xlo = env;
+    job->xhi = env + half;
+    return TSW_OK;
+}
+
 int tsw__cpu_knn(const tsw_params *params, tsw_dtype dtype, int64_t dim,
                  const tsw_collection *q, const tsw_collection *x, int64_t k, void *distance,
                  int64_t *index, const tsw_exec *exec)
@@ -591,6 +781,17 @@ int tsw__cpu_knn(const tsw_params *params, tsw_dtype dtype, int64_t dim,
     job.x = x;
     job.ex = exec;
     job.cascade = params->measure == TSW_DTW && params->cost != TSW_COST_COSINE;
+    {
+        /* TSWARP_KNN_LANES=0 computes the candidates one at a time (the benchmark's knob) */
+        const char *kl = getenv("TSWARP_KNN_LANES");
+        /* one channel: the lanes' costs round as the reference's (several channels' sums
+         * may fuse their products there, and tsw_knn returns the reference's bits) */
+        job.lanes = job.cascade && dim == 1 && !q->lengths && !x->lengths &&
+                    exec->impl != TSW_IMPL_REFERENCE &&
+                    tsw__lanes_width(params, dtype, dim) > 0 && !(kl && strcmp(kl, "0") == 0);
+        job.diag = job.cascade && !q->lengths && !x->lengths && q->length == x->length &&
+                   !(kl && strcmp(kl, "0") == 0);
+    }
     {
         /* a query's candidates in few blocks (each sorted by its bound: the best come
          * first and bring the threshold down), yet enough tasks for the threads */
@@ -629,6 +830,9 @@ int tsw__cpu_knn(const tsw_params *params, tsw_dtype dtype, int64_t dim,
         job.self_q = self;
         job.self_x = self + nq;
     }
+    if (job.cascade && !q->lengths && !x->lengths &&
+        (rc = tsw__knn_envelopes(&job, q->length, x->length, esz)))
+        goto out;
     int64_t ntasks = nq * job.nblocks;
     int nt = tsw__threads(exec);
     if (ntasks < nt)
@@ -656,6 +860,19 @@ int tsw__cpu_knn(const tsw_params *params, tsw_dtype dtype, int64_t dim,
             tsw__lbws_free(&w);
             ok = 0;
         }
+        if (ok && job.lanes) { /* one shape: candidates in SIMD lanes (else one at a time) */
+            size_t lb = tsw__lanes_ws_bytes(params, dtype, dim, nmax, mmax);
+            w.vl = tsw__lanes_width(params, dtype, dim);
+            w.gstride = nmax + mmax + 2;
+            w.lws = lb ? tsw__malloc_aligned(lb) : NULL;
+            w.gcb = tsw__malloc((size_t)w.vl * (size_t)w.gstride * sizeof(double));
+            if (!w.lws || !w.gcb) {
+                tsw__free_aligned(w.lws);
+                tsw__free(w.gcb);
+                w.lws = NULL;
+                w.gcb = NULL;
+            }
+        }
         if (!ok)
             __atomic_store_n(&job.status, TSW_ENOMEM, __ATOMIC_RELAXED);
         int64_t last = tsw__now_ns();
@@ -680,10 +897,22 @@ int tsw__cpu_knn(const tsw_params *params, tsw_dtype dtype, int64_t dim,
                  * bound exceeds the threshold so do all that follow */
                 for (int64_t j = b0; j < b1; ++j) {
                     ord[j - b0].j = j;
-                    ord[j - b0].lb = dtype == TSW_F32 ? tsw__knn_lb_f32(&job, &w, a, n, j)
-                                                      : tsw__knn_lb_f64(&job, &w, a, n, j);
+                    ord[j - b0].lb = dtype == TSW_F32 ? tsw__knn_lb_f32(&job, &w, qi, a, n, j)
+                                                      : tsw__knn_lb_f64(&job, &w, qi, a, n, j);
                 }
                 qsort(ord, (size_t)(b1 - b0), sizeof(tsw__lbj), tsw__lbj_cmp);
+                if (job.diag && b1 - b0 >= k) {
+                    /* the k least-bounded candidates' diagonal paths: at least k series are
+                     * within the largest of them, so the k-th best is too (the slack covers
+                     * the DP's own rounding) */
+                    double ub = 0;
+                    for (int64_t o = 0; o < k; ++o) {
+                        double v = dtype == TSW_F32 ? tsw__knn_diag_f32(&job, a, n, ord[o].j)
+                                                    : tsw__knn_diag_f64(&job, a, n, ord[o].j);
+                        ub = v > ub ? v : ub;
+                    }
+                    tsw__knn_cap(&job, qi, ub * (1 + 2 * tsw__knn_slack(dtype, n, n)));
+                }
                 for (int64_t o = 0; o < b1 - b0; ++o) {
                     if ((o & 7) == 0 && tsw__knn_poll(&job, tid, &last))
                         break;
@@ -694,6 +923,10 @@ int tsw__cpu_knn(const tsw_params *params, tsw_dtype dtype, int64_t dim,
                     else
                         tsw__knn_cand_f64(&job, &w, qi, a, n, ord[o].j);
                 }
+                if (dtype == TSW_F32) /* the group still waiting */
+                    tsw__knn_flush_f32(&job, &w, qi, a, n);
+                else
+                    tsw__knn_flush_f64(&job, &w, qi, a, n);
             }
             __atomic_fetch_add(&job.done, b1 - b0, __ATOMIC_RELAXED);
         }
@@ -719,6 +952,7 @@ int tsw__cpu_knn(const tsw_params *params, tsw_dtype dtype, int64_t dim,
             }
     }
 out:
+    tsw__free(job.xlo);
     tsw__free(self);
     tsw__free(job.best);
     tsw__free(job.have);

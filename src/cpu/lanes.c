@@ -56,6 +56,10 @@ int tsw__lanes_layout_make(const tsw_params *p, int64_t dim, int64_t rows, int64
     lay->lrow = off;
     if (p->measure == TSW_TWED || p->measure == TSW_SOFT_DTW) /* TWED local terms, soft-DTW k */
         off += per_row;
+    if (p->measure == TSW_DTW) { /* early abandoning's bounds (knn): rows', then columns' */
+        lay->eab = off;
+        off += tsw__round_line(((size_t)rows + (size_t)cols + 2) * (size_t)vl, esz);
+    }
     lay->total = off;
     return TSW_OK;
 }
@@ -143,6 +147,37 @@ int64_t tsw__pair_lanes_level(const tsw_params *params, tsw_dtype dtype, int64_t
     (void)count;
     (void)ws;
     (void)out;
+    return 0;
+#endif
+}
+
+int64_t tsw__pair_lanes_ea(const tsw_params *params, tsw_dtype dtype, int64_t dim,
+                           const tsw__pair *pairs, int64_t count, void *ws, double *out,
+                           const double *const *rowb, const double *const *colb, double thr,
+                           int same_a)
+{
+    if (params->measure != TSW_DTW || tsw__lanes_width(params, dtype, dim) == 0)
+        return 0;
+#if TSW_X86
+    const int f32 = dtype == TSW_F32;
+    if (tsw__cpu_level() >= 2)
+        return f32 ? tsw__lanes_run_ea_avx2_f32(params, dim, pairs, count, ws, out, rowb, colb,
+                                                thr, same_a)
+                   : tsw__lanes_run_ea_avx2_f64(params, dim, pairs, count, ws, out, rowb, colb,
+                                                thr, same_a);
+    return f32 ? tsw__lanes_run_ea_sse2_f32(params, dim, pairs, count, ws, out, rowb, colb, thr,
+                                            same_a)
+               : tsw__lanes_run_ea_sse2_f64(params, dim, pairs, count, ws, out, rowb, colb, thr,
+                                            same_a);
+#else
+    (void)pairs;
+    (void)count;
+    (void)ws;
+    (void)out;
+    (void)rowb;
+    (void)colb;
+    (void)thr;
+    (void)same_a;
     return 0;
 #endif
 }

@@ -166,10 +166,16 @@ TSW_FORCEINLINE void V_NAME(ln_step)(const int meas, const int kc, const int64_t
     }
 }
 
-/* The DP of one group; the result D(N, M) of each lane is left in row[M * VL + lane]. */
-TSW_FORCEINLINE void V_NAME(ln_sweep)(const int meas, const int kc, const int64_t dim,
-                                      const tsw__lanes_layout *lay, T *ws,
-                                      const tsw_band *band, const tsw_params *p)
+/* The DP of one group; the result D(N, M) of each lane is left in row[M * VL + lane].
+ * eab (DTW, or NULL): early abandoning, as the nearest-neighbour search asks it (cpu/knn.c):
+ * eab[t * VL + lane] bounds what the rows t .. N-1 (0-based) add to any path of that lane,
+ * and after each strip, once every lane's least cell of the strip's last row plus the bound
+ * of the rows below exceeds ethr, the sweep stops and returns 1 (no lane can end at or below
+ * ethr); else 0. */
+TSW_FORCEINLINE int V_NAME(ln_sweep)(const int meas, const int kc, const int64_t dim,
+                                     const tsw__lanes_layout *lay, T *ws,
+                                     const tsw_band *band, const tsw_params *p, const T *eab,
+                                     T ethr)
 {
     const int R = LN_R_OF(meas);
     const int64_t N = band->rows, M = band->cols;
@@ -256,7 +262,21 @@ TSW_FORCEINLINE void V_NAME(ln_sweep)(const int meas, const int kc, const int64_
             if (lin)
                 V_STORE(lrow, wzero);
         }
+        if (eab && meas == TSW__M_DTW && i + rn - 1 < N) {
+            /* the strip's last row is padded row i + rn - 1 (0-based i + rn - 2): a path
+             * leaves it from some cell (that row, c) and then crosses the rows below and the
+             * columns after c: D + max(rows' bound, columns' bound) */
+            const VT rb = V_LOAD(eab + (size_t)(i + rn - 1) * VL);
+            const T *ecb = eab + (size_t)(N + 1) * VL; /* the columns' bounds */
+            VT least = V_SET1(V_INF);
+            for (int64_t c = plo + 1; c <= phi; ++c)
+                least = V_MIN(least, V_ADD(V_LOAD(row + c * VL),
+                                           V_MAX(rb, V_LOAD(ecb + (size_t)c * VL))));
+            if (!V_ANY(V_CMPLE(least, V_SET1(ethr))))
+                return 1;
+        }
     }
+    return 0;
 }
 
 /* Interleaves VL pairs into the workspace. Lane l takes pair idx[l]; the a side is rebuilt
@@ -304,17 +324,15 @@ static void V_NAME(ln_prepare)(const tsw_params *p, int64_t dim, const tsw__lane
     }
 }
 
-static void V_NAME(ln_dispatch)(const tsw_params *p, int64_t dim, const tsw__lanes_layout *lay,
-                                T *ws, const tsw_band *band)
+static int V_NAME(ln_dispatch)(const tsw_params *p, int64_t dim, const tsw__lanes_layout *lay,
+                               T *ws, const tsw_band *band, const T *eab, T ethr)
 {
     const int one = dim == 1;
 #define TSW__LN(meas, kc)                                                                     \
     do {                                                                                      \
         if (one)                                                                              \
-            V_NAME(ln_sweep)(meas, kc, 1, lay, ws, band, p);                                  \
-        else                                                                                  \
-            V_NAME(ln_sweep)(meas, kc, dim, lay, ws, band, p);                                \
-        return;                                                                               \
+            return V_NAME(ln_sweep)(meas, kc, 1, lay, ws, band, p, eab, ethr);                \
+        return V_NAME(ln_sweep)(meas, kc, dim, lay, ws, band, p, eab, ethr);                  \
     } while (0)
     if (p->measure == TSW_SOFT_DTW)
         TSW__LN(TSW__M_SOFT, TSW__KC_SQE);
@@ -375,7 +393,7 @@ int64_t V_NAME(tsw__lanes_run)(const tsw_params *p, int64_t dim, const tsw__pair
             prev_ta[l] = xta[l];
         }
         have_a = 1;
-        V_NAME(ln_dispatch)(p, dim, &lay, ws, &band);
+        V_NAME(ln_dispatch)(p, dim, &lay, ws, &band, NULL, (T)0);
         const T *res = ws + lay.row + (size_t)band.cols * VL;
 #if TSW__LIN
         if (p->measure == TSW_SOFT_DTW) {
@@ -389,4 +407,59 @@ int64_t V_NAME(tsw__lanes_run)(const tsw_params *p, int64_t dim, const tsw__pair
         done += use;
     }
     return done;
+}
+
+/*
+ * One group of up to VL DTW pairs (count <= VL, all of one shape and sharing a, as a
+ * nearest-neighbour query's candidates do) with early abandoning (ln_sweep): rowb[l] bounds
+ * what rows t .. n-1 of pair l add ((n + 1) doubles; rowb[l][n] = 0), colb[l] likewise the
+ * columns c .. m-1 ((m + 1); either may be NULL: 0); out[l] gets the exact value, or +inf for
+ * every lane once none can end at or below thr. same_a: a is the previous call's (its
+ * interleaved copy is still in ws). Returns count, or 0 for a band that swaps rows and
+ * columns (the caller then takes the single-pair kernel).
+ */
+int64_t V_NAME(tsw__lanes_run_ea)(const tsw_params *p, int64_t dim, const tsw__pair *pairs,
+                                  int64_t count, void *wsv, double *out,
+                                  const double *const *rowb, const double *const *colb,
+                                  double thr, int same_a)
+{
+    T *ws = (T *)wsv;
+    tsw_band band = tsw_band_make(p->window, p->window_radius, p->itakura_max_slope,
+                                  pairs[0].n, pairs[0].m);
+    tsw__lanes_layout lay;
+    if (count <= 0 || count > VL || band.swap ||
+        tsw__lanes_layout_make(p, dim, band.rows, band.cols, VL, sizeof(T), &lay))
+        return 0;
+    const T *xa[VL], *xta[VL] = {0}, *xb[VL], *xtb[VL] = {0};
+    for (int l = 0; l < VL; ++l) {
+        const tsw__pair *pr = &pairs[l < count ? l : count - 1];
+        xa[l] = (const T *)pr->a;
+        xb[l] = (const T *)pr->b;
+    }
+    V_NAME(ln_prepare)(p, dim, &lay, ws, xa, xta, xb, xtb, band.rows, band.cols, !same_a);
+    /* the bounds in T, rounded down; the threshold rounded up: never a lane abandoned that
+     * could end at or below thr. Rows' bounds at t (0 .. N), then the columns' at N + 1 + c
+     * (c = 1 .. M: the columns after padded column c, colb[l][c]) */
+    T *eab = ws + lay.eab;
+    for (int side = 0; side < 2; ++side) {
+        const int64_t len = side ? band.cols : band.rows;
+        T *dst = eab + (side ? (size_t)(band.rows + 1) * VL : 0);
+        for (int64_t t = side; t <= len; ++t)
+            for (int l = 0; l < VL; ++l) {
+                const double *src = (side ? colb : rowb)[l < count ? l : count - 1];
+                const double v = src ? src[t] : 0.0;
+                T w = (T)v;
+                if ((double)w > v)
+                    w = V_NEXT_DOWN(w);
+                dst[(size_t)t * VL + l] = w;
+            }
+    }
+    T et = (T)thr;
+    if ((double)et < thr)
+        et = V_NEXT_UP(et);
+    int gone = V_NAME(ln_dispatch)(p, dim, &lay, ws, &band, eab, et);
+    const T *res = ws + lay.row + (size_t)band.cols * VL;
+    for (int l = 0; l < count; ++l)
+        out[l] = gone ? HUGE_VAL : (double)res[l];
+    return count;
 }

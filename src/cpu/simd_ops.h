@@ -83,6 +83,8 @@
 #undef S_SQRT
 #undef S_FABS
 #undef S_POW
+#undef V_NEXT_UP
+#undef V_NEXT_DOWN
 
 /* Kernel building blocks are forced inline so that each instantiation specialises on its
  * compile-time arguments (measure, cost, dim == 1). */
@@ -128,10 +130,14 @@
 #define S_SQRT sqrt
 #define S_FABS fabs
 #define S_POW pow
+#define V_NEXT_UP(x) nextafter((x), HUGE_VAL)
+#define V_NEXT_DOWN(x) nextafter((x), -HUGE_VAL)
 #else
 #define S_SQRT sqrtf
 #define S_FABS fabsf
 #define S_POW powf
+#define V_NEXT_UP(x) nextafterf((x), HUGE_VALF)
+#define V_NEXT_DOWN(x) nextafterf((x), -HUGE_VALF)
 #endif
 
 /* ---- scalar C: one "lane"; the reference's own libm calls --------------------------- */

@@ -50,6 +50,36 @@ def test_knn_equals_cdist_and_stable_sort(rng, dtype, dim, cost):
         assert list(tswarp.knn(Q, X, 3, cost=cost, layout=CL)[1][2]) == [7, 40, 99]
 
 
+def test_knn_lanes_equal_one_at_a_time_and_the_reference(rng, monkeypatch):
+    """Univariate candidates of one length go through DTW in SIMD lanes that abandon together,
+    with the diagonal paths capping the threshold (two channels: one at a time);
+    TSWARP_KNN_LANES=0 computes them one at a time.
+    Both give the reference's stable top k, bit for bit (near neighbours planted, so that
+    groups both finish and abandon)."""
+    for trial in range(6):
+        dim = 1 if trial < 4 else 2
+        dtype = np.float32 if trial % 2 else np.float64
+        n = int(rng.integers(20, 90))
+        Q = walks(rng, (12, n, dim), dtype)
+        X = walks(rng, (int(rng.integers(40, 300)), n, dim), dtype)
+        for i in range(0, len(X), 7):
+            X[i] = (Q[i % len(Q)] + 0.3 * rng.standard_normal((n, dim))).astype(dtype)
+        kw = [{"window": 0.1}, {"radius": 3}, {}, {"window": 0.0}, {"window": 0.2},
+              {"itakura_max_slope": 2.0}][trial]
+        cost = ["sqeuclidean", "abs", "euclidean"][trial % 3]
+        k = int(rng.integers(1, 8))
+        what = f"seed={rng.seed} trial={trial} {kw} {cost} k={k}"
+        ref, order = stable_topk(tswarp.cdist(Q, X, cost=cost, layout=CL, _impl="reference",
+                                              **kw), k)
+        D, I = tswarp.knn(Q, X, k, cost=cost, layout=CL, **kw)
+        monkeypatch.setenv("TSWARP_KNN_LANES", "0")
+        D0, I0 = tswarp.knn(Q, X, k, cost=cost, layout=CL, **kw)
+        monkeypatch.delenv("TSWARP_KNN_LANES")
+        for got_d, got_i in ((D, I), (D0, I0)):
+            np.testing.assert_array_equal(got_i, order, err_msg=what)
+            np.testing.assert_array_equal(got_d, ref, err_msg=what)
+
+
 @pytest.mark.parametrize("metric,params", [("twed", {}), ("twed", {"nu": 0.1, "lmbda": 0.5}),
                                            ("soft_dtw", {"gamma": 0.5}),
                                            ("soft_dtw", {"normalize": True})])
