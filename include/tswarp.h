@@ -682,6 +682,20 @@ TSW_EXPORT int tsw_search(const tsw_params *params, tsw_dtype dtype, int64_t dim
                           int64_t exclusion, int64_t k, int64_t *starts, double *distances,
                           int64_t *count, tsw_search_stats *stats, const tsw_exec *exec);
 
+/* tsw_search with series->values in device memory of GPU exec->device_index (a recording
+ * already on the GPU: cudaMalloc, CuPy, PyTorch); the query, starts, distances and stats stay
+ * host memory. The work runs on exec->cuda_stream (NULL: the legacy default stream), which
+ * the call waits for; exec->device is ignored. The series is checked for NaN and infinity on
+ * the device first (TSW_ENONFINITE). Every chunk of windows is read in place (float64) or
+ * widened on the device (float32); only the candidate windows travel to the host, where they
+ * are recomputed exactly: the same matches and distances as tsw_search. Without a CUDA
+ * backend or device: TSW_ENODEV. */
+TSW_EXPORT int tsw_search_device(const tsw_params *params, tsw_dtype dtype, int64_t dim,
+                                 const tsw_series *query, const tsw_series *series, int znorm,
+                                 int64_t exclusion, int64_t k, int64_t *starts,
+                                 double *distances, int64_t *count, tsw_search_stats *stats,
+                                 const tsw_exec *exec);
+
 
 /* ---------------------------------------------------------------------------------------
  * Shapelets (Ye and Keogh 2009; Mueen, Keogh and Young 2011; Chang et al. 2012)

@@ -196,11 +196,14 @@ int tsw__cpu_search(const tsw_params *params, tsw_dtype dtype, int64_t dim,
                     int64_t *count, tsw_search_stats *stats, const tsw_exec *exec);
 /* The candidate windows (starts) recomputed exactly against the query as
  * tsw__search_query prepared it (qz, n points, radius r), then the greedy choice: the last
- * step of tsw_search whatever found the candidates (cpu/search.c). */
+ * step of tsw_search whatever found the candidates (cpu/search.c). The windows' values come
+ * from series, or from windows when it is not NULL (window i, as double, at windows + i n
+ * dim: a series in device memory, tsw__cuda_search_windows). */
 int tsw__search_exact(const tsw_params *params, tsw_dtype dtype, int64_t dim,
                       const double *qz, int64_t n, int64_t r, const tsw_series *series,
-                      int znorm, int64_t exclusion, int64_t k, const int64_t *cand,
-                      int64_t ncand, int64_t *starts, double *distances, int64_t *count);
+                      const double *windows, int znorm, int64_t exclusion, int64_t k,
+                      const int64_t *cand, int64_t ncand, int64_t *starts, double *distances,
+                      int64_t *count);
 /* CUDA search (cuda/search.cu): the candidate windows of tsw_search, a superset of those
  * the exact choice can pick: every window's lower bound on the GPU, DTW of the survivors
  * of a threshold from seed windows. *cand (tsw__malloc'd, freed by the caller) receives
@@ -208,8 +211,16 @@ int tsw__search_exact(const tsw_params *params, tsw_dtype dtype, int64_t dim,
 int tsw__cuda_search(const tsw_params *params, tsw_dtype dtype, int64_t dim,
                      const double *qz, const double *qlo, const double *qhi, int64_t n,
                      int64_t r, const tsw_series *series, int znorm, int64_t exclusion,
-                     int64_t k, int64_t **cand, int64_t *ncand, tsw_search_stats *stats,
-                     const tsw_exec *exec);
+                     int64_t k, int on_device, int64_t **cand, int64_t *ncand,
+                     tsw_search_stats *stats, const tsw_exec *exec);
+/* A series in device memory (tsw_search_device): TSW_ENONFINITE for a NaN or infinity among
+ * its count values; the candidate windows' values copied to the host as double (ncand n dim
+ * values into out) for tsw__search_exact (cuda/search.cu). */
+int tsw__cuda_check_finite(tsw_dtype dtype, const void *values, int64_t count,
+                           const tsw_exec *exec);
+int tsw__cuda_search_windows(tsw_dtype dtype, int64_t dim, const tsw_series *series, int64_t n,
+                             const int64_t *cand, int64_t ncand, double *out,
+                             const tsw_exec *exec);
 /* CUDA knn for DTW with a pruning bound (cuda/knn.cu): TSW_ENOTSUP outside its cases
  * (ragged collections, Itakura, the cosine cost, k > 16), where the dispatch runs the batch
  * kernels over tiles instead. */

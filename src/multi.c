@@ -460,8 +460,8 @@ static int tsw__tile_search(tsw__mjob *job, int64_t tile, const tsw_exec *ex)
     tsw_search_stats st;
     memset(&st, 0, sizeof(st));
     int rc = tsw__cuda_search(job->params, job->dtype, job->dim, job->qz, job->qlo, job->qhi,
-                              job->qn, job->r, &v, job->znorm, job->excl, job->k, &cand, &ncand,
-                              &st, ex);
+                              job->qn, job->r, &v, job->znorm, job->excl, job->k, 0, &cand,
+                              &ncand, &st, ex);
     if (rc == TSW_OK) {
         pthread_mutex_lock(&job->lock);
         if (job->ncand + ncand > job->cap) {

@@ -291,25 +291,38 @@ int tsw_knn(const tsw_params *params, tsw_dtype dtype, int64_t dim, const tsw_co
  * same matches and distances as the CPU search). */
 static int tsw__search_cuda(const tsw_params *params, tsw_dtype dtype, int64_t dim,
                             const tsw_series *query, const tsw_series *series, int znorm,
-                            int64_t exclusion, int64_t k, int64_t *starts, double *distances,
-                            int64_t *count, tsw_search_stats *stats, const tsw_exec *ex)
+                            int64_t exclusion, int64_t k, int on_device, int64_t *starts,
+                            double *distances, int64_t *count, tsw_search_stats *stats,
+                            const tsw_exec *ex)
 {
     const size_t nd = (size_t)query->length * (size_t)dim;
-    double *q = tsw__malloc(nd * 3 * sizeof(double));
+    double *q = tsw__malloc(nd * 3 * sizeof(double)), *win = NULL;
     int64_t *cand = NULL, ncand = 0, r;
     tsw_search_stats st;
     if (!q)
         return TSW_ENOMEM;
     int rc = tsw__search_query(params, dtype, dim, query, znorm, q, q + nd, q + 2 * nd, &r);
     if (!rc)
-        rc = tsw__multi(ex)
+        rc = tsw__multi(ex) && !on_device
                  ? tsw__multi_search(params, dtype, dim, q, q + nd, q + 2 * nd, query->length,
                                      r, series, znorm, exclusion, k, &cand, &ncand, &st, ex)
                  : tsw__cuda_search(params, dtype, dim, q, q + nd, q + 2 * nd, query->length,
-                                    r, series, znorm, exclusion, k, &cand, &ncand, &st, ex);
+                                    r, series, znorm, exclusion, k, on_device, &cand, &ncand,
+                                    &st, ex);
+    if (!rc && on_device) { /* the candidates' values, to the host for the exact choice */
+        size_t bytes;
+        if (tsw__mul_size((size_t)(ncand + 1), nd * sizeof(double), &bytes))
+            rc = TSW_EOVERFLOW;
+        else if (!(win = tsw__malloc(bytes)))
+            rc = TSW_ENOMEM;
+        else
+            rc = tsw__cuda_search_windows(dtype, dim, series, query->length, cand, ncand, win,
+                                          ex);
+    }
     if (!rc)
-        rc = tsw__search_exact(params, dtype, dim, q, query->length, r, series, znorm,
+        rc = tsw__search_exact(params, dtype, dim, q, query->length, r, series, win, znorm,
                                exclusion, k, cand, ncand, starts, distances, count);
+    tsw__free(win);
     if (!rc && stats)
         *stats = st;
     if (!rc && ex->progress && ex->progress(ex->progress_user, st.windows, st.windows))
@@ -320,19 +333,14 @@ static int tsw__search_cuda(const tsw_params *params, tsw_dtype dtype, int64_t d
 }
 #endif
 
-int tsw_search(const tsw_params *params, tsw_dtype dtype, int64_t dim, const tsw_series *query,
-               const tsw_series *series, int znorm, int64_t exclusion, int64_t k,
-               int64_t *starts, double *distances, int64_t *count, tsw_search_stats *stats,
-               const tsw_exec *exec)
+/* tsw_search's and tsw_search_device's checks of everything but the series' values. */
+static int tsw__search_check(const tsw_params *params, tsw_dtype dtype, int64_t dim,
+                             const tsw_series *query, const tsw_series *series, int znorm,
+                             int64_t exclusion, int64_t k, int64_t *starts, double *distances,
+                             int64_t *count, tsw_exec *ex)
 {
-    tsw__clear_detail();
-    tsw_exec ex;
     int rc;
-    if (exec)
-        ex = *exec;
-    else
-        tsw_exec_default(&ex);
-    if ((rc = tsw__check_batch(params, dtype, dim, &ex, starts)))
+    if ((rc = tsw__check_batch(params, dtype, dim, ex, starts)))
         return rc;
     if (!distances || !count || !query || !series || (znorm != 0 && znorm != 1))
         return TSW_EINVAL;
@@ -356,9 +364,15 @@ int tsw_search(const tsw_params *params, tsw_dtype dtype, int64_t dim, const tsw
         tsw__set_detail("exclusion must be >= 1, got %lld", (long long)exclusion);
         return TSW_EPARAM;
     }
-    if ((rc = tsw__check_series(dtype, dim, query, 0)) ||
-        (rc = tsw__check_series(dtype, dim, series, 0)))
+    if ((rc = tsw__check_series(dtype, dim, query, 0)))
         return rc;
+    if (!series->values)
+        return TSW_EINVAL;
+    if (series->length < 1)
+        return TSW_ESHAPE;
+    size_t total;
+    if (tsw__mul_size((size_t)series->length, (size_t)dim, &total) || total > (size_t)INT64_MAX / 8)
+        return TSW_EOVERFLOW;
     if (query->length > series->length) {
         tsw__set_detail("the query (%lld points) is longer than the series (%lld points)",
                         (long long)query->length, (long long)series->length);
@@ -369,16 +383,66 @@ int tsw_search(const tsw_params *params, tsw_dtype dtype, int64_t dim, const tsw
                         (long long)(series->length - query->length + 1));
         return TSW_EPARAM;
     }
+    return TSW_OK;
+}
+
+int tsw_search(const tsw_params *params, tsw_dtype dtype, int64_t dim, const tsw_series *query,
+               const tsw_series *series, int znorm, int64_t exclusion, int64_t k,
+               int64_t *starts, double *distances, int64_t *count, tsw_search_stats *stats,
+               const tsw_exec *exec)
+{
+    tsw__clear_detail();
+    tsw_exec ex;
+    int rc;
+    if (exec)
+        ex = *exec;
+    else
+        tsw_exec_default(&ex);
+    if ((rc = tsw__search_check(params, dtype, dim, query, series, znorm, exclusion, k, starts,
+                                distances, count, &ex)) ||
+        (rc = tsw__check_series(dtype, dim, series, 0)))
+        return rc;
 #ifdef TSWARP_WITH_CUDA
     const int64_t W = series->length - query->length + 1;
     if (ex.device == TSW_DEVICE_CUDA ||
         (ex.device == TSW_DEVICE_AUTO && tsw__cuda_auto(&ex, (double)W * (double)dim * 50))) {
-        rc = tsw__search_cuda(params, dtype, dim, query, series, znorm, exclusion, k, starts,
-                              distances, count, stats, &ex);
+        rc = tsw__search_cuda(params, dtype, dim, query, series, znorm, exclusion, k, 0,
+                              starts, distances, count, stats, &ex);
         if (!tsw__cuda_fallback(&ex, rc))
             return rc;
     }
 #endif
     return tsw__cpu_search(params, dtype, dim, query, series, znorm, exclusion, k, starts,
                            distances, count, stats, &ex);
+}
+
+int tsw_search_device(const tsw_params *params, tsw_dtype dtype, int64_t dim,
+                      const tsw_series *query, const tsw_series *series, int znorm,
+                      int64_t exclusion, int64_t k, int64_t *starts, double *distances,
+                      int64_t *count, tsw_search_stats *stats, const tsw_exec *exec)
+{
+    tsw__clear_detail();
+    tsw_exec ex;
+    int rc;
+    if (exec)
+        ex = *exec;
+    else
+        tsw_exec_default(&ex);
+    if ((rc = tsw__search_check(params, dtype, dim, query, series, znorm, exclusion, k, starts,
+                                distances, count, &ex)))
+        return rc;
+#ifdef TSWARP_WITH_CUDA
+    ex.device = TSW_DEVICE_CUDA;
+    if ((rc = tsw__cuda_check_finite(dtype, series->values, series->length * dim, &ex))) {
+        if (rc == TSW_ENONFINITE)
+            tsw__set_detail("the series (device memory) contains NaN or infinity");
+        return rc;
+    }
+    return tsw__search_cuda(params, dtype, dim, query, series, znorm, exclusion, k, 1, starts,
+                            distances, count, stats, &ex);
+#else
+    (void)stats;
+    tsw__set_detail("tswarp was built without its CUDA backend");
+    return TSW_ENODEV;
+#endif
 }

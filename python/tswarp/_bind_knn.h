@@ -260,8 +260,48 @@ done:
     return result;
 }
 
+/* A series in GPU memory, as tswarp/_gpu.py's search_series describes it: (pointer, length,
+ * dim, dtype code, device index, stream). */
+static int device_series(PyObject *o, tsw_series *s, int64_t *dim, int *dcode, tsw_exec *ex)
+{
+    unsigned long long ptr, stream;
+    long long len, d;
+    int code, dev;
+    if (!PyTuple_Check(o) ||
+        !PyArg_ParseTuple(o, "KLLiiK", &ptr, &len, &d, &code, &dev, &stream)) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_TypeError, "search(): bad device series descriptor");
+        return -1;
+    }
+    s->values = (const void *)(uintptr_t)ptr;
+    s->length = (int64_t)len;
+    s->times = NULL;
+    *dim = (int64_t)d;
+    *dcode = code;
+    ex->device_index = dev;
+    ex->cuda_stream = (void *)(uintptr_t)stream;
+    return 0;
+}
+
+static PyObject *search_impl(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
+                             int on_device);
+
 static PyObject *py_search(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
                            PyObject *kwnames)
+{
+    (void)self;
+    return search_impl(args, nargs, kwnames, 0);
+}
+
+static PyObject *py_search_device(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                                  PyObject *kwnames)
+{
+    (void)self;
+    return search_impl(args, nargs, kwnames, 1);
+}
+
+static PyObject *search_impl(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
+                             int on_device)
 {
     PyObject *slot[K_COUNT] = {0};
     tsw_params prm;
@@ -294,9 +334,16 @@ static PyObject *py_search(PyObject *self, PyObject *const *args, Py_ssize_t nar
     }
     if (progress_callable(slot[K_PROGRESS], "search", &bar) < 0)
         return NULL;
-    if (one_series(slot[K_QUERY], "query", layout, &qa, &qc, &n, &dq) < 0 ||
-        one_series(slot[K_SERIES], "series", layout, &sa, &sc, &N, &ds) < 0)
+    tsw_series dser = {0};
+    if (on_device) {
+        if (one_series(slot[K_QUERY], "query", layout, &qa, &qc, &n, &dq) < 0 ||
+            device_series(slot[K_SERIES], &dser, &ds, &sc, &ex) < 0)
+            goto done;
+        N = dser.length;
+    } else if (one_series(slot[K_QUERY], "query", layout, &qa, &qc, &n, &dq) < 0 ||
+               one_series(slot[K_SERIES], "series", layout, &sa, &sc, &N, &ds) < 0) {
         goto done;
+    }
     if (dq != ds) {
         PyErr_Format(PyExc_ValueError, "query has dimension %lld but series has dimension %lld",
                      (long long)dq, (long long)ds);
@@ -316,8 +363,10 @@ static PyObject *py_search(PyObject *self, PyObject *const *args, Py_ssize_t nar
     }
     if (excl < 0)
         excl = n; /* non-overlapping matches */
-    tsw_dtype dt = (qc == TSW_F32 && sc == TSW_F32) ? TSW_F32 : TSW_F64;
-    if (to_dtype(&qa, dt) < 0 || to_dtype(&sa, dt) < 0)
+    /* a device series keeps its own dtype (the query follows it) */
+    tsw_dtype dt = on_device ? (tsw_dtype)sc
+                             : (qc == TSW_F32 && sc == TSW_F32) ? TSW_F32 : TSW_F64;
+    if (to_dtype(&qa, dt) < 0 || (!on_device && to_dtype(&sa, dt) < 0))
         goto done;
     st = PyMem_Malloc((size_t)k * sizeof(int64_t));
     dv = PyMem_Malloc((size_t)k * sizeof(double));
@@ -325,15 +374,18 @@ static PyObject *py_search(PyObject *self, PyObject *const *args, Py_ssize_t nar
         raise_too_big("the matches", 16.0 * (double)k);
         goto done;
     }
-    tsw_series sq = {PyArray_DATA(qa), n, NULL}, ss = {PyArray_DATA(sa), N, NULL};
+    tsw_series sq = {PyArray_DATA(qa), n, NULL};
+    tsw_series ss = on_device ? dser : (tsw_series){PyArray_DATA(sa), N, NULL};
     int64_t count = 0;
     progress_ctx ctx = {NULL, bar};
     ex.progress = progress_trampoline;
     ex.progress_user = &ctx;
     ctx.tstate = PyEval_SaveThread();
     tsw_search_stats stats;
-    int rc = tsw_search(&prm, dt, dq, &sq, &ss, znorm, (int64_t)excl, (int64_t)k, st, dv,
-                        &count, &stats, &ex);
+    int rc = on_device ? tsw_search_device(&prm, dt, dq, &sq, &ss, znorm, (int64_t)excl,
+                                           (int64_t)k, st, dv, &count, &stats, &ex)
+                       : tsw_search(&prm, dt, dq, &sq, &ss, znorm, (int64_t)excl, (int64_t)k,
+                                    st, dv, &count, &stats, &ex);
     const char *detail = rc ? tsw_last_error_detail() : NULL;
     PyEval_RestoreThread(ctx.tstate);
     if (rc != TSW_OK) {
@@ -368,6 +420,7 @@ done:
 
 #define TSW_KNN_METHODS                                                                       \
     FASTKW("_knn", py_knn, NULL), FASTKW("_lower_bound", py_lower_bound, NULL),              \
-        FASTKW("_envelope", py_envelope, NULL), FASTKW("_search", py_search, NULL),
+        FASTKW("_envelope", py_envelope, NULL), FASTKW("_search", py_search, NULL),          \
+        FASTKW("_search_device", py_search_device, NULL),
 
 #endif

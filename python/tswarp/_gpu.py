@@ -47,7 +47,8 @@ import numpy as np
 from ._conventions import FIRST, GUARD, collection_transpose, series_transpose
 from ._tswarp import NoDeviceError
 
-__all__ = ["pair_plan", "batch_plan", "workspace", "diagnose", "gpu_kind", "align_inputs"]
+__all__ = ["pair_plan", "batch_plan", "workspace", "diagnose", "gpu_kind", "align_inputs",
+           "search_series"]
 
 # Mirrors of include/tswarp.h.
 _F32, _F64 = 0, 1
@@ -435,6 +436,36 @@ def pair_plan(fname, a, b, ta, tb, device_kind, device_index, cuda_devices, layo
     code = _F32 if dt == np.float32 else _F64
     return (code, da, dev, stream, lib.ptr(buf), out, plan,
             (ptrs["a"], ptrs.get("ta", 0), na), (ptrs["b"], ptrs.get("tb", 0), nb))
+
+
+def search_series(fname, series, layout, device, cuda_devices):
+    """None when series is in host memory; else (array, descriptor) for search(): the series
+    as a C-contiguous float32/float64 array of its library on its GPU (kept alive by the
+    caller during the call) and (pointer, length, dim, dtype code, device, stream) for
+    _tswarp._search_device. device: 'auto', 'cuda' or 'cuda:N' naming the series' GPU."""
+    found = _classify(fname, [("series", series)], cuda_devices)
+    if found is None:
+        return None
+    lib, arrays = found
+    if isinstance(device, (list, tuple)) or device == "cuda:all":
+        raise ValueError(f"{fname}(): a series on the GPU is searched on its own GPU; "
+                         f"device={device!r} names several")
+    kind, index = _DEVICE_AUTO, -1
+    if device == "cpu":
+        kind = _DEVICE_CPU
+    elif isinstance(device, str) and device.startswith("cuda:"):
+        kind, index = _DEVICE_CUDA, int(device[5:])
+    dev = _device(fname, lib, arrays, kind, index)
+    x = arrays[0][1]
+    with lib.use(dev):
+        dt = _value_dtype(lib, x, "series")
+        if series_transpose(tuple(x.shape), "series", layout):
+            x = lib.swap(x)
+        n, d = _series_shape(lib, x, "series")
+        x = _prepare(lib, x, dt)
+        stream = lib.stream(dev)
+    code = _F32 if dt == np.float32 else _F64
+    return x, (lib.ptr(x), n, d, code, dev, stream)
 
 
 # ---- collections -----------------------------------------------------------------------------

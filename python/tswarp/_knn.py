@@ -44,6 +44,16 @@ def _host(x: Any) -> Any:
     return x
 
 
+def _on_gpu(x: Any) -> bool:
+    """Whether x is a GPU array (CuPy, PyTorch CUDA, a CUDA array interface or DLPack one),
+    without importing either library."""
+    tp = type(x)
+    if not (hasattr(tp, "__cuda_array_interface__") or hasattr(tp, "__dlpack_device__")):
+        return False
+    from ._gpu import gpu_kind
+    return gpu_kind(x) is not None
+
+
 def knn(Q: Any, X: Any, k: int = 1, *, metric: str = "dtw", device: Any = "auto",
         n_jobs: Optional[int] = None, progress: Any = False, layout: Any = None,
         **params: Any) -> Tuple[np.ndarray, np.ndarray]:
@@ -120,6 +130,10 @@ def search(query: Any, series: Any, k: int = 1, *, znorm: bool = True,
         candidates exactly, so both devices give the same matches and distances. 'auto'
         takes the GPU for long series (about 10^6 windows per thread and more). Several
         GPUs ('cuda:all', [0, 1]): chunks of the windows spread over them, the same result.
+        A series already on a GPU (a CuPy array or a PyTorch CUDA tensor, float32 or
+        float64) is searched there in place ('auto', 'cuda' or 'cuda:N' naming its GPU;
+        'cpu' is a ValueError): only the candidate windows come to the host, and the
+        results are numpy arrays, as for a host series.
     n_jobs : int, optional
         Threads; the series is cut into chunks that overlap by n - 1 points.
     progress : bool or callable(done, total), counted in windows.
@@ -147,6 +161,20 @@ def search(query: Any, series: Any, k: int = 1, *, znorm: bool = True,
                        device=device, accumulated=accumulated, n_jobs=n_jobs,
                        progress=progress, layout=layout, return_stats=return_stats)
                 for q in query]
+    if not isinstance(series, np.ndarray) and _on_gpu(series):
+        from . import _gpu
+        from ._conventions import check_layout
+        info = _tswarp.info()
+        found = _gpu.search_series("search", series, check_layout(layout), device,
+                                   -1 if not info["cuda_built"] else info["cuda_devices"])
+        if found is not None:
+            keep, desc = found  # keep: the series' array on its GPU, alive during the call
+            st, d, stats = _tswarp._search_device(
+                _host(query), desc, k=k, znorm=znorm, exclusion=exclusion, window=window,
+                radius=radius, itakura_max_slope=itakura_max_slope, cost=cost,
+                accumulated=accumulated, n_jobs=n_jobs, progress=progress, layout=layout)
+            del keep
+            return (st, d, stats) if return_stats else (st, d)
     st, d, stats = _tswarp._search(_host(query), _host(series), k=k, znorm=znorm,
                                    exclusion=exclusion, window=window, radius=radius,
                                    itakura_max_slope=itakura_max_slope, cost=cost, device=device,

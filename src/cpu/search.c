@@ -742,17 +742,17 @@ int tsw__search_query(const tsw_params *params, tsw_dtype dtype, int64_t dim,
     return TSW_OK;
 }
 
-/* The exact raw distance of the window at start: its values z-normalised with a two-pass
- * mean and std (znorm), DTW in double; above thr it may be abandoned (then > thr). win:
- * (n, dim); prev, cur: n; mu, inv: dim. */
+/* The exact raw distance of the window at point start of values (of dtype): its values
+ * z-normalised with a two-pass mean and std (znorm), DTW in double; above thr it may be
+ * abandoned (then > thr). win: (n, dim); prev, cur: n; mu, inv: dim. */
 static double tsw__search_exact_one(tsw_cost cost, tsw_dtype dtype, int64_t dim,
                                     const double *qz, int64_t n, const int64_t *rlo,
-                                    const int64_t *rhi, const tsw_series *series, int znorm,
+                                    const int64_t *rhi, const void *values, int znorm,
                                     int64_t start, double thr, double *win, double *prev,
                                     double *cur, double *mu, double *inv)
 {
     const size_t nd = (size_t)n * (size_t)dim;
-    tsw__load(series->values, dtype, start * dim, (int64_t)nd, win);
+    tsw__load(values, dtype, start * dim, (int64_t)nd, win);
     if (znorm) {
         tsw__znorm_stats(win, n, dim, mu, inv);
         for (size_t u = 0; u < nd; ++u)
@@ -804,8 +804,8 @@ static int tsw__search_seed_eval(tsw__search *s, const tsw_series *series, int n
                 continue;
             const double lim = tsw_search_limit(tsw__tau_only(s), s->slack_abs);
             double d = tsw__search_exact_one(s->cost, s->dt, dim, s->qz, n, s->rlo, s->rhi,
-                                             series, s->znorm, st, lim, win, prev, cur, mu,
-                                             inv);
+                                             series->values, s->znorm, st, lim, win, prev,
+                                             cur, mu, inv);
             if (!(d <= lim))
                 continue;
             if ((rc = tsw__list_push(&sl, d, st)))
@@ -826,8 +826,9 @@ out:
  * double precision), then the greedy choice with the exclusion zone. */
 int tsw__search_exact(const tsw_params *params, tsw_dtype dtype, int64_t dim,
                       const double *qz, int64_t n, int64_t r, const tsw_series *series,
-                      int znorm, int64_t exclusion, int64_t k, const int64_t *cand,
-                      int64_t ncand, int64_t *starts, double *distances, int64_t *count)
+                      const double *windows, int znorm, int64_t exclusion, int64_t k,
+                      const int64_t *cand, int64_t ncand, int64_t *starts, double *distances,
+                      int64_t *count)
 {
     const size_t nd = (size_t)n * (size_t)dim;
     tsw_params bp = *params;
@@ -846,8 +847,12 @@ int tsw__search_exact(const tsw_params *params, tsw_dtype dtype, int64_t dim,
     int64_t *rlo = ib, *rhi = rlo + n, *clo = rhi + n, *chi = clo + n;
     tsw__spans(&bp, n, n, rlo, rhi, clo, chi);
     for (int64_t i = 0; i < ncand; ++i) {
-        all[i].d = tsw__search_exact_one(params->cost, dtype, dim, qz, n, rlo, rhi, series,
-                                         znorm, cand[i], HUGE_VAL, win, prev, cur, mu, inv);
+        all[i].d = windows ? tsw__search_exact_one(params->cost, TSW_F64, dim, qz, n, rlo, rhi,
+                                                   windows, znorm, i * n, HUGE_VAL, win, prev,
+                                                   cur, mu, inv)
+                           : tsw__search_exact_one(params->cost, dtype, dim, qz, n, rlo, rhi,
+                                                   series->values, znorm, cand[i], HUGE_VAL,
+                                                   win, prev, cur, mu, inv);
         all[i].start = cand[i];
     }
     qsort(all, (size_t)ncand, sizeof(tsw__hit), tsw__hit_cmp);
@@ -1066,8 +1071,8 @@ int tsw__cpu_search(const tsw_params *params, tsw_dtype dtype, int64_t dim,
                 if (!(e->d > lim || (!znorm && e->d == tau && e->start > ts)))
                     cand[na++] = e->start;
             }
-        rc = tsw__search_exact(params, dtype, dim, qz, n, s.r, series, znorm, exclusion, k, cand,
-                               na, starts, distances, count);
+        rc = tsw__search_exact(params, dtype, dim, qz, n, s.r, series, NULL, znorm, exclusion, k,
+                               cand, na, starts, distances, count);
         tsw__free(cand);
         if (!rc && stats) {
             memset(stats, 0, sizeof(*stats));

@@ -217,6 +217,40 @@ __global__ void select_kernel(SelArgs a)
     }
 }
 
+/* float32 values (count) to double: a float32 series' chunk */
+__global__ void widen_kernel(const float *in, int64_t count, double *out)
+{
+    for (int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; t < count;
+         t += (int64_t)gridDim.x * blockDim.x)
+        out[t] = (double)in[t];
+}
+
+/* *flag |= 1 where a value is NaN or infinite (x - x is then NaN, else 0) */
+template <typename T>
+__global__ void finite_kernel(const T *v, int64_t count, int *flag)
+{
+    int bad = 0;
+    for (int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; t < count;
+         t += (int64_t)gridDim.x * blockDim.x)
+        bad |= !(v[t] - v[t] == (T)0);
+    if (__syncthreads_or(bad) && threadIdx.x == 0)
+        atomicOr(flag, 1);
+}
+
+/* The candidate windows' values as double, back to back: window i (start cand[i], len
+ * points of dim channels) at out[i len dim ..] */
+template <typename T>
+__global__ void gather_kernel(const T *v, const int64_t *cand, int64_t ncand, int64_t len,
+                              int64_t dim, double *out)
+{
+    const int64_t per = len * dim;
+    for (int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; t < ncand * per;
+         t += (int64_t)gridDim.x * blockDim.x) {
+        const int64_t i = t / per, u = t - i * per;
+        out[t] = (double)v[cand[i] * dim + u];
+    }
+}
+
 struct Hit {
     double d;
     int64_t start;
@@ -343,13 +377,38 @@ struct HostBuf {
     ~HostBuf() { tsw__free(p); }
 };
 
+/* A second stream for the next chunk's copy from host memory, so that it runs while the
+ * call's stream computes the current chunk (destroyed at scope exit). */
+struct CopyStream {
+    cudaStream_t s = nullptr;
+    cudaEvent_t done[2] = {nullptr, nullptr};
+    ~CopyStream()
+    {
+        for (int i = 0; i < 2; ++i)
+            if (done[i])
+                (void)cudaEventDestroy(done[i]);
+        if (s)
+            (void)cudaStreamDestroy(s);
+    }
+    int init()
+    {
+        TSW_CU(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate");
+        for (int i = 0; i < 2; ++i)
+            TSW_CU(cudaEventCreateWithFlags(&done[i], cudaEventDisableTiming), "cudaEventCreate");
+        return TSW_OK;
+    }
+};
+
 } // namespace
 
+/* The series is on the GPU (series->values a device pointer of ex->device_index): each
+ * chunk is read in place (float64) or widened on the device (float32), on the caller's
+ * stream. */
 extern "C" int tsw__cuda_search(const tsw_params *params, tsw_dtype dtype, int64_t dim,
                                 const double *qz, const double *qlo, const double *qhi,
                                 int64_t n, int64_t r, const tsw_series *series, int znorm,
-                                int64_t exclusion, int64_t k, int64_t **cand, int64_t *ncand,
-                                tsw_search_stats *stats, const tsw_exec *ex)
+                                int64_t exclusion, int64_t k, int on_device, int64_t **cand,
+                                int64_t *ncand, tsw_search_stats *stats, const tsw_exec *ex)
 {
     DeviceGuard guard(ex->device_index);
     if (guard.rc)
@@ -359,15 +418,22 @@ extern "C" int tsw__cuda_search(const tsw_params *params, tsw_dtype dtype, int64
     own.cuda_workspace_bytes = 0;
     Call call;
     int rc;
-    if ((rc = call.init(&own, false)))
+    if ((rc = call.init(&own, on_device != 0)))
         return rc;
     const int64_t N = series->length, W = N - n + 1;
     const int64_t CW = W < ((int64_t)1 << 24) ? W : ((int64_t)1 << 24); /* windows a chunk */
     const int64_t P = CW + n - 1, nblk = (CW + kThreads - 1) / kThreads;
     int64_t B = ((int64_t)256 << 20) / (16 * n); /* DTW lanes a launch: 256 MiB of rows */
     B = B < 1 ? 1 : B > CW ? CW : B;
+    /* chunk values: two buffers (double), the next chunk's copy from host memory runs on
+     * the copy stream while the current one is searched; float32 arrives as float32 (half
+     * the bytes) and is widened on the device */
     Plan plan;
-    const size_t o_x = plan.add((size_t)P * (size_t)dim, 8), o_lb = plan.add((size_t)CW, 8);
+    const bool inplace = on_device && dtype == TSW_F64;
+    const size_t o_x = plan.add(inplace ? 0 : (size_t)P * (size_t)dim * 2, 8);
+    const size_t o_raw =
+        plan.add(dtype == TSW_F32 && !on_device ? (size_t)P * (size_t)dim * 2 : 0, 4);
+    const size_t o_lb = plan.add((size_t)CW, 8);
     const size_t o_kim = plan.add((size_t)CW, 4), o_mu = plan.add((size_t)CW * (size_t)dim, 8);
     const size_t o_inv = plan.add((size_t)CW * (size_t)dim, 8);
     const size_t o_seed = plan.add((size_t)nblk, 8), o_list = plan.add((size_t)CW, 8);
@@ -378,7 +444,8 @@ extern "C" int tsw__cuda_search(const tsw_params *params, tsw_dtype dtype, int64
         return TSW_EOVERFLOW;
     if ((rc = call.alloc(&own, plan.total)))
         return rc;
-    double *dx = (double *)call.at(o_x), *dlb = (double *)call.at(o_lb);
+    double *dxb = (double *)call.at(o_x), *dlb = (double *)call.at(o_lb);
+    float *draw = (float *)call.at(o_raw);
     float *dkim = (float *)call.at(o_kim);
     double *dmu = (double *)call.at(o_mu), *dinv = (double *)call.at(o_inv);
     int64_t *dseed = (int64_t *)call.at(o_seed), *dlist = (int64_t *)call.at(o_list);
@@ -391,38 +458,61 @@ extern "C" int tsw__cuda_search(const tsw_params *params, tsw_dtype dtype, int64
            "cudaMemcpy");
     TSW_CU(cudaMemcpyAsync(dq + 2 * nd, qhi, nd * 8, cudaMemcpyHostToDevice, call.stream),
            "cudaMemcpy");
-    HostBuf b_stage, b_seed, b_list, b_out;
+    HostBuf b_seed, b_list, b_out;
     Pool pool;
-    b_stage.p = dtype == TSW_F32 ? tsw__malloc((size_t)P * (size_t)dim * 8) : nullptr;
+    CopyStream cs;
+    if (!on_device && (rc = cs.init()))
+        return rc;
     b_seed.p = tsw__malloc((size_t)nblk * 8);
     b_list.p = tsw__malloc((size_t)CW * 8);
     b_out.p = tsw__malloc((size_t)CW * 8);
     pool.picks = (int64_t *)tsw__malloc((size_t)(2 * k) * sizeof(int64_t));
     pool.slack_abs = tsw_search_slack_abs(znorm, n, dim);
-    if ((dtype == TSW_F32 && !b_stage.p) || !b_seed.p || !b_list.p || !b_out.p || !pool.picks)
+    if (!b_seed.p || !b_list.p || !b_out.p || !pool.picks)
         return TSW_ENOMEM;
-    double *stage = (double *)b_stage.p, *hout = (double *)b_out.p;
+    double *hout = (double *)b_out.p;
+    const size_t esz = tsw__dtype_size(dtype);
+    /* Queues chunk c0's values into buffer slot (host: the copy stream, recorded in the
+     * slot's event; device float32: widened on the call's stream) */
+    auto stage = [&](int64_t c0, int slot) -> int {
+        const int64_t nw = W - c0 < CW ? W - c0 : CW, cnt = (nw + n - 1) * dim;
+        const char *src = (const char *)series->values + (size_t)c0 * (size_t)dim * esz;
+        double *dst = dxb + (size_t)slot * (size_t)P * (size_t)dim;
+        if (inplace)
+            return TSW_OK;
+        if (on_device) {
+            widen_kernel<<<1024, 256, 0, call.stream>>>((const float *)src, cnt, dst);
+            TSW_CU(cudaGetLastError(), "widen_kernel");
+            return TSW_OK;
+        }
+        if (dtype == TSW_F32) {
+            float *raw = draw + (size_t)slot * (size_t)P * (size_t)dim;
+            TSW_CU(cudaMemcpyAsync(raw, src, (size_t)cnt * 4, cudaMemcpyHostToDevice, cs.s),
+                   "cudaMemcpy");
+            widen_kernel<<<1024, 256, 0, cs.s>>>(raw, cnt, dst);
+            TSW_CU(cudaGetLastError(), "widen_kernel");
+        } else {
+            TSW_CU(cudaMemcpyAsync(dst, src, (size_t)cnt * 8, cudaMemcpyHostToDevice, cs.s),
+                   "cudaMemcpy");
+        }
+        TSW_CU(cudaEventRecord(cs.done[slot], cs.s), "cudaEventRecord");
+        return TSW_OK;
+    };
+    if ((rc = stage(0, 0)))
+        return rc;
     int64_t *hseed = (int64_t *)b_seed.p, *hlist = (int64_t *)b_list.p;
     tsw_search_stats st;
     memset(&st, 0, sizeof(st));
     st.windows = W;
     double tau = HUGE_VAL;
     Progress prog{ex, W};
-    for (int64_t c0 = 0; c0 < W; c0 += CW) {
-        const int64_t nw = W - c0 < CW ? W - c0 : CW, np = nw + n - 1;
+    for (int64_t c0 = 0, slot = 0; c0 < W; c0 += CW, slot ^= 1) {
+        const int64_t nw = W - c0 < CW ? W - c0 : CW;
         const int64_t grid = (nw + kThreads - 1) / kThreads;
-        const void *src;
-        if (dtype == TSW_F32) {
-            const float *f = (const float *)series->values + (size_t)c0 * (size_t)dim;
-            for (int64_t t = 0; t < np * dim; ++t)
-                stage[t] = (double)f[t];
-            src = stage;
-        } else {
-            src = (const double *)series->values + (size_t)c0 * (size_t)dim;
-        }
-        TSW_CU(cudaMemcpyAsync(dx, src, (size_t)(np * dim) * 8, cudaMemcpyHostToDevice,
-                               call.stream),
-               "cudaMemcpy");
+        const double *dx = inplace ? (const double *)series->values + (size_t)c0 * (size_t)dim
+                                   : dxb + (size_t)slot * (size_t)P * (size_t)dim;
+        if (!on_device)
+            TSW_CU(cudaStreamWaitEvent(call.stream, cs.done[slot], 0), "cudaStreamWaitEvent");
         LbArgs la{dx, nw, n, dim, r, dq, dq + nd, dq + 2 * nd, (int)params->cost, znorm,
                   dlb, dkim, dmu, dinv, dseed};
         lb_kernel<<<(unsigned)grid, kThreads, 0, call.stream>>>(la);
@@ -437,6 +527,10 @@ extern "C" int tsw__cuda_search(const tsw_params *params, tsw_dtype dtype, int64
             dtw_kernel<<<(unsigned)((da.count + 127) / 128), 128, 0, call.stream>>>(da);
             TSW_CU(cudaGetLastError(), "dtw_kernel");
         }
+        /* the next chunk's values into the other slot (its last reader, the chunk before,
+         * is done: the loop waited for it), while this one is searched */
+        if (c0 + CW < W && (rc = stage(c0 + CW, (int)(slot ^ 1))))
+            return rc;
         TSW_CU(cudaMemcpyAsync(hseed, dseed, (size_t)grid * 8, cudaMemcpyDeviceToHost,
                                call.stream),
                "cudaMemcpy");
@@ -510,5 +604,89 @@ extern "C" int tsw__cuda_search(const tsw_params *params, tsw_dtype dtype, int64
     *ncand = u;
     if (stats)
         *stats = st;
+    return TSW_OK;
+}
+
+/* TSW_ENONFINITE when the count values at v (device memory of ex->device_index) hold a NaN
+ * or an infinity, on the caller's stream. */
+extern "C" int tsw__cuda_check_finite(tsw_dtype dtype, const void *v, int64_t count,
+                                      const tsw_exec *ex)
+{
+    DeviceGuard guard(ex->device_index);
+    if (guard.rc)
+        return guard.rc;
+    tsw_exec own = *ex;
+    own.cuda_workspace = nullptr;
+    own.cuda_workspace_bytes = 0;
+    Call call;
+    int rc;
+    if ((rc = call.init(&own, true)) || (rc = call.alloc(&own, kAlign)))
+        return rc;
+    int *dflag = (int *)call.at(0);
+    TSW_CU(cudaMemsetAsync(dflag, 0, sizeof(int), call.stream), "cudaMemset");
+    const int64_t blocks = count / 256 + 1 < 4096 ? count / 256 + 1 : 4096;
+    if (dtype == TSW_F32)
+        finite_kernel<float><<<(unsigned)blocks, 256, 0, call.stream>>>((const float *)v, count,
+                                                                         dflag);
+    else
+        finite_kernel<double><<<(unsigned)blocks, 256, 0, call.stream>>>((const double *)v,
+                                                                          count, dflag);
+    TSW_CU(cudaGetLastError(), "finite_kernel");
+    int flag = 0;
+    TSW_CU(cudaMemcpyAsync(&flag, dflag, sizeof(int), cudaMemcpyDeviceToHost, call.stream),
+           "cudaMemcpy");
+    if ((rc = call.sync()))
+        return rc;
+    return flag ? TSW_ENONFINITE : TSW_OK;
+}
+
+/* The windows cand[0 .. ncand) (n points of dim channels each) of the series in device
+ * memory, as double, back to back into out (host, ncand n dim values). */
+extern "C" int tsw__cuda_search_windows(tsw_dtype dtype, int64_t dim, const tsw_series *series,
+                                        int64_t n, const int64_t *cand, int64_t ncand,
+                                        double *out, const tsw_exec *ex)
+{
+    if (ncand == 0)
+        return TSW_OK;
+    DeviceGuard guard(ex->device_index);
+    if (guard.rc)
+        return guard.rc;
+    tsw_exec own = *ex;
+    own.cuda_workspace = nullptr;
+    own.cuda_workspace_bytes = 0;
+    Call call;
+    int rc;
+    if ((rc = call.init(&own, true)))
+        return rc;
+    /* a few candidates at a time keeps the device buffer bounded (256 MiB of values) */
+    const int64_t per = n * dim, step0 = ((int64_t)32 << 20) / (per > 0 ? per : 1);
+    const int64_t step = step0 < 1 ? 1 : step0 < ncand ? step0 : ncand;
+    Plan plan;
+    const size_t o_c = plan.add((size_t)step, 8), o_w = plan.add((size_t)step * (size_t)per, 8);
+    if (plan.overflow)
+        return TSW_EOVERFLOW;
+    if ((rc = call.alloc(&own, plan.total)))
+        return rc;
+    int64_t *dc = (int64_t *)call.at(o_c);
+    double *dw = (double *)call.at(o_w);
+    for (int64_t i0 = 0; i0 < ncand; i0 += step) {
+        const int64_t m = ncand - i0 < step ? ncand - i0 : step;
+        TSW_CU(cudaMemcpyAsync(dc, cand + i0, (size_t)m * 8, cudaMemcpyHostToDevice,
+                               call.stream),
+               "cudaMemcpy");
+        const int64_t tot = m * per, blocks = tot / 256 + 1 < 4096 ? tot / 256 + 1 : 4096;
+        if (dtype == TSW_F32)
+            gather_kernel<float><<<(unsigned)blocks, 256, 0, call.stream>>>(
+                (const float *)series->values, dc, m, n, dim, dw);
+        else
+            gather_kernel<double><<<(unsigned)blocks, 256, 0, call.stream>>>(
+                (const double *)series->values, dc, m, n, dim, dw);
+        TSW_CU(cudaGetLastError(), "gather_kernel");
+        TSW_CU(cudaMemcpyAsync(out + i0 * per, dw, (size_t)tot * 8, cudaMemcpyDeviceToHost,
+                               call.stream),
+               "cudaMemcpy");
+        if ((rc = call.sync()))
+            return rc;
+    }
     return TSW_OK;
 }

@@ -181,9 +181,26 @@ static void test_search(void)
     CHECK_RC(tsw_search(&p, TSW_F64, 1, &sq, &ss, 1, 0, 1, st, d, &count, NULL, &ex), TSW_EPARAM);
     CHECK_RC(tsw_search(&p, TSW_F64, 1, &sq, &ss, 1, L, 0, st, d, &count, NULL, &ex), TSW_EPARAM);
     CHECK_RC(tsw_search(&p, TSW_F64, 1, &sq, &ss, 1, L, N, st, d, &count, NULL, &ex), TSW_EPARAM);
+    /* tsw_search_device checks its arguments before it touches a device (these pointers are
+     * host memory: they must never reach the GPU) */
+    CHECK_RC(tsw_search_device(&p, TSW_F64, 1, &longq, &shorts, 1, L, 1, st, d, &count, NULL,
+                               &ex),
+             TSW_ESHAPE);
+    CHECK_RC(tsw_search_device(&p, TSW_F64, 1, &sq, &ss, 1, 0, 1, st, d, &count, NULL, &ex),
+             TSW_EPARAM);
+    CHECK_RC(tsw_search_device(&p, TSW_F64, 1, &sq, &ss, 1, L, N, st, d, &count, NULL, &ex),
+             TSW_EPARAM);
+    CHECK_RC(tsw_search_device(&p, TSW_F64, 1, &sq, &ss, 2, L, 1, st, d, &count, NULL, &ex),
+             TSW_EINVAL);
+    int ndev = 0;
+    if (tsw_cuda_device_count(&ndev) != TSW_OK || ndev == 0)
+        CHECK_RC(tsw_search_device(&p, TSW_F64, 1, &sq, &ss, 1, L, 1, st, d, &count, NULL, &ex),
+                 TSW_ENODEV);
     p.window = TSW_WINDOW_ITAKURA;
     p.itakura_max_slope = 2;
     CHECK_RC(tsw_search(&p, TSW_F64, 1, &sq, &ss, 1, L, 1, st, d, &count, NULL, &ex),
+             TSW_ENOTSUP);
+    CHECK_RC(tsw_search_device(&p, TSW_F64, 1, &sq, &ss, 1, L, 1, st, d, &count, NULL, &ex),
              TSW_ENOTSUP);
 }
 

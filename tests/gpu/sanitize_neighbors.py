@@ -23,4 +23,12 @@ st, d = tswarp.search(q, s, 3, window=0.05, device="cuda")
 assert st[0] == 1000
 tswarp.search(q.astype(np.float32), s.astype(np.float32), 2, radius=3, device="cuda",
               znorm=False)
+# a series already on the GPU (read in place, float32 widened on the device)
+import torch  # noqa: E402
+
+for dt in (np.float64, np.float32):
+    ds = torch.from_numpy(s.astype(dt)).cuda()
+    st2, d2 = tswarp.search(q.astype(dt), ds, 3, window=0.05)
+    h2, hd = tswarp.search(q.astype(dt), s.astype(dt), 3, window=0.05, device="cpu")
+    assert (st2 == h2).all() and (d2 == hd).all()
 print("ok")

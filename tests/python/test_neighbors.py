@@ -575,6 +575,72 @@ def test_search_on_the_gpu_equals_the_cpu(rng):
         tswarp.search(q, s, device="cuda", itakura_max_slope=2.0, layout=CL)
 
 
+@pytest.mark.skipif(not HAS_GPU, reason="no CUDA GPU")
+def test_search_of_a_series_on_the_gpu_equals_the_cpu(rng):
+    """A series already on the GPU (CuPy, PyTorch) is searched in place, float32 or float64,
+    one or two channels, both layouts: the CPU's matches and distances, bit for bit."""
+    libs = []
+    for name in ("cupy", "torch"):
+        try:
+            libs.append(__import__(name))
+        except ImportError:
+            pass
+    assert libs, "the GPU machine has neither CuPy nor PyTorch"
+    for t in range(12):
+        lib = libs[t % len(libs)]
+        dim = 1 + t % 2
+        n = int(rng.integers(4, 150))
+        N = int(rng.integers(n, 80_000))
+        s = rng.standard_normal((N, dim)).cumsum(axis=0)
+        if t % 4 == 0 and N > 3000:
+            s[1000:3000] = -2.0
+        s = s.astype(np.float32 if t % 3 == 0 else np.float64)
+        q = rng.standard_normal((n, dim)).cumsum(axis=0) if t % 3 else s[N // 2:N // 2 + n]
+        q = q[:min(n, N)]
+        k = min(int(rng.integers(1, 8)), N - len(q) + 1)
+        kw = dict(exclusion=int(rng.integers(1, 2 * n)), znorm=bool(t % 4 != 1),
+                  cost=["sqeuclidean", "abs", "euclidean"][t % 3],
+                  **[{}, {"window": 0.05}, {"radius": 3}, {"radius": 0}][t % 4])
+        first = t % 5 == 4 and dim == 2
+        host = np.ascontiguousarray(s.T) if first else s
+        dev = lib.asarray(host) if lib.__name__ == "cupy" else lib.from_numpy(host).cuda()
+        lay = "channels_first" if first else CL
+        sc, dc = tswarp.search(q.astype(s.dtype), s, k, device="cpu", layout=CL, **kw)
+        sg, dg, st = tswarp.search(q, dev, k, return_stats=True, layout=lay, **kw)
+        what = f"seed={rng.seed} trial={t} {lib.__name__} {s.dtype} {kw}"
+        np.testing.assert_array_equal(sg, sc, err_msg=what)
+        np.testing.assert_array_equal(dg, dc, err_msg=what)
+        assert isinstance(sg, np.ndarray) and st["windows"] == N - len(q) + 1
+    lib = libs[0]
+    s = rng.standard_normal(5000).cumsum()
+    bad = s.copy()
+    bad[4321] = np.nan
+    dbad = lib.asarray(bad) if lib.__name__ == "cupy" else lib.from_numpy(bad).cuda()
+    with pytest.raises(ValueError, match="series contains NaN"):
+        tswarp.search(s[:50], dbad)
+    dgood = lib.asarray(s) if lib.__name__ == "cupy" else lib.from_numpy(s).cuda()
+    with pytest.raises(ValueError, match="device='cpu'"):
+        tswarp.search(s[:50], dgood, device="cpu")
+    with pytest.raises(ValueError, match="longer than the series"):
+        tswarp.search(np.zeros(6000), dgood)
+
+
+def test_search_of_a_gpu_series_without_a_gpu(rng):
+    """Without a GPU tswarp can use, a series on the GPU is a clear error (raised before any
+    array library is imported), not a crash; a host series works as ever."""
+    s = rng.standard_normal(300).cumsum()
+
+    class FakeCuda:  # quacks like a CUDA array, as a foreign library's would
+        __cuda_array_interface__ = {"shape": (300,), "typestr": "<f8", "data": (1, False),
+                                    "version": 3}
+
+    if not HAS_GPU:
+        with pytest.raises(tswarp.NoDeviceError, match="copy it to the host"):
+            tswarp.search(s[:20], FakeCuda())
+    st, d = tswarp.search(s[:20], s, 1)
+    assert st[0] == 0 and d[0] < 1e-9, f"seed={rng.seed}"
+
+
 def test_search_reads_a_memmap_and_knn_search_stop_on_interrupt(rng, tmp_path):
     import time
     N = 1_000_000
