@@ -346,7 +346,8 @@ def test_search_many_chunks_equals_brute_force(rng):
 
 def test_search_same_answer_on_every_simd_level(rng, tmp_path):
     """The per-chunk kernels run as AVX2 or portable code, by the CPU (TSWARP_SIMD caps it):
-    both give the same matches and distances (they only prune; the answer is exact)."""
+    both give the same matches and distances (they only prune; the answer is exact), and the
+    same LB_Keogh sums and knn answers bit for bit (one order of operations in both)."""
     import subprocess
     import sys
 
@@ -357,7 +358,13 @@ def test_search_same_answer_on_every_simd_level(rng, tmp_path):
     code = ("import numpy as np, tswarp, sys\n"
             f"s = np.load({str(tmp_path / 's.npy')!r}); q = np.load({str(tmp_path / 'q.npy')!r})\n"
             "st, d = tswarp.search(q, s, 4, window=0.1, exclusion=50)\n"
-            "print(tswarp.info()['simd'], list(st), repr(list(d)))\n")
+            "X = s[:60_000 - 60_000 % 97].reshape(-1, 97)\n"
+            "lb = tswarp.lb_keogh(X[3], X, window=0.1).tobytes().hex()\n"
+            "lb32 = tswarp.lb_keogh(X[3].astype('f4'), X.astype('f4'), radius=2,"
+            " cost='abs').tobytes().hex()\n"
+            "D, I = tswarp.knn(X[:40], X[40:], 3, window=0.1)\n"
+            "print(tswarp.info()['simd'], list(st), repr(list(d)), lb, lb32,"
+            " D.tobytes().hex(), I.tobytes().hex())\n")
     outs = {}
     for cap in ("", "sse2"):
         env = dict(__import__("os").environ)
