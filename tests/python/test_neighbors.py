@@ -613,7 +613,8 @@ def test_search_of_a_series_on_the_gpu_equals_the_cpu(rng):
         dev = lib.asarray(host) if lib.__name__ == "cupy" else lib.from_numpy(host).cuda()
         lay = "channels_first" if first else CL
         sc, dc = tswarp.search(q.astype(s.dtype), s, k, device="cpu", layout=CL, **kw)
-        sg, dg, st = tswarp.search(q, dev, k, return_stats=True, layout=lay, **kw)
+        sg, dg, st = tswarp.search(np.ascontiguousarray(q.T) if first else q, dev, k,
+                                   return_stats=True, layout=lay, **kw)
         what = f"seed={rng.seed} trial={t} {lib.__name__} {s.dtype} {kw}"
         np.testing.assert_array_equal(sg, sc, err_msg=what)
         np.testing.assert_array_equal(dg, dc, err_msg=what)
