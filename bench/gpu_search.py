@@ -8,13 +8,10 @@ machine's cores, in the same run; every column must give the same match.
 
 Two queries: one taken from the series with noise (the UCR Suite's setting: a good match
 exists, the CPU bench's query) and one random walk from outside the series (no good match:
-the bounds prune less). Times are the best of --repeat calls after a warm-up call. The
-numpy column page-locks each chunk for its copy; TSWARP_SEARCH_PIN=0 (the next column) copies
-from pageable memory, as before.
+the bounds prune less). Times are the best of --repeat calls after a warm-up call.
 """
 
 import argparse
-import os
 import time
 
 import numpy as np
@@ -44,9 +41,9 @@ def main():
 
     rng = np.random.default_rng(args.seed)
     print(f"tswarp {tswarp.__version__}, {torch.cuda.get_device_name(0)}, seed {args.seed}")
-    print("\n| points | query | numpy -> GPU s | numpy -> GPU, pageable copy s | on GPU f64 s "
-          "| on GPU f32 s | CPU s (all cores) | match | DTW started |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("\n| points | query | numpy -> GPU s | on GPU f64 s | on GPU f32 s | CPU s (all cores) "
+          "| match | DTW started |")
+    print("|---|---|---|---|---|---|---|---|")
     outside = rng.standard_normal(128).cumsum()
     kw = dict(window=0.05)
     tswarp.search(outside, rng.standard_normal(10**5).cumsum(), 1, device="cuda", **kw)
@@ -61,20 +58,16 @@ def main():
             th, (sh, dh, st) = best_of(lambda: tswarp.search(q, s, 1, device="cuda",
                                                              return_stats=True, **kw),
                                        args.repeat)
-            os.environ["TSWARP_SEARCH_PIN"] = "0"
-            tp, (sp, dp) = best_of(lambda: tswarp.search(q, s, 1, device="cuda", **kw),
-                                   args.repeat)
-            del os.environ["TSWARP_SEARCH_PIN"]
             tg, (sg, dg) = best_of(lambda: tswarp.search(q, d64, 1, **kw), args.repeat)
             tf, (sf, df) = best_of(lambda: tswarp.search(q, d32, 1, **kw), args.repeat)
-            same = sg[0] == sh[0] and dg[0] == dh[0] and sp[0] == sh[0] and dp[0] == dh[0]
+            same = sg[0] == sh[0] and dg[0] == dh[0]
             tc = "-"
             if not args.no_cpu:
                 tcs, (sc, dc) = best_of(lambda: tswarp.search(q, s, 1, device="cpu", **kw), 1)
                 tc = f"{tcs:.3f}"
                 same = same and sc[0] == sh[0] and dc[0] == dh[0]
             f32 = "" if sf[0] == sh[0] else f" (f32 {sf[0]})"
-            print(f"| {N:.0e} | {name} | {th:.4f} | {tp:.4f} | {tg:.4f} | {tf:.4f} | {tc} | {sh[0]} "
+            print(f"| {N:.0e} | {name} | {th:.4f} | {tg:.4f} | {tf:.4f} | {tc} | {sh[0]} "
                   f"{'same' if same else 'DIFFER'}{f32} | "
                   f"{100 * st['dtw'] / st['windows']:.3f}% |", flush=True)
         del d64, d32

@@ -592,18 +592,8 @@ struct HostBuf {
 struct CopyStream {
     cudaStream_t s = nullptr;
     cudaEvent_t done[2] = {nullptr, nullptr};
-    /* The chunk being copied is page-locked in place for the copy (cudaHostRegister: the
-     * copy then runs at the link's speed instead of through the driver's pageable staging;
-     * measured in bench/RESULTS.md), one chunk at a time, and released once its copy is
-     * done; where locking fails (a read-only mapping on a device without read-only
-     * registration, a limit), the copy is a pageable one. TSWARP_SEARCH_PIN=0: never. */
-    char *pinned = nullptr;
-    bool pin = true;
     ~CopyStream()
     {
-        if (s)
-            (void)cudaStreamSynchronize(s);
-        unpin();
         for (int i = 0; i < 2; ++i)
             if (done[i])
                 (void)cudaEventDestroy(done[i]);
@@ -612,38 +602,9 @@ struct CopyStream {
     }
     int init()
     {
-        const char *e = getenv("TSWARP_SEARCH_PIN");
-        pin = !(e && e[0] == '0');
         TSW_CU(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate");
         for (int i = 0; i < 2; ++i)
             TSW_CU(cudaEventCreateWithFlags(&done[i], cudaEventDisableTiming), "cudaEventCreate");
-        return TSW_OK;
-    }
-    void unpin()
-    {
-        if (pinned)
-            (void)cudaHostUnregister(pinned);
-        (void)cudaGetLastError();
-        pinned = nullptr;
-    }
-    /* Locks the pages of [src, src + bytes) once the copies before are done. */
-    int lock(const void *src, size_t bytes)
-    {
-        if (!pin)
-            return TSW_OK;
-        TSW_CU(cudaStreamSynchronize(s), "cudaStreamSynchronize");
-        unpin();
-        const uintptr_t page = 4096, a = (uintptr_t)src & ~(page - 1),
-                        b = ((uintptr_t)src + bytes + page - 1) & ~(page - 1);
-        cudaError_t e = cudaHostRegister((void *)a, b - a, cudaHostRegisterReadOnly);
-        if (e != cudaSuccess) {
-            (void)cudaGetLastError();
-            e = cudaHostRegister((void *)a, b - a, cudaHostRegisterDefault);
-        }
-        if (e == cudaSuccess)
-            pinned = (char *)a;
-        else
-            (void)cudaGetLastError(); /* a pageable copy, then */
         return TSW_OK;
     }
 };
@@ -751,9 +712,6 @@ extern "C" int tsw__cuda_search(const tsw_params *params, tsw_dtype dtype, int64
             TSW_CU(cudaGetLastError(), "widen_kernel");
             return TSW_OK;
         }
-        int lrc = cs.lock(src, (size_t)cnt * esz);
-        if (lrc)
-            return lrc;
         if (dtype == TSW_F32) {
             float *raw = draw + (size_t)slot * (size_t)P * (size_t)dim;
             TSW_CU(cudaMemcpyAsync(raw, src, (size_t)cnt * 4, cudaMemcpyHostToDevice, cs.s),
