@@ -8,13 +8,10 @@ machine's cores, in the same run; every column must give the same match.
 
 Two queries: one taken from the series with noise (the UCR Suite's setting: a good match
 exists, the CPU bench's query) and one random walk from outside the series (no good match:
-the bounds prune less). Times are the best of --repeat calls after a warm-up call. A host
-series of 64 MiB and more travels through page-locked pieces; --stage-compare times that
-against pageable copies (TSWARP_SEARCH_STAGE=0) in the same run.
+the bounds prune less). Times are the best of --repeat calls after a warm-up call.
 """
 
 import argparse
-import os
 import time
 
 import numpy as np
@@ -38,8 +35,6 @@ def main():
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--no-cpu", action="store_true")
     ap.add_argument("--profile", action="store_true")
-    ap.add_argument("--stage-compare", action="store_true",
-                    help="the 10^8-point host copy through page-locked pieces and pageable")
     ap.add_argument("--seed", type=int, default=20261202)
     args = ap.parse_args()
     import torch
@@ -76,19 +71,6 @@ def main():
                   f"{'same' if same else 'DIFFER'}{f32} | "
                   f"{100 * st['dtw'] / st['windows']:.3f}% |", flush=True)
         del d64, d32
-    if args.stage_compare:
-        # the host copy of 10^8 points (800 MB) through page-locked pieces and pageable
-        N = int(max(args.points))
-        s = rng.standard_normal(N).cumsum()
-        q = s[N // 3:N // 3 + 128] + 0.1 * rng.standard_normal(128)
-        print(f"\n| {N:.0e} points from numpy | TSWARP_SEARCH_STAGE | s | match |")
-        print("|---|---|---|---|")
-        for mode in ("1", "0", "1", "0"):
-            os.environ["TSWARP_SEARCH_STAGE"] = mode
-            t, (st_, d_) = best_of(lambda: tswarp.search(q, s, 1, device="cuda", **kw),
-                                   args.repeat)
-            print(f"| | {mode} | {t:.4f} | {st_[0]} |", flush=True)
-        del os.environ["TSWARP_SEARCH_STAGE"]
     if args.profile:
         from torch.profiler import ProfilerActivity, profile
 

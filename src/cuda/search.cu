@@ -21,7 +21,6 @@
 #include "common/search.h"
 
 #include <stdlib.h>
-#include <string.h>
 
 using namespace tsw__cu;
 
@@ -589,77 +588,23 @@ struct HostBuf {
 };
 
 /* A second stream for the next chunk's copy from host memory, so that it runs while the
- * call's stream computes the current chunk (destroyed at scope exit). A large series
- * (kStageMin bytes and more) goes through two page-locked pieces of this call's own: the
- * host copies a piece while the link carries the other, where a copy from pageable memory
- * runs through the driver's staging at a fraction of the link's speed (bench/RESULTS.md).
- * TSWARP_SEARCH_STAGE=0: never, 1: whatever the size (the tests). */
-constexpr size_t kStageMin = (size_t)64 << 20, kPiece = (size_t)16 << 20;
-
+ * call's stream computes the current chunk (destroyed at scope exit). */
 struct CopyStream {
     cudaStream_t s = nullptr;
     cudaEvent_t done[2] = {nullptr, nullptr};
-    char *pin[2] = {nullptr, nullptr};
-    cudaEvent_t pev[2] = {nullptr, nullptr};
-    int k = 0;
     ~CopyStream()
     {
-        if (s)
-            (void)cudaStreamSynchronize(s);
-        for (int i = 0; i < 2; ++i) {
-            if (pin[i])
-                (void)cudaFreeHost(pin[i]);
-            if (pev[i])
-                (void)cudaEventDestroy(pev[i]);
+        for (int i = 0; i < 2; ++i)
             if (done[i])
                 (void)cudaEventDestroy(done[i]);
-        }
         if (s)
             (void)cudaStreamDestroy(s);
-        (void)cudaGetLastError();
     }
-    int init(size_t series_bytes)
+    int init()
     {
         TSW_CU(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate");
         for (int i = 0; i < 2; ++i)
             TSW_CU(cudaEventCreateWithFlags(&done[i], cudaEventDisableTiming), "cudaEventCreate");
-        const char *e = getenv("TSWARP_SEARCH_STAGE");
-        const bool want = e ? e[0] == '1' : series_bytes >= kStageMin;
-        if (want && !(e && e[0] == '0')) {
-            for (int i = 0; i < 2; ++i) {
-                TSW_CU(cudaEventCreateWithFlags(&pev[i], cudaEventDisableTiming),
-                       "cudaEventCreate");
-                if (cudaMallocHost((void **)&pin[i], kPiece) != cudaSuccess) {
-                    (void)cudaGetLastError(); /* no page-locked memory: pageable copies */
-                    pin[i] = nullptr;
-                }
-            }
-            if (!pin[0] || !pin[1]) {
-                for (int i = 0; i < 2; ++i)
-                    if (pin[i])
-                        (void)cudaFreeHost(pin[i]);
-                pin[0] = pin[1] = nullptr;
-            }
-        }
-        return TSW_OK;
-    }
-    /* bytes from host src to device dst, queued on s */
-    int copy(void *dst, const void *src, size_t bytes)
-    {
-        if (!pin[0]) {
-            TSW_CU(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, s), "cudaMemcpy");
-            return TSW_OK;
-        }
-        for (size_t off = 0; off < bytes; off += kPiece) {
-            const size_t len = bytes - off < kPiece ? bytes - off : kPiece;
-            /* the piece's last copy is done (an event not yet recorded is complete) */
-            TSW_CU(cudaEventSynchronize(pev[k]), "cudaEventSynchronize");
-            memcpy(pin[k], (const char *)src + off, len);
-            TSW_CU(cudaMemcpyAsync((char *)dst + off, pin[k], len, cudaMemcpyHostToDevice, s),
-                   "cudaMemcpy");
-            TSW_CU(cudaEventRecord(pev[k], s), "cudaEventRecord");
-            k ^= 1;
-        }
         return TSW_OK;
     }
 };
@@ -743,8 +688,7 @@ extern "C" int tsw__cuda_search(const tsw_params *params, tsw_dtype dtype, int64
     HostBuf b_seed, b_list, b_out;
     Pool pool;
     CopyStream cs;
-    if (!on_device &&
-        (rc = cs.init((size_t)N * (size_t)dim * tsw__dtype_size(dtype))))
+    if (!on_device && (rc = cs.init()))
         return rc;
     b_seed.p = tsw__malloc((size_t)nblk * 8);
     b_list.p = tsw__malloc((size_t)CW * 8);
@@ -768,15 +712,15 @@ extern "C" int tsw__cuda_search(const tsw_params *params, tsw_dtype dtype, int64
             TSW_CU(cudaGetLastError(), "widen_kernel");
             return TSW_OK;
         }
-        int crc;
         if (dtype == TSW_F32) {
             float *raw = draw + (size_t)slot * (size_t)P * (size_t)dim;
-            if ((crc = cs.copy(raw, src, (size_t)cnt * 4)))
-                return crc;
+            TSW_CU(cudaMemcpyAsync(raw, src, (size_t)cnt * 4, cudaMemcpyHostToDevice, cs.s),
+                   "cudaMemcpy");
             widen_kernel<<<1024, 256, 0, cs.s>>>(raw, cnt, dst);
             TSW_CU(cudaGetLastError(), "widen_kernel");
-        } else if ((crc = cs.copy(dst, src, (size_t)cnt * 8))) {
-            return crc;
+        } else {
+            TSW_CU(cudaMemcpyAsync(dst, src, (size_t)cnt * 8, cudaMemcpyHostToDevice, cs.s),
+                   "cudaMemcpy");
         }
         TSW_CU(cudaEventRecord(cs.done[slot], cs.s), "cudaEventRecord");
         return TSW_OK;

@@ -557,12 +557,7 @@ def test_import_tswarp_stays_light():
 
 
 @pytest.mark.skipif(not HAS_GPU, reason="no CUDA GPU")
-@pytest.mark.parametrize("stage", ["auto", "1"])
-def test_search_on_the_gpu_equals_the_cpu(rng, monkeypatch, stage):
-    # stage "1": host series through the page-locked pieces whatever their size (else only
-    # series of 64 MiB and more take them)
-    if stage != "auto":
-        monkeypatch.setenv("TSWARP_SEARCH_STAGE", stage)
+def test_search_on_the_gpu_equals_the_cpu(rng):
     for t in range(16):
         dim = 1 + t % 2
         n = int(rng.integers(4, 150))
