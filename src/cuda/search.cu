@@ -138,216 +138,6 @@ __global__ void lb_kernel(LbArgs a)
         a.seed[blockIdx.x] = si[0] < a.nw ? si[0] : 0;
 }
 
-/*
- * lb1_kernel: the univariate form of lb_kernel for queries of up to kLbMaxN points, one
- * block of kThreads consecutive windows. The block's kThreads + n - 1 points go to shared
- * memory, shifted by the block's first value, with their prefix sums, sums of squares and
- * counts of value changes (a block scan): each window's mean and std are then O(1) (the
- * sums span at most a few thousand points from the block's own origin: well conditioned),
- * and LB_Kim and LB_Keogh read shared memory. LB_Keogh runs only where LB_Kim is at most
- * the threshold the previous chunks set (thr), in the query's order of magnitude
- * (order), and stops once above it: an abandoned window keeps a partial sum above thr,
- * which every later threshold (they only fall) prunes too.
- */
-constexpr int kLbMaxN = 1024;
-
-struct Lb1Args {
-    const double *x; /* chunk values (P) */
-    int64_t nw, n, r;
-    const double *qz, *qlo, *qhi; /* (n) */
-    const int *order;             /* (n) query points by decreasing magnitude */
-    int cost, znorm;
-    double thr;
-    double *lb;
-    float *kim;
-    double *mu, *inv;
-    int64_t *seed;
-};
-
-__device__ __forceinline__ double cost1(int cost, double d)
-{
-    return cost == TSW_COST_SQEUCLIDEAN ? d * d : fabs(d);
-}
-
-__global__ void lb1_kernel(Lb1Args a)
-{
-    extern __shared__ double sm[];
-    __shared__ double wsum1[kThreads / 32], wsum2[kThreads / 32];
-    __shared__ int wcnt[kThreads / 32];
-    __shared__ double sb[kThreads];
-    __shared__ int64_t si[kThreads];
-    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-    const int64_t n = a.n, b0 = (int64_t)blockIdx.x * kThreads;
-    const int64_t nwb = a.nw - b0 < kThreads ? a.nw - b0 : kThreads;
-    const int L = (int)(nwb + n - 1), Lmax = (int)(kThreads + n - 1);
-    double *xs = sm, *s1 = xs + Lmax, *s2 = s1 + Lmax + 1;
-    int *chg = (int *)(s2 + Lmax + 1);
-    /* (raw windows: no shift, their values exactly as the DTW kernel reads them) */
-    const double x0 = a.znorm ? a.x[b0] : 0.0;
-    for (int i = tid; i < L; i += kThreads)
-        xs[i] = a.x[b0 + i] - x0;
-    __syncthreads();
-    if (a.znorm) {
-        /* block scan: each thread a segment, then the segments' totals across threads */
-        const int seg = (L + kThreads - 1) / kThreads, lo = tid * seg,
-                  hi = lo + seg < L ? lo + seg : L;
-        double t1 = 0, t2 = 0;
-        int tc = 0;
-        /* (a change compares the values themselves: two of them may shift to one double) */
-        const double *xb = a.x + b0;
-        for (int i = lo; i < hi; ++i) {
-            t1 += xs[i];
-            t2 += xs[i] * xs[i];
-            tc += i > 0 && xb[i] != xb[i - 1];
-        }
-        double e1 = t1, e2 = t2;
-        int ec = tc;
-        for (int o = 1; o < 32; o <<= 1) { /* inclusive scan within the warp */
-            double u1 = __shfl_up_sync(0xffffffffu, e1, o), u2 = __shfl_up_sync(0xffffffffu, e2, o);
-            int uc = __shfl_up_sync(0xffffffffu, ec, o);
-            if (lane >= o) {
-                e1 += u1;
-                e2 += u2;
-                ec += uc;
-            }
-        }
-        if (lane == 31) {
-            wsum1[warp] = e1;
-            wsum2[warp] = e2;
-            wcnt[warp] = ec;
-        }
-        __syncthreads();
-        double p1 = e1 - t1, p2 = e2 - t2; /* exclusive within the warp */
-        int pc = ec - tc;
-        for (int w = 0; w < warp; ++w) {
-            p1 += wsum1[w];
-            p2 += wsum2[w];
-            pc += wcnt[w];
-        }
-        if (tid == 0) {
-            s1[0] = s2[0] = 0;
-            chg[0] = 0;
-        }
-        for (int i = lo; i < hi; ++i) {
-            p1 += xs[i];
-            p2 += xs[i] * xs[i];
-            pc += i > 0 && xb[i] != xb[i - 1];
-            s1[i + 1] = p1;
-            s2[i + 1] = p2;
-            chg[i + 1] = pc;
-        }
-        __syncthreads();
-    }
-    double lbv = HUGE_VAL;
-    const int64_t w = b0 + tid;
-    if (tid < nwb) {
-        double m = 0, inv = 1;
-        if (a.znorm) {
-            const double m1 = (s1[tid + n] - s1[tid]) / (double)n;
-            const double m2 = (s2[tid + n] - s2[tid]) / (double)n, var = m2 - m1 * m1;
-            if (chg[tid + n] - chg[tid + 1] == 0) {
-                m = xs[tid];
-                inv = 0;
-            } else {
-                m = m1;
-                inv = var > 0 ? 1.0 / sqrt(var) : 0.0;
-            }
-        }
-        a.mu[w] = x0 + m;
-        a.inv[w] = inv;
-        const double *xw = xs + tid;
-#define TSW__Z(j) ((xw[j] - m) * inv)
-        double kim = 0;
-        if (n == 1) {
-            kim = cost1(a.cost, a.qz[0] - TSW__Z(0));
-        } else {
-            const int64_t R = n / 2 < 3 ? n / 2 : 3;
-            for (int64_t t = 0; t < R; ++t)
-                for (int back = 0; back < 2; ++back) {
-                    double best = HUGE_VAL;
-                    for (int64_t u = 0; u <= t; ++u) {
-                        if (t - u > a.r)
-                            continue;
-                        int64_t i1 = t, j1 = u, i2 = u, j2 = t;
-                        if (back) {
-                            i1 = n - 1 - i1, j1 = n - 1 - j1, i2 = n - 1 - i2, j2 = n - 1 - j2;
-                        }
-                        best = fmin(best, cost1(a.cost, a.qz[i1] - TSW__Z(j1)));
-                        if (u < t)
-                            best = fmin(best, cost1(a.cost, a.qz[i2] - TSW__Z(j2)));
-                    }
-                    kim += best;
-                }
-        }
-        lbv = kim;
-        if (kim <= a.thr) {
-            double keogh = 0;
-            for (int64_t o = 0; o < n; ++o) {
-                const int j = a.order[o];
-                const double z = TSW__Z(j);
-                keogh += cost1(a.cost, fmax(z - a.qhi[j], 0.0) + fmax(a.qlo[j] - z, 0.0));
-                if ((o & 7) == 7 && keogh > a.thr)
-                    break;
-            }
-            lbv = fmax(kim, keogh);
-        }
-#undef TSW__Z
-        a.lb[w] = lbv;
-        a.kim[w] = (float)kim;
-    }
-    sb[tid] = lbv;
-    si[tid] = w;
-    __syncthreads();
-    for (int st = kThreads / 2; st > 0; st >>= 1) {
-        if (tid < st) {
-            double o = sb[tid + st];
-            int64_t oi = si[tid + st];
-            if (o < sb[tid] || (o == sb[tid] && oi < si[tid])) {
-                sb[tid] = o;
-                si[tid] = oi;
-            }
-        }
-        __syncthreads();
-    }
-    if (tid == 0)
-        a.seed[blockIdx.x] = si[0] < a.nw ? si[0] : 0;
-}
-
-/* ho (0 .. n-1) in order of decreasing |q_i| (raw values: about their mean), ties to the
- * smaller index: the order in which LB_Keogh meets the query's points (the largest excess
- * comes first, so the sum passes the threshold early). */
-int order_by_magnitude(int *ho, int64_t n, const double *q, int znorm)
-{
-    double *mag = (double *)tsw__malloc((size_t)n * sizeof(double));
-    if (!mag)
-        return TSW_ENOMEM;
-    double mean = 0;
-    if (!znorm) {
-        for (int64_t i = 0; i < n; ++i)
-            mean += q[i];
-        mean /= (double)n;
-    }
-    for (int64_t i = 0; i < n; ++i)
-        mag[i] = fabs(q[i] - mean);
-    for (int64_t i = 1; i < n; ++i) { /* insertion sort: n <= kLbMaxN */
-        const int v = ho[i];
-        int64_t j = i;
-        while (j > 0 && mag[ho[j - 1]] < mag[v]) {
-            ho[j] = ho[j - 1];
-            --j;
-        }
-        ho[j] = v;
-    }
-    tsw__free(mag);
-    return TSW_OK;
-}
-
-size_t lb1_shared(int64_t n)
-{
-    const size_t Lmax = (size_t)(kThreads + n - 1);
-    return Lmax * 8 + (Lmax + 1) * 16 + (Lmax + 1) * 4;
-}
-
 struct DtwArgs {
     const double *x;
     int64_t n, dim, r;
@@ -647,7 +437,7 @@ extern "C" int tsw__cuda_search(const tsw_params *params, tsw_dtype dtype, int64
     const size_t o_kim = plan.add((size_t)CW, 4), o_mu = plan.add((size_t)CW * (size_t)dim, 8);
     const size_t o_inv = plan.add((size_t)CW * (size_t)dim, 8);
     const size_t o_seed = plan.add((size_t)nblk, 8), o_list = plan.add((size_t)CW, 8);
-    const size_t o_q = plan.add((size_t)n * (size_t)dim * 3, 8), o_ord = plan.add((size_t)n, 4);
+    const size_t o_q = plan.add((size_t)n * (size_t)dim * 3, 8);
     const size_t o_out = plan.add((size_t)CW, 8), o_scr = plan.add((size_t)B * 2 * (size_t)n, 8);
     const size_t o_cnt = plan.add(2, 8);
     if (plan.overflow)
@@ -663,23 +453,6 @@ extern "C" int tsw__cuda_search(const tsw_params *params, tsw_dtype dtype, int64
     double *dscr = (double *)call.at(o_scr);
     unsigned long long *dcnt = (unsigned long long *)call.at(o_cnt);
     const size_t nd = (size_t)n * (size_t)dim;
-    /* univariate queries of up to kLbMaxN points: lb1_kernel, with the query's points in
-     * order of decreasing magnitude */
-    const bool one = dim == 1 && n <= kLbMaxN;
-    int *dord = (int *)call.at(o_ord);
-    HostBuf b_ord;
-    if (one) {
-        if (!(b_ord.p = tsw__malloc((size_t)n * sizeof(int))))
-            return TSW_ENOMEM;
-        int *ho = (int *)b_ord.p;
-        for (int64_t i = 0; i < n; ++i)
-            ho[i] = (int)i;
-        if ((rc = order_by_magnitude(ho, n, qz, znorm)))
-            return rc;
-        TSW_CU(cudaMemcpyAsync(dord, ho, (size_t)n * sizeof(int), cudaMemcpyHostToDevice,
-                               call.stream),
-               "cudaMemcpy");
-    }
     TSW_CU(cudaMemcpyAsync(dq, qz, nd * 8, cudaMemcpyHostToDevice, call.stream), "cudaMemcpy");
     TSW_CU(cudaMemcpyAsync(dq + nd, qlo, nd * 8, cudaMemcpyHostToDevice, call.stream),
            "cudaMemcpy");
@@ -701,8 +474,8 @@ extern "C" int tsw__cuda_search(const tsw_params *params, tsw_dtype dtype, int64
     const size_t esz = tsw__dtype_size(dtype);
     /* Queues chunk c0's values into buffer slot (host: the copy stream, recorded in the
      * slot's event; device float32: widened on the call's stream) */
-    auto stage = [&](int64_t c0, int64_t nw, int slot) -> int {
-        const int64_t cnt = (nw + n - 1) * dim;
+    auto stage = [&](int64_t c0, int slot) -> int {
+        const int64_t nw = W - c0 < CW ? W - c0 : CW, cnt = (nw + n - 1) * dim;
         const char *src = (const char *)series->values + (size_t)c0 * (size_t)dim * esz;
         double *dst = dxb + (size_t)slot * (size_t)P * (size_t)dim;
         if (inplace)
@@ -725,8 +498,7 @@ extern "C" int tsw__cuda_search(const tsw_params *params, tsw_dtype dtype, int64
         TSW_CU(cudaEventRecord(cs.done[slot], cs.s), "cudaEventRecord");
         return TSW_OK;
     };
-    const int64_t kFirstChunk = (int64_t)1 << 20;
-    if ((rc = stage(0, W < kFirstChunk ? W : kFirstChunk < CW ? kFirstChunk : CW, 0)))
+    if ((rc = stage(0, 0)))
         return rc;
     int64_t *hseed = (int64_t *)b_seed.p, *hlist = (int64_t *)b_list.p;
     tsw_search_stats st;
@@ -734,30 +506,17 @@ extern "C" int tsw__cuda_search(const tsw_params *params, tsw_dtype dtype, int64
     st.windows = W;
     double tau = HUGE_VAL;
     Progress prog{ex, W};
-    /* the first chunk is small, so that a threshold exists before most of the windows are
-     * bounded (the bound kernel skips LB_Keogh above it) */
-    auto chunk_of = [&](int64_t c0) -> int64_t {
-        const int64_t cw = c0 == 0 ? (CW < kFirstChunk ? CW : kFirstChunk) : CW;
-        return W - c0 < cw ? W - c0 : cw;
-    };
-    for (int64_t c0 = 0, slot = 0, nw = chunk_of(0); c0 < W;
-         c0 += nw, slot ^= 1, nw = c0 < W ? chunk_of(c0) : 0) {
+    for (int64_t c0 = 0, slot = 0; c0 < W; c0 += CW, slot ^= 1) {
+        const int64_t nw = W - c0 < CW ? W - c0 : CW;
         const int64_t grid = (nw + kThreads - 1) / kThreads;
         const double *dx = inplace ? (const double *)series->values + (size_t)c0 * (size_t)dim
                                    : dxb + (size_t)slot * (size_t)P * (size_t)dim;
         if (!on_device)
             TSW_CU(cudaStreamWaitEvent(call.stream, cs.done[slot], 0), "cudaStreamWaitEvent");
-        if (one) {
-            Lb1Args la{dx, nw, n, r, dq, dq + nd, dq + 2 * nd, dord, (int)params->cost, znorm,
-                       tsw_search_limit(tau, pool.slack_abs), dlb, dkim, dmu, dinv, dseed};
-            lb1_kernel<<<(unsigned)grid, kThreads, lb1_shared(n), call.stream>>>(la);
-            TSW_CU(cudaGetLastError(), "lb1_kernel");
-        } else {
-            LbArgs la{dx, nw, n, dim, r, dq, dq + nd, dq + 2 * nd, (int)params->cost, znorm,
-                      dlb, dkim, dmu, dinv, dseed};
-            lb_kernel<<<(unsigned)grid, kThreads, 0, call.stream>>>(la);
-            TSW_CU(cudaGetLastError(), "lb_kernel");
-        }
+        LbArgs la{dx, nw, n, dim, r, dq, dq + nd, dq + 2 * nd, (int)params->cost, znorm,
+                  dlb, dkim, dmu, dinv, dseed};
+        lb_kernel<<<(unsigned)grid, kThreads, 0, call.stream>>>(la);
+        TSW_CU(cudaGetLastError(), "lb_kernel");
         /* seeds: each block's least bound, computed exactly enough to set the threshold */
         DtwArgs da{dx, n, dim, r, dq, dmu, dinv, (int)params->cost, dseed, grid, HUGE_VAL,
                    dout, dscr, B};
@@ -770,7 +529,7 @@ extern "C" int tsw__cuda_search(const tsw_params *params, tsw_dtype dtype, int64
         }
         /* the next chunk's values into the other slot (its last reader, the chunk before,
          * is done: the loop waited for it), while this one is searched */
-        if (c0 + nw < W && (rc = stage(c0 + nw, chunk_of(c0 + nw), (int)(slot ^ 1))))
+        if (c0 + CW < W && (rc = stage(c0 + CW, (int)(slot ^ 1))))
             return rc;
         TSW_CU(cudaMemcpyAsync(hseed, dseed, (size_t)grid * 8, cudaMemcpyDeviceToHost,
                                call.stream),
