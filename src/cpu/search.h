@@ -15,14 +15,16 @@
 
 #include "kernels.h"
 
+#include <math.h>
+
 typedef struct tsw__schunk {
     int64_t n, dim, nw, P; /* query points, channels, windows, points of the chunk */
     int znorm;
     tsw_cost cost;
     const double *x;   /* (P, dim) */
-    double *s1, *s2;   /* prefix sums of x - x0 and of its squares ((P + 1), dim); s2 only
-                          when znorm */
-    int64_t *ch;       /* prefix count of value changes ((P + 1), dim), znorm only */
+    double *s1, *s2;   /* scratch: a block's prefix sums of x - x0 and of its squares
+                          (TSW__SBLK + n values) */
+    int64_t *ch;       /* scratch: the block's prefix count of value changes */
     double *wmu, *winv; /* each window's mean and 1 / std per channel (nw, dim); raw: 0, 1;
                            a constant window: its value and 0 (z-normalised values 0) */
     double *lb0;       /* dim 1: LB_Kim's ring 0 of each window (nw): the cost of its first
@@ -54,6 +56,22 @@ TSW__SEARCH_DECLARE(avx2)
 /* Points of a block of LB_Keogh in the dim-1 kernels (the blocks are taken in the order of
  * the query's magnitude; the sum is tested once a block). */
 #define TSW__SBLOCK 8
+
+/* The windows' statistics come from running sums over blocks of TSW__SBLK windows (their
+ * points from the block's first value). Where a window's variance var is not above
+ * tsw__search_cond(n) times the block's sum of squares up to the window's end, the sums'
+ * rounding (at most (2 L / n + 4 (L / n)^1.5) eps of it for a block of L points, the
+ * worst case of L additions) could exceed 1e-8 of var, and the window's mean and std are
+ * computed again in two passes over its values: a level shift inside a block (1e8 beside
+ * values of 1e-3, a flat stretch of tiny noise beside large values) cancels the sums'
+ * digits and would otherwise prune wrongly. */
+#define TSW__SBLK 512
+
+static inline double tsw__search_cond(int64_t n)
+{
+    const double L = (double)(TSW__SBLK + n - 1), r = L / (double)n;
+    return 1e8 * 2.220446049250313e-16 * (2 * r + 4 * r * sqrt(r));
+}
 
 /* Windows one proxy call ranks at most. */
 #define TSW__PROXY_MAXB 256

@@ -14,58 +14,65 @@
 
 void TSW__SF(tsw__search_prep)(tsw__schunk *c, int want_lb0)
 {
-    const int64_t n = c->n, dim = c->dim, nw = c->nw, P = c->P;
+    const int64_t n = c->n, dim = c->dim, nw = c->nw;
     const double *x = c->x;
     double *s1 = c->s1, *s2 = c->s2, *wmu = c->wmu, *winv = c->winv;
     int64_t *ch = c->ch;
-    for (int64_t k = 0; k < dim; ++k) {
-        const double x0 = x[k];
-        double a1 = 0, a2 = 0;
-        int64_t nc = 0;
-        s1[k] = 0;
-        if (c->znorm) {
-            s2[k] = 0;
-            ch[k] = 0;
-            for (int64_t t = 0; t < P; ++t) {
-                const double v = x[t * dim + k] - x0;
-                a1 += v;
-                a2 += v * v;
-                nc += t > 0 && x[t * dim + k] != x[(t - 1) * dim + k];
-                s1[(t + 1) * dim + k] = a1;
-                s2[(t + 1) * dim + k] = a2;
-                ch[(t + 1) * dim + k] = nc;
-            }
-        } else {
-            for (int64_t t = 0; t < P; ++t) {
-                a1 += x[t * dim + k] - x0;
-                s1[(t + 1) * dim + k] = a1;
-            }
-        }
-    }
     if (!c->znorm) {
         for (int64_t t = 0; t < nw * dim; ++t) {
             wmu[t] = 0;
             winv[t] = 1;
         }
     } else {
-        const double rn = 1.0 / (double)n;
+        const double rn = 1.0 / (double)n, K = tsw__search_cond(n);
+        for (int64_t k = 0; k < dim; ++k)
+            for (int64_t u = 0; u < nw; u += TSW__SBLK) {
+                /* the block's sums, from its own first value (s1, s2, ch: (pts + 1)) */
+                const int64_t nb = nw - u < TSW__SBLK ? nw - u : TSW__SBLK, pts = nb + n - 1;
+                const double *xu = x + u * dim + k, x0 = xu[0];
+                double a1 = 0, a2 = 0;
+                int64_t nc = 0;
+                s1[0] = s2[0] = 0;
+                ch[0] = 0;
+                for (int64_t t = 0; t < pts; ++t) {
+                    const double v = xu[t * dim] - x0;
+                    a1 += v;
+                    a2 += v * v;
+                    nc += t > 0 && xu[t * dim] != xu[(t - 1) * dim];
+                    s1[t + 1] = a1;
+                    s2[t + 1] = a2;
+                    ch[t + 1] = nc;
+                }
 #ifdef TSW__SEARCH_STATS1
-        if (dim == 1) /* this instruction set's own loop */
-            TSW__SEARCH_STATS1(x, s1, s2, ch, n, nw, wmu, winv);
-        else
+                if (dim == 1) { /* this instruction set's own loop */
+                    TSW__SEARCH_STATS1(xu, s1, s2, ch, n, nb, K, wmu + u, winv + u);
+                    continue;
+                }
 #endif
-        for (int64_t k = 0; k < dim; ++k) {
-            const double x0 = x[k];
-            for (int64_t b = 0; b < nw; ++b) {
-                const int64_t lo = b * dim + k, hi = (b + n) * dim + k;
-                const double m1 = (s1[hi] - s1[lo]) * rn, m2 = (s2[hi] - s2[lo]) * rn;
-                const double var = m2 - m1 * m1;
-                const int flat = ch[hi] - ch[(b + 1) * dim + k] == 0;
-                const double inv = var > 0 ? 1 / sqrt(var) : 0;
-                wmu[lo] = flat ? x[lo] : m1 + x0;
-                winv[lo] = flat ? 0 : inv;
+                for (int64_t b = 0; b < nb; ++b) {
+                    const double m1 = (s1[b + n] - s1[b]) * rn, m2 = (s2[b + n] - s2[b]) * rn;
+                    const double var = m2 - m1 * m1;
+                    const int flat = ch[b + n] - ch[b + 1] == 0;
+                    const int bad = !(var > K * s2[b + n]);
+                    const double inv = var > 0 ? 1 / sqrt(var) : 0;
+                    wmu[(u + b) * dim + k] = flat ? xu[b * dim] : m1 + x0;
+                    winv[(u + b) * dim + k] = flat ? 0 : bad ? -1 : inv;
+                }
             }
-        }
+        /* the windows whose variance the sums do not resolve: two passes over their values */
+        for (int64_t t = 0; t < nw * dim; ++t)
+            if (winv[t] < 0) {
+                const int64_t b = t / dim, k = t % dim;
+                double m = 0, v = 0;
+                for (int64_t j = 0; j < n; ++j)
+                    m += x[(b + j) * dim + k];
+                m *= rn;
+                for (int64_t j = 0; j < n; ++j)
+                    v += (x[(b + j) * dim + k] - m) * (x[(b + j) * dim + k] - m);
+                v *= rn;
+                wmu[t] = m;
+                winv[t] = v > 0 ? 1 / sqrt(v) : 0;
+            }
     }
     if (want_lb0 && dim == 1) {
         const double q0 = c->qz[0], ql = c->qz[n - 1], two = n > 1 ? 1.0 : 0.0;

@@ -381,6 +381,38 @@ def test_search_same_answer_on_every_simd_level(rng, tmp_path):
     assert st[0] == 41_000, f"seed={rng.seed}"
 
 
+def test_search_level_shifts_inside_a_chunk(rng):
+    """Windows whose values are tiny beside others of their block (a level of 1e8 before a
+    walk scaled by 1e-3, a flat stretch of 1e-9 noise beside values of 1e3, isolated spikes):
+    running sums from the block's first value cancel their variance; those windows are
+    computed again in two passes, so the matches stay a brute force's (the GPU's too)."""
+    devices = ["cpu"] + (["cuda"] if HAS_GPU else [])
+    for t in range(3):
+        N = int(rng.integers(20_000, 30_000))
+        s = rng.standard_normal(N).cumsum()
+        if t == 0:
+            s *= 1e-3
+            s[:8000] += 1e8
+            a = 8100
+        elif t == 1:
+            s *= 1e3
+            s[5000:9000] = 7.0 + 1e-9 * rng.standard_normal(4000)
+            a = 6000
+        else:
+            s[rng.integers(0, N, 40)] = 1e9
+            a = int(rng.integers(0, N - 200))
+            s[a:a + 70] = rng.standard_normal(70).cumsum()  # no spike inside the match
+        q = s[a:a + 64] + 1e-3 * np.std(s[a:a + 64]) * rng.standard_normal(64)
+        bs, bd = brute_search_blocks(q[:, None], s[:, None], 2, 64, True, window=0.1)
+        for dev in devices:
+            st, d = tswarp.search(q, s, 2, window=0.1, device=dev)
+            what = f"seed={rng.seed} trial={t} {dev}"
+            np.testing.assert_array_equal(st, bs, err_msg=what)
+            # (z-normalising 1e-9 of noise on 7.0, or windows that meet the level of 1e8,
+            # is itself good to about 1e-6 only: numpy's and tswarp's two passes differ there)
+            np.testing.assert_allclose(d, bd, rtol=1e-4, atol=1e-9, err_msg=what)
+
+
 def test_search_exact_repeats_tie_at_zero(rng):
     """A query found verbatim many times: every repeat's exact distance is 0, the running
     sums' z-normalisation puts some a few ulps above it. The pruning limit once was purely
