@@ -519,7 +519,10 @@ static int tsw__search_window(tsw__search *s, tsw__sws *w, tsw__list *l, const t
     }
     if (tsw__list_push(l, d, c0 + b))
         return TSW_ENOMEM;
-    if (l->n >= l->tidy_at)
+    /* a hit below the threshold may lower it: share it now (the list was tidied only once
+     * it had grown, and a thread that met the match among few hits kept it to itself, so
+     * the other pruned against the seeds' threshold for the rest of the scan) */
+    if (l->n >= l->tidy_at || d < tsw__tau_only(s))
         tsw__list_tidy(s, l);
     return TSW_OK;
 }
