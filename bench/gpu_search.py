@@ -8,10 +8,14 @@ machine's cores, in the same run; every column must give the same match.
 
 Two queries: one taken from the series with noise (the UCR Suite's setting: a good match
 exists, the CPU bench's query) and one random walk from outside the series (no good match:
-the bounds prune less). Times are the best of --repeat calls after a warm-up call.
+the bounds prune less). Times are the best of --repeat calls after a warm-up call. A host
+series of 64 MiB and more travels through page-locked pieces that several host threads
+fill; --stage-compare times that against pageable copies (TSWARP_SEARCH_STAGE=0) in the
+same run.
 """
 
 import argparse
+import os
 import time
 
 import numpy as np
@@ -35,6 +39,8 @@ def main():
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--no-cpu", action="store_true")
     ap.add_argument("--profile", action="store_true")
+    ap.add_argument("--stage-compare", action="store_true",
+                    help="the largest host series through page-locked pieces and pageable")
     ap.add_argument("--seed", type=int, default=20261202)
     args = ap.parse_args()
     import torch
@@ -71,6 +77,28 @@ def main():
                   f"{'same' if same else 'DIFFER'}{f32} | "
                   f"{100 * st['dtw'] / st['windows']:.3f}% |", flush=True)
         del d64, d32
+    if args.stage_compare:
+        N = int(max(args.points))
+        s = rng.standard_normal(N).cumsum()
+        q = s[N // 3:N // 3 + 128] + 0.1 * rng.standard_normal(128)
+        print(f"\n| {N:.0e} points from numpy | TSWARP_SEARCH_STAGE | s | match |")
+        print("|---|---|---|---|")
+        for mode in ("1", "0", "1", "0"):
+            os.environ["TSWARP_SEARCH_STAGE"] = mode
+            t, (st_, d_) = best_of(lambda: tswarp.search(q, s, 1, device="cuda", **kw),
+                                   args.repeat)
+            print(f"| | {mode} | {t:.4f} | {st_[0]} |", flush=True)
+        del os.environ["TSWARP_SEARCH_STAGE"]
+        # the link's own rates in this run: the same array to the GPU by PyTorch, pageable
+        # and from page-locked memory (the pinning itself not timed)
+        import torch
+        t_page, _ = best_of(lambda: torch.from_numpy(s).cuda().sum().item(), args.repeat)
+        pinned = torch.from_numpy(s).pin_memory()
+        t_pin, _ = best_of(lambda: pinned.cuda().sum().item(), args.repeat)
+        for name, t in (("pageable", t_page), ("page-locked", t_pin)):
+            print(f"| torch .cuda() of the array | {name} | {t:.4f} | "
+                  f"{s.nbytes / t / 1e9:.1f} GB/s |")
+        del pinned
     if args.profile:
         from torch.profiler import ProfilerActivity, profile
 
@@ -81,6 +109,12 @@ def main():
         with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
             tswarp.search(q, s, 1, **kw)
         print(f"\nkernels of one search of {N:.0e} points on the GPU (torch.profiler):\n")
+        print(prof.key_averages().table(sort_by="cuda_time_total", row_limit=12))
+        h = s.cpu().numpy()
+        tswarp.search(q, h, 1, device="cuda", **kw)
+        with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+            tswarp.search(q, h, 1, device="cuda", **kw)
+        print(f"\none search of {N:.0e} points from numpy (torch.profiler):\n")
         print(prof.key_averages().table(sort_by="cuda_time_total", row_limit=12))
 
 

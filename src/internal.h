@@ -65,6 +65,8 @@ int tsw__mul_size(size_t a, size_t b, size_t *out);
 int tsw__check_exec(const tsw_exec *e);
 int tsw__check_params_f32(const tsw_params *p);
 int tsw__threads(const tsw_exec *ex);
+/* memcpy by up to threads threads (exec.c). */
+void tsw__memcpy_parallel(void *dst, const void *src, size_t bytes, int threads);
 int tsw__check_extent(const tsw_collection *c, int64_t dim, size_t esz);
 int tsw__check_span(const tsw_collection *c, int64_t i, int64_t dim, size_t esz);
 /* The `twed` argument of the series checks is a set of flags: TSW__CHK_TIMES checks the
@@ -77,6 +79,9 @@ static inline int tsw__series_flags(const tsw_params *p)
            (p->measure == TSW_DDTW || p->measure == TSW_WDDTW ? TSW__CHK_MIN3 : 0);
 }
 int tsw__check_series(tsw_dtype dtype, int64_t dim, const tsw_series *s, int twed);
+/* tsw__check_series without reading the values (a series in device memory): values set,
+ * length >= 1, length * dim addressable. */
+int tsw__check_series_shape(int64_t dim, const tsw_series *s);
 /* A whole collection (pointers, spans, then finite values and TWED times), and a batch
  * call's params, exec, dtype, dim and output pointer (api.c). */
 int tsw__check_collection(tsw_dtype dtype, int64_t dim, const tsw_collection *c, int twed);

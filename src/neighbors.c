@@ -366,13 +366,8 @@ static int tsw__search_check(const tsw_params *params, tsw_dtype dtype, int64_t 
     }
     if ((rc = tsw__check_series(dtype, dim, query, 0)))
         return rc;
-    if (!series->values)
-        return TSW_EINVAL;
-    if (series->length < 1)
-        return TSW_ESHAPE;
-    size_t total;
-    if (tsw__mul_size((size_t)series->length, (size_t)dim, &total) || total > (size_t)INT64_MAX / 8)
-        return TSW_EOVERFLOW;
+    if ((rc = tsw__check_series_shape(dim, series)))
+        return rc;
     if (query->length > series->length) {
         tsw__set_detail("the query (%lld points) is longer than the series (%lld points)",
                         (long long)query->length, (long long)series->length);
@@ -399,19 +394,27 @@ int tsw_search(const tsw_params *params, tsw_dtype dtype, int64_t dim, const tsw
     else
         tsw_exec_default(&ex);
     if ((rc = tsw__search_check(params, dtype, dim, query, series, znorm, exclusion, k, starts,
-                                distances, count, &ex)) ||
-        (rc = tsw__check_series(dtype, dim, series, 0)))
+                                distances, count, &ex)))
         return rc;
 #ifdef TSWARP_WITH_CUDA
     const int64_t W = series->length - query->length + 1;
     if (ex.device == TSW_DEVICE_CUDA ||
         (ex.device == TSW_DEVICE_AUTO && tsw__cuda_auto(&ex, (double)W * (double)dim * 50))) {
+        /* the GPU checks the series' values as each chunk arrives (a pass over them here
+         * would take longer than their copy); a NaN or infinity found there is reported
+         * by the host's check, with its detail */
         rc = tsw__search_cuda(params, dtype, dim, query, series, znorm, exclusion, k, 0,
                               starts, distances, count, stats, &ex);
+        if (rc == TSW_ENONFINITE) {
+            const int hrc = tsw__check_series(dtype, dim, series, 0);
+            return hrc ? hrc : rc;
+        }
         if (!tsw__cuda_fallback(&ex, rc))
             return rc;
     }
 #endif
+    if ((rc = tsw__check_series(dtype, dim, series, 0)))
+        return rc;
     return tsw__cpu_search(params, dtype, dim, query, series, znorm, exclusion, k, starts,
                            distances, count, stats, &ex);
 }

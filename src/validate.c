@@ -228,7 +228,7 @@ int tsw__check_exec(const tsw_exec *e)
     return TSW_OK;
 }
 
-int tsw__check_series(tsw_dtype dtype, int64_t dim, const tsw_series *s, int twed)
+int tsw__check_series_shape(int64_t dim, const tsw_series *s)
 {
     size_t n;
     if (!s || !s->values)
@@ -237,7 +237,15 @@ int tsw__check_series(tsw_dtype dtype, int64_t dim, const tsw_series *s, int twe
         return TSW_ESHAPE;
     if (tsw__mul_size((size_t)s->length, (size_t)dim, &n) || n > (size_t)INT64_MAX / 8)
         return TSW_EOVERFLOW;
-    int rc = tsw__check_finite(dtype, s->values, (int64_t)n);
+    return TSW_OK;
+}
+
+int tsw__check_series(tsw_dtype dtype, int64_t dim, const tsw_series *s, int twed)
+{
+    int rc = tsw__check_series_shape(dim, s);
+    if (rc)
+        return rc;
+    rc = tsw__check_finite(dtype, s->values, s->length * dim);
     if (rc)
         return rc;
     if ((twed & TSW__CHK_MIN3) && s->length < 3) {

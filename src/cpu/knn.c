@@ -24,25 +24,7 @@
 #include <omp.h>
 #endif
 
-#define T double
-#define SFX f64
-#define INF TSW_INF_F64
-#define SQRT sqrt
-#include "knn_impl.h"
-#undef T
-#undef SFX
-#undef INF
-#undef SQRT
-
-#define T float
-#define SFX f32
-#define INF TSW_INF_F32
-#define SQRT sqrtf
-#include "knn_impl.h"
-#undef T
-#undef SFX
-#undef INF
-#undef SQRT
+#include "knn_inst.h"
 
 /* ---- windows as spans ------------------------------------------------------------------- */
 
@@ -519,50 +501,55 @@ TSW__KNN_FLUSH(float, f32)
         const double slack = tsw__knn_slack(job->dt, n, m);                                  \
         double thr = tsw__knn_thr(job, qi);                                                  \
         tsw__lbws_shape(w, job->p, n, m);                                                    \
-        const double *cbr = NULL, *cbc = NULL;                                               \
-        if (thr < HUGE_VAL) {                                                                \
-            if (!job->cascade &&                                                             \
-                knn_rings_##SFX(cost, a, n, b, m, dim, w->rlo, w->rhi, 3, thr) > thr)        \
-                return;                                                                      \
-            if (job->cascade) {                                                              \
-                /* (LB_Keogh on the query's envelope ordered the block: at most thr here) */ \
-                const T *xl = job->xlo ? (const T *)job->xlo + j * n * dim : NULL;           \
-                const T *xh = job->xhi ? (const T *)job->xhi + j * n * dim : NULL;           \
-                if (tsw__lb_keogh_x_##SFX(w, cost, a, n, b, m, dim, xl, xh, thr) > thr)      \
-                    return;                                                                  \
-                if (w->env_query != qi) {                                                    \
-                    tsw__lb_query_env_##SFX(w, a, n, m, dim);                                \
-                    w->env_query = qi;                                                       \
-                }                                                                            \
-                if (tsw__lb_keogh_q_##SFX(w, cost, b, 0, m, dim, HUGE_VAL) > thr)            \
-                    return;                                                                  \
-                /* the bounds of the columns and rows still to come, scaled down by the      \
-                 * slack for the sums' own rounding */                                       \
-                const double f = 1 - slack;                                                  \
-                double s = 0;                                                                \
-                w->cbc[m] = 0;                                                               \
-                for (int64_t t = m - 1; t >= 0; --t)                                         \
-                    w->cbc[t] = (s += w->cq[t]) * f;                                         \
-                s = 0;                                                                       \
-                w->cbr[n] = 0;                                                               \
-                for (int64_t t = n - 1; t >= 0; --t)                                         \
-                    w->cbr[t] = (s += w->cx[t]) * f;                                         \
-                cbr = w->cbr;                                                                \
-                cbc = w->cbc;                                                                \
-            }                                                                                \
+        /* the bounds of the rows and columns still to come: into the scratch, or straight  \
+         * into the candidate's slot of the waiting group (lanes) */                        \
+        double *rb = w->cbr, *cb = w->cbc;                                                   \
+        if (w->lws) {                                                                        \
+            rb = w->gcb + (int64_t)w->gn * w->gstride;                                       \
+            cb = rb + n + 1;                                                                 \
         }                                                                                    \
-        if (w->lws) { /* to the waiting group, with its bounds (0 without bounds) */         \
-            double *gb = w->gcb + (int64_t)w->gn * w->gstride;                               \
-            for (int64_t t = 0; t <= n; ++t)                                                 \
-                gb[t] = cbr ? cbr[t] : 0.0;                                                  \
-            for (int64_t t = 0; t <= m; ++t)                                                 \
-                gb[n + 1 + t] = cbc ? cbc[t] : 0.0;                                          \
+        int bounded = 0;                                                                     \
+        if (thr < HUGE_VAL && !job->cascade) {                                               \
+            if (knn_rings_##SFX(cost, a, n, b, m, dim, w->rlo, w->rhi, 3, thr) > thr)        \
+                return;                                                                      \
+        } else if (thr < HUGE_VAL) {                                                         \
+            /* (LB_Keogh on the query's envelope ordered the block: at most thr here) */     \
+            const T *xl = job->xlo ? (const T *)job->xlo + j * n * dim : NULL;               \
+            const T *xh = job->xhi ? (const T *)job->xhi + j * n * dim : NULL;               \
+            if (tsw__lb_keogh_x_##SFX(w, cost, a, n, b, m, dim, xl, xh, thr) > thr)          \
+                return;                                                                      \
+            if (w->env_query != qi) {                                                        \
+                tsw__lb_query_env_##SFX(w, a, n, m, dim);                                    \
+                w->env_query = qi;                                                           \
+            }                                                                                \
+            if (tsw__lb_keogh_q_##SFX(w, cost, b, 0, m, dim, HUGE_VAL) > thr)                \
+                return;                                                                      \
+            /* scaled down by the slack for the sums' own rounding */                        \
+            const double f = 1 - slack;                                                      \
+            double s = 0;                                                                    \
+            cb[m] = 0;                                                                       \
+            for (int64_t t = m - 1; t >= 0; --t)                                             \
+                cb[t] = (s += w->cq[t]) * f;                                                 \
+            s = 0;                                                                           \
+            rb[n] = 0;                                                                       \
+            for (int64_t t = n - 1; t >= 0; --t)                                             \
+                rb[t] = (s += w->cx[t]) * f;                                                 \
+            bounded = 1;                                                                     \
+        }                                                                                    \
+        if (w->lws) { /* to the waiting group (without bounds: 0) */                         \
+            if (!bounded) {                                                                  \
+                for (int64_t t = 0; t <= n; ++t)                                             \
+                    rb[t] = 0;                                                               \
+                for (int64_t t = 0; t <= m; ++t)                                             \
+                    cb[t] = 0;                                                               \
+            }                                                                                \
             w->gj[w->gn++] = j;                                                              \
             if (w->gn == w->vl)                                                              \
                 tsw__knn_flush_##SFX(job, w, qi, a, n);                                      \
             return;                                                                          \
         }                                                                                    \
-        double raw = knn_ea_dtw_##SFX(cost, a, n, b, m, dim, w->rlo, w->rhi, cbr, cbc, thr,  \
+        double raw = knn_ea_dtw_##SFX(cost, a, n, b, m, dim, w->rlo, w->rhi,                 \
+                                      bounded ? rb : NULL, bounded ? cb : NULL, thr,         \
                                       (T *)w->prev, (T *)w->cur);                            \
         if (raw <= thr || thr == HUGE_VAL)                                                   \
             tsw__knn_offer(job, qi, j, raw, slack);                                          \
@@ -782,7 +769,8 @@ int tsw__cpu_knn(const tsw_params *params, tsw_dtype dtype, int64_t dim,
     job.ex = exec;
     job.cascade = params->measure == TSW_DTW && params->cost != TSW_COST_COSINE;
     {
-        /* TSWARP_KNN_LANES=0 computes the candidates one at a time (the benchmark's knob) */
+        /* TSWARP_KNN_LANES=0: the candidates one at a time and no diagonal cap, as before
+         * (the benchmark's knob) */
         const char *kl = getenv("TSWARP_KNN_LANES");
         /* one channel: the lanes' costs round as the reference's (several channels' sums
          * may fuse their products there, and tsw_knn returns the reference's bits) */

@@ -1,8 +1,9 @@
 /*
  * AVX2 instance of LB_Keogh's sums (knn_boxes.h) for the nearest-neighbour search
- * (cpu/knn.c): the same C, vectorised 4 doubles wide by the compiler. Compiled with
- * -mavx2 -mfma and -ffp-contract=off (CMakeLists.txt: the same bits as the portable
- * instance); entered only when tsw__cpu_level() >= 2.
+ * (cpu/knn.c): one channel's blocks of 16 points in intrinsics (below), with the portable
+ * loop's operations in its order; several channels through knn_box. Compiled with -mavx2
+ * -mfma and -ffp-contract=off (CMakeLists.txt: the same bits as the portable instance);
+ * entered only when tsw__cpu_level() >= 2.
  */
 #include "../common/band.h"
 #include "../common/cost.h"
@@ -16,25 +17,7 @@
 #endif
 #include <math.h>
 
-#define T double
-#define SFX f64
-#define INF TSW_INF_F64
-#define SQRT sqrt
-#include "knn_impl.h"
-#undef T
-#undef SFX
-#undef INF
-#undef SQRT
-
-#define T float
-#define SFX f32
-#define INF TSW_INF_F32
-#define SQRT sqrtf
-#include "knn_impl.h"
-#undef T
-#undef SFX
-#undef INF
-#undef SQRT
+#include "knn_inst.h"
 
 #include <immintrin.h>
 

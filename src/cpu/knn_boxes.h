@@ -2,11 +2,11 @@
  * LB_Keogh's sums: the costs of the points [j0, j1) of v to their boxes [lo, hi] (knn_box:
  * the nearest point's cost) into c[j], and their sum; it stops once the sum exceeds stop
  * (returned, a partial sum above stop). One channel: without branches (the excess above the
- * box and below it, one of them 0), four running sums (point t to sum (t - j0) mod 4, one
- * vector), tested once every 16 points, which the compiler vectorises; several channels through knn_box. Written once, included
- * with TSW__BOXES_ISA defined (base: cpu/knn.c; avx2: cpu/knn_avx2.c), after knn_impl.h
- * for both precisions. Every instance gives the same bits (no products are fused: the
- * files are compiled with -ffp-contract=off).
+ * box and below it, one of them 0), four running sums (point t to sum (t - j0) mod 4: one
+ * vector), tested once every 16 points; several channels through knn_box. Written once,
+ * included with TSW__BOXES_ISA defined (base: cpu/knn.c; avx2: cpu/knn_avx2.c) after
+ * knn_inst.h. Every instance gives the same bits (no products are fused: the files are
+ * compiled with -ffp-contract=off).
  */
 #define TSW__BX_(a, b, c) a##_##b##_##c
 #define TSW__BX(a, b, c) TSW__BX_(a, b, c)

@@ -169,9 +169,9 @@ TSW_FORCEINLINE void V_NAME(ln_step)(const int meas, const int kc, const int64_t
 /* The DP of one group; the result D(N, M) of each lane is left in row[M * VL + lane].
  * eab (DTW, or NULL): early abandoning, as the nearest-neighbour search asks it (cpu/knn.c):
  * eab[t * VL + lane] bounds what the rows t .. N-1 (0-based) add to any path of that lane,
- * and after each strip, once every lane's least cell of the strip's last row plus the bound
- * of the rows below exceeds ethr, the sweep stops and returns 1 (no lane can end at or below
- * ethr); else 0. */
+ * eab[(N + 1 + c) * VL + lane] what the columns after padded column c add; after each strip,
+ * once every lane's least cell of the strip's last row plus the larger of the two bounds
+ * exceeds ethr, the sweep stops and returns 1 (no lane can end at or below ethr); else 0. */
 TSW_FORCEINLINE int V_NAME(ln_sweep)(const int meas, const int kc, const int64_t dim,
                                      const tsw__lanes_layout *lay, T *ws,
                                      const tsw_band *band, const tsw_params *p, const T *eab,

@@ -336,10 +336,16 @@ static void tsw__env_range(const double *x, int64_t P, int64_t dim, int64_t r, i
     }
 }
 
+/* Mean and 1 / std of each channel of v (n, dim), two passes; constant: 0 scale. */
+static void tsw__znorm_stats(const double *v, int64_t n, int64_t dim, double *mu, double *inv)
+{
+    for (int64_t c = 0; c < dim; ++c)
+        tsw_search_stats2(v + c, n, dim, mu + c, inv + c);
+}
+
 /* Points w->x at chunk c0's values (float32 copied to double) and computes its windows'
- * statistics (with want_lb0, LB_Kim's first ring too); c: the chunk's view. */
-static void tsw__search_load(const tsw__search *s, tsw__sws *w, int64_t c0, int want_lb0,
-                             tsw__schunk *c)
+ * statistics (and, dim 1, LB_Kim's first ring); c: the chunk's view. */
+static void tsw__search_load(const tsw__search *s, tsw__sws *w, int64_t c0, tsw__schunk *c)
 {
     const int64_t n = s->n, dim = s->dim;
     const int64_t nw = c0 + TSW__CHUNK < s->W ? TSW__CHUNK : s->W - c0;
@@ -367,7 +373,20 @@ static void tsw__search_load(const tsw__search *s, tsw__sws *w, int64_t c0, int 
     c->winv = w->winv;
     c->lb0 = w->lb0;
     c->qz = s->qz;
-    TSW__SEARCH_PICK(tsw__search_prep)(c, want_lb0);
+    TSW__SEARCH_PICK(tsw__search_prep)(c);
+    /* the windows whose variance the block sums could not resolve (search.h: winv -1): two
+     * passes over their values (tz: 2 dim values, n >= 2 here, a one-point window being
+     * constant) */
+    if (s->znorm)
+        for (int64_t t = 0; t < nw * dim; ++t)
+            if (w->winv[t] < 0) {
+                const int64_t b = t / dim, k = t % dim;
+                tsw__znorm_stats(w->x + b * dim, n, dim, w->tz, w->tz + dim);
+                w->wmu[t] = w->tz[k];
+                w->winv[t] = w->tz[dim + k];
+            }
+    if (dim == 1)
+        TSW__SEARCH_PICK(tsw__search_lb0)(c);
 }
 
 /* dim 1: LB_Kim's rings 1 and 2 of the window at xb (mean mu, 1 / std inv) added to its
@@ -532,7 +551,7 @@ static int tsw__search_chunk(tsw__search *s, tsw__sws *w, tsw__list *l, int64_t 
 {
     const int64_t dim = s->dim;
     tsw__schunk c;
-    tsw__search_load(s, w, c0, 1, &c);
+    tsw__search_load(s, w, c0, &c);
     int64_t env_e = 0;
     if (dim == 1) {
         /* most windows stop at LB_Kim's first ring: a block's loop tests them against the
@@ -565,13 +584,11 @@ static int tsw__search_chunk(tsw__search *s, tsw__sws *w, tsw__list *l, int64_t 
             tsw__poll_parallel(s->ex, (int)tid, last, &s->done, s->W, &s->status))
             return TSW_OK;
         const double bsf = tsw_search_limit(tsw__tau_only(s), s->slack_abs);
-        {
-            w->mu = c.wmu + b * dim; /* the window's mean and 1 / std (raw: 0 and 1) */
-            w->inv = c.winv + b * dim;
-            if (tsw__search_kim(s, w, b, bsf) > bsf) {
-                ++l->kim;
-                continue;
-            }
+        w->mu = c.wmu + b * dim; /* the window's mean and 1 / std (raw: 0 and 1) */
+        w->inv = c.winv + b * dim;
+        if (tsw__search_kim(s, w, b, bsf) > bsf) {
+            ++l->kim;
+            continue;
         }
         int rc = tsw__search_window(s, w, l, &c, c0, b, bsf, &env_e);
         if (rc)
@@ -667,27 +684,6 @@ static void tsw__seed_chunk(tsw__search *s, tsw__sws *w, int tid, int64_t c0)
             if (*cnt < s->nseed || p < sd[worst].p)
                 tsw__seed_offer(sd, cnt, s->nseed, &worst, s->excl, p, c0 + u * S);
         }
-    }
-}
-
-/* Mean and 1 / std of each channel of v (n, dim), two passes; constant: 0 scale. */
-static void tsw__znorm_stats(const double *v, int64_t n, int64_t dim, double *mu, double *inv)
-{
-    for (int64_t c = 0; c < dim; ++c) {
-        double s = 0, q = 0;
-        int constant = 1;
-        for (int64_t t = 0; t < n; ++t) {
-            s += v[t * dim + c];
-            constant &= v[t * dim + c] == v[c];
-        }
-        double m = s / (double)n;
-        for (int64_t t = 0; t < n; ++t) {
-            double d = v[t * dim + c] - m;
-            q += d * d;
-        }
-        double sd = sqrt(q / (double)n);
-        mu[c] = constant ? v[c] : m;
-        inv[c] = constant || !(sd > 0) ? 0 : 1 / sd;
     }
 }
 
@@ -967,16 +963,10 @@ int tsw__cpu_search(const tsw_params *params, tsw_dtype dtype, int64_t dim,
         const int64_t L = n / s.nseg, A = L * s.nseg;
         s.ps = L % 4 == 0 ? 4 : L % 2 == 0 ? 2 : 1;
         s.pg = L / s.ps;
+        if (znorm) /* (mu, inv: free again here) */
+            tsw__znorm_stats(qz, A, dim, mu, inv);
         for (int64_t c = 0; c < dim; ++c) {
-            double m = 0, v = 0, sc = 1;
-            if (znorm) {
-                for (int64_t t = 0; t < A; ++t)
-                    m += qz[t * dim + c];
-                m /= (double)A;
-                for (int64_t t = 0; t < A; ++t)
-                    v += (qz[t * dim + c] - m) * (qz[t * dim + c] - m);
-                sc = v > 0 ? 1 / sqrt(v / (double)A) : 0;
-            }
+            const double m = znorm ? mu[c] : 0, sc = znorm ? inv[c] : 1;
             for (int64_t g = 0; g < s.nseg; ++g) {
                 double a = 0;
                 for (int64_t t = g * L; t < (g + 1) * L; ++t)

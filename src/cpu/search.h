@@ -14,6 +14,7 @@
 #define TSW_CPU_SEARCH_H
 
 #include "kernels.h"
+#include "../common/search.h"
 
 #include <math.h>
 
@@ -32,10 +33,11 @@ typedef struct tsw__schunk {
     const double *qz;  /* the query as compared ((n, dim), z-normalised when znorm) */
 } tsw__schunk;
 
-/* Every window's statistics (s1 always; s2, ch, wmu, winv by znorm) and, with want_lb0 and
- * dim 1, lb0. */
+/* prep: every window's wmu and winv (winv -1: not resolved by the block sums, to be
+ * computed in two passes by the caller); lb0: dim 1, LB_Kim's first ring from them. */
 #define TSW__SEARCH_DECLARE(isa)                                                             \
-    void tsw__search_prep_##isa(tsw__schunk *c, int want_lb0);                               \
+    void tsw__search_prep_##isa(tsw__schunk *c);                                             \
+    void tsw__search_lb0_##isa(tsw__schunk *c);                                              \
     void tsw__search_proxy_##isa(const double *ps1, const double *ps2, const double *x0,     \
                                  int64_t dim, int64_t S, int64_t G, int64_t nseg, int znorm, \
                                  const double *qp, int64_t u0, int64_t u1, double *out);     \
@@ -58,19 +60,13 @@ TSW__SEARCH_DECLARE(avx2)
 #define TSW__SBLOCK 8
 
 /* The windows' statistics come from running sums over blocks of TSW__SBLK windows (their
- * points from the block's first value). Where a window's variance var is not above
- * tsw__search_cond(n) times the block's sum of squares up to the window's end, the sums'
- * rounding (at most (2 L / n + 4 (L / n)^1.5) eps of it for a block of L points, the
- * worst case of L additions) could exceed 1e-8 of var, and the window's mean and std are
- * computed again in two passes over its values: a level shift inside a block (1e8 beside
- * values of 1e-3, a flat stretch of tiny noise beside large values) cancels the sums'
- * digits and would otherwise prune wrongly. */
+ * points from the block's first value); a window those sums cannot resolve
+ * (tsw_search_cond, common/search.h) is computed again in two passes (search.c). */
 #define TSW__SBLK 512
 
 static inline double tsw__search_cond(int64_t n)
 {
-    const double L = (double)(TSW__SBLK + n - 1), r = L / (double)n;
-    return 1e8 * 2.220446049250313e-16 * (2 * r + 4 * r * sqrt(r));
+    return tsw_search_cond(TSW__SBLK, n);
 }
 
 /* Windows one proxy call ranks at most. */

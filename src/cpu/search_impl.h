@@ -12,7 +12,7 @@
 #define TSW__SCAT(a, b) TSW__SCAT_(a, b)
 #define TSW__SF(name) TSW__SCAT(name, TSW__SEARCH_ISA)
 
-void TSW__SF(tsw__search_prep)(tsw__schunk *c, int want_lb0)
+void TSW__SF(tsw__search_prep)(tsw__schunk *c)
 {
     const int64_t n = c->n, dim = c->dim, nw = c->nw;
     const double *x = c->x;
@@ -59,32 +59,23 @@ void TSW__SF(tsw__search_prep)(tsw__schunk *c, int want_lb0)
                     winv[(u + b) * dim + k] = flat ? 0 : bad ? -1 : inv;
                 }
             }
-        /* the windows whose variance the sums do not resolve: two passes over their values */
-        for (int64_t t = 0; t < nw * dim; ++t)
-            if (winv[t] < 0) {
-                const int64_t b = t / dim, k = t % dim;
-                double m = 0, v = 0;
-                for (int64_t j = 0; j < n; ++j)
-                    m += x[(b + j) * dim + k];
-                m *= rn;
-                for (int64_t j = 0; j < n; ++j)
-                    v += (x[(b + j) * dim + k] - m) * (x[(b + j) * dim + k] - m);
-                v *= rn;
-                wmu[t] = m;
-                winv[t] = v > 0 ? 1 / sqrt(v) : 0;
-            }
     }
-    if (want_lb0 && dim == 1) {
-        const double q0 = c->qz[0], ql = c->qz[n - 1], two = n > 1 ? 1.0 : 0.0;
-        const int sq = c->cost == TSW_COST_SQEUCLIDEAN;
-        double *lb0 = c->lb0;
-        for (int64_t b = 0; b < nw; ++b) {
-            const double z0 = (x[b] - wmu[b]) * winv[b];
-            const double zl = (x[b + n - 1] - wmu[b]) * winv[b];
-            const double d0 = z0 - q0, dl = zl - ql;
-            const double c0 = sq ? d0 * d0 : fabs(d0), cl = sq ? dl * dl : fabs(dl);
-            lb0[b] = c0 + two * cl;
-        }
+}
+
+/* dim 1: LB_Kim's first ring of every window (lb0), from its statistics. */
+void TSW__SF(tsw__search_lb0)(tsw__schunk *c)
+{
+    const int64_t n = c->n, nw = c->nw;
+    const double *x = c->x, *wmu = c->wmu, *winv = c->winv;
+    const double q0 = c->qz[0], ql = c->qz[n - 1], two = n > 1 ? 1.0 : 0.0;
+    const int sq = c->cost == TSW_COST_SQEUCLIDEAN;
+    double *lb0 = c->lb0;
+    for (int64_t b = 0; b < nw; ++b) {
+        const double z0 = (x[b] - wmu[b]) * winv[b];
+        const double zl = (x[b + n - 1] - wmu[b]) * winv[b];
+        const double d0 = z0 - q0, dl = zl - ql;
+        const double c0 = sq ? d0 * d0 : fabs(d0), cl = sq ? dl * dl : fabs(dl);
+        lb0[b] = c0 + two * cl;
     }
 }
 

@@ -138,6 +138,239 @@ __global__ void lb_kernel(LbArgs a)
         a.seed[blockIdx.x] = si[0] < a.nw ? si[0] : 0;
 }
 
+/*
+ * lb1_kernel: the univariate form of lb_kernel for queries of up to kLbMaxN points, one
+ * block of kThreads consecutive windows. The block's kThreads + n - 1 points go to shared
+ * memory, shifted by the block's first value, with their prefix sums, sums of squares and
+ * counts of value changes (a block scan): each window's mean and std are then O(1), and
+ * LB_Kim and LB_Keogh read shared memory. A window whose variance those sums cannot resolve
+ * (tsw_search_cond: a level shift inside the block) takes two passes over its own values
+ * in global memory instead, and its bounds read them there. LB_Keogh runs only where LB_Kim is at most
+ * the threshold the previous chunks set (thr), in the query's order of magnitude
+ * (order), and stops once above it: an abandoned window keeps a partial sum above thr,
+ * which every later threshold (they only fall) prunes too.
+ */
+constexpr int kLbMaxN = 1024;
+
+struct Lb1Args {
+    const double *x; /* chunk values (P) */
+    int64_t nw, n, r;
+    const double *qz, *qlo, *qhi; /* (n) */
+    const int *order;             /* (n) query points by decreasing magnitude */
+    int cost, znorm;
+    double thr;  /* LB_Keogh only at or below it */
+    double cond; /* tsw_search_cond(kThreads, n) */
+    double *lb;
+    float *kim;
+    double *mu, *inv;
+    int64_t *seed;
+};
+
+__device__ __forceinline__ double cost1(int cost, double d)
+{
+    return cost == TSW_COST_SQEUCLIDEAN ? d * d : fabs(d);
+}
+
+/* LB_Kim (the UCR Suite's three rings) of the window at xw (its mean m, 1 / std inv) into
+ * kim, and the bound returned: max(LB_Kim, LB_Keogh) where LB_Kim is at most a.thr,
+ * LB_Keogh in the query's order of magnitude, stopping once above a.thr. */
+__device__ __forceinline__ double lb1_window(const Lb1Args &a, const double *xw, double m,
+                                             double inv, double &kim)
+{
+    const int64_t n = a.n;
+#define TSW__Z(j) ((xw[j] - m) * inv)
+    kim = 0;
+    if (n == 1) {
+        kim = cost1(a.cost, a.qz[0] - TSW__Z(0));
+    } else {
+        const int64_t R = n / 2 < 3 ? n / 2 : 3;
+        for (int64_t t = 0; t < R; ++t)
+            for (int back = 0; back < 2; ++back) {
+                double best = HUGE_VAL;
+                for (int64_t u = 0; u <= t; ++u) {
+                    if (t - u > a.r)
+                        continue;
+                    int64_t i1 = t, j1 = u, i2 = u, j2 = t;
+                    if (back) {
+                        i1 = n - 1 - i1, j1 = n - 1 - j1, i2 = n - 1 - i2, j2 = n - 1 - j2;
+                    }
+                    best = fmin(best, cost1(a.cost, a.qz[i1] - TSW__Z(j1)));
+                    if (u < t)
+                        best = fmin(best, cost1(a.cost, a.qz[i2] - TSW__Z(j2)));
+                }
+                kim += best;
+            }
+    }
+    if (!(kim <= a.thr))
+        return kim;
+    double keogh = 0;
+    for (int64_t o = 0; o < n; ++o) {
+        const int j = a.order[o];
+        const double z = TSW__Z(j);
+        keogh += cost1(a.cost, fmax(z - a.qhi[j], 0.0) + fmax(a.qlo[j] - z, 0.0));
+        if ((o & 7) == 7 && keogh > a.thr)
+            break;
+    }
+#undef TSW__Z
+    return fmax(kim, keogh);
+}
+
+__global__ void lb1_kernel(Lb1Args a)
+{
+    extern __shared__ double sm[];
+    __shared__ double wsum1[kThreads / 32], wsum2[kThreads / 32];
+    __shared__ int wcnt[kThreads / 32];
+    __shared__ double sb[kThreads];
+    __shared__ int64_t si[kThreads];
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    const int64_t n = a.n, b0 = (int64_t)blockIdx.x * kThreads;
+    const int64_t nwb = a.nw - b0 < kThreads ? a.nw - b0 : kThreads;
+    const int L = (int)(nwb + n - 1), Lmax = (int)(kThreads + n - 1);
+    double *xs = sm, *s1 = xs + Lmax, *s2 = s1 + Lmax + 1;
+    int *chg = (int *)(s2 + Lmax + 1);
+    /* (raw windows: no shift, their values exactly as the DTW kernel reads them) */
+    const double x0 = a.znorm ? a.x[b0] : 0.0;
+    for (int i = tid; i < L; i += kThreads)
+        xs[i] = a.x[b0 + i] - x0;
+    __syncthreads();
+    if (a.znorm) {
+        /* block scan: each thread a segment, then the segments' totals across threads */
+        const int seg = (L + kThreads - 1) / kThreads, lo = tid * seg,
+                  hi = lo + seg < L ? lo + seg : L;
+        double t1 = 0, t2 = 0;
+        int tc = 0;
+        /* (a change compares the values themselves: two of them may shift to one double) */
+        const double *xb = a.x + b0;
+        for (int i = lo; i < hi; ++i) {
+            t1 += xs[i];
+            t2 += xs[i] * xs[i];
+            tc += i > 0 && xb[i] != xb[i - 1];
+        }
+        double e1 = t1, e2 = t2;
+        int ec = tc;
+        for (int o = 1; o < 32; o <<= 1) { /* inclusive scan within the warp */
+            double u1 = __shfl_up_sync(0xffffffffu, e1, o), u2 = __shfl_up_sync(0xffffffffu, e2, o);
+            int uc = __shfl_up_sync(0xffffffffu, ec, o);
+            if (lane >= o) {
+                e1 += u1;
+                e2 += u2;
+                ec += uc;
+            }
+        }
+        if (lane == 31) {
+            wsum1[warp] = e1;
+            wsum2[warp] = e2;
+            wcnt[warp] = ec;
+        }
+        __syncthreads();
+        double p1 = e1 - t1, p2 = e2 - t2; /* exclusive within the warp */
+        int pc = ec - tc;
+        for (int w = 0; w < warp; ++w) {
+            p1 += wsum1[w];
+            p2 += wsum2[w];
+            pc += wcnt[w];
+        }
+        if (tid == 0) {
+            s1[0] = s2[0] = 0;
+            chg[0] = 0;
+        }
+        for (int i = lo; i < hi; ++i) {
+            p1 += xs[i];
+            p2 += xs[i] * xs[i];
+            pc += i > 0 && xb[i] != xb[i - 1];
+            s1[i + 1] = p1;
+            s2[i + 1] = p2;
+            chg[i + 1] = pc;
+        }
+        __syncthreads();
+    }
+    double lbv = HUGE_VAL;
+    const int64_t w = b0 + tid;
+    if (tid < nwb) {
+        double m = 0, inv = 1, kim;
+        bool bad = false;
+        if (a.znorm) {
+            const double m1 = (s1[tid + n] - s1[tid]) / (double)n;
+            const double m2 = (s2[tid + n] - s2[tid]) / (double)n, var = m2 - m1 * m1;
+            if (chg[tid + n] - chg[tid + 1] == 0) {
+                m = xs[tid];
+                inv = 0;
+            } else {
+                m = m1;
+                inv = var > 0 ? 1.0 / sqrt(var) : 0.0;
+                bad = !(var > a.cond * s2[tid + n]);
+            }
+        }
+        if (!bad) {
+            a.mu[w] = x0 + m;
+            a.inv[w] = inv;
+            lbv = lb1_window(a, xs + tid, m, inv, kim);
+        } else {
+            /* the sums cannot resolve this window's variance (common/search.h): its mean
+             * and std in two passes over its own values, which its bounds then read
+             * unshifted (the block's shift would have rounded their digits away) */
+            double mu, iv;
+            tsw_search_stats2(a.x + w, n, 1, &mu, &iv);
+            a.mu[w] = mu;
+            a.inv[w] = iv;
+            lbv = lb1_window(a, a.x + w, mu, iv, kim);
+        }
+        a.lb[w] = lbv;
+        a.kim[w] = (float)kim;
+    }
+    sb[tid] = lbv;
+    si[tid] = w;
+    __syncthreads();
+    for (int st = kThreads / 2; st > 0; st >>= 1) {
+        if (tid < st) {
+            double o = sb[tid + st];
+            int64_t oi = si[tid + st];
+            if (o < sb[tid] || (o == sb[tid] && oi < si[tid])) {
+                sb[tid] = o;
+                si[tid] = oi;
+            }
+        }
+        __syncthreads();
+    }
+    if (tid == 0)
+        a.seed[blockIdx.x] = si[0] < a.nw ? si[0] : 0;
+}
+
+/* ho (0 .. n-1) in order of decreasing |q_i| (raw values: about their mean), ties to the
+ * smaller index: the order in which LB_Keogh meets the query's points (the largest excess
+ * comes first, so the sum passes the threshold early). */
+int order_by_magnitude(int *ho, int64_t n, const double *q, int znorm)
+{
+    double *mag = (double *)tsw__malloc((size_t)n * sizeof(double));
+    if (!mag)
+        return TSW_ENOMEM;
+    double mean = 0;
+    if (!znorm) {
+        for (int64_t i = 0; i < n; ++i)
+            mean += q[i];
+        mean /= (double)n;
+    }
+    for (int64_t i = 0; i < n; ++i)
+        mag[i] = fabs(q[i] - mean);
+    for (int64_t i = 1; i < n; ++i) { /* insertion sort: n <= kLbMaxN */
+        const int v = ho[i];
+        int64_t j = i;
+        while (j > 0 && mag[ho[j - 1]] < mag[v]) {
+            ho[j] = ho[j - 1];
+            --j;
+        }
+        ho[j] = v;
+    }
+    tsw__free(mag);
+    return TSW_OK;
+}
+
+size_t lb1_shared(int64_t n)
+{
+    const size_t Lmax = (size_t)(kThreads + n - 1);
+    return Lmax * 8 + (Lmax + 1) * 16 + (Lmax + 1) * 4;
+}
+
 struct DtwArgs {
     const double *x;
     int64_t n, dim, r;
@@ -378,23 +611,82 @@ struct HostBuf {
 };
 
 /* A second stream for the next chunk's copy from host memory, so that it runs while the
- * call's stream computes the current chunk (destroyed at scope exit). */
+ * call's stream computes the current chunk (destroyed at scope exit). A large series
+ * (kStageMin bytes and more) goes through a ring of page-locked pieces of this call's own,
+ * which the host fills by several threads while the link carries the others: a copy from
+ * pageable memory runs through the driver's staging at a fraction of the link's speed, and
+ * one host thread's memcpy into page-locked memory is slower still (bench/RESULTS.md).
+ * TSWARP_SEARCH_STAGE=0: never, 1: whatever the size (the tests). */
+constexpr size_t kStageMin = (size_t)64 << 20, kPiece = (size_t)8 << 20;
+constexpr int kPieces = 4;
+
 struct CopyStream {
     cudaStream_t s = nullptr;
     cudaEvent_t done[2] = {nullptr, nullptr};
+    char *pin[kPieces] = {};
+    cudaEvent_t pev[kPieces] = {};
+    int k = 0, threads = 1;
     ~CopyStream()
     {
+        if (s)
+            (void)cudaStreamSynchronize(s); /* no copy still reads a piece */
+        for (int i = 0; i < kPieces; ++i) {
+            if (pin[i])
+                (void)cudaFreeHost(pin[i]);
+            if (pev[i])
+                (void)cudaEventDestroy(pev[i]);
+        }
         for (int i = 0; i < 2; ++i)
             if (done[i])
                 (void)cudaEventDestroy(done[i]);
         if (s)
             (void)cudaStreamDestroy(s);
+        (void)cudaGetLastError();
     }
-    int init()
+    int init(size_t series_bytes, const tsw_exec *ex)
     {
         TSW_CU(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate");
         for (int i = 0; i < 2; ++i)
             TSW_CU(cudaEventCreateWithFlags(&done[i], cudaEventDisableTiming), "cudaEventCreate");
+        const char *e = getenv("TSWARP_SEARCH_STAGE");
+        const bool want = e && e[0] == '1' ? true
+                          : e && e[0] == '0' ? false
+                                             : series_bytes >= kStageMin;
+        if (!want)
+            return TSW_OK;
+        threads = tsw__threads(ex);
+        threads = threads > 8 ? 8 : threads; /* memory's bandwidth is spent by then */
+        for (int i = 0; i < kPieces; ++i) {
+            TSW_CU(cudaEventCreateWithFlags(&pev[i], cudaEventDisableTiming), "cudaEventCreate");
+            if (cudaMallocHost((void **)&pin[i], kPiece) != cudaSuccess) {
+                (void)cudaGetLastError(); /* no page-locked memory: pageable copies */
+                for (int j = 0; j <= i; ++j) {
+                    if (pin[j])
+                        (void)cudaFreeHost(pin[j]);
+                    pin[j] = nullptr;
+                }
+                return TSW_OK;
+            }
+        }
+        return TSW_OK;
+    }
+    /* bytes from host src to device dst, queued on s */
+    int copy(void *dst, const void *src, size_t bytes)
+    {
+        if (!pin[0]) {
+            TSW_CU(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, s), "cudaMemcpy");
+            return TSW_OK;
+        }
+        for (size_t off = 0; off < bytes; off += kPiece) {
+            const size_t len = bytes - off < kPiece ? bytes - off : kPiece;
+            /* the piece's last copy is done (an event never recorded is complete) */
+            TSW_CU(cudaEventSynchronize(pev[k]), "cudaEventSynchronize");
+            tsw__memcpy_parallel(pin[k], (const char *)src + off, len, threads);
+            TSW_CU(cudaMemcpyAsync((char *)dst + off, pin[k], len, cudaMemcpyHostToDevice, s),
+                   "cudaMemcpy");
+            TSW_CU(cudaEventRecord(pev[k], s), "cudaEventRecord");
+            k = (k + 1) % kPieces;
+        }
         return TSW_OK;
     }
 };
@@ -437,9 +729,9 @@ extern "C" int tsw__cuda_search(const tsw_params *params, tsw_dtype dtype, int64
     const size_t o_kim = plan.add((size_t)CW, 4), o_mu = plan.add((size_t)CW * (size_t)dim, 8);
     const size_t o_inv = plan.add((size_t)CW * (size_t)dim, 8);
     const size_t o_seed = plan.add((size_t)nblk, 8), o_list = plan.add((size_t)CW, 8);
-    const size_t o_q = plan.add((size_t)n * (size_t)dim * 3, 8);
+    const size_t o_q = plan.add((size_t)n * (size_t)dim * 3, 8), o_ord = plan.add((size_t)n, 4);
     const size_t o_out = plan.add((size_t)CW, 8), o_scr = plan.add((size_t)B * 2 * (size_t)n, 8);
-    const size_t o_cnt = plan.add(2, 8);
+    const size_t o_cnt = plan.add(2, 8), o_flag = plan.add(1, 4);
     if (plan.overflow)
         return TSW_EOVERFLOW;
     if ((rc = call.alloc(&own, plan.total)))
@@ -452,7 +744,25 @@ extern "C" int tsw__cuda_search(const tsw_params *params, tsw_dtype dtype, int64
     double *dq = (double *)call.at(o_q), *dout = (double *)call.at(o_out);
     double *dscr = (double *)call.at(o_scr);
     unsigned long long *dcnt = (unsigned long long *)call.at(o_cnt);
+    int *dflag = (int *)call.at(o_flag); /* a host series' NaN or infinity (finite_kernel) */
     const size_t nd = (size_t)n * (size_t)dim;
+    /* univariate queries of up to kLbMaxN points: lb1_kernel, with the query's points in
+     * order of decreasing magnitude */
+    const bool one = dim == 1 && n <= kLbMaxN;
+    int *dord = (int *)call.at(o_ord);
+    HostBuf b_ord;
+    if (one) {
+        if (!(b_ord.p = tsw__malloc((size_t)n * sizeof(int))))
+            return TSW_ENOMEM;
+        int *ho = (int *)b_ord.p;
+        for (int64_t i = 0; i < n; ++i)
+            ho[i] = (int)i;
+        if ((rc = order_by_magnitude(ho, n, qz, znorm)))
+            return rc;
+        TSW_CU(cudaMemcpyAsync(dord, ho, (size_t)n * sizeof(int), cudaMemcpyHostToDevice,
+                               call.stream),
+               "cudaMemcpy");
+    }
     TSW_CU(cudaMemcpyAsync(dq, qz, nd * 8, cudaMemcpyHostToDevice, call.stream), "cudaMemcpy");
     TSW_CU(cudaMemcpyAsync(dq + nd, qlo, nd * 8, cudaMemcpyHostToDevice, call.stream),
            "cudaMemcpy");
@@ -461,7 +771,7 @@ extern "C" int tsw__cuda_search(const tsw_params *params, tsw_dtype dtype, int64
     HostBuf b_seed, b_list, b_out;
     Pool pool;
     CopyStream cs;
-    if (!on_device && (rc = cs.init()))
+    if (!on_device && (rc = cs.init((size_t)N * (size_t)dim * tsw__dtype_size(dtype), ex)))
         return rc;
     b_seed.p = tsw__malloc((size_t)nblk * 8);
     b_list.p = tsw__malloc((size_t)CW * 8);
@@ -474,8 +784,8 @@ extern "C" int tsw__cuda_search(const tsw_params *params, tsw_dtype dtype, int64
     const size_t esz = tsw__dtype_size(dtype);
     /* Queues chunk c0's values into buffer slot (host: the copy stream, recorded in the
      * slot's event; device float32: widened on the call's stream) */
-    auto stage = [&](int64_t c0, int slot) -> int {
-        const int64_t nw = W - c0 < CW ? W - c0 : CW, cnt = (nw + n - 1) * dim;
+    auto stage = [&](int64_t c0, int64_t nw, int slot) -> int {
+        const int64_t cnt = (nw + n - 1) * dim;
         const char *src = (const char *)series->values + (size_t)c0 * (size_t)dim * esz;
         double *dst = dxb + (size_t)slot * (size_t)P * (size_t)dim;
         if (inplace)
@@ -485,20 +795,28 @@ extern "C" int tsw__cuda_search(const tsw_params *params, tsw_dtype dtype, int64
             TSW_CU(cudaGetLastError(), "widen_kernel");
             return TSW_OK;
         }
+        int crc;
         if (dtype == TSW_F32) {
             float *raw = draw + (size_t)slot * (size_t)P * (size_t)dim;
-            TSW_CU(cudaMemcpyAsync(raw, src, (size_t)cnt * 4, cudaMemcpyHostToDevice, cs.s),
-                   "cudaMemcpy");
+            if ((crc = cs.copy(raw, src, (size_t)cnt * 4)))
+                return crc;
             widen_kernel<<<1024, 256, 0, cs.s>>>(raw, cnt, dst);
             TSW_CU(cudaGetLastError(), "widen_kernel");
-        } else {
-            TSW_CU(cudaMemcpyAsync(dst, src, (size_t)cnt * 8, cudaMemcpyHostToDevice, cs.s),
-                   "cudaMemcpy");
+        } else if ((crc = cs.copy(dst, src, (size_t)cnt * 8))) {
+            return crc;
         }
+        /* the values' check on the device, as they arrive (the host's own pass over the
+         * series would take longer than its copy): dflag, read with the chunk's seeds */
+        finite_kernel<double><<<1024, 256, 0, cs.s>>>(dst, cnt, dflag);
+        TSW_CU(cudaGetLastError(), "finite_kernel");
         TSW_CU(cudaEventRecord(cs.done[slot], cs.s), "cudaEventRecord");
         return TSW_OK;
     };
-    if ((rc = stage(0, 0)))
+    const int64_t kFirstChunk = (int64_t)1 << 20;
+    if (!on_device)
+        TSW_CU(cudaMemsetAsync(dflag, 0, sizeof(int), cs.s), "cudaMemset");
+    int hflag = 0;
+    if ((rc = stage(0, W < kFirstChunk ? W : kFirstChunk < CW ? kFirstChunk : CW, 0)))
         return rc;
     int64_t *hseed = (int64_t *)b_seed.p, *hlist = (int64_t *)b_list.p;
     tsw_search_stats st;
@@ -506,17 +824,31 @@ extern "C" int tsw__cuda_search(const tsw_params *params, tsw_dtype dtype, int64
     st.windows = W;
     double tau = HUGE_VAL;
     Progress prog{ex, W};
-    for (int64_t c0 = 0, slot = 0; c0 < W; c0 += CW, slot ^= 1) {
-        const int64_t nw = W - c0 < CW ? W - c0 : CW;
+    /* the first chunk is small, so that a threshold exists before most of the windows are
+     * bounded (the bound kernel skips LB_Keogh above it) */
+    auto chunk_of = [&](int64_t c0) -> int64_t {
+        const int64_t cw = c0 == 0 ? (CW < kFirstChunk ? CW : kFirstChunk) : CW;
+        return W - c0 < cw ? W - c0 : cw;
+    };
+    for (int64_t c0 = 0, slot = 0, nw = chunk_of(0); c0 < W;
+         c0 += nw, slot ^= 1, nw = c0 < W ? chunk_of(c0) : 0) {
         const int64_t grid = (nw + kThreads - 1) / kThreads;
         const double *dx = inplace ? (const double *)series->values + (size_t)c0 * (size_t)dim
                                    : dxb + (size_t)slot * (size_t)P * (size_t)dim;
         if (!on_device)
             TSW_CU(cudaStreamWaitEvent(call.stream, cs.done[slot], 0), "cudaStreamWaitEvent");
-        LbArgs la{dx, nw, n, dim, r, dq, dq + nd, dq + 2 * nd, (int)params->cost, znorm,
-                  dlb, dkim, dmu, dinv, dseed};
-        lb_kernel<<<(unsigned)grid, kThreads, 0, call.stream>>>(la);
-        TSW_CU(cudaGetLastError(), "lb_kernel");
+        if (one) {
+            Lb1Args la{dx, nw, n, r, dq, dq + nd, dq + 2 * nd, dord, (int)params->cost, znorm,
+                       tsw_search_limit(tau, pool.slack_abs), tsw_search_cond(kThreads, n),
+                       dlb, dkim, dmu, dinv, dseed};
+            lb1_kernel<<<(unsigned)grid, kThreads, lb1_shared(n), call.stream>>>(la);
+            TSW_CU(cudaGetLastError(), "lb1_kernel");
+        } else {
+            LbArgs la{dx, nw, n, dim, r, dq, dq + nd, dq + 2 * nd, (int)params->cost, znorm,
+                      dlb, dkim, dmu, dinv, dseed};
+            lb_kernel<<<(unsigned)grid, kThreads, 0, call.stream>>>(la);
+            TSW_CU(cudaGetLastError(), "lb_kernel");
+        }
         /* seeds: each block's least bound, computed exactly enough to set the threshold */
         DtwArgs da{dx, n, dim, r, dq, dmu, dinv, (int)params->cost, dseed, grid, HUGE_VAL,
                    dout, dscr, B};
@@ -529,7 +861,7 @@ extern "C" int tsw__cuda_search(const tsw_params *params, tsw_dtype dtype, int64
         }
         /* the next chunk's values into the other slot (its last reader, the chunk before,
          * is done: the loop waited for it), while this one is searched */
-        if (c0 + CW < W && (rc = stage(c0 + CW, (int)(slot ^ 1))))
+        if (c0 + nw < W && (rc = stage(c0 + nw, chunk_of(c0 + nw), (int)(slot ^ 1))))
             return rc;
         TSW_CU(cudaMemcpyAsync(hseed, dseed, (size_t)grid * 8, cudaMemcpyDeviceToHost,
                                call.stream),
@@ -537,8 +869,14 @@ extern "C" int tsw__cuda_search(const tsw_params *params, tsw_dtype dtype, int64
         TSW_CU(cudaMemcpyAsync(hout, dout, (size_t)grid * 8, cudaMemcpyDeviceToHost,
                                call.stream),
                "cudaMemcpy");
+        if (!on_device)
+            TSW_CU(cudaMemcpyAsync(&hflag, dflag, sizeof(int), cudaMemcpyDeviceToHost,
+                                   call.stream),
+                   "cudaMemcpy");
         if ((rc = call.sync()))
             return rc;
+        if (hflag) /* (this chunk's values, or the next one's already checked) */
+            return TSW_ENONFINITE;
         for (int64_t s = 0; s < grid; ++s)
             if ((rc = pool.push(hout[s], c0 + hseed[s])))
                 return rc;

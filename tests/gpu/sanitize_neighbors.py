@@ -23,6 +23,18 @@ st, d = tswarp.search(q, s, 3, window=0.05, device="cuda")
 assert st[0] == 1000
 tswarp.search(q.astype(np.float32), s.astype(np.float32), 2, radius=3, device="cuda",
               znorm=False)
+# windows the bound kernel's block sums cannot resolve (a level of 1e8 beside a walk of
+# 1e-3: their two-pass fallback), the host series through the page-locked pieces
+import os  # noqa: E402
+
+os.environ["TSWARP_SEARCH_STAGE"] = "1"
+s3 = s * 1e-3
+s3[:20000] += 1e8
+st3, d3 = tswarp.search(s3[30000:30064], s3, 2, window=0.1, device="cuda")
+h3, hd3 = tswarp.search(s3[30000:30064], s3, 2, window=0.1, device="cpu")
+assert (st3 == h3).all() and (d3 == hd3).all()
+tswarp.search(q.astype(np.float32), s.astype(np.float32), 2, window=0.05, device="cuda")
+del os.environ["TSWARP_SEARCH_STAGE"]
 # a series already on the GPU (read in place, float32 widened on the device)
 import torch  # noqa: E402
 

@@ -588,22 +588,36 @@ def test_import_tswarp_stays_light():
     assert out.stdout.strip() == "[]"
 
 
+def gpu_search_trial(rng, t, max_points, f32):
+    """Trial t of the GPU search tests: a walk of up to max_points points (one or two
+    channels, a constant stretch in some), a query from outside it or from it, k and the
+    search's keywords."""
+    dim = 1 + t % 2
+    n = int(rng.integers(4, 150))
+    N = int(rng.integers(n, max_points))
+    s = rng.standard_normal((N, dim)).cumsum(axis=0)
+    if t % 4 == 0 and N > 3000:
+        s[1000:3000] = -2.0
+    s = s.astype(np.float32 if f32 else np.float64)
+    q = rng.standard_normal((n, dim)).cumsum(axis=0) if t % 3 else s[N // 2:N // 2 + n]
+    q = q[:min(n, N)]
+    k = min(int(rng.integers(1, 8)), N - len(q) + 1)
+    kw = dict(exclusion=int(rng.integers(1, 2 * n)), znorm=bool(t % 4 != 1),
+              cost=["sqeuclidean", "abs", "euclidean"][t % 3],
+              **[{}, {"window": 0.05}, {"radius": 3}, {"radius": 0}][t % 4])
+    return dim, N, s, q, k, kw
+
+
 @pytest.mark.skipif(not HAS_GPU, reason="no CUDA GPU")
-def test_search_on_the_gpu_equals_the_cpu(rng):
+@pytest.mark.parametrize("stage", ["auto", "1"])
+def test_search_on_the_gpu_equals_the_cpu(rng, monkeypatch, stage):
+    # stage "1": host series through the page-locked pieces whatever their size (else only
+    # series of 64 MiB and more take them)
+    if stage != "auto":
+        monkeypatch.setenv("TSWARP_SEARCH_STAGE", stage)
     for t in range(16):
-        dim = 1 + t % 2
-        n = int(rng.integers(4, 150))
-        N = int(rng.integers(n, 60_000))
-        s = rng.standard_normal((N, dim)).cumsum(axis=0)
-        if t % 4 == 0 and N > 3000:
-            s[1000:3000] = -2.0
-        s = s.astype(np.float32 if t % 5 == 0 else np.float64)
-        q = rng.standard_normal((n, dim)).cumsum(axis=0) if t % 3 else s[N // 2:N // 2 + n]
-        q = q[:min(n, N)]
-        k = min(int(rng.integers(1, 8)), N - len(q) + 1)
-        kw = dict(exclusion=int(rng.integers(1, 2 * n)), znorm=bool(t % 4 != 1),
-                  cost=["sqeuclidean", "abs", "euclidean"][t % 3], layout=CL,
-                  **[{}, {"window": 0.05}, {"radius": 3}, {"radius": 0}][t % 4])
+        _, N, s, q, k, kw = gpu_search_trial(rng, t, 60_000, t % 5 == 0)
+        kw["layout"] = CL
         sc, dc = tswarp.search(q, s, k, device="cpu", **kw)
         sg, dg, st = tswarp.search(q, s, k, device="cuda", return_stats=True, **kw)
         what = f"seed={rng.seed} trial={t} {kw}"
@@ -612,6 +626,45 @@ def test_search_on_the_gpu_equals_the_cpu(rng):
         assert st["windows"] == N - len(q) + 1
     with pytest.raises(ValueError, match="itakura"):
         tswarp.search(q, s, device="cuda", itakura_max_slope=2.0, layout=CL)
+
+
+@pytest.mark.skipif(not HAS_GPU, reason="no CUDA GPU")
+@pytest.mark.parametrize("stage", ["auto", "1"])
+def test_gpu_search_past_its_first_chunk_equals_the_cpu(rng, monkeypatch, stage):
+    """Past the GPU's first chunk (2^20 windows) the bound kernel skips LB_Keogh above the
+    threshold the chunks before set and abandons it there: series of up to 3e6 points, level
+    shifts and a flat stretch of tiny noise beyond the first chunk, queries from the series
+    and from outside, both costs: the CPU's matches and distances, bit for bit. Stage "1":
+    the host series through the page-locked pieces (else only from 64 MiB)."""
+    if stage != "auto":
+        monkeypatch.setenv("TSWARP_SEARCH_STAGE", stage)
+    for t in range(6):
+        N = int(rng.integers(1_200_000, 3_000_000))
+        s = rng.standard_normal(N).cumsum()
+        if t % 2 == 0:
+            s[1_100_000:1_100_000 + 300_000] *= 1e-6
+            s[1_100_000:1_100_000 + 300_000] += 1e8
+            s[1_500_000:1_500_000 + 5000] = 3.0 + 1e-9 * rng.standard_normal(5000)
+        n = int(rng.integers(16, 300))
+        a = int(rng.integers(1_050_000, N - n))
+        q = (s[a:a + n] + 1e-2 * rng.standard_normal(n)) if t % 3 else \
+            rng.standard_normal(n).cumsum()
+        k = int(rng.integers(1, 6))
+        kw = dict(window=[0.05, 0.1, 0.0][t % 3], cost=["sqeuclidean", "abs"][t % 2])
+        sc, dc = tswarp.search(q, s, k, device="cpu", **kw)
+        sg, dg = tswarp.search(q, s, k, device="cuda", **kw)
+        what = f"seed={rng.seed} trial={t} N={N} n={n} a={a} {kw}"
+        np.testing.assert_array_equal(sg, sc, err_msg=what)
+        np.testing.assert_array_equal(dg, dc, err_msg=what)
+    # the GPU checks a host series' values chunk by chunk as they arrive: a NaN or an
+    # infinity in the first chunk, in a later one, or in the last point is still an error
+    s = rng.standard_normal(2_500_000).cumsum()
+    for at, bad in ((123, np.nan), (2_000_000, np.inf), (len(s) - 1, -np.inf)):
+        for dt in (np.float64, np.float32):
+            x = s.astype(dt)
+            x[at] = bad
+            with pytest.raises(ValueError, match="series contains NaN"):
+                tswarp.search(s[:100].astype(dt), x, 1, device="cuda", window=0.05)
 
 
 @pytest.mark.skipif(not HAS_GPU, reason="no CUDA GPU")
@@ -627,19 +680,7 @@ def test_search_of_a_series_on_the_gpu_equals_the_cpu(rng):
     assert libs, "the GPU machine has neither CuPy nor PyTorch"
     for t in range(12):
         lib = libs[t % len(libs)]
-        dim = 1 + t % 2
-        n = int(rng.integers(4, 150))
-        N = int(rng.integers(n, 80_000))
-        s = rng.standard_normal((N, dim)).cumsum(axis=0)
-        if t % 4 == 0 and N > 3000:
-            s[1000:3000] = -2.0
-        s = s.astype(np.float32 if t % 3 == 0 else np.float64)
-        q = rng.standard_normal((n, dim)).cumsum(axis=0) if t % 3 else s[N // 2:N // 2 + n]
-        q = q[:min(n, N)]
-        k = min(int(rng.integers(1, 8)), N - len(q) + 1)
-        kw = dict(exclusion=int(rng.integers(1, 2 * n)), znorm=bool(t % 4 != 1),
-                  cost=["sqeuclidean", "abs", "euclidean"][t % 3],
-                  **[{}, {"window": 0.05}, {"radius": 3}, {"radius": 0}][t % 4])
+        dim, N, s, q, k, kw = gpu_search_trial(rng, t, 80_000, t % 3 == 0)
         first = t % 5 == 4 and dim == 2
         host = np.ascontiguousarray(s.T) if first else s
         dev = lib.asarray(host) if lib.__name__ == "cupy" else lib.from_numpy(host).cuda()
