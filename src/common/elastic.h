@@ -33,7 +33,29 @@
 #define TSW_ADTW_CELL(cost, diag, up, left, pen, MIN, ADD)                                    \
     ADD((cost), MIN(MIN(ADD((up), (pen)), ADD((left), (pen))), (diag)))
 
-#define TSW_DEFINE_ELASTIC(T, SFX, SQRT, FABS)                                                 \
+/* EDR's diagonal step: 0 where the points match within eps, else 1 (LT: a < b mask, SEL:
+ * m ? a : b). */
+#define TSW_EDR_SUBST(dist, eps, zero, one, LT, SEL) SEL(LT((dist), (eps)), (zero), (one))
+/* LCSS: the diagonal plus one where the points match within eps, else the larger of up and
+ * left (LE: a <= b mask, MAX: a > b ? a : b). */
+#define TSW_LCSS_CELL(dist, eps, diag, up, left, one, LE, SEL, MAX, ADD)                      \
+    SEL(LE((dist), (eps)), ADD((diag), (one)), MAX((up), (left)))
+/* MSM's split/merge cost of x next to its neighbour y, against z (univariate): c when x lies
+ * between y and z (min(y, z) <= x <= max(y, z), aeon's (y <= x <= z) or (y >= x >= z)), else
+ * c plus the distance to the nearer of the two. MIN(a, b) is a < b ? a : b, MAX(a, b)
+ * a > b ? a : b, AND of two masks. */
+#define TSW_MSM_SPLIT(x, y, z, c, MIN, MAX, ABS, SUB, ADD, LE, AND, SEL)                      \
+    SEL(AND(LE(MIN((y), (z)), (x)), LE((x), MAX((z), (y)))), (c),                            \
+        ADD((c), MIN(ABS(SUB((x), (y))), ABS(SUB((x), (z))))))
+/* The scalar operations of those macros. */
+#define TSW__E_SUB(a, b) ((a) - (b))
+#define TSW__E_ADD(a, b) ((a) + (b))
+#define TSW__E_LE(a, b) ((a) <= (b))
+#define TSW__E_LT(a, b) ((a) < (b))
+#define TSW__E_AND(a, b) ((a) & (b))
+#define TSW__E_SEL(m, a, b) ((m) ? (a) : (b))
+
+#define TSW_DEFINE_ELASTIC(T, SFX, SQRT, FABS, NEXTAFTER)                                      \
     /* WDTW's weight of the offset k = |i - j| between series of at most len points,          \
      * computed in double whatever T is (aeon's weight vector). */                            \
     TSW_HD T tsw_wdtw_weight_##SFX(double g, int64_t k, int64_t len)                          \
@@ -84,12 +106,9 @@
      * x lies between y and z, else c plus the distance to the nearer of the two. */          \
     TSW_HD T tsw_msm_split_##SFX(T x, T y, T z, T c)                                          \
     {                                                                                         \
-        /* between: min(y, z) <= x <= max(y, z), aeon's (y <= x <= z) or (y >= x >= z); in  \
-         * selects rather than branches (random data mispredicts them) */                     \
-        const T lo = y < z ? y : z, hi = y < z ? z : y;                                       \
-        const T dy = FABS(x - y), dz = FABS(x - z);                                           \
-        const T extra = dy < dz ? dy : dz;                                                    \
-        return ((lo <= x) & (x <= hi)) ? c : c + extra;                                       \
+        /* in selects rather than branches (random data mispredicts them) */                  \
+        return TSW_MSM_SPLIT(x, y, z, c, TSW_MIN, TSW_MAX, FABS, TSW__E_SUB, TSW__E_ADD,       \
+                             TSW__E_LE, TSW__E_AND, TSW__E_SEL);                               \
     }                                                                                         \
     /* The dependent form (aeon's): x within the ball whose diameter is y z costs c, else c \
      * plus the squared distance to the nearer of y and z. */                                 \
@@ -120,6 +139,20 @@
         }                                                                                     \
         return sqrt(ss / (double)count);                                                      \
     }                                                                                         \
+    /* The match tests of EDR and LCSS on squared distances s >= 0: SQRT(s) < eps exactly   \
+     * when s < tsw_sq_bound(eps, 0), SQRT(s) <= eps exactly when s < tsw_sq_bound(eps, 1)  \
+     * (the root is correctly rounded and monotone: the least t whose root passes eps,       \
+     * found from eps * eps by steps of one ulp), so that a kernel can skip the root. */      \
+    TSW_HD T tsw_sq_bound_##SFX(T eps, int inclusive)                                         \
+    {                                                                                         \
+        T t = eps * eps;                                                                      \
+        while (t > 0 && (inclusive ? SQRT(NEXTAFTER(t, (T)0)) > eps                          \
+                                   : SQRT(NEXTAFTER(t, (T)0)) >= eps))                       \
+            t = NEXTAFTER(t, (T)0);                                                           \
+        while (!(inclusive ? SQRT(t) > eps : SQRT(t) >= eps))                                 \
+            t = NEXTAFTER(t, (T)INFINITY);                                                    \
+        return t;                                                                             \
+    }                                                                                         \
     /* EDR's and LCSS's epsilon for a pair of n and m points: the parameter, or (EDR with    \
      * TSW_EPSILON_AUTO) max(std(a), std(b)) / 4 over all values of each. */                  \
     TSW_HD T tsw_pair_epsilon_##SFX(double epsilon, const T *a, int64_t n, const T *b,        \
@@ -131,8 +164,8 @@
         return (T)((sa > sb ? sa : sb) / 4.0);                                                \
     }
 
-TSW_DEFINE_ELASTIC(double, f64, sqrt, fabs)
-TSW_DEFINE_ELASTIC(float, f32, sqrtf, fabsf)
+TSW_DEFINE_ELASTIC(double, f64, sqrt, fabs, nextafter)
+TSW_DEFINE_ELASTIC(float, f32, sqrtf, fabsf, nextafterf)
 
 #undef TSW_DEFINE_ELASTIC
 

@@ -89,14 +89,16 @@ static inline T TSW_F(fam_dp_dim)(const TSW_F(fam_ctx) *c, const int64_t dim)
         }
         case TSW_EDR:
             for (int64_t j = lo + 1; j <= hi; ++j, y += step)
-                cur[j] = TSW_EDIT_CELL(
-                    prev[j - 1] + (TSW_F(tsw_euclid)(x, y, dim) < c->eps ? (T)0 : (T)1),
-                    prev[j] + (T)1, cur[j - 1] + (T)1, TSW_MIN);
+                cur[j] = TSW_EDIT_CELL(prev[j - 1] + TSW_EDR_SUBST(TSW_F(tsw_euclid)(x, y, dim),
+                                                                   c->eps, (T)0, (T)1,
+                                                                   TSW__E_LT, TSW__E_SEL),
+                                       prev[j] + (T)1, cur[j - 1] + (T)1, TSW_MIN);
             break;
         case TSW_LCSS:
             for (int64_t j = lo + 1; j <= hi; ++j, y += step)
-                cur[j] = TSW_F(tsw_euclid)(x, y, dim) <= c->eps ? prev[j - 1] + (T)1
-                                                               : TSW_MAX(prev[j], cur[j - 1]);
+                cur[j] = TSW_LCSS_CELL(TSW_F(tsw_euclid)(x, y, dim), c->eps, prev[j - 1],
+                                       prev[j], cur[j - 1], (T)1, TSW__E_LE, TSW__E_SEL,
+                                       TSW_MAX, TSW__E_ADD);
             break;
         default: /* TSW_MSM */
             if (p->msm_independent) {

@@ -174,13 +174,17 @@ TSW__DIAG_DECL(avx2_f32)
 typedef struct tsw__lanes_layout {
     size_t a, b;        /* points (rows x dim x VL), (cols x dim x VL)            */
     size_t na, nb;      /* cosine: norms (rows x VL), (cols x VL)                 */
-    size_t da, db;      /* TWED: deletion costs (rows x VL), (cols x VL)          */
+    size_t da, db;      /* TWED: deletion costs (rows x VL), (cols x VL); ERP: gap costs */
     size_t ta, tb;      /* TWED: timestamps (rows x VL), (cols x VL)              */
     size_t row, lrow;   /* the row above the strip ((cols+1) x VL): D, and the second values
                            (TWED local terms, soft-DTW binary exponents) */
     size_t eab;         /* DTW's early abandoning: the bounds of the rows to come
                            ((rows+1) x VL), then of the columns ((cols+1) x VL)
                            (tsw__lanes_run_ea) */
+    size_t w;           /* WDTW, WDDTW: the weights of |i - j| (max(rows, cols))   */
+    size_t eps;         /* EDR, LCSS: each lane's epsilon (VL)                      */
+    size_t dv;          /* DDTW, WDDTW: one series' derivatives, before interleaving
+                           (max(rows, cols) x dim)                                  */
     size_t total;
 } tsw__lanes_layout;
 
@@ -212,7 +216,12 @@ TSW__BOXES_DECL(avx2)
     int64_t tsw__lanes_run_ea_##sfx(const tsw_params *p, int64_t dim, const tsw__pair *pairs,\
                                     int64_t count, void *ws, double *out,                    \
                                     const double *const *rowb, const double *const *colb,    \
-                                    double thr, int same_a);
+                                    double thr, int same_a);                                 \
+    /* the elastic family (family_lanes.c, family_lanes_avx2.c: no fused multiply-add, so \
+     * that the lanes give family.c's bits) */                                               \
+    int64_t tsw__fam_lanes_run_##sfx(const tsw_params *p, int64_t dim,                        \
+                                     const tsw__pair *pairs, int64_t count, void *ws,         \
+                                     double *out);
 TSW__LANES_DECL(sse2_f64)
 TSW__LANES_DECL(sse2_f32)
 TSW__LANES_DECL(avx2_f64)

@@ -6,6 +6,7 @@
  */
 #include "../common/band.h"
 #include "../common/cost.h"
+#include "../common/elastic.h"
 #include "../common/recurrence.h"
 #include "kernels.h"
 
@@ -41,6 +42,12 @@ int tsw__lanes_layout_make(const tsw_params *p, int64_t dim, int64_t rows, int64
         lay->nb = off;
         off += per_b;
     }
+    if (p->measure == TSW_ERP) { /* the gap costs of every point */
+        lay->da = off;
+        off += per_a;
+        lay->db = off;
+        off += per_b;
+    }
     if (p->measure == TSW_TWED) {
         lay->da = off;
         off += per_a;
@@ -59,6 +66,19 @@ int tsw__lanes_layout_make(const tsw_params *p, int64_t dim, int64_t rows, int64
     if (p->measure == TSW_DTW) { /* early abandoning's bounds (knn): rows', then columns' */
         lay->eab = off;
         off += tsw__round_line(((size_t)rows + (size_t)cols + 2) * (size_t)vl, esz);
+    }
+    const size_t longer = (size_t)(rows > cols ? rows : cols);
+    if (p->measure == TSW_WDTW || p->measure == TSW_WDDTW) {
+        lay->w = off;
+        off += tsw__round_line(longer, esz);
+    }
+    if (p->measure == TSW_EDR || p->measure == TSW_LCSS) {
+        lay->eps = off;
+        off += tsw__round_line((size_t)vl, esz);
+    }
+    if (TSW_IS_DERIVATIVE(p->measure)) { /* rows, cols: the derivatives' lengths */
+        lay->dv = off;
+        off += tsw__round_line(longer * (size_t)dim, esz);
     }
     lay->total = off;
     return TSW_OK;
@@ -109,8 +129,10 @@ int tsw__lanes_width_level(const tsw_params *params, tsw_dtype dtype, int64_t di
         level = tsw__cpu_level();
     if (params->measure == TSW_TWED && params->p != 1.0 && params->p != 2.0)
         return 0; /* pow() per cell: no vector form */
-    if ((int)params->measure > TSW_SOFT_DTW)
-        return 0; /* the elastic family: no lane kernel yet (one pair at a time, family.c) */
+    if (params->measure == TSW_MSM && (dim != 1 || !params->msm_independent))
+        return 0; /* several channels' programs, or the dependent form: family.c */
+    if (params->measure == TSW_DDTW && params->cost == TSW_COST_COSINE)
+        return 0; /* (the lanes keep no norms of the derivatives) */
     if (!TSW_X86 || level < 1)
         return 0;
     int vl = level >= 2 ? 32 : 16; /* vector bytes */
@@ -136,6 +158,13 @@ int64_t tsw__pair_lanes_level(const tsw_params *params, tsw_dtype dtype, int64_t
             if (!tsw__sdtw_pair_lin_fits(params, dtype, dim, &pairs[t]))
                 return 0; /* beyond the linear domain: one pair at a time (tsw__pair_fast) */
 #if TSW_X86
+    if (TSW_IS_FAMILY(params->measure)) {
+        if (level >= 2)
+            return f32 ? tsw__fam_lanes_run_avx2_f32(params, dim, pairs, count, ws, out)
+                       : tsw__fam_lanes_run_avx2_f64(params, dim, pairs, count, ws, out);
+        return f32 ? tsw__fam_lanes_run_sse2_f32(params, dim, pairs, count, ws, out)
+                   : tsw__fam_lanes_run_sse2_f64(params, dim, pairs, count, ws, out);
+    }
     if (level >= 2)
         return f32 ? tsw__lanes_run_avx2_f32(params, dim, pairs, count, ws, out)
                    : tsw__lanes_run_avx2_f64(params, dim, pairs, count, ws, out);

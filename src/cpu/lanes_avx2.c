@@ -11,6 +11,7 @@
 #endif
 #include "../common/band.h"
 #include "../common/cost.h"
+#include "../common/elastic.h"
 #include "../common/recurrence.h"
 
 #include <math.h>

@@ -36,7 +36,15 @@
  * through recurrence.h's softmin (tsw_vsdtw_cells, exponentials and logarithms of the R
  * cells interleaved).
  * Rows per strip (LN_R_*) were tuned on the target machine (2-core AMD EPYC, AVX2): 3 for
- * DTW, 2 for TWED (larger strips spill registers), 3 for soft-DTW.
+ * DTW, 2 for TWED (larger strips spill registers), 3 for soft-DTW, 3 for the elastic family
+ * (4 for ERP and EDR, 2 for MSM timed the same as 3).
+ * The elastic family (TSW__LANES_FAMILY: family_lanes.c and family_lanes_avx2.c, compiled
+ * without contracted multiply-adds) runs the same schedule with family.c's cells, in its
+ * order, so each lane gives its bits: WDTW (the weight of |i - j| broadcast per cell), ADTW,
+ * ERP (the points' gap costs interleaved like TWED's deletion costs), EDR and LCSS (the
+ * squared distance against tsw_sq_bound: no root), MSM of one channel, DDTW and WDDTW on
+ * the derivatives. Their boundaries: ERP's and EDR's row 0 in the row buffer, and each
+ * row's D(i, 0) entering as its value at column 0 (bcol); LCSS's outside value is 0.
  * Cell updates per group: n x m per lane (the window's cells only), VL pairs at once.
  */
 
@@ -50,21 +58,39 @@
 #ifndef LN_R_SOFT
 #define LN_R_SOFT 3
 #endif
+#ifndef LN_R_FAM
+#define LN_R_FAM 3
+#endif
+
 #undef LN_RMAX
 #define LN_RMAX 8
 #undef LN_R_OF
 #define LN_R_OF(meas)                                                                         \
-    ((meas) == TSW__M_DTW ? LN_R_DTW : (meas) == TSW__M_TWED ? LN_R_TWED : LN_R_SOFT)
+    ((meas) == TSW__M_DTW    ? LN_R_DTW                                                       \
+     : (meas) == TSW__M_TWED ? LN_R_TWED                                                      \
+     : (meas) == TSW__M_SOFT ? LN_R_SOFT                                                      \
+                             : LN_R_FAM)
+/* The elastic family's measures (common/elastic.h). */
+#undef LN_FAM
+#define LN_FAM(meas) ((meas) >= TSW__M_WDTW)
+
+/* The family's per-run constants: WDTW's weights of |i - j|, each lane's tsw_sq_bound of
+ * its epsilon (EDR, LCSS), ADTW's penalty, MSM's c. */
+typedef struct V_NAME(ln_famc) {
+    const T *w;
+    VT eps, pen, mc;
+} V_NAME(ln_famc);
 
 /* The value of a cell outside the window (its second value): D = +inf (TWED: local term
  * 0); for soft-DTW in the linear domain P = 0 as (m, k) = (1, TSW__LIN_ZERO). */
 #undef LN_VZERO
 #undef LN_WZERO
 #if TSW__LIN
-#define LN_VZERO(meas) ((meas) == TSW__M_SOFT ? V_SET1((T)1) : V_SET1(V_INF))
+#define LN_VZERO(meas)                                                                        \
+    ((meas) == TSW__M_SOFT ? V_SET1((T)1) : (meas) == TSW__M_LCSS ? V_ZERO() : V_SET1(V_INF))
 #define LN_WZERO(meas) ((meas) == TSW__M_SOFT ? V_SET1((T)TSW__LIN_ZERO) : V_ZERO())
 #else
-#define LN_VZERO(meas) V_SET1(V_INF)
+#define LN_VZERO(meas) ((meas) == TSW__M_LCSS ? V_ZERO() : V_SET1(V_INF)) /* LCSS: S = 0 */
 #define LN_WZERO(meas) V_ZERO()
 #endif
 
@@ -76,7 +102,8 @@ TSW_FORCEINLINE void V_NAME(ln_step)(const int meas, const int kc, const int64_t
                                      const VT *tav, const T *B, const T *NB, const T *DB,
                                      const T *TB, T *row, T *lrow, VT *cur, VT *old,
                                      VT *lcur, VT *lold, VT *pu, VT *pl, VT nu, T pp,
-                                     T gamma, T inv_gamma)
+                                     T gamma, T inv_gamma, const int64_t i0, const VT *bcol,
+                                     const V_NAME(ln_famc) *fc)
 {
     const int R = LN_R_OF(meas);
     const int lin = meas == TSW__M_SOFT && TSW__LIN; /* soft-DTW as (m, k), vecmath.h */
@@ -95,9 +122,16 @@ TSW_FORCEINLINE void V_NAME(ln_step)(const int meas, const int kc, const int64_t
         if (has_w)
             lu0 = V_LOAD(lrow + s * VL);
     }
+    int edge[LN_RMAX]; /* the family: row r stands at its boundary column (D(i, 0)) */
+    (void)edge;
+    (void)i0;
+    (void)bcol;
+    (void)fc;
     TSW__UNROLL for (int r = 0; r < R; ++r) {
         int64_t c = s - r;
         act[r] = checked ? (r < rn && c >= lo[r] + 1 && c <= hi[r]) : 1;
+        if (LN_FAM(meas))
+            edge[r] = checked && c == 0;
         if (checked) /* keep loads inside the arrays for inactive rows */
             c = c < 1 ? 1 : (c > M ? M : c);
         const size_t pc = (size_t)(c - 1); /* 0-based point of b */
@@ -116,6 +150,46 @@ TSW_FORCEINLINE void V_NAME(ln_step)(const int meas, const int kc, const int64_t
             VT delb = V_ADD(lf, V_LOAD(DB + pc * VL));
             nw[r] = TSW_TWED_CELL(dela, delb, match, V_MIN);
             nl[r] = loc;
+        } else if (meas == TSW__M_WDTW) {
+            /* |i - j| of the padded (1-based) row and column, as family.c's */
+            const int64_t k = i0 + (r < rn ? r : rn - 1) - c;
+            VT cc = V_NAME(dg_cost)(TSW__KC_SQE, dim, Ar[r], VL, B + pc * (size_t)dim * VL, VL,
+                                    NAr[r], NB, pp);
+            nw[r] = TSW_DTW_CELL(V_MUL(cc, V_SET1(fc->w[k < 0 ? -k : k])), dg, up, lf, V_MIN);
+        } else if (meas == TSW__M_ADTW) {
+            VT cc = V_NAME(dg_cost)(TSW__KC_SQE, dim, Ar[r], VL, B + pc * (size_t)dim * VL, VL,
+                                    NAr[r], NB, pp);
+            nw[r] = TSW_ADTW_CELL(cc, dg, up, lf, fc->pen, V_MIN, V_ADD);
+        } else if (meas == TSW__M_ERP) {
+            VT e = V_NAME(dg_cost)(TSW__KC_EUC, dim, Ar[r], VL, B + pc * (size_t)dim * VL, VL,
+                                   NAr[r], NB, pp);
+            nw[r] = TSW_EDIT_CELL(V_ADD(dg, e), V_ADD(up, dav[r]),
+                                  V_ADD(lf, V_LOAD(DB + pc * VL)), V_MIN);
+        } else if (meas == TSW__M_EDR || meas == TSW__M_LCSS) {
+            /* the squared distance against tsw_sq_bound (fc->eps): the match test of the
+             * root against epsilon, exactly, without the root */
+            VT sq = V_NAME(dg_cost)(TSW__KC_SQE, dim, Ar[r], VL, B + pc * (size_t)dim * VL, VL,
+                                    NAr[r], NB, pp);
+            const VT one = V_SET1((T)1);
+            if (meas == TSW__M_EDR)
+                nw[r] = TSW_EDIT_CELL(
+                    V_ADD(dg, TSW_EDR_SUBST(sq, fc->eps, V_ZERO(), one, V_CMPLT, V_SEL)),
+                    V_ADD(up, one), V_ADD(lf, one), V_MIN);
+            else
+                nw[r] = TSW_LCSS_CELL(sq, fc->eps, dg, up, lf, one, V_CMPLT, V_SEL, V_MAX,
+                                      V_ADD);
+        } else if (meas == TSW__M_MSM) {
+            /* one channel; the point before (row 1, column 1: the point itself, whose cost
+             * then meets D(0, j) or D(i, 0) = +inf) */
+            const VT x = V_LOAD(Ar[r]), y = V_LOAD(B + pc * VL);
+            const VT xp = V_LOAD(Ar[r] - (i0 + (r < rn ? r : rn - 1) > 1 ? VL : 0));
+            const VT yp = V_LOAD(B + (pc > 0 ? pc - 1 : 0) * VL);
+            const VT su = TSW_MSM_SPLIT(x, xp, y, fc->mc, V_MIN, V_MAX, V_ABS, V_SUB, V_ADD,
+                                        V_CMPLE, V_MAND, V_SEL);
+            const VT sl = TSW_MSM_SPLIT(y, x, yp, fc->mc, V_MIN, V_MAX, V_ABS, V_SUB, V_ADD,
+                                        V_CMPLE, V_MAND, V_SEL);
+            nw[r] = TSW_EDIT_CELL(V_ADD(dg, V_ABS(V_SUB(x, y))), V_ADD(up, su), V_ADD(lf, sl),
+                                  V_MIN);
         } else {
             cs[r] = V_NAME(dg_cost)(TSW__KC_SQE, dim, Ar[r], VL, B + pc * (size_t)dim * VL, VL,
                                     NAr[r], NB, pp);
@@ -135,7 +209,9 @@ TSW_FORCEINLINE void V_NAME(ln_step)(const int meas, const int kc, const int64_t
     if (checked)
         TSW__UNROLL for (int r = 0; r < R; ++r)
             if (!act[r]) {
-                nw[r] = vzero;
+                /* the family's boundary column D(i, 0) enters as row r's value at column 0:
+                 * its next cell's left, row r + 1's diagonal */
+                nw[r] = LN_FAM(meas) && edge[r] ? bcol[r] : vzero;
                 nl[r] = wzero;
             }
     TSW__UNROLL for (int r = 0; r < R; ++r) {
@@ -175,7 +251,7 @@ TSW_FORCEINLINE void V_NAME(ln_step)(const int meas, const int kc, const int64_t
 TSW_FORCEINLINE int V_NAME(ln_sweep)(const int meas, const int kc, const int64_t dim,
                                      const tsw__lanes_layout *lay, T *ws,
                                      const tsw_band *band, const tsw_params *p, const T *eab,
-                                     T ethr)
+                                     T ethr, const V_NAME(ln_famc) *fc)
 {
     const int R = LN_R_OF(meas);
     const int64_t N = band->rows, M = band->cols;
@@ -193,6 +269,19 @@ TSW_FORCEINLINE int V_NAME(ln_sweep)(const int meas, const int kc, const int64_t
     V_STORE(row, lin ? V_SET1((T)1) : V_ZERO());
     for (int64_t c = 1; c <= M; ++c)
         V_STORE(row + c * VL, vzero);
+    VT colacc = V_ZERO(); /* ERP: D(i, 0), the sum of the row points' gap costs */
+    if (meas == TSW__M_ERP || meas == TSW__M_EDR) {
+        /* the family's boundary row as far as the first row reads it (family.c): ERP the
+         * column points' gap costs summed, EDR the column's index */
+        int64_t lo0, hi0;
+        tsw_band_range(band, 0, &lo0, &hi0);
+        VT acc = V_ZERO();
+        for (int64_t c = 1; c <= hi0 && c <= M; ++c) {
+            if (meas == TSW__M_ERP)
+                acc = V_ADD(acc, V_LOAD(DB + (size_t)(c - 1) * VL));
+            V_STORE(row + c * VL, meas == TSW__M_ERP ? acc : V_SET1((T)c));
+        }
+    }
     if (has_w) {
         V_STORE(lrow, V_ZERO());
         for (int64_t c = 1; c <= M; ++c)
@@ -205,6 +294,7 @@ TSW_FORCEINLINE int V_NAME(ln_sweep)(const int meas, const int kc, const int64_t
         int64_t lo[LN_RMAX], hi[LN_RMAX];
         const T *Ar[LN_RMAX], *NAr[LN_RMAX];
         VT dav[LN_RMAX], tav[LN_RMAX], cur[LN_RMAX], old[LN_RMAX], lcur[LN_RMAX], lold[LN_RMAX];
+        VT bcol[LN_RMAX]; /* the family: each row's D(i, 0) where its window holds column 0 */
         TSW__UNROLL for (int r = 0; r < R; ++r) {
             /* rows past N (last strip) stay inactive; their pointers stay in bounds */
             const int64_t pi = i - 1 + (r < rn ? r : rn - 1);
@@ -213,11 +303,20 @@ TSW_FORCEINLINE int V_NAME(ln_sweep)(const int meas, const int kc, const int64_t
                 tsw_band_range(band, pi, &lo[r], &hi[r]);
             Ar[r] = A + (size_t)pi * (size_t)dim * VL;
             NAr[r] = NA + (size_t)pi * VL;
-            dav[r] = meas == TSW__M_TWED ? V_LOAD(DA + (size_t)pi * VL) : V_ZERO();
+            dav[r] = meas == TSW__M_TWED || meas == TSW__M_ERP ? V_LOAD(DA + (size_t)pi * VL)
+                                                                : V_ZERO();
             tav[r] = meas == TSW__M_TWED ? V_LOAD(TA + (size_t)pi * VL) : V_ZERO();
             cur[r] = old[r] = vzero;
             lcur[r] = lold[r] = wzero;
+            bcol[r] = vzero;
+            if (r < rn && (meas == TSW__M_ERP || meas == TSW__M_EDR)) {
+                if (meas == TSW__M_ERP) /* (summed for every row, as family.c's) */
+                    colacc = V_ADD(colacc, dav[r]);
+                if (lo[r] == 0)
+                    bcol[r] = meas == TSW__M_ERP ? colacc : V_SET1((T)(i + r));
+            }
         }
+        cur[0] = bcol[0]; /* row 0's left neighbour at column 1 */
         /* Steps that can hold a cell of the window (band ends are monotone in the row). */
         const int64_t s_begin = lo[0] + 1, s_end = hi[rn - 1] + rn - 1;
         /* Steady state: every row inside the window (full strips only). */
@@ -234,7 +333,8 @@ TSW_FORCEINLINE int V_NAME(ln_sweep)(const int meas, const int kc, const int64_t
         }
 #define TSW__LN_STEP(chk, s)                                                                  \
     V_NAME(ln_step)(meas, kc, dim, chk, s, rn, lo, hi, M, Ar, NAr, dav, tav, B, NB, DB, TB,   \
-                    row, lrow, cur, old, lcur, lold, &pu, &pl, nu, pp, gamma, inv_gamma)
+                    row, lrow, cur, old, lcur, lold, &pu, &pl, nu, pp, gamma, inv_gamma, i,   \
+                    bcol, fc)
         if (f_begin <= f_end) {
             for (int64_t s = s_begin; s < f_begin; ++s)
                 TSW__LN_STEP(1, s);
@@ -262,6 +362,8 @@ TSW_FORCEINLINE int V_NAME(ln_sweep)(const int meas, const int kc, const int64_t
             if (lin)
                 V_STORE(lrow, wzero);
         }
+        if (meas == TSW__M_ERP || meas == TSW__M_EDR) /* the family's D(i, 0) of the last row */
+            V_STORE(row, bcol[rn - 1]);
         if (eab && meas == TSW__M_DTW && i + rn - 1 < N) {
             /* the strip's last row is padded row i + rn - 1 (0-based i + rn - 2): a path
              * leaves it from some cell (that row, c) and then crosses the rows below and the
@@ -279,6 +381,7 @@ TSW_FORCEINLINE int V_NAME(ln_sweep)(const int meas, const int kc, const int64_t
     return 0;
 }
 
+#if !TSW__LANES_FAMILY
 /* Interleaves VL pairs into the workspace. Lane l takes pair idx[l]; the a side is rebuilt
  * only when it differs from the previous group's (batches share a). */
 static void V_NAME(ln_prepare)(const tsw_params *p, int64_t dim, const tsw__lanes_layout *lay,
@@ -331,8 +434,8 @@ static int V_NAME(ln_dispatch)(const tsw_params *p, int64_t dim, const tsw__lane
 #define TSW__LN(meas, kc)                                                                     \
     do {                                                                                      \
         if (one)                                                                              \
-            return V_NAME(ln_sweep)(meas, kc, 1, lay, ws, band, p, eab, ethr);                \
-        return V_NAME(ln_sweep)(meas, kc, dim, lay, ws, band, p, eab, ethr);                  \
+            return V_NAME(ln_sweep)(meas, kc, 1, lay, ws, band, p, eab, ethr, NULL);          \
+        return V_NAME(ln_sweep)(meas, kc, dim, lay, ws, band, p, eab, ethr, NULL);            \
     } while (0)
     if (p->measure == TSW_SOFT_DTW)
         TSW__LN(TSW__M_SOFT, TSW__KC_SQE);
@@ -463,3 +566,146 @@ int64_t V_NAME(tsw__lanes_run_ea)(const tsw_params *p, int64_t dim, const tsw__p
         out[l] = gone ? HUGE_VAL : (double)res[l];
     return count;
 }
+#endif /* !TSW__LANES_FAMILY */
+
+#if TSW__LANES_FAMILY
+/* The elastic family's VL pairs (lanes in xa, xb: the band's rows and columns, raw series
+ * of N and M points, or of N + 2 and M + 2 for the derivative measures) into the workspace:
+ * the points (the derivatives, tsw_derivative, for DDTW and WDDTW), ERP's gap costs; the a
+ * side only when rebuild_a. */
+static void V_NAME(fam_prepare)(const tsw_params *p, int64_t dim, const tsw__lanes_layout *lay,
+                                T *ws, const T *const *xa, const T *const *xb, int64_t N,
+                                int64_t M, int rebuild_a)
+{
+    const int deriv = TSW_IS_DERIVATIVE(p->measure), erp = p->measure == TSW_ERP;
+    for (int side = rebuild_a ? 0 : 1; side < 2; ++side) {
+        const int64_t len = side ? M : N;
+        T *X = ws + (side ? lay->b : lay->a), *DX = ws + (side ? lay->db : lay->da);
+        for (int l = 0; l < VL; ++l) {
+            const T *v = (side ? xb : xa)[l];
+            if (deriv) {
+                T *dv = ws + lay->dv;
+                V_PNAME(tsw_derivative)(v, len + 2, dim, dv);
+                v = dv;
+            }
+            for (int64_t i = 0; i < len; ++i)
+                for (int64_t k = 0; k < dim; ++k)
+                    X[((size_t)i * (size_t)dim + (size_t)k) * VL + l] = v[i * dim + k];
+            if (erp)
+                for (int64_t i = 0; i < len; ++i)
+                    DX[(size_t)i * VL + l] = V_PNAME(tsw_erp_gap)(v + i * dim, dim, (T)p->erp_g);
+        }
+    }
+}
+
+static void V_NAME(fam_dispatch)(const tsw_params *p, int64_t dim, const tsw__lanes_layout *lay,
+                                 T *ws, const tsw_band *band, const V_NAME(ln_famc) *fc)
+{
+    const int one = dim == 1;
+#define TSW__FL(meas, kc)                                                                     \
+    do {                                                                                      \
+        if (one)                                                                              \
+            (void)V_NAME(ln_sweep)(meas, kc, 1, lay, ws, band, p, NULL, (T)0, fc);            \
+        else                                                                                  \
+            (void)V_NAME(ln_sweep)(meas, kc, dim, lay, ws, band, p, NULL, (T)0, fc);          \
+        return;                                                                               \
+    } while (0)
+    switch (p->measure) {
+    case TSW_DDTW: /* DTW on the derivatives, under p->cost (not cosine: tsw__lanes_width) */
+        if (p->cost == TSW_COST_EUCLIDEAN)
+            TSW__FL(TSW__M_DTW, TSW__KC_EUC);
+        if (p->cost == TSW_COST_ABS)
+            TSW__FL(TSW__M_DTW, TSW__KC_ABS);
+        TSW__FL(TSW__M_DTW, TSW__KC_SQE);
+    case TSW_WDTW:
+    case TSW_WDDTW:
+        TSW__FL(TSW__M_WDTW, TSW__KC_SQE);
+    case TSW_ADTW:
+        TSW__FL(TSW__M_ADTW, TSW__KC_SQE);
+    case TSW_ERP:
+        TSW__FL(TSW__M_ERP, TSW__KC_EUC);
+    case TSW_EDR:
+        TSW__FL(TSW__M_EDR, TSW__KC_EUC);
+    case TSW_LCSS:
+        TSW__FL(TSW__M_LCSS, TSW__KC_EUC);
+    default: /* TSW_MSM, independent, one channel (tsw__lanes_width) */
+        (void)V_NAME(ln_sweep)(TSW__M_MSM, TSW__KC_ABS, 1, lay, ws, band, p, NULL, (T)0, fc);
+        return;
+    }
+#undef TSW__FL
+}
+
+/* count pairs of one shape (raw lengths pairs[0].n, pairs[0].m), VL at a time as
+ * tsw__lanes_run: each lane's value as family.c's fam_pair returns it (EDR and LCSS
+ * normalised), the same bits (the cells are its cells, in its order; no fused
+ * multiply-add in this file). */
+int64_t V_NAME(tsw__fam_lanes_run)(const tsw_params *p, int64_t dim, const tsw__pair *pairs,
+                                   int64_t count, void *wsv, double *out)
+{
+    if (count <= 0)
+        return 0;
+    T *ws = (T *)wsv;
+    const int64_t cut = TSW_IS_DERIVATIVE(p->measure) ? 2 : 0;
+    tsw_band band = tsw_band_make(p->window, p->window_radius, p->itakura_max_slope,
+                                  pairs[0].n - cut, pairs[0].m - cut);
+    tsw__lanes_layout lay;
+    if (tsw__lanes_layout_make(p, dim, band.rows, band.cols, VL, sizeof(T), &lay))
+        return 0; /* unreachable: the caller sized ws with the same layout */
+    const int64_t N = band.rows, M = band.cols, L = N > M ? N : M;
+    V_NAME(ln_famc) fc;
+    fc.w = NULL;
+    fc.eps = V_ZERO();
+    fc.pen = V_SET1((T)p->warp_penalty);
+    fc.mc = V_SET1((T)p->c);
+    if (p->measure == TSW_WDTW || p->measure == TSW_WDDTW) {
+        T *w = ws + lay.w;
+        for (int64_t k = 0; k < L; ++k)
+            w[k] = V_PNAME(tsw_wdtw_weight)(p->g, k, L);
+        fc.w = w;
+    }
+    const int epsm = p->measure == TSW_EDR || p->measure == TSW_LCSS;
+    const T *xa[VL], *xb[VL], *prev_a[VL] = {0};
+    int64_t done = 0;
+    int have_a = 0;
+    while (done < count) {
+        const int64_t rem = count - done;
+        if (rem < VL && 2 * rem < VL)
+            break; /* a small tail: the single-pair kernel */
+        const int use = (int)(rem < VL ? rem : VL);
+        int same_a = have_a;
+        for (int l = 0; l < VL; ++l) {
+            const tsw__pair *pr = &pairs[done + (l < use ? l : use - 1)];
+            xa[l] = (const T *)(band.swap ? pr->b : pr->a);
+            xb[l] = (const T *)(band.swap ? pr->a : pr->b);
+            same_a = same_a && xa[l] == prev_a[l];
+        }
+        V_NAME(fam_prepare)(p, dim, &lay, ws, xa, xb, N, M, !same_a);
+        if (epsm) {
+            T *e = ws + lay.eps;
+            for (int l = 0; l < VL; ++l)
+                e[l] = V_PNAME(tsw_sq_bound)(
+                    V_PNAME(tsw_pair_epsilon)(p->epsilon, xa[l], N, xb[l], M, dim),
+                    p->measure == TSW_LCSS);
+            fc.eps = V_LOAD(e);
+        }
+        for (int l = 0; l < VL; ++l)
+            prev_a[l] = xa[l];
+        have_a = 1;
+        V_NAME(fam_dispatch)(p, dim, &lay, ws, &band, &fc);
+        const T *res = ws + lay.row + (size_t)M * VL;
+        for (int l = 0; l < use; ++l) {
+            const T v = res[l];
+            if (p->measure == TSW_EDR) {
+                out[done + l] = (double)(v / (T)L);
+            } else if (p->measure == TSW_LCSS) {
+                const T d = (T)1 - v / (T)(N < M ? N : M);
+                out[done + l] = (double)(d < 0 ? (T)0 : d);
+            } else {
+                out[done + l] = (double)v;
+            }
+        }
+        done += use;
+    }
+    return done;
+}
+#endif /* TSW__LANES_FAMILY */

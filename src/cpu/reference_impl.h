@@ -153,10 +153,12 @@ static T TSW_F(ref_family_cell)(const tsw_params *p, int64_t i, int64_t j, int64
                              up + TSW_F(tsw_erp_gap)(x, dim, (T)p->erp_g),
                              left + TSW_F(tsw_erp_gap)(y, dim, (T)p->erp_g), TSW_MIN);
     case TSW_EDR:
-        return TSW_EDIT_CELL(diag + (TSW_F(tsw_euclid)(x, y, dim) < eps ? (T)0 : (T)1),
+        return TSW_EDIT_CELL(diag + TSW_EDR_SUBST(TSW_F(tsw_euclid)(x, y, dim), eps, (T)0,
+                                                  (T)1, TSW__E_LT, TSW__E_SEL),
                              up + (T)1, left + (T)1, TSW_MIN);
     case TSW_LCSS:
-        return TSW_F(tsw_euclid)(x, y, dim) <= eps ? diag + (T)1 : TSW_MAX(up, left);
+        return TSW_LCSS_CELL(TSW_F(tsw_euclid)(x, y, dim), eps, diag, up, left, (T)1,
+                             TSW__E_LE, TSW__E_SEL, TSW_MAX, TSW__E_ADD);
     default: { /* TSW_MSM */
         const T c = (T)p->c;
         T mv, su = inf, sl = inf;

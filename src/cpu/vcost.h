@@ -10,7 +10,11 @@
 #define TSW__KC_DEFINED
 enum { TSW__KC_SQE = 0, TSW__KC_EUC = 1, TSW__KC_ABS = 2, TSW__KC_COS = 3,
        TSW__KC_LP2 = 4, TSW__KC_LP1 = 5, TSW__KC_LPP = 6 };
-enum { TSW__M_DTW = 0, TSW__M_TWED = 1, TSW__M_SOFT = 2 };
+enum { TSW__M_DTW = 0, TSW__M_TWED = 1, TSW__M_SOFT = 2,
+       /* the elastic family's (family_lanes.c; DDTW is TSW__M_DTW on the derivatives,
+        * WDDTW TSW__M_WDTW) */
+       TSW__M_WDTW = 3, TSW__M_ADTW = 4, TSW__M_ERP = 5, TSW__M_EDR = 6, TSW__M_LCSS = 7,
+       TSW__M_MSM = 8 };
 #endif
 
 /* Vectors per step of the soft-DTW sweep: 4 (scalar: 1; its cell is the reference's). */

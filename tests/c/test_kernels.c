@@ -7,7 +7,8 @@
  *     random p in {1, 2, 3}, nu, lmbda and increasing timestamps, soft-DTW with gamma in
  *     [1e-4, 10] and values up to 1e6;
  *   - SIMD across pairs (tsw__pair_lanes_level) on runs of 1..19 pairs of equal lengths,
- *     with shared or distinct first series (partial lane groups included);
+ *     with shared or distinct first series (partial lane groups included); the elastic
+ *     family's lanes bit for bit against its single-pair kernel;
  *   - the public entry points (tsw_distance, tsw_cdist, tsw_pdist) with impl AUTO and
  *     SCALAR against impl REFERENCE, on ragged collections (runs of equal lengths split);
  *   - workspace sizes: canary bytes past tsw__pair_ws_bytes / tsw__lanes_ws_bytes stay
@@ -23,6 +24,7 @@
  */
 #include "harness.h"
 
+#include "common/elastic.h"
 #include "cpu/kernels.h"
 
 #include <float.h>
@@ -362,6 +364,135 @@ static void test_lanes(void)
     }
 }
 
+/* ---- the elastic family's lanes ------------------------------------------------------------ */
+
+/* family_lanes.c: every lane gives family.c's single-pair value bit for bit (cdist equals
+ * the pair function), at every level, for every measure with a lane kernel: random equal
+ * shapes (DDTW and WDDTW from 3 points), dims, windows and parameters, their edges too. */
+static void test_family_lanes(void)
+{
+    tsw_t_rng r = {0x66616d6c616e6573ULL};
+    int iters = g_quick ? 60 : 700;
+    for (int it = 0; it < iters; ++it) {
+        const tsw_measure meas = (tsw_measure)tsw_t_int(&r, TSW_WDTW, TSW_MSM);
+        config c = random_config(&r, 120);
+        tsw_params_default(&c.p, meas);
+        c.p.window = (tsw_window)tsw_t_int(&r, 0, 3);
+        c.p.window_radius = c.p.window == TSW_WINDOW_SAKOE_CHIBA ? (double)tsw_t_int(&r, 0, 9)
+                                                                 : tsw_t_uniform(&r, 0, 1);
+        c.p.itakura_max_slope = tsw_t_uniform(&r, 1, 4);
+        c.p.cost = (tsw_cost)tsw_t_int(&r, 0, 2); /* DDTW: sqeuclidean, euclidean, abs */
+        const int edge = tsw_t_int(&r, 0, 4) == 0;
+        c.p.g = edge ? 0.0 : tsw_t_uniform(&r, 0, 2);
+        c.p.warp_penalty = edge ? 0.0 : tsw_t_uniform(&r, 0, 3);
+        c.p.erp_g = tsw_t_uniform(&r, -1, 1);
+        c.p.epsilon = edge ? 0.0 : tsw_t_uniform(&r, 0.05, 2);
+        if (meas == TSW_EDR && tsw_t_int(&r, 0, 2) == 0)
+            c.p.epsilon = TSW_EPSILON_AUTO;
+        c.p.c = edge ? 0.0 : tsw_t_uniform(&r, 0, 3);
+        c.p.msm_independent = 1;
+        if (meas == TSW_MSM)
+            c.dim = 1;
+        if (TSW_IS_DERIVATIVE(meas)) {
+            c.n = c.n < 3 ? 3 : c.n;
+            c.m = c.m < 3 ? 3 : c.m;
+        }
+        int count = (int)tsw_t_int(&r, 1, 19);
+        int shared_a = (int)tsw_t_int(&r, 0, 3) != 0;
+        for (int d = 0; d < 2; ++d) {
+            tsw_dtype dt = d ? TSW_F64 : TSW_F32;
+            size_t esz = tsw__dtype_size(dt);
+            size_t an = (size_t)(c.n * c.dim), bn = (size_t)(c.m * c.dim);
+            unsigned char *a = malloc(an * esz * (size_t)count), *b = malloc(bn * esz * (size_t)count);
+            tsw__pair pairs[19];
+            double ref[19], got[19];
+            if (!CHECK(a && b))
+                goto done;
+            fill_values(&r, dt, a, (int64_t)an * count, c.scale);
+            fill_values(&r, dt, b, (int64_t)bn * count, c.scale);
+            for (int k = 0; k < count; ++k)
+                pairs[k] = (tsw__pair){a + (size_t)(shared_a ? 0 : k) * an * esz, NULL, c.n,
+                                       b + (size_t)k * bn * esz, NULL, c.m, NULL};
+            size_t pb = tsw__pair_ws_bytes(&c.p, dt, c.dim, c.n, c.m);
+            size_t lb = tsw__lanes_ws_bytes(&c.p, dt, c.dim, c.n, c.m);
+            size_t bytes = pb > lb ? pb : lb;
+            void *ws = ws_alloc(bytes);
+            if (!CHECK(lb > 0 && ws != NULL)) {
+                tsw__free_aligned(ws);
+                goto done;
+            }
+            for (int k = 0; k < count; ++k)
+                tsw__pair_fast_level(&c.p, dt, c.dim, &pairs[k], ws, &ref[k], 0);
+            for (int level = 1; level <= tsw__cpu_level(); ++level) {
+                int vl = tsw__lanes_width_level(&c.p, dt, c.dim, level);
+                if (!CHECK(vl > 0))
+                    continue;
+                int64_t h = tsw__pair_lanes_level(&c.p, dt, c.dim, pairs, count, ws, got, level);
+                int rem = count % vl;
+                CHECK_EQ(h, rem == 0 || 2 * rem >= vl ? count : count - rem);
+                for (int64_t k = 0; k < h && k < count; ++k)
+                    if (!CHECK(got[k] == ref[k] || (isinf(got[k]) && isinf(ref[k]))))
+                        report("family lanes", level, &c, dt, got[k], ref[k], __FILE__,
+                               __LINE__);
+                CHECK(ws_canary_ok(ws, bytes));
+            }
+            tsw__free_aligned(ws);
+        done:
+            free(a);
+            free(b);
+        }
+    }
+    /* what has no lane kernel: MSM of several channels or in the dependent form, DDTW
+     * under the cosine cost */
+    tsw_params p;
+    tsw_params_default(&p, TSW_MSM);
+    CHECK_EQ(tsw__lanes_width_level(&p, TSW_F64, 2, 1), 0);
+    p.msm_independent = 0;
+    CHECK_EQ(tsw__lanes_width_level(&p, TSW_F64, 1, 1), 0);
+    tsw_params_default(&p, TSW_DDTW);
+    p.cost = TSW_COST_COSINE;
+    CHECK_EQ(tsw__lanes_width_level(&p, TSW_F64, 1, 1), 0);
+}
+
+/* tsw_sq_bound: the root's test against epsilon as a test of the square, exactly, at the
+ * boundary's ulps and at random squares; epsilons 0, subnormal, tiny, ordinary, huge. */
+static void test_sq_bound(void)
+{
+    tsw_t_rng r = {0x7371626f756e6421ULL};
+    static const double fixed[] = {0.0, 5e-324, 1e-170, 1e-160, 1.0, 0.1, 3.0, 1e150, 1e160};
+    int iters = g_quick ? 300 : 3000;
+    for (int it = 0; it < iters; ++it) {
+        const double e64 = it < 9 ? fixed[it] : pow(10.0, tsw_t_uniform(&r, -30, 30));
+        const float e32 = it < 9 ? (float)(fixed[it] > 1e30 ? 1e30 : fixed[it])
+                                 : (float)pow(10.0, tsw_t_uniform(&r, -15, 15));
+        for (int inc = 0; inc < 2; ++inc) {
+            const double t = tsw_sq_bound_f64(e64, inc);
+            const float tf = tsw_sq_bound_f32(e32, inc);
+            double s = t;
+            for (int k = 0; k < 3; ++k)
+                s = nextafter(s, 0.0);
+            float sf = tf;
+            for (int k = 0; k < 3; ++k)
+                sf = nextafterf(sf, 0.0f);
+            for (int k = 0; k < 7; ++k) {
+                const int want = inc ? sqrt(s) <= e64 : sqrt(s) < e64;
+                if (!CHECK_EQ(s < t, want))
+                    fprintf(stderr, "sq_bound f64 eps %.17g inclusive %d s %.17g\n", e64, inc, s);
+                const int wantf = inc ? sqrtf(sf) <= e32 : sqrtf(sf) < e32;
+                if (!CHECK_EQ(sf < tf, wantf))
+                    fprintf(stderr, "sq_bound f32 eps %.9g inclusive %d s %.9g\n", (double)e32,
+                            inc, (double)sf);
+                s = nextafter(s, INFINITY);
+                sf = nextafterf(sf, INFINITY);
+            }
+            for (int k = 0; k < 8; ++k) {
+                const double u = tsw_t_uniform(&r, 0, 4) * e64 * e64;
+                CHECK_EQ(u < t, inc ? sqrt(u) <= e64 : sqrt(u) < e64);
+            }
+        }
+    }
+}
+
 /* ---- public entry points ------------------------------------------------------------------ */
 
 /* A ragged collection of count series with lengths drawn from a few values, so that the
@@ -642,6 +773,8 @@ int main(void)
     test_pairs();
     test_soft_dtw_range();
     test_lanes();
+    test_family_lanes();
+    test_sq_bound();
     test_public();
     printf("worst error / tolerance: float32 %.3g, float64 %.3g\n", g_worst[0], g_worst[1]);
     return TSW_TEST_END();

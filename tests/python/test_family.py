@@ -252,6 +252,31 @@ def test_batches_equal_the_pair_function(rng, metric):
                                       err_msg=f"seed={rng.seed} {kw} knn")
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_lanes_equal_the_pair_function(rng, dtype):
+    """Series of one length run in SIMD lanes across pairs (family_lanes.c), whose cells are
+    family.c's: cdist, pdist and paired give the pair function's bits, for every measure,
+    window, dim and parameters (MSM of several channels or dependent: one pair at a time)."""
+    for trial in range(12):
+        n = int(rng.integers(3, 40))
+        m = n if trial % 3 else int(rng.integers(3, 40))
+        d = int(rng.integers(1, 4))
+        X = rng.normal(size=(11, n, d)).cumsum(1).astype(dtype)
+        Y = rng.normal(size=(9, m, d)).cumsum(1).astype(dtype)
+        win = draw_window(rng)
+        for metric in FAMILY:
+            kw = dict(draw_params(rng, metric), **win)
+            pair = getattr(tswarp, metric)
+            exp = np.array([[pair(x, y, layout="channels_last", **kw) for y in Y] for x in X])
+            got = tswarp.cdist(X, Y, metric=metric, layout="channels_last", **kw)
+            what = f"seed={rng.seed} trial={trial} {metric} {kw} n={n} m={m} d={d}"
+            np.testing.assert_array_equal(got, exp.astype(got.dtype), err_msg=what)
+            P = tswarp.pdist(X, metric=metric, layout="channels_last", **kw)
+            selfd = np.array([[pair(x, y, layout="channels_last", **kw) for y in X] for x in X])
+            np.fill_diagonal(selfd, 0.0)
+            np.testing.assert_array_equal(P, selfd.astype(P.dtype), err_msg=what + " pdist")
+
+
 def test_knn_abandoning_is_exact(rng):
     """The family's knn abandons rows above the k-th best: the same answer as the
     reference, which computes every pair in full, on series where most pairs abandon."""
