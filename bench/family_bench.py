@@ -31,6 +31,7 @@ MEASURES = {
     "edr": {},
     "lcss": {"epsilon": 1.0},
     "msm": {"c": 1.0},
+    "shape_dtw": {"reach": 15},
 }
 
 

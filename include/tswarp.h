@@ -120,11 +120,25 @@ typedef enum {
                       boundary holds i and j (the paper's; aeon 1.6 makes it 0) */
     TSW_LCSS = 9,  /* longest common subsequence: points match when |x_i - y_j|_2 <= epsilon;
                       1 - LCSS / min(n, m); cells outside the window count 0 (aeon) */
-    TSW_MSM = 10   /* move-split-merge (Stefan et al. 2013): |x_i - y_j| to move, c (+ the
+    TSW_MSM = 10,  /* move-split-merge (Stefan et al. 2013): |x_i - y_j| to move, c (+ the
                       distance to the nearer neighbour when x_i is not between them) to split
                       or merge. msm_independent 1: the sum over channels of univariate MSM;
                       0: aeon's dependent form (squared Euclidean distances) */
+    TSW_SHAPE_DTW = 11 /* shape DTW (Zhao and Itti 2018), aeon's: every point's descriptor of
+                          its neighbourhood of 2 reach + 1 points (the series padded with its
+                          end values), DTW of the descriptors (squared Euclidean), and the value
+                          the squared Euclidean costs of the series' own points summed along
+                          that DTW's path, traced back by aeon's rule. CPU only; O(n m) memory
+                          a pair (the path needs the whole matrix) */
 } tsw_measure;
+
+/* Shape DTW's descriptor of a neighbourhood (tsw_params.descriptor). */
+typedef enum {
+    TSW_SHAPE_IDENTITY = 0, /* the neighbourhood's values (aeon's only descriptor)        */
+    TSW_SHAPE_PAA = 1       /* their piecewise aggregate: paa_segments means of
+                               (2 reach + 1) / paa_segments points each, the remainder's
+                               last points left out (tslearn's PAA)                      */
+} tsw_shape_descriptor;
 
 /* TSW_EDR's epsilon from the data: max(std(a), std(b)) / 4, each std over all values of a
  * series (aeon's default). */
@@ -209,6 +223,11 @@ typedef struct tsw_params {
                             TSW_EPSILON_AUTO (tsw_params_default gives each measure its own) */
     double c;            /* MSM: split/merge cost >= 0, default 1.0                        */
     int msm_independent; /* MSM: 1 (default) independent, 0 dependent                     */
+
+    /* Shape DTW (see TSW_SHAPE_DTW) */
+    int64_t reach;        /* the neighbourhood's half width >= 0, default 15 (aeon's)      */
+    int descriptor;       /* tsw_shape_descriptor, default TSW_SHAPE_IDENTITY              */
+    int64_t paa_segments; /* TSW_SHAPE_PAA: 1 .. 2 reach + 1, default 5                    */
 } tsw_params;
 
 /* Defaults for a measure (all fields set; the ones of other measures too). */
@@ -512,7 +531,8 @@ TSW_EXPORT int tsw_dtw_path(const tsw_align_params *params, tsw_dtype dtype, int
  * here it steps.) DDTW and WDDTW: over the derivatives' points (n - 2, m - 2). MSM's
  * independent form: the channels' matrices summed, as aeon does. The matrices are
  * tswarp's (ERP's and EDR's boundaries are the papers', where aeon 1.6 differs: the
- * README's conventions), so the paths equal aeon's wherever the matrices do.
+ * README's conventions), so the paths equal aeon's wherever the matrices do. TSW_SHAPE_DTW:
+ * the min-return path of the descriptors' DTW matrix (aeon's shape_dtw_alignment_path).
  * path: (capacity, 2) int64 with capacity >= tsw_path_max_length(n, m); *length pairs;
  * *value: tsw_distance's value of the pair. Checks and errors are tsw_distance's, then
  * TSW_EPARAM for another measure, TSW_EINVAL for a small capacity, TSW_ENOPATH when the

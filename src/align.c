@@ -524,9 +524,10 @@ int tsw_elastic_path(const tsw_params *params, tsw_dtype dtype, int64_t dim,
     tsw__clear_detail();
     if (!params || !path || !length || !value)
         return TSW_EINVAL;
-    if (!TSW_IS_FAMILY(params->measure) && params->measure != TSW_TWED) {
-        tsw__set_detail("tsw_elastic_path takes TWED and the elastic family (TSW_WDTW .. "
-                        "TSW_MSM); DTW's paths are tsw_dtw_path's");
+    if (!TSW_IS_FAMILY(params->measure) && params->measure != TSW_TWED &&
+        params->measure != TSW_SHAPE_DTW) {
+        tsw__set_detail("tsw_elastic_path takes TWED, the elastic family (TSW_WDTW .. "
+                        "TSW_MSM) and TSW_SHAPE_DTW; DTW's paths are tsw_dtw_path's");
         return TSW_EPARAM;
     }
     /* every check of the pair and the parameters, and the value, as tsw_distance has them
@@ -552,7 +553,9 @@ int tsw_elastic_path(const tsw_params *params, tsw_dtype dtype, int64_t dim,
     else
         tsw_exec_default(&ex);
     int64_t len = 0;
-    if ((rc = tsw__cpu_elastic_path(params, dtype, dim, a, b, path, &len, &ex)))
+    if ((rc = params->measure == TSW_SHAPE_DTW
+                  ? tsw__shape_path(params, dtype, dim, a, b, path, &len, &ex)
+                  : tsw__cpu_elastic_path(params, dtype, dim, a, b, path, &len, &ex)))
         return rc;
     *length = len;
     *value = v;

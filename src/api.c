@@ -81,6 +81,9 @@ void tsw_params_default(tsw_params *p, tsw_measure measure)
     p->epsilon = measure == TSW_EDR ? TSW_EPSILON_AUTO : 1.0;
     p->c = 1.0;
     p->msm_independent = 1;
+    p->reach = 15;
+    p->descriptor = TSW_SHAPE_IDENTITY;
+    p->paa_segments = 5;
 }
 
 #ifdef TSWARP_WITH_CUDA

@@ -131,6 +131,18 @@ void tsw__family_pair(const tsw_params *params, tsw_dtype dtype, int64_t dim,
                       const tsw__pair *pair, void *ws, double bound, double *out);
 size_t tsw__family_ws_bytes(const tsw_params *params, tsw_dtype dtype, int64_t dim, int64_t n,
                             int64_t m);
+/* Shape DTW (cpu/shape_dtw.c): one pair's value (NaN when pair->cancel stopped it, +inf when
+ * the window admits no alignment); ws: tsw__shape_ws_bytes (0: too large). */
+void tsw__shape_pair(const tsw_params *params, tsw_dtype dtype, int64_t dim,
+                     const tsw__pair *pair, void *ws, double *out);
+size_t tsw__shape_ws_bytes(const tsw_params *params, int64_t dim, int64_t n, int64_t m);
+/* Shape DTW's alignment path (aeon's shape_dtw_alignment_path: the min-return path of the
+ * descriptors' DTW matrix); TSW_ENOMEM, TSW_ECANCELED. */
+int tsw__shape_path(const tsw_params *params, tsw_dtype dtype, int64_t dim, const tsw_series *a,
+                    const tsw_series *b, int64_t *path, int64_t *length, const tsw_exec *ex);
+/* aeon's compute_min_return_path over a padded (n + 1) x (m + 1) matrix of doubles
+ * (cpu/reference.c; the family's paths use it too); returns the path's length. */
+int64_t tsw__min_return_path(const double *mat, int64_t n, int64_t m, int64_t *path);
 
 /*
  * SIMD across pairs (cpu/lanes*.c): `count` pairs that all have lengths (n, m), computed

@@ -23,7 +23,7 @@ int tsw__check_params(const tsw_params *p)
 {
     if (!p)
         TSW__BAD(TSW_EINVAL, "params is NULL");
-    if ((int)p->measure < TSW_DTW || (int)p->measure > TSW_MSM)
+    if ((int)p->measure < TSW_DTW || (int)p->measure > TSW_SHAPE_DTW)
         TSW__BAD(TSW_EINVAL, "measure %d is not a tsw_measure", (int)p->measure);
     switch (p->window) {
     case TSW_WINDOW_NONE:
@@ -99,6 +99,19 @@ int tsw__check_params(const tsw_params *p)
             TSW__BAD(TSW_EPARAM, "c must be a finite number >= 0, got %g", p->c);
         if (p->msm_independent != 0 && p->msm_independent != 1)
             TSW__BAD(TSW_EINVAL, "msm_independent must be 0 or 1, got %d", p->msm_independent);
+        break;
+    case TSW_SHAPE_DTW:
+        if (p->reach < 0 || p->reach > 100000)
+            TSW__BAD(TSW_EPARAM, "reach must be in [0, 100000], got %lld", (long long)p->reach);
+        if (p->descriptor != TSW_SHAPE_IDENTITY && p->descriptor != TSW_SHAPE_PAA)
+            TSW__BAD(TSW_EPARAM, "descriptor must be TSW_SHAPE_IDENTITY or TSW_SHAPE_PAA, got %d",
+                     p->descriptor);
+        if (p->descriptor == TSW_SHAPE_PAA &&
+            (p->paa_segments < 1 || p->paa_segments > 2 * p->reach + 1))
+            TSW__BAD(TSW_EPARAM, "paa_segments must be in [1, 2 reach + 1] = [1, %lld], got %lld",
+                     (long long)(2 * p->reach + 1), (long long)p->paa_segments);
+        break;
+    default:
         break;
     }
     return TSW_OK;

@@ -41,6 +41,7 @@ from ._tswarp import (
     msm,
     paired,
     pdist,
+    shape_dtw,
     soft_dtw,
     twed,
     wddtw,
@@ -75,6 +76,7 @@ __all__ = [
     "edr",
     "lcss",
     "msm",
+    "shape_dtw",
     "fastdtw",
     "alignment_path",
     "Match",
@@ -101,7 +103,7 @@ __all__ = [
 
 # Public under the package name (help(), repr, pickling by reference as tswarp.dtw).
 for _f in (cdist, distance, dtw, dtw_path, empty_cache, info, paired, pdist, soft_dtw, twed,
-           wdtw, ddtw, wddtw, adtw, erp, edr, lcss, msm, fastdtw, alignment_path):
+           wdtw, ddtw, wddtw, adtw, erp, edr, lcss, msm, shape_dtw, fastdtw, alignment_path):
     _f.__module__ = __name__
 del _f
 

@@ -290,11 +290,11 @@ static PyObject *py_alignment_path(PyObject *self, PyObject *const *args, Py_ssi
     if (parse_call(&sig_alignment_path, args, nargs, kwnames, slot) < 0 ||
         parse_metric(slot[K_METRIC], &m) < 0)
         return NULL;
-    if (((int)m < TSW_WDTW || (int)m > TSW_MSM) && m != TSW_TWED) {
+    if (((int)m < TSW_WDTW || (int)m > TSW_MSM) && m != TSW_TWED && m != TSW_SHAPE_DTW) {
         PyErr_SetString(PyExc_ValueError,
-                        "alignment_path() takes 'twed' and the elastic family's metrics "
-                        "('wdtw', 'ddtw', 'wddtw', 'adtw', 'erp', 'edr', 'lcss', 'msm'); DTW's "
-                        "path is dtw_path()'s");
+                        "alignment_path() takes 'twed', the elastic family's metrics "
+                        "('wdtw', 'ddtw', 'wddtw', 'adtw', 'erp', 'edr', 'lcss', 'msm') and "
+                        "'shape_dtw'; DTW's path is dtw_path()'s");
         return NULL;
     }
     if (build_params(m, "alignment_path", slot, &prm) < 0 ||

@@ -13,6 +13,7 @@ enum {
     K_STEP, K_METHOD, K_MEMORY_LIMIT, K_QUERY, K_REFERENCE, K_K, K_RETURN_PATH,
     K_RADIUS, K_LAYOUT,
     K_BOUND, K_BANDS, K_ZNORM, K_EXCLUSION, K_SERIES, K_LENGTH, K_AS_B,
+    K_REACH, K_DESCRIPTOR, K_PAA_SEGMENTS,
     K_COUNT
 };
 static const char *const kw_names[K_COUNT] = {
@@ -23,6 +24,7 @@ static const char *const kw_names[K_COUNT] = {
     "step", "method", "memory_limit", "query", "reference", "k", "return_path",
     "radius", "layout",
     "bound", "bands", "znorm", "exclusion", "series", "length", "as_b",
+    "reach", "descriptor", "paa_segments",
 };
 static PyObject *kw_str[K_COUNT]; /* interned */
 
@@ -39,10 +41,11 @@ static PyObject *kw_str[K_COUNT]; /* interned */
 #define M_ERP (M_WINDOWS | BIT(K_G))
 #define M_EPS (M_WINDOWS | BIT(K_EPSILON))
 #define M_MSM (M_WINDOWS | BIT(K_C) | BIT(K_INDEPENDENT))
-#define M_ALL (M_DTW | M_TWED | M_SOFT | M_WDTW | M_ADTW | M_ERP | M_EPS | M_MSM)
+#define M_SHAPE (M_WINDOWS | BIT(K_REACH) | BIT(K_DESCRIPTOR) | BIT(K_PAA_SEGMENTS))
+#define M_ALL (M_DTW | M_TWED | M_SOFT | M_WDTW | M_ADTW | M_ERP | M_EPS | M_MSM | M_SHAPE)
 /* The parameters of each tsw_measure, in its order. */
 static const uint64_t measure_params[] = {M_DTW,  M_TWED, M_SOFT, M_WDTW, M_DTW, M_WDTW,
-                                          M_ADTW, M_ERP,  M_EPS,  M_EPS,  M_MSM};
+                                          M_ADTW, M_ERP,  M_EPS,  M_EPS,  M_MSM, M_SHAPE};
 #define M_EXEC (BIT(K_DEVICE) | BIT(K_IMPL) | BIT(K_LAYOUT))
 #define M_BATCH (M_EXEC | BIT(K_METRIC) | BIT(K_NJOBS) | BIT(K_PROGRESS))
 
@@ -54,8 +57,8 @@ static PyObject *gpu_module;                 /* tswarp._gpu, imported on the fir
 
 /* tsw_measure -> name, in the enum's order (tswarp.METRICS). */
 static const char *const metric_names[] = {"dtw", "twed", "soft_dtw", "wdtw", "ddtw", "wddtw",
-                                           "adtw", "erp", "edr", "lcss", "msm"};
-#define N_METRICS 11
+                                           "adtw", "erp", "edr", "lcss", "msm", "shape_dtw"};
+#define N_METRICS 12
 
 /* ---- errors ------------------------------------------------------------------------------ */
 
@@ -242,21 +245,24 @@ static int parse_metric(PyObject *o, tsw_measure *m)
 {
     static const char *const names[] = {"dtw",  "twed", "soft_dtw", "wdtw", "ddtw",
                                         "wddtw", "adtw", "erp",      "edr",  "lcss",
-                                        "msm",  "softdtw", "soft-dtw", "twe"};
+                                        "msm",  "softdtw", "soft-dtw", "twe", "shape_dtw",
+                                        "shapedtw"};
     static const tsw_measure ms[] = {TSW_DTW,  TSW_TWED,     TSW_SOFT_DTW, TSW_WDTW, TSW_DDTW,
                                      TSW_WDDTW, TSW_ADTW,    TSW_ERP,      TSW_EDR,  TSW_LCSS,
-                                     TSW_MSM,  TSW_SOFT_DTW, TSW_SOFT_DTW, TSW_TWED};
+                                     TSW_MSM,  TSW_SOFT_DTW, TSW_SOFT_DTW, TSW_TWED,
+                                     TSW_SHAPE_DTW, TSW_SHAPE_DTW};
     if (!o) {
         *m = TSW_DTW;
         return 0;
     }
-    int i = match_name(o, "metric", names, 14);
+    int i = match_name(o, "metric", names, 16);
     if (i == -2)
         return -1;
     if (i < 0) {
         PyErr_Format(PyExc_ValueError,
                      "metric must be one of 'dtw', 'twed', 'soft_dtw', 'wdtw', 'ddtw', 'wddtw', "
-                     "'adtw', 'erp', 'edr', 'lcss', 'msm' or a callable(a, b) -> float, got %R",
+                     "'adtw', 'erp', 'edr', 'lcss', 'msm', 'shape_dtw' or a callable(a, b) -> "
+                     "float, got %R",
                      o);
         return -1;
     }
@@ -441,6 +447,32 @@ static int apply_layout(PyArrayObject **a, const char *label, int code, int nd)
     return 0;
 }
 
+/* An int argument in [lo, hi] (not a bool or a float: 1 and 1.0 never mean two things). */
+static int get_int_range(PyObject *o, const char *name, long long lo, long long hi,
+                         long long *out)
+{
+    if (!given(o))
+        return 0;
+    if (PyBool_Check(o) || PyFloat_Check(o) || !PyIndex_Check(o)) {
+        PyErr_Format(PyExc_TypeError, "%s must be an int, got %s", name, Py_TYPE(o)->tp_name);
+        return -1;
+    }
+    int overflow = 0;
+    PyObject *i = PyNumber_Index(o);
+    if (!i)
+        return -1;
+    long long v = PyLong_AsLongLongAndOverflow(i, &overflow);
+    Py_DECREF(i);
+    if (v == -1 && PyErr_Occurred())
+        return -1;
+    if (overflow || v < lo || v > hi) {
+        PyErr_Format(PyExc_ValueError, "%s must be in [%lld, %lld], got %R", name, lo, hi, o);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
 /* Fill params for a measure from the slots; parameters of other measures are TypeErrors. */
 static int build_params(tsw_measure m, const char *fname, PyObject **slot, tsw_params *p)
 {
@@ -526,6 +558,39 @@ static int build_params(tsw_measure m, const char *fname, PyObject **slot, tsw_p
             get_bool(slot[K_INDEPENDENT], "independent", &p->msm_independent))
             return -1;
         break;
+    case TSW_SHAPE_DTW: {
+        long long v;
+        if (given(slot[K_REACH])) {
+            if (get_int_range(slot[K_REACH], "reach", 0, 100000, &v) < 0)
+                return -1;
+            p->reach = v;
+        }
+        if (given(slot[K_DESCRIPTOR])) {
+            static const char *const names[] = {"identity", "paa"};
+            int i = match_name(slot[K_DESCRIPTOR], "descriptor", names, 2);
+            if (i == -2)
+                return -1;
+            if (i < 0) {
+                PyErr_Format(PyExc_ValueError, "descriptor must be 'identity' or 'paa', got %R",
+                             slot[K_DESCRIPTOR]);
+                return -1;
+            }
+            p->descriptor = i == 1 ? TSW_SHAPE_PAA : TSW_SHAPE_IDENTITY;
+        }
+        if (given(slot[K_PAA_SEGMENTS])) {
+            if (p->descriptor != TSW_SHAPE_PAA) {
+                PyErr_SetString(PyExc_TypeError,
+                                "paa_segments is a parameter of descriptor='paa' only");
+                return -1;
+            }
+            if (get_int_range(slot[K_PAA_SEGMENTS], "paa_segments", 1, 2 * p->reach + 1, &v) < 0)
+                return -1;
+            p->paa_segments = v;
+        } else if (p->descriptor == TSW_SHAPE_PAA && p->paa_segments > 2 * p->reach + 1) {
+            p->paa_segments = 2 * p->reach + 1; /* the default 5 on a smaller neighbourhood */
+        }
+        break;
+    }
     }
     return 0;
 }

@@ -115,31 +115,6 @@ done:
 }
 
 /* An int argument in [lo, hi] (bool refused); None leaves *out alone. */
-static int get_int_range(PyObject *o, const char *name, long long lo, long long hi,
-                         long long *out)
-{
-    if (!given(o))
-        return 0;
-    if (PyBool_Check(o) || PyFloat_Check(o) || !PyIndex_Check(o)) {
-        PyErr_Format(PyExc_TypeError, "%s must be an int, got %s", name, Py_TYPE(o)->tp_name);
-        return -1;
-    }
-    int overflow = 0;
-    PyObject *i = PyNumber_Index(o);
-    if (!i)
-        return -1;
-    long long v = PyLong_AsLongLongAndOverflow(i, &overflow);
-    Py_DECREF(i);
-    if (v == -1 && PyErr_Occurred())
-        return -1;
-    if (overflow || v < lo || v > hi) {
-        PyErr_Format(PyExc_ValueError, "%s must be in [%lld, %lld], got %R", name, lo, hi, o);
-        return -1;
-    }
-    *out = v;
-    return 0;
-}
-
 /* One series argument: an array of the computation dtype, its length and dim. */
 static int one_series(PyObject *o, const char *name, int layout, PyArrayObject **a,
                       int *dclass, int64_t *len, int64_t *dim)

@@ -421,6 +421,7 @@ TSW_FAMILY_FN(erp, TSW_ERP, M_ERP)
 TSW_FAMILY_FN(edr, TSW_EDR, M_EPS)
 TSW_FAMILY_FN(lcss, TSW_LCSS, M_EPS)
 TSW_FAMILY_FN(msm, TSW_MSM, M_MSM)
+TSW_FAMILY_FN(shape_dtw, TSW_SHAPE_DTW, M_SHAPE)
 #undef TSW_FAMILY_FN
 
 #define DOC_FAMILY_TAIL                                                                       \
@@ -606,6 +607,40 @@ DOC_FAMILY_TAIL
 ">>> tswarp.msm([1.0, 2.0, 3.0], [1.0, 2.0, 2.0, 3.0])\n"
 "1.0\n");
 
+PyDoc_STRVAR(shape_dtw_doc,
+"shape_dtw($module, /, a, b, *, reach=15, descriptor='identity', paa_segments=5,\n"
+"    window=None, radius=None, itakura_max_slope=None, device='auto', layout=None)\n"
+"--\n\n"
+"Shape DTW (Zhao and Itti 2018), equal to ``aeon.distances.shape_dtw_distance``: every\n"
+"point is described by its neighbourhood of ``2 reach + 1`` points (each series padded\n"
+"with its end values), DTW aligns the descriptors (squared Euclidean), and the value is\n"
+"the squared Euclidean cost of the series' own points summed along that alignment, traced\n"
+"back from the last cell by aeon's rule (diagonal when below both neighbours, else the\n"
+"smaller of left and up, reading aeon's row and column -1 as numpy does). O(len(a)\n"
+"len(b)) memory a pair: the trace needs the whole matrix.\n\n"
+"Parameters\n"
+"----------\n"
+DOC_SERIES
+"reach : int, default 15\n"
+"    Half width of the neighbourhood (>= 0; 0 is DTW of the points, traced by that rule).\n"
+"descriptor : {'identity', 'paa'}, default 'identity'\n"
+"    'identity': the neighbourhood's values (aeon's only descriptor). 'paa': their\n"
+"    piecewise aggregate, ``paa_segments`` means of ``(2 reach + 1) // paa_segments``\n"
+"    points each, the remainder's last points left out (tslearn's PAA).\n"
+"paa_segments : int, default 5\n"
+"    With descriptor='paa': 1 .. 2 reach + 1 (the default is cut to 2 reach + 1 for a\n"
+"    smaller neighbourhood).\n"
+DOC_FAMILY_TAIL
+"\n"
+"The window applies to the series' own lengths. Where it admits no alignment the value is\n"
+"+inf (aeon's trace sums some cells anyway). Computed in double for float32 inputs too.\n"
+"\n"
+"Examples\n"
+"--------\n"
+">>> import tswarp\n"
+">>> tswarp.shape_dtw([1.0, 2, 3, 4, 5, 6, 7, 8, 9, 10], [11.0, 12, 13, 14, 15, 16, 17, 18, 19, 20])\n"
+"1000.0\n");
+
 #define TSW_PAIR_METHODS                                                                      \
     FASTKW("dtw", py_dtw, dtw_doc), FASTKW("twed", py_twed, twed_doc),                        \
         FASTKW("soft_dtw", py_soft_dtw, soft_dtw_doc),                                        \
@@ -613,6 +648,6 @@ DOC_FAMILY_TAIL
         FASTKW("ddtw", py_ddtw, ddtw_doc), FASTKW("wddtw", py_wddtw, wddtw_doc),              \
         FASTKW("adtw", py_adtw, adtw_doc), FASTKW("erp", py_erp, erp_doc),                    \
         FASTKW("edr", py_edr, edr_doc), FASTKW("lcss", py_lcss, lcss_doc),                    \
-        FASTKW("msm", py_msm, msm_doc),
+        FASTKW("msm", py_msm, msm_doc), FASTKW("shape_dtw", py_shape_dtw, shape_dtw_doc),
 
 #endif

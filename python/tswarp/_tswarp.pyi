@@ -57,6 +57,9 @@ def lcss(a: Series, b: Series, *, epsilon: Real = ..., window: _W = ..., radius:
 def msm(a: Series, b: Series, *, c: Real = ..., independent: bool = ..., window: _W = ...,
         radius: _W = ..., itakura_max_slope: _W = ..., device: Device = ...,
         layout: Layout = ...) -> Any: ...
+def shape_dtw(a: Series, b: Series, *, reach: int = ..., descriptor: str = ...,
+              paa_segments: int = ..., window: _W = ..., radius: _W = ...,
+              itakura_max_slope: _W = ..., device: Device = ..., layout: Layout = ...) -> Any: ...
 def distance(a: Series, b: Series, metric: Metric = ..., **params: Any) -> Any: ...
 def cdist(X: Collection, Y: Optional[Collection] = ..., *, metric: Metric = ...,
           n_jobs: Optional[int] = ..., progress: Progress = ..., device: Device = ...,

@@ -41,6 +41,8 @@ MEASURE_OPTIONS: Dict[str, Sequence[str]] = {
     "edr": ("epsilon", "window", "radius", "itakura_max_slope"),
     "lcss": ("epsilon", "window", "radius", "itakura_max_slope"),
     "msm": ("c", "dependent", "window", "radius", "itakura_max_slope"),
+    "shape_dtw": ("reach", "descriptor", "paa_segments", "window", "radius",
+                  "itakura_max_slope"),
 }
 _OPTION_FLAGS = {
     "cost": "--cost", "window": "--window", "radius": "--radius",
@@ -48,7 +50,8 @@ _OPTION_FLAGS = {
     "accumulated": "--accumulated", "nu": "--nu", "lmbda": "--lmbda", "p": "--p",
     "gamma": "--gamma", "normalize": "--normalize", "g": "--g",
     "warp_penalty": "--warp-penalty", "epsilon": "--epsilon", "c": "--c",
-    "dependent": "--dependent",
+    "dependent": "--dependent", "reach": "--reach", "descriptor": "--descriptor",
+    "paa_segments": "--paa-segments",
 }
 COSTS = ("sqeuclidean", "euclidean", "abs", "cosine")
 
@@ -819,6 +822,12 @@ def _add_measure_options(p: argparse.ArgumentParser, allow_all: bool) -> None:
     g.add_argument("--c", type=float, help="[msm] split/merge cost (default 1.0)")
     g.add_argument("--dependent", action="store_true",
                    help="[msm] the dependent multivariate form (default: independent)")
+    g.add_argument("--reach", type=_nonneg_int,
+                   help="[shape_dtw] half width of a point's neighbourhood (default 15)")
+    g.add_argument("--descriptor", choices=("identity", "paa"),
+                   help="[shape_dtw] the neighbourhood's descriptor (default identity)")
+    g.add_argument("--paa-segments", type=_nonneg_int, dest="paa_segments",
+                   help="[shape_dtw, --descriptor paa] means per neighbourhood (default 5)")
     g.add_argument("--device", type=_device, default="auto", metavar="{auto,cpu,cuda,cuda:N,cuda:all}",
                    help="where to compute (default auto: a GPU when tswarp was built with CUDA, "
                         "one is found and the work is large enough; else the CPU)")

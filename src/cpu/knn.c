@@ -12,6 +12,7 @@
  */
 #include "../common/band.h"
 #include "../common/cost.h"
+#include "../common/elastic.h"
 #include "../common/recurrence.h"
 #include "../internal.h"
 #include "kernels.h"
@@ -647,8 +648,10 @@ static void tsw__knn_cand_other(tsw__knn_job *job, void *ws, int64_t qi, const v
     double slack = tsw__knn_slack(job->dt, n, m), thr = tsw__knn_thr(job, qi), raw;
     if (job->p->measure == TSW_SOFT_DTW && job->ex->impl != TSW_IMPL_REFERENCE)
         tsw__pair_fast(job->p, job->dt, job->dim, &pr, ws, &raw);
-    else if ((int)job->p->measure > TSW_SOFT_DTW && job->ex->impl != TSW_IMPL_REFERENCE)
+    else if (TSW_IS_FAMILY(job->p->measure) && job->ex->impl != TSW_IMPL_REFERENCE)
         tsw__family_pair(job->p, job->dt, job->dim, &pr, ws, thr, &raw);
+    else if (job->p->measure == TSW_SHAPE_DTW) /* (no bound: its value is no DP's minimum) */
+        tsw__shape_pair(job->p, job->dt, job->dim, &pr, ws, &raw);
     else
         tsw__pair_reference_bounded(job->p, job->dt, job->dim, &pr, ws, thr, &raw);
     if (job->p->measure == TSW_SOFT_DTW || raw <= thr || thr == HUGE_VAL)

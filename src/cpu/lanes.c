@@ -129,6 +129,8 @@ int tsw__lanes_width_level(const tsw_params *params, tsw_dtype dtype, int64_t di
         level = tsw__cpu_level();
     if (params->measure == TSW_TWED && params->p != 1.0 && params->p != 2.0)
         return 0; /* pow() per cell: no vector form */
+    if (params->measure == TSW_SHAPE_DTW)
+        return 0; /* its plain kernel (shape_dtw.c) */
     if (params->measure == TSW_MSM && (dim != 1 || !params->msm_independent))
         return 0; /* several channels' programs, or the dependent form: family.c */
     if (params->measure == TSW_DDTW && params->cost == TSW_COST_COSINE)

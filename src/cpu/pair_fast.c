@@ -178,6 +178,10 @@ void tsw__pair_fast_level(const tsw_params *params, tsw_dtype dtype, int64_t dim
         tsw__family_pair(params, dtype, dim, pair, ws, HUGE_VAL, out);
         return;
     }
+    if (params->measure == TSW_SHAPE_DTW) { /* one plain kernel (shape_dtw.c) */
+        tsw__shape_pair(params, dtype, dim, pair, ws, out);
+        return;
+    }
     if (level > tsw__cpu_level())
         level = tsw__cpu_level();
     if (params->measure == TSW_TWED && params->p != 1.0 && params->p != 2.0)

@@ -32,6 +32,11 @@
 #undef SQRT
 #undef FABS
 
+int64_t tsw__min_return_path(const double *mat, int64_t n, int64_t m, int64_t *path)
+{
+    return ref_min_return_path_f64(mat, m + 1, 0, n, m, path);
+}
+
 size_t tsw__pair_ws_bytes(const tsw_params *params, tsw_dtype dtype, int64_t dim, int64_t n,
                           int64_t m)
 {
@@ -46,6 +51,8 @@ size_t tsw__pair_ws_bytes(const tsw_params *params, tsw_dtype dtype, int64_t dim
          * arrays of tsw__family_ws_bytes, the derivatives of DDTW and WDDTW among them */
         return tsw__family_ws_bytes(params, dtype, dim, n, m);
     }
+    if (params->measure == TSW_SHAPE_DTW) /* descriptors and the whole matrix */
+        return tsw__shape_ws_bytes(params, dim, n, m);
     fast = tsw__diag_ws_bytes(params, dtype, dim, n, m);
     if (fast == 0)
         return 0;
@@ -61,6 +68,11 @@ void tsw__pair_reference(const tsw_params *params, tsw_dtype dtype, int64_t dim,
 void tsw__pair_reference_bounded(const tsw_params *params, tsw_dtype dtype, int64_t dim,
                                  const tsw__pair *pair, void *ws, double bound, double *out)
 {
+    if (params->measure == TSW_SHAPE_DTW) { /* its plain kernel is its reference */
+        (void)bound;
+        tsw__shape_pair(params, dtype, dim, pair, ws, out);
+        return;
+    }
     if (dtype == TSW_F32)
         *out = ref_pair_f32(params, dim, pair, ws, bound);
     else

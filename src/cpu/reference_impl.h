@@ -297,6 +297,56 @@ static int TSW_F(ref_family_fill)(const tsw_params *p, const tsw_band *band, int
     return 0;
 }
 
+/* A path traced from its last cell, put in order from its first. */
+static void TSW_F(ref_path_reverse)(int64_t *path, int64_t len)
+{
+    for (int64_t k = 0; k < len / 2; ++k) {
+        const int64_t ti = path[2 * k], tj = path[2 * k + 1];
+        path[2 * k] = path[2 * (len - 1 - k)];
+        path[2 * k + 1] = path[2 * (len - 1 - k) + 1];
+        path[2 * (len - 1 - k)] = ti;
+        path[2 * (len - 1 - k) + 1] = tj;
+    }
+}
+
+/* aeon's compute_min_return_path over the n x m cells of the padded matrix mat (rows of W
+ * values; swap: stored transposed, the band's orientation): from (n - 1, m - 1) to the least
+ * of the diagonal, up and left neighbours, the first of that order on ties (numpy's argmin),
+ * straight along the first row or column. path receives the (i, j) pairs in order; returns
+ * the length. */
+static int64_t TSW_F(ref_min_return_path)(const T *mat, int64_t W, int swap, int64_t n,
+                                          int64_t m, int64_t *path)
+{
+#define C(i, j) (swap ? mat[(j) * W + (i)] : mat[(i) * W + (j)])
+    int64_t len = 0, i = n - 1, j = m - 1;
+    while (i > 0 || j > 0) {
+        path[2 * len] = i;
+        path[2 * len + 1] = j;
+        ++len;
+        if (i == 0) {
+            --j;
+        } else if (j == 0) {
+            --i;
+        } else {
+            const T d = C(i, j), u = C(i, j + 1), l = C(i + 1, j);
+            if (d <= u && d <= l) {
+                --i;
+                --j;
+            } else if (u <= l) {
+                --i;
+            } else {
+                --j;
+            }
+        }
+    }
+#undef C
+    path[2 * len] = 0;
+    path[2 * len + 1] = 0;
+    ++len;
+    TSW_F(ref_path_reverse)(path, len);
+    return len;
+}
+
 /*
  * The alignment path of a family pair by aeon's rule (tsw_elastic_path): a (n points), b
  * (m: DDTW and WDDTW their derivatives), the whole padded matrix in mat ((N+1) (M+1)
@@ -360,41 +410,11 @@ static int64_t TSW_F(ref_family_path)(const tsw_params *p, int64_t dim, const T 
             }
         }
     } else {
-        /* aeon's compute_min_return_path over the n x m cells: the least of the diagonal,
-         * up and left neighbours, the first of that order on ties (numpy's argmin) */
-        int64_t i = n - 1, j = m - 1;
-        while (i > 0 || j > 0) {
-            path[2 * len] = i;
-            path[2 * len + 1] = j;
-            ++len;
-            if (i == 0) {
-                --j;
-            } else if (j == 0) {
-                --i;
-            } else {
-                const T d = C(i, j), u = C(i, j + 1), l = C(i + 1, j);
-                if (d <= u && d <= l) {
-                    --i;
-                    --j;
-                } else if (u <= l) {
-                    --i;
-                } else {
-                    --j;
-                }
-            }
-        }
-        path[2 * len] = 0;
-        path[2 * len + 1] = 0;
-        ++len;
+#undef C
+        return TSW_F(ref_min_return_path)(mat, W, band.swap, n, m, path);
     }
 #undef C
-    for (int64_t k = 0; k < len / 2; ++k) { /* from the first cell */
-        const int64_t ti = path[2 * k], tj = path[2 * k + 1];
-        path[2 * k] = path[2 * (len - 1 - k)];
-        path[2 * k + 1] = path[2 * (len - 1 - k) + 1];
-        path[2 * (len - 1 - k)] = ti;
-        path[2 * (len - 1 - k) + 1] = tj;
-    }
+    TSW_F(ref_path_reverse)(path, len);
     return len;
 }
 

@@ -508,8 +508,23 @@ static void test_params(void)
 
     /* unknown measure */
     tsw_params_default(&p, TSW_DTW);
-    p.measure = (tsw_measure)11;
+    p.measure = (tsw_measure)(TSW_SHAPE_DTW + 1);
     EXPECT_ALL(TSW_EINVAL, &p, NULL);
+
+    /* shape DTW's parameters */
+    tsw_params_default(&p, TSW_SHAPE_DTW);
+    p.reach = -1;
+    EXPECT_ALL(TSW_EPARAM, &p, NULL);
+    p.reach = 100001;
+    EXPECT_ALL(TSW_EPARAM, &p, NULL);
+    p.reach = 3;
+    p.descriptor = 2;
+    EXPECT_ALL(TSW_EPARAM, &p, NULL);
+    p.descriptor = TSW_SHAPE_PAA;
+    p.paa_segments = 8; /* > 2 reach + 1 */
+    EXPECT_ALL(TSW_EPARAM, &p, NULL);
+    p.paa_segments = 0;
+    EXPECT_ALL(TSW_EPARAM, &p, NULL);
     p.measure = (tsw_measure)-1;
     EXPECT_ALL(TSW_EINVAL, &p, NULL);
 
