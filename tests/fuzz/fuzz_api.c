@@ -72,7 +72,7 @@ static void fz_make_coll(fz_reader *r, fz_coll *fc, const void *values, const vo
 
 static void fz_params(fz_reader *r, tsw_params *p)
 {
-    tsw_params_default(p, (tsw_measure)(fz_u8(r) % 12)); /* 11: not a measure */
+    tsw_params_default(p, (tsw_measure)(fz_u8(r) % 13)); /* 12: not a measure */
     const uint8_t f = fz_u8(r);
     if (f & 1)
         p->window = (tsw_window)(fz_u8(r) % 5);
@@ -106,6 +106,12 @@ static void fz_params(fz_reader *r, tsw_params *p)
         p->c = fz_f64(r);
     if (h & 32)
         p->msm_independent = fz_u8(r) % 3;
+    if (h & 64) { /* shape DTW's (reaches -5 .. 249, and one beyond the limit) */
+        const int64_t u = fz_u8(r);
+        p->reach = u == 255 ? 100001 : u - 5;
+        p->descriptor = fz_u8(r) % 3;
+        p->paa_segments = (int64_t)fz_u8(r) - 10;
+    }
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
