@@ -105,18 +105,7 @@ size_t tsw__lanes_ws_bytes(const tsw_params *params, tsw_dtype dtype, int64_t di
 
 #if TSW_X86
 #define TSW_V_ISA 1
-#define TSW_V_DOUBLE 1
-#include "simd_ops.h"
-#include "vecmath.h"
-#include "vcost.h"
-#include "lanes_impl.h"
-#undef TSW_V_DOUBLE
-#define TSW_V_DOUBLE 0
-#include "simd_ops.h"
-#include "vecmath.h"
-#include "vcost.h"
-#include "lanes_impl.h"
-#undef TSW_V_DOUBLE
+#include "lanes_inst.h"
 #undef TSW_V_ISA
 #endif
 

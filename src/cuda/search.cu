@@ -50,10 +50,34 @@ __device__ __forceinline__ double cell(const LbArgs &a, int64_t w, int64_t i, in
     return tsw_cost_total_f64(a.cost, acc);
 }
 
-__global__ void lb_kernel(LbArgs a)
+/* The block's window of least bound (ties to the smaller start) into seed[blockIdx.x]:
+ * each thread's bound lbv of its window w (HUGE_VAL past the chunk's nw windows). Called
+ * by every thread of the block. */
+__device__ __forceinline__ void block_seed(double lbv, int64_t w, int64_t nw, int64_t *seed)
 {
     __shared__ double sb[kThreads];
     __shared__ int64_t si[kThreads];
+    const int tid = threadIdx.x;
+    sb[tid] = lbv;
+    si[tid] = w;
+    __syncthreads();
+    for (int st = kThreads / 2; st > 0; st >>= 1) {
+        if (tid < st) {
+            const double o = sb[tid + st];
+            const int64_t oi = si[tid + st];
+            if (o < sb[tid] || (o == sb[tid] && oi < si[tid])) {
+                sb[tid] = o;
+                si[tid] = oi;
+            }
+        }
+        __syncthreads();
+    }
+    if (tid == 0)
+        seed[blockIdx.x] = si[0] < nw ? si[0] : 0;
+}
+
+__global__ void lb_kernel(LbArgs a)
+{
     const int64_t w = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
     double lbv = HUGE_VAL;
     if (w < a.nw) {
@@ -120,22 +144,7 @@ __global__ void lb_kernel(LbArgs a)
         a.lb[w] = lbv;
         a.kim[w] = (float)kim;
     }
-    sb[threadIdx.x] = lbv;
-    si[threadIdx.x] = w;
-    __syncthreads();
-    for (int s = kThreads / 2; s > 0; s >>= 1) {
-        if ((int)threadIdx.x < s) {
-            double o = sb[threadIdx.x + s];
-            int64_t oi = si[threadIdx.x + s];
-            if (o < sb[threadIdx.x] || (o == sb[threadIdx.x] && oi < si[threadIdx.x])) {
-                sb[threadIdx.x] = o;
-                si[threadIdx.x] = oi;
-            }
-        }
-        __syncthreads();
-    }
-    if (threadIdx.x == 0)
-        a.seed[blockIdx.x] = si[0] < a.nw ? si[0] : 0;
+    block_seed(lbv, w, a.nw, a.seed);
 }
 
 /*
@@ -166,9 +175,10 @@ struct Lb1Args {
     int64_t *seed;
 };
 
+/* One point's cost for the difference d (cost.h: a channel's term, then the total). */
 __device__ __forceinline__ double cost1(int cost, double d)
 {
-    return cost == TSW_COST_SQEUCLIDEAN ? d * d : fabs(d);
+    return tsw_cost_total_f64(cost, tsw_cost_term_f64(cost, d));
 }
 
 /* LB_Kim (the UCR Suite's three rings) of the window at xw (its mean m, 1 / std inv) into
@@ -220,8 +230,6 @@ __global__ void lb1_kernel(Lb1Args a)
     extern __shared__ double sm[];
     __shared__ double wsum1[kThreads / 32], wsum2[kThreads / 32];
     __shared__ int wcnt[kThreads / 32];
-    __shared__ double sb[kThreads];
-    __shared__ int64_t si[kThreads];
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     const int64_t n = a.n, b0 = (int64_t)blockIdx.x * kThreads;
     const int64_t nwb = a.nw - b0 < kThreads ? a.nw - b0 : kThreads;
@@ -318,22 +326,7 @@ __global__ void lb1_kernel(Lb1Args a)
         a.lb[w] = lbv;
         a.kim[w] = (float)kim;
     }
-    sb[tid] = lbv;
-    si[tid] = w;
-    __syncthreads();
-    for (int st = kThreads / 2; st > 0; st >>= 1) {
-        if (tid < st) {
-            double o = sb[tid + st];
-            int64_t oi = si[tid + st];
-            if (o < sb[tid] || (o == sb[tid] && oi < si[tid])) {
-                sb[tid] = o;
-                si[tid] = oi;
-            }
-        }
-        __syncthreads();
-    }
-    if (tid == 0)
-        a.seed[blockIdx.x] = si[0] < a.nw ? si[0] : 0;
+    block_seed(lbv, w, a.nw, a.seed);
 }
 
 /* ho (0 .. n-1) in order of decreasing |q_i| (raw values: about their mean), ties to the
