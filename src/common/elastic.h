@@ -153,6 +153,23 @@
             t = NEXTAFTER(t, (T)INFINITY);                                                    \
         return t;                                                                             \
     }                                                                                         \
+    /* Whether SQRT(d * d) == FABS(d) for every difference d of two of the n values (one     \
+     * channel): true when each is 0 or of magnitude in [2^-400, 2^500] (float: [2^-30,      \
+     * 2^62]). Such a d is 0 or a multiple of 2^-452 (2^-53) at most 2^501 (2^63), so d * d  \
+     * neither underflows nor overflows, and in binary arithmetic the correctly rounded root \
+     * of the correctly rounded square is then |d| exactly (Boldo, "Stupid is as stupid     \
+     * does", 2015; tested in test_kernels). ERP's match cost then skips its root. */        \
+    TSW_HD int tsw_root_square_exact_##SFX(const T *x, int64_t n)                            \
+    {                                                                                         \
+        const double lo = sizeof(T) == 8 ? 0x1p-400 : 0x1p-30;                                \
+        const double hi = sizeof(T) == 8 ? 0x1p500 : 0x1p62;                                  \
+        int ok = 1;                                                                           \
+        for (int64_t i = 0; i < n; ++i) {                                                     \
+            const double a = (double)FABS(x[i]);                                              \
+            ok &= a == 0.0 || (a >= lo && a <= hi);                                           \
+        }                                                                                     \
+        return ok;                                                                            \
+    }                                                                                         \
     /* EDR's and LCSS's epsilon for a pair of n and m points: the parameter, or (EDR with    \
      * TSW_EPSILON_AUTO) max(std(a), std(b)) / 4 over all values of each. */                  \
     TSW_HD T tsw_pair_epsilon_##SFX(double epsilon, const T *a, int64_t n, const T *b,        \

@@ -79,6 +79,7 @@
 typedef struct V_NAME(ln_famc) {
     const T *w;
     VT eps, pen, mc;
+    int erp_abs; /* ERP, one channel: the group's points admit |x - y| for the root */
 } V_NAME(ln_famc);
 
 /* The value of a cell outside the window (its second value): D = +inf (TWED: local term
@@ -161,8 +162,9 @@ TSW_FORCEINLINE void V_NAME(ln_step)(const int meas, const int kc, const int64_t
                                     NAr[r], NB, pp);
             nw[r] = TSW_ADTW_CELL(cc, dg, up, lf, fc->pen, V_MIN, V_ADD);
         } else if (meas == TSW__M_ERP) {
-            VT e = V_NAME(dg_cost)(TSW__KC_EUC, dim, Ar[r], VL, B + pc * (size_t)dim * VL, VL,
-                                   NAr[r], NB, pp);
+            /* kc: TSW__KC_EUC, or TSW__KC_ABS where |x - y| is the root's bits (fam_dispatch) */
+            VT e = V_NAME(dg_cost)(kc, dim, Ar[r], VL, B + pc * (size_t)dim * VL, VL, NAr[r], NB,
+                                   pp);
             nw[r] = TSW_EDIT_CELL(V_ADD(dg, e), V_ADD(up, dav[r]),
                                   V_ADD(lf, V_LOAD(DB + pc * VL)), V_MIN);
         } else if (meas == TSW__M_EDR || meas == TSW__M_LCSS) {
@@ -171,10 +173,11 @@ TSW_FORCEINLINE void V_NAME(ln_step)(const int meas, const int kc, const int64_t
             VT sq = V_NAME(dg_cost)(TSW__KC_SQE, dim, Ar[r], VL, B + pc * (size_t)dim * VL, VL,
                                     NAr[r], NB, pp);
             const VT one = V_SET1((T)1);
+            /* EDR: TSW_EDIT_CELL with one add for both gaps (rounding is monotone, so
+             * min(u, l) + 1 is the lesser of u + 1 and l + 1, bit for bit) */
             if (meas == TSW__M_EDR)
-                nw[r] = TSW_EDIT_CELL(
-                    V_ADD(dg, TSW_EDR_SUBST(sq, fc->eps, V_ZERO(), one, V_CMPLT, V_SEL)),
-                    V_ADD(up, one), V_ADD(lf, one), V_MIN);
+                nw[r] = V_MIN(V_ADD(dg, TSW_EDR_SUBST(sq, fc->eps, V_ZERO(), one, V_CMPLT, V_SEL)),
+                              V_ADD(V_MIN(up, lf), one));
             else
                 nw[r] = TSW_LCSS_CELL(sq, fc->eps, dg, up, lf, one, V_CMPLT, V_SEL, V_MAX,
                                       V_ADD);
@@ -623,6 +626,8 @@ static void V_NAME(fam_dispatch)(const tsw_params *p, int64_t dim, const tsw__la
     case TSW_ADTW:
         TSW__FL(TSW__M_ADTW, TSW__KC_SQE);
     case TSW_ERP:
+        if (one && fc->erp_abs)
+            TSW__FL(TSW__M_ERP, TSW__KC_ABS);
         TSW__FL(TSW__M_ERP, TSW__KC_EUC);
     case TSW_EDR:
         TSW__FL(TSW__M_EDR, TSW__KC_EUC);
@@ -657,6 +662,7 @@ int64_t V_NAME(tsw__fam_lanes_run)(const tsw_params *p, int64_t dim, const tsw__
     fc.eps = V_ZERO();
     fc.pen = V_SET1((T)p->warp_penalty);
     fc.mc = V_SET1((T)p->c);
+    fc.erp_abs = 0;
     if (p->measure == TSW_WDTW || p->measure == TSW_WDDTW) {
         T *w = ws + lay.w;
         for (int64_t k = 0; k < L; ++k)
@@ -680,6 +686,12 @@ int64_t V_NAME(tsw__fam_lanes_run)(const tsw_params *p, int64_t dim, const tsw__
             same_a = same_a && xa[l] == prev_a[l];
         }
         V_NAME(fam_prepare)(p, dim, &lay, ws, xa, xb, N, M, !same_a);
+        if (p->measure == TSW_ERP && dim == 1) {
+            fc.erp_abs = 1;
+            for (int l = 0; l < VL && fc.erp_abs; ++l)
+                fc.erp_abs = V_PNAME(tsw_root_square_exact)(xa[l], N) &&
+                             V_PNAME(tsw_root_square_exact)(xb[l], M);
+        }
         if (epsm) {
             T *e = ws + lay.eps;
             for (int l = 0; l < VL; ++l)

@@ -454,6 +454,100 @@ static void test_family_lanes(void)
     CHECK_EQ(tsw__lanes_width_level(&p, TSW_F64, 1, 1), 0);
 }
 
+/* ERP's match cost skips its root where tsw_root_square_exact says SQRT(d * d) == |d|:
+ * the identity itself on random differences of the admitted magnitudes (both dtypes), the
+ * check's edges, and ERP in lanes against the single-pair kernel (which takes the root) on
+ * series that pass and series that fail the check (tiny, huge, squares that overflow). */
+static void test_erp_root_square(void)
+{
+    tsw_t_rng r = {0x6572707371727421ULL};
+    int bad64 = 0, bad32 = 0;
+    for (int it = 0; it < (g_quick ? 200000 : 2000000); ++it) {
+        /* a difference of two admitted values: 0 or a multiple of 2^-452 up to 2^501 */
+        double d = ldexp(tsw_t_uniform(&r, 1, 2), (int)tsw_t_int(&r, -452, 500));
+        d = tsw_t_int(&r, 0, 1) ? -d : d;
+        bad64 += sqrt(d * d) != fabs(d);
+        float f = ldexpf((float)tsw_t_uniform(&r, 1, 2), (int)tsw_t_int(&r, -53, 62));
+        f = tsw_t_int(&r, 0, 1) ? -f : f;
+        bad32 += sqrtf(f * f) != fabsf(f);
+    }
+    CHECK_EQ(bad64, 0);
+    CHECK_EQ(bad32, 0);
+    {
+        const double ok64[] = {0.0, -0.0, 0x1p-400, -0x1p500, 1.5, -3e-100, 2e150};
+        CHECK(tsw_root_square_exact_f64(ok64, 7));
+        const double lo64[] = {1.0, 0x1p-401}, hi64[] = {1.0, -0x1.0000000000001p500};
+        CHECK(!tsw_root_square_exact_f64(lo64, 2));
+        CHECK(!tsw_root_square_exact_f64(hi64, 2));
+        const float ok32[] = {0.0f, 0x1p-30f, -0x1p62f, 1.25f};
+        CHECK(tsw_root_square_exact_f32(ok32, 4));
+        const float lo32[] = {0x1p-31f}, hi32[] = {0x1.000002p62f};
+        CHECK(!tsw_root_square_exact_f32(lo32, 1));
+        CHECK(!tsw_root_square_exact_f32(hi32, 1));
+        /* where the check fails the identity can fail too: an underflowing square */
+        const double t = 0x1p-540;
+        CHECK(sqrt(t * t) != t);
+    }
+    static const double scales64[] = {1.0, 1e-170, 1e170, 1e-300};
+    static const double scales32[] = {1.0, 1e-12, 1e25, 3e-38};
+    for (int it = 0; it < (g_quick ? 40 : 300); ++it) {
+        tsw_params p;
+        tsw_params_default(&p, TSW_ERP);
+        p.window = (tsw_window)tsw_t_int(&r, 0, 1);
+        p.window_radius = (double)tsw_t_int(&r, 0, 9);
+        p.erp_g = tsw_t_uniform(&r, -1, 1);
+        const int64_t n = tsw_t_int(&r, 1, 60), m = tsw_t_int(&r, 1, 60);
+        const int count = (int)tsw_t_int(&r, 4, 12), sc = (int)tsw_t_int(&r, 0, 3);
+        /* one lane's series may hold a single odd value among ordinary ones */
+        const int odd = (int)tsw_t_int(&r, 0, 1);
+        for (int d = 0; d < 2; ++d) {
+            tsw_dtype dt = d ? TSW_F64 : TSW_F32;
+            size_t esz = tsw__dtype_size(dt);
+            unsigned char *a = malloc((size_t)(n * count) * esz),
+                          *b = malloc((size_t)(m * count) * esz);
+            tsw__pair pairs[12];
+            double ref[12], got[12];
+            void *ws = NULL;
+            if (!CHECK(a && b))
+                goto done;
+            const double scale = d ? scales64[sc] : scales32[sc];
+            fill_values(&r, dt, a, n * count, odd ? 1.0 : scale);
+            fill_values(&r, dt, b, m * count, odd ? 1.0 : scale);
+            if (odd) {
+                int64_t at = tsw_t_int(&r, 0, m * count - 1);
+                if (dt == TSW_F32)
+                    ((float *)b)[at] = (float)(scale * tsw_t_uniform(&r, 0.5, 1));
+                else
+                    ((double *)b)[at] = scale * tsw_t_uniform(&r, 0.5, 1);
+            }
+            for (int k = 0; k < count; ++k)
+                pairs[k] = (tsw__pair){a + (size_t)(k * n) * esz, NULL, n,
+                                       b + (size_t)(k * m) * esz, NULL, m, NULL};
+            size_t pb = tsw__pair_ws_bytes(&p, dt, 1, n, m), lb = tsw__lanes_ws_bytes(&p, dt, 1, n, m);
+            size_t bytes = pb > lb ? pb : lb;
+            ws = ws_alloc(bytes);
+            if (!CHECK(lb > 0 && ws != NULL))
+                goto done;
+            for (int k = 0; k < count; ++k)
+                tsw__pair_fast_level(&p, dt, 1, &pairs[k], ws, &ref[k], 0);
+            for (int level = 1; level <= tsw__cpu_level(); ++level) {
+                int64_t h = tsw__pair_lanes_level(&p, dt, 1, pairs, count, ws, got, level);
+                for (int64_t k = 0; k < h; ++k)
+                    if (!CHECK(got[k] == ref[k] || (isinf(got[k]) && isinf(ref[k]))))
+                        fprintf(stderr, "erp root: level %d %s n %lld m %lld scale %g odd %d: "
+                                "got %.17g, single pair %.17g\n", level,
+                                d ? "f64" : "f32", (long long)n, (long long)m, scale, odd,
+                                got[k], ref[k]);
+                CHECK(ws_canary_ok(ws, bytes));
+            }
+        done:
+            tsw__free_aligned(ws);
+            free(a);
+            free(b);
+        }
+    }
+}
+
 /* tsw_sq_bound: the root's test against epsilon as a test of the square, exactly, at the
  * boundary's ulps and at random squares; epsilons 0, subnormal, tiny, ordinary, huge. */
 static void test_sq_bound(void)
@@ -775,6 +869,7 @@ int main(void)
     test_lanes();
     test_family_lanes();
     test_sq_bound();
+    test_erp_root_square();
     test_public();
     printf("worst error / tolerance: float32 %.3g, float64 %.3g\n", g_worst[0], g_worst[1]);
     return TSW_TEST_END();
