@@ -291,6 +291,9 @@ TSW_FORCEINLINE int V_NAME(ln_sweep)(const int meas, const int kc, const int64_t
             V_STORE(lrow + c * VL, wzero);
     }
     int64_t plo = 0, phi = 0; /* the row buffer may be finite only at columns (plo, phi] */
+    /* eab: the columns (0-based) below cut hold no cell through which a lane can end at or
+     * below ethr, in every row from here on (below) */
+    int64_t cut = 0;
 
     for (int64_t i = 1; i <= N; i += R) {
         const int rn = (int)(N - i + 1 < R ? N - i + 1 : R);
@@ -302,8 +305,10 @@ TSW_FORCEINLINE int V_NAME(ln_sweep)(const int meas, const int kc, const int64_t
             /* rows past N (last strip) stay inactive; their pointers stay in bounds */
             const int64_t pi = i - 1 + (r < rn ? r : rn - 1);
             lo[r] = hi[r] = 0;
-            if (r < rn)
+            if (r < rn) {
                 tsw_band_range(band, pi, &lo[r], &hi[r]);
+                lo[r] = lo[r] < cut ? cut : lo[r];
+            }
             Ar[r] = A + (size_t)pi * (size_t)dim * VL;
             NAr[r] = NA + (size_t)pi * VL;
             dav[r] = meas == TSW__M_TWED || meas == TSW__M_ERP ? V_LOAD(DA + (size_t)pi * VL)
@@ -370,18 +375,37 @@ TSW_FORCEINLINE int V_NAME(ln_sweep)(const int meas, const int kc, const int64_t
         if (eab && meas == TSW__M_DTW && i + rn - 1 < N) {
             /* the strip's last row is padded row i + rn - 1 (0-based i + rn - 2): a path
              * leaves it from some cell (that row, c) and then crosses the rows below and the
-             * columns after c: D + max(rows' bound, columns' bound) */
+             * columns after c: D + max(rows' bound, columns' bound). A cell where that
+             * exceeds ethr in every lane is dead: no lane ends at or below ethr through it.
+             * No live cell: the sweep stops. Else the columns before the first live one
+             * are dead in every later row too (PrunedDTW's left edge: a cell there is
+             * reached only from dead cells, and the bounds of the rows and columns it
+             * crosses are at most its costs), so the later rows start at that column; a
+             * live cell's value never comes from a dead one, so the values at or below
+             * ethr are the full program's, bit for bit. */
             const VT rb = V_LOAD(eab + (size_t)(i + rn - 1) * VL);
             const T *ecb = eab + (size_t)(N + 1) * VL; /* the columns' bounds */
-            VT least = V_SET1(V_INF);
-            for (int64_t c = plo + 1; c <= phi; ++c)
-                least = V_MIN(least, V_ADD(V_LOAD(row + c * VL),
-                                           V_MAX(rb, V_LOAD(ecb + (size_t)c * VL))));
-            if (!V_ANY(V_CMPLE(least, V_SET1(ethr))))
+            const VT et = V_SET1(ethr);
+            int64_t c = plo + 1;
+            while (c <= phi && !V_ANY(V_CMPLE(V_ADD(V_LOAD(row + c * VL),
+                                                    V_MAX(rb, V_LOAD(ecb + (size_t)c * VL))),
+                                              et)))
+                ++c;
+            if (c > phi)
                 return 1;
+            cut = c - 1;
         }
     }
     return 0;
+}
+
+/* X[t * VL + l] = x[l][t] for t < count: VL series' values (points times channels) into
+ * lanes, the lanes innermost (one pass, VL loads and stores a value index). */
+static void V_NAME(ln_interleave)(T *X, const T *const *x, int64_t count)
+{
+    for (int64_t t = 0; t < count; ++t)
+        for (int l = 0; l < VL; ++l)
+            X[(size_t)t * VL + l] = x[l][t];
 }
 
 #if !TSW__LANES_FAMILY
@@ -403,11 +427,9 @@ static void V_NAME(ln_prepare)(const tsw_params *p, int64_t dim, const tsw__lane
         T *X = side ? B : A;
         T *NX = ws + (side ? lay->nb : lay->na), *DX = ws + (side ? lay->db : lay->da),
           *TX = ws + (side ? lay->tb : lay->ta);
+        V_NAME(ln_interleave)(X, x, len * dim);
         for (int l = 0; l < VL; ++l) {
             const T *v = x[l];
-            for (int64_t i = 0; i < len; ++i)
-                for (int64_t k = 0; k < dim; ++k)
-                    X[((size_t)i * (size_t)dim + (size_t)k) * VL + l] = v[i * dim + k];
             if (cosine)
                 for (int64_t i = 0; i < len; ++i) {
                     T s = 0; /* cost.h's order, as tsw_cost_cosine accumulates |x|^2 */
@@ -584,16 +606,17 @@ static void V_NAME(fam_prepare)(const tsw_params *p, int64_t dim, const tsw__lan
     for (int side = rebuild_a ? 0 : 1; side < 2; ++side) {
         const int64_t len = side ? M : N;
         T *X = ws + (side ? lay->b : lay->a), *DX = ws + (side ? lay->db : lay->da);
+        if (!deriv)
+            V_NAME(ln_interleave)(X, side ? xb : xa, len * dim);
         for (int l = 0; l < VL; ++l) {
             const T *v = (side ? xb : xa)[l];
             if (deriv) {
                 T *dv = ws + lay->dv;
                 V_PNAME(tsw_derivative)(v, len + 2, dim, dv);
                 v = dv;
+                for (int64_t t = 0; t < len * dim; ++t)
+                    X[(size_t)t * VL + l] = v[t];
             }
-            for (int64_t i = 0; i < len; ++i)
-                for (int64_t k = 0; k < dim; ++k)
-                    X[((size_t)i * (size_t)dim + (size_t)k) * VL + l] = v[i * dim + k];
             if (erp)
                 for (int64_t i = 0; i < len; ++i)
                     DX[(size_t)i * VL + l] = V_PNAME(tsw_erp_gap)(v + i * dim, dim, (T)p->erp_g);
