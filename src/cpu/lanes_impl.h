@@ -245,6 +245,27 @@ TSW_FORCEINLINE void V_NAME(ln_step)(const int meas, const int kc, const int64_t
     }
 }
 
+/* eab: whether the strip's cells at step s (cur[r], padded row i + r, column s - r) and at
+ * step s - 1 (old[r], column s - r - 1; the last row's not needed) are dead in every lane:
+ * D plus the larger of the rows' and the columns' bounds past the cell above ethr. */
+TSW_FORCEINLINE int V_NAME(ln_dead)(const int R, const VT *cur, const VT *old,
+                                    const T *eab, const int64_t i, const int64_t N,
+                                    const int64_t s, const T ethr)
+{
+    const T *ecb = eab + (size_t)(N + 1) * VL;
+    const VT et = V_SET1(ethr);
+    TSW__UNROLL for (int r = 0; r < R; ++r) {
+        const VT rb = V_LOAD(eab + (size_t)(i + r) * VL);
+        const int64_t c = s - r;
+        if (V_ANY(V_CMPLE(V_ADD(cur[r], V_MAX(rb, V_LOAD(ecb + (size_t)c * VL))), et)))
+            return 0;
+        if (r < R - 1 &&
+            V_ANY(V_CMPLE(V_ADD(old[r], V_MAX(rb, V_LOAD(ecb + (size_t)(c - 1) * VL))), et)))
+            return 0;
+    }
+    return 1;
+}
+
 /* The DP of one group; the result D(N, M) of each lane is left in row[M * VL + lane].
  * eab (DTW, or NULL): early abandoning, as the nearest-neighbour search asks it (cpu/knn.c):
  * eab[t * VL + lane] bounds what the rows t .. N-1 (0-based) add to any path of that lane,
@@ -294,6 +315,7 @@ TSW_FORCEINLINE int V_NAME(ln_sweep)(const int meas, const int kc, const int64_t
     /* eab: the columns (0-based) below cut hold no cell through which a lane can end at or
      * below ethr, in every row from here on (below) */
     int64_t cut = 0;
+    int64_t la = 0; /* eab: the last live column (padded) of the row above the strip */
 
     for (int64_t i = 1; i <= N; i += R) {
         const int rn = (int)(N - i + 1 < R ? N - i + 1 : R);
@@ -343,13 +365,30 @@ TSW_FORCEINLINE int V_NAME(ln_sweep)(const int meas, const int kc, const int64_t
     V_NAME(ln_step)(meas, kc, dim, chk, s, rn, lo, hi, M, Ar, NAr, dav, tav, B, NB, DB, TB,   \
                     row, lrow, cur, old, lcur, lold, &pu, &pl, nu, pp, gamma, inv_gamma, i,   \
                     bcol, fc)
+        int64_t stop = 0; /* eab: the step after which every cell of the strip is dead */
         if (f_begin <= f_end) {
             for (int64_t s = s_begin; s < f_begin; ++s)
                 TSW__LN_STEP(1, s);
-            for (int64_t s = f_begin; s <= f_end; ++s)
-                TSW__LN_STEP(0, s);
-            for (int64_t s = f_end + 1; s <= s_end; ++s)
-                TSW__LN_STEP(1, s);
+            if (eab && meas == TSW__M_DTW) {
+                /* PrunedDTW's right edge, every 8 steps: once row 0 has passed the last
+                 * live cell of the row above the strip and the strip's newest two cells of
+                 * every row are dead, every later cell of the strip is reached from dead
+                 * cells only */
+                for (int64_t s = f_begin; s <= f_end; ++s) {
+                    TSW__LN_STEP(0, s);
+                    if (((s - f_begin) & 7) == 7 && s > la &&
+                        V_NAME(ln_dead)(R, cur, old, eab, i, N, s, ethr)) {
+                        stop = s;
+                        break;
+                    }
+                }
+            } else {
+                for (int64_t s = f_begin; s <= f_end; ++s)
+                    TSW__LN_STEP(0, s);
+            }
+            if (!stop)
+                for (int64_t s = f_end + 1; s <= s_end; ++s)
+                    TSW__LN_STEP(1, s);
         } else {
             for (int64_t s = s_begin; s <= s_end; ++s)
                 TSW__LN_STEP(1, s);
@@ -364,7 +403,16 @@ TSW_FORCEINLINE int V_NAME(ln_sweep)(const int meas, const int kc, const int64_t
                 V_STORE(lrow + c * VL, wzero);
         }
         plo = lo[rn - 1];
-        phi = hi[rn - 1];
+        if (stop) {
+            /* the last row stored columns up to stop - (R - 1) (a full strip); the rest
+             * hold the row above's values or +inf: dead, made +inf */
+            const int64_t last = stop - (R - 1);
+            for (int64_t c = last + 1; c <= phi; ++c)
+                V_STORE(row + c * VL, vzero);
+            phi = last;
+        } else {
+            phi = hi[rn - 1];
+        }
         if (i == 1) { /* D(i, 0) = +inf below row 0 */
             V_STORE(row, vzero);
             if (lin)
@@ -394,6 +442,11 @@ TSW_FORCEINLINE int V_NAME(ln_sweep)(const int meas, const int kc, const int64_t
             if (c > phi)
                 return 1;
             cut = c - 1;
+            la = phi; /* the last live column, for the next strip's right edge */
+            while (!V_ANY(V_CMPLE(V_ADD(V_LOAD(row + la * VL),
+                                        V_MAX(rb, V_LOAD(ecb + (size_t)la * VL))),
+                                  et)))
+                --la;
         }
     }
     return 0;
