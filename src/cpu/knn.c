@@ -526,15 +526,20 @@ TSW__KNN_FLUSH(float, f32)
             if (tsw__lb_keogh_q_##SFX(w, cost, b, 0, m, dim, HUGE_VAL) > thr)                \
                 return;                                                                      \
             /* scaled down by the slack for the sums' own rounding */                        \
+            /* (the two sums' chains side by side: each in its own order, as before) */      \
             const double f = 1 - slack;                                                      \
-            double s = 0;                                                                    \
+            double sc = 0, sr = 0;                                                           \
             cb[m] = 0;                                                                       \
-            for (int64_t t = m - 1; t >= 0; --t)                                             \
-                cb[t] = (s += w->cq[t]) * f;                                                 \
-            s = 0;                                                                           \
             rb[n] = 0;                                                                       \
-            for (int64_t t = n - 1; t >= 0; --t)                                             \
-                rb[t] = (s += w->cx[t]) * f;                                                 \
+            const int64_t both = n < m ? n : m;                                              \
+            for (int64_t t = m - 1; t >= both; --t)                                          \
+                cb[t] = (sc += w->cq[t]) * f;                                                \
+            for (int64_t t = n - 1; t >= both; --t)                                          \
+                rb[t] = (sr += w->cx[t]) * f;                                                \
+            for (int64_t t = both - 1; t >= 0; --t) {                                        \
+                cb[t] = (sc += w->cq[t]) * f;                                                \
+                rb[t] = (sr += w->cx[t]) * f;                                                \
+            }                                                                                \
             bounded = 1;                                                                     \
         }                                                                                    \
         if (w->lws) { /* to the waiting group (without bounds: 0) */                         \
@@ -619,12 +624,46 @@ typedef struct tsw__lbj {
     int64_t j;
 } tsw__lbj;
 
-static int tsw__lbj_cmp(const void *pa, const void *pb)
+/* (lb, j) order: the bound, ties to the lower index */
+static inline int tsw__lbj_less(const tsw__lbj *a, const tsw__lbj *b)
 {
-    const tsw__lbj *a = pa, *b = pb;
-    if (a->lb != b->lb)
-        return a->lb < b->lb ? -1 : 1;
-    return (a->j > b->j) - (a->j < b->j);
+    return a->lb < b->lb || (a->lb == b->lb && a->j < b->j);
+}
+
+/* A binary min-heap of cnt candidates in h[0 .. cnt): the block's order is taken from it one
+ * candidate at a time, since the loop over the block mostly stops after a few (a sort of
+ * the whole block cost more than the bounds that feed it on small data sets). */
+static void tsw__lbj_sift(tsw__lbj *h, int64_t cnt, int64_t at)
+{
+    const tsw__lbj e = h[at];
+    for (;;) {
+        int64_t c = 2 * at + 1;
+        if (c >= cnt)
+            break;
+        if (c + 1 < cnt && tsw__lbj_less(&h[c + 1], &h[c]))
+            ++c;
+        if (!tsw__lbj_less(&h[c], &e))
+            break;
+        h[at] = h[c];
+        at = c;
+    }
+    h[at] = e;
+}
+
+static void tsw__lbj_heapify(tsw__lbj *h, int64_t cnt)
+{
+    for (int64_t at = cnt / 2 - 1; at >= 0; --at)
+        tsw__lbj_sift(h, cnt, at);
+}
+
+/* The least candidate, removed; *cnt > 0. */
+static tsw__lbj tsw__lbj_pop(tsw__lbj *h, int64_t *cnt)
+{
+    const tsw__lbj top = h[0];
+    h[0] = h[--*cnt];
+    if (*cnt > 1)
+        tsw__lbj_sift(h, *cnt, 0);
+    return top;
 }
 
 /* Other measures: the reference, abandoning TWED's rows above the threshold; the elastic
@@ -845,9 +884,10 @@ int tsw__cpu_knn(const tsw_params *params, tsw_dtype dtype, int64_t dim,
             tsw__lbws_free(&w);
             ok = 0;
         }
-        tsw__lbj *ord = NULL;
+        tsw__lbj *ord = NULL, *first = NULL; /* the block's heap; its first k taken */
         if (ok && params->measure == TSW_DTW &&
-            !(ord = tsw__malloc((size_t)job.block * sizeof(tsw__lbj)))) {
+            !(ord = tsw__malloc((size_t)(job.block + (k < job.block ? k : job.block)) *
+                                sizeof(tsw__lbj)))) {
             tsw__lbws_free(&w);
             ok = 0;
         }
@@ -864,6 +904,8 @@ int tsw__cpu_knn(const tsw_params *params, tsw_dtype dtype, int64_t dim,
                 w.gcb = NULL;
             }
         }
+        if (ord)
+            first = ord + job.block;
         if (!ok)
             __atomic_store_n(&job.status, TSW_ENOMEM, __ATOMIC_RELAXED);
         int64_t last = tsw__now_ns();
@@ -891,15 +933,20 @@ int tsw__cpu_knn(const tsw_params *params, tsw_dtype dtype, int64_t dim,
                     ord[j - b0].lb = dtype == TSW_F32 ? tsw__knn_lb_f32(&job, &w, qi, a, n, j)
                                                       : tsw__knn_lb_f64(&job, &w, qi, a, n, j);
                 }
-                qsort(ord, (size_t)(b1 - b0), sizeof(tsw__lbj), tsw__lbj_cmp);
+                /* the block in (bound, index) order from a heap; the first k taken
+                 * before the loop (ord[0 .. k)) */
+                int64_t hn = b1 - b0, taken = 0;
+                tsw__lbj_heapify(ord, hn);
                 if (job.diag && b1 - b0 >= k) {
                     /* the k least-bounded candidates' diagonal paths: at least k series are
                      * within the largest of them, so the k-th best is too (the slack covers
                      * the DP's own rounding) */
                     double ub = 0;
-                    for (int64_t o = 0; o < k; ++o) {
-                        double v = dtype == TSW_F32 ? tsw__knn_diag_f32(&job, a, n, ord[o].j)
-                                                    : tsw__knn_diag_f64(&job, a, n, ord[o].j);
+                    for (; taken < k; ++taken) {
+                        first[taken] = tsw__lbj_pop(ord, &hn);
+                        const int64_t j = first[taken].j;
+                        double v = dtype == TSW_F32 ? tsw__knn_diag_f32(&job, a, n, j)
+                                                    : tsw__knn_diag_f64(&job, a, n, j);
                         ub = v > ub ? v : ub;
                     }
                     tsw__knn_cap(&job, qi, ub * (1 + 2 * tsw__knn_slack(dtype, n, n)));
@@ -907,12 +954,13 @@ int tsw__cpu_knn(const tsw_params *params, tsw_dtype dtype, int64_t dim,
                 for (int64_t o = 0; o < b1 - b0; ++o) {
                     if ((o & 7) == 0 && tsw__knn_poll(&job, tid, &last))
                         break;
-                    if (ord[o].lb > tsw__knn_thr(&job, qi))
+                    const tsw__lbj e = o < taken ? first[o] : tsw__lbj_pop(ord, &hn);
+                    if (e.lb > tsw__knn_thr(&job, qi))
                         break;
                     if (dtype == TSW_F32)
-                        tsw__knn_cand_f32(&job, &w, qi, a, n, ord[o].j);
+                        tsw__knn_cand_f32(&job, &w, qi, a, n, e.j);
                     else
-                        tsw__knn_cand_f64(&job, &w, qi, a, n, ord[o].j);
+                        tsw__knn_cand_f64(&job, &w, qi, a, n, e.j);
                 }
                 if (dtype == TSW_F32) /* the group still waiting */
                     tsw__knn_flush_f32(&job, &w, qi, a, n);
