@@ -461,6 +461,15 @@ static void V_NAME(ln_interleave)(T *X, const T *const *x, int64_t count)
             X[(size_t)t * VL + l] = x[l][t];
 }
 
+/* X[i * VL + l] = x[l][i * dim + k] for i < len: channel k of VL series into lanes. */
+TSW_FORCEINLINE void V_NAME(ln_interleave_channel)(T *X, const T *const *x, int64_t len,
+                                                   int64_t dim, int64_t k)
+{
+    for (int64_t i = 0; i < len; ++i)
+        for (int l = 0; l < VL; ++l)
+            X[(size_t)i * VL + l] = x[l][i * dim + k];
+}
+
 #if !TSW__LANES_FAMILY
 /* Interleaves VL pairs into the workspace. Lane l takes pair idx[l]; the a side is rebuilt
  * only when it differs from the previous group's (batches share a). */
@@ -760,6 +769,27 @@ int64_t V_NAME(tsw__fam_lanes_run)(const tsw_params *p, int64_t dim, const tsw__
             xa[l] = (const T *)(band.swap ? pr->b : pr->a);
             xb[l] = (const T *)(band.swap ? pr->a : pr->b);
             same_a = same_a && xa[l] == prev_a[l];
+        }
+        if (p->measure == TSW_MSM && dim > 1) {
+            /* independent MSM of several channels: one univariate program per channel in
+             * the lanes, summed in channel order in T, as family.c's fam_pair */
+            T tot[VL];
+            for (int l = 0; l < VL; ++l)
+                tot[l] = 0;
+            for (int64_t k = 0; k < dim; ++k) {
+                V_NAME(ln_interleave_channel)(ws + lay.a, xa, N, dim, k);
+                V_NAME(ln_interleave_channel)(ws + lay.b, xb, M, dim, k);
+                (void)V_NAME(ln_sweep)(TSW__M_MSM, TSW__KC_ABS, 1, &lay, ws, &band, p, NULL,
+                                       (T)0, &fc);
+                const T *res = ws + lay.row + (size_t)M * VL;
+                for (int l = 0; l < VL; ++l)
+                    tot[l] = tot[l] + res[l];
+            }
+            for (int l = 0; l < use; ++l)
+                out[done + l] = (double)tot[l];
+            have_a = 0; /* (the workspace holds the last channel only) */
+            done += use;
+            continue;
         }
         V_NAME(fam_prepare)(p, dim, &lay, ws, xa, xb, N, M, !same_a);
         if (p->measure == TSW_ERP && dim == 1) {
