@@ -20,6 +20,8 @@ typedef struct TSW_F(fam_ctx) {
     int64_t dim, step; /* values per point compared; stride between points */
     const T *a, *b;
     T eps;             /* EDR, LCSS */
+    T sqeps;           /* EDR, LCSS: tsw_sq_bound of eps (the match test on squares) */
+    int erp_abs;       /* ERP, one channel: |x - y| is its root's bits (elastic.h) */
     const T *w;        /* WDTW: w[k], k = |i - j| */
     const T *ga, *gb;  /* ERP: the gap cost of every point of a and of b */
     T *prev, *cur;
@@ -82,22 +84,28 @@ static inline T TSW_F(fam_dp_dim)(const TSW_F(fam_ctx) *c, const int64_t dim)
             break;
         case TSW_ERP: {
             const T gx = c->ga[i - 1];
-            for (int64_t j = lo + 1; j <= hi; ++j, y += step)
-                cur[j] = TSW_EDIT_CELL(prev[j - 1] + TSW_F(tsw_euclid)(x, y, dim), prev[j] + gx,
-                                       cur[j - 1] + c->gb[j - 1], TSW_MIN);
+            if (dim == 1 && c->erp_abs)
+                for (int64_t j = lo + 1; j <= hi; ++j, y += step)
+                    cur[j] = TSW_EDIT_CELL(prev[j - 1] + FABS(x[0] - y[0]), prev[j] + gx,
+                                           cur[j - 1] + c->gb[j - 1], TSW_MIN);
+            else
+                for (int64_t j = lo + 1; j <= hi; ++j, y += step)
+                    cur[j] = TSW_EDIT_CELL(prev[j - 1] + TSW_F(tsw_euclid)(x, y, dim),
+                                           prev[j] + gx, cur[j - 1] + c->gb[j - 1], TSW_MIN);
             break;
         }
-        case TSW_EDR:
+        case TSW_EDR: /* root < eps  <=>  square < sqeps (tsw_sq_bound) */
             for (int64_t j = lo + 1; j <= hi; ++j, y += step)
-                cur[j] = TSW_EDIT_CELL(prev[j - 1] + TSW_EDR_SUBST(TSW_F(tsw_euclid)(x, y, dim),
-                                                                   c->eps, (T)0, (T)1,
-                                                                   TSW__E_LT, TSW__E_SEL),
-                                       prev[j] + (T)1, cur[j - 1] + (T)1, TSW_MIN);
+                cur[j] = TSW_EDIT_CELL(
+                    prev[j - 1] + TSW_EDR_SUBST(TSW_F(tsw_cost_sqeuclidean)(x, y, dim), c->sqeps,
+                                                (T)0, (T)1, TSW__E_LT, TSW__E_SEL),
+                    prev[j] + (T)1, cur[j - 1] + (T)1, TSW_MIN);
             break;
-        case TSW_LCSS:
+        case TSW_LCSS: /* root <= eps  <=>  square < sqeps (tsw_sq_bound, inclusive) */
             for (int64_t j = lo + 1; j <= hi; ++j, y += step)
-                cur[j] = TSW_LCSS_CELL(TSW_F(tsw_euclid)(x, y, dim), c->eps, prev[j - 1],
-                                       prev[j], cur[j - 1], (T)1, TSW__E_LE, TSW__E_SEL,
+                cur[j] = TSW_LCSS_CELL(TSW_F(tsw_cost_sqeuclidean)(x, y, dim), c->sqeps,
+                                       prev[j - 1], prev[j], cur[j - 1], (T)1, TSW__E_LT,
+                                       TSW__E_SEL,
                                        TSW_MAX, TSW__E_ADD);
             break;
         default: /* TSW_MSM */
@@ -161,7 +169,7 @@ static double TSW_F(fam_pair)(const tsw_params *p, int64_t dim, const tsw__pair 
         b = t;
     }
     const int64_t N = band.rows, M = band.cols, L = N > M ? N : M;
-    TSW_F(fam_ctx) c = {p, &band, dim, dim, a, b, 0, NULL, NULL, NULL, prev, cur, bound,
+    TSW_F(fam_ctx) c = {p, &band, dim, dim, a, b, 0, 0, 0, NULL, NULL, NULL, prev, cur, bound,
                         pr->cancel};
     if (p->measure == TSW_WDTW || p->measure == TSW_WDDTW) {
         T *w = extra;
@@ -176,8 +184,11 @@ static double TSW_F(fam_pair)(const tsw_params *p, int64_t dim, const tsw__pair 
             gb[j] = TSW_F(tsw_erp_gap)(b + j * dim, dim, (T)p->erp_g);
         c.ga = ga;
         c.gb = gb;
+        c.erp_abs = dim == 1 && TSW_F(tsw_root_square_exact)(a, N) &&
+                    TSW_F(tsw_root_square_exact)(b, M);
     } else if (p->measure == TSW_EDR || p->measure == TSW_LCSS) {
         c.eps = TSW_F(tsw_pair_epsilon)(p->epsilon, a, N, b, M, dim);
+        c.sqeps = TSW_F(tsw_sq_bound)(c.eps, p->measure == TSW_LCSS);
     }
     if (p->measure == TSW_MSM && p->msm_independent) {
         /* one univariate program per channel, summed (each in full: the bound is on the sum) */
