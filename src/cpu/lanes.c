@@ -120,8 +120,6 @@ int tsw__lanes_width_level(const tsw_params *params, tsw_dtype dtype, int64_t di
         return 0; /* pow() per cell: no vector form */
     if (params->measure == TSW_SHAPE_DTW)
         return 0; /* its plain kernel (shape_dtw.c) */
-    if (params->measure == TSW_MSM && !params->msm_independent)
-        return 0; /* the dependent form: family.c */
     if (params->measure == TSW_DDTW && params->cost == TSW_COST_COSINE)
         return 0; /* (the lanes keep no norms of the derivatives) */
     if (!TSW_X86 || level < 1)

@@ -95,6 +95,30 @@ typedef struct V_NAME(ln_famc) {
 #define LN_WZERO(meas) V_ZERO()
 #endif
 
+/* MSM's dependent split cost (elastic.h's tsw_msm_split_dep, the same operations in the
+ * same order; / 2 and / 4 as products by 0.5 and 0.25, the same values) of lane points x,
+ * y, z of dim channels (channel k at [k * VL]). */
+TSW_FORCEINLINE VT V_NAME(ln_msm_dep)(const T *x, const T *y, const T *z, const int64_t dim,
+                                      const VT c)
+{
+    const VT half = V_SET1((T)0.5);
+    VT diam = V_ZERO(), mid = V_ZERO(), dy = V_ZERO(), dz = V_ZERO();
+    for (int64_t k = 0; k < dim; ++k) {
+        const VT xk = V_LOAD(x + k * VL), yk = V_LOAD(y + k * VL), zk = V_LOAD(z + k * VL);
+        const VT d = V_SUB(yk, zk), m = V_SUB(V_MUL(V_ADD(yk, zk), half), xk);
+        diam = V_ADD(diam, V_MUL(d, d));
+        mid = V_ADD(mid, V_MUL(m, m));
+    }
+    for (int64_t k = 0; k < dim; ++k) { /* tsw_cost_sqeuclidean(y, x), (z, x) */
+        const VT xk = V_LOAD(x + k * VL);
+        const VT e = V_SUB(V_LOAD(y + k * VL), xk), f = V_SUB(V_LOAD(z + k * VL), xk);
+        dy = V_ADD(dy, V_MUL(e, e));
+        dz = V_ADD(dz, V_MUL(f, f));
+    }
+    const VT far = V_SEL(V_CMPLT(dy, dz), V_ADD(c, dy), V_ADD(c, dz));
+    return V_SEL(V_CMPLE(mid, V_MUL(diam, V_SET1((T)0.25))), c, far);
+}
+
 /* One step s of a strip: rows r < R at columns s - r. */
 TSW_FORCEINLINE void V_NAME(ln_step)(const int meas, const int kc, const int64_t dim,
                                      const int checked, const int64_t s, const int rn,
@@ -181,6 +205,16 @@ TSW_FORCEINLINE void V_NAME(ln_step)(const int meas, const int kc, const int64_t
             else
                 nw[r] = TSW_LCSS_CELL(sq, fc->eps, dg, up, lf, one, V_CMPLT, V_SEL, V_MAX,
                                       V_ADD);
+        } else if (meas == TSW__M_MSMD) {
+            /* the dependent form: points of dim channels; the point before as above */
+            const size_t ps = (size_t)dim * VL;
+            const T *x = Ar[r], *y = B + pc * ps;
+            const T *xp = x - (i0 + (r < rn ? r : rn - 1) > 1 ? ps : 0);
+            const T *yp = y - (pc > 0 ? ps : 0);
+            const VT su = V_NAME(ln_msm_dep)(x, xp, y, dim, fc->mc);
+            const VT sl = V_NAME(ln_msm_dep)(y, x, yp, dim, fc->mc);
+            const VT cc = V_NAME(dg_cost)(TSW__KC_SQE, dim, x, VL, y, VL, NAr[r], NB, pp);
+            nw[r] = TSW_EDIT_CELL(V_ADD(dg, cc), V_ADD(up, su), V_ADD(lf, sl), V_MIN);
         } else if (meas == TSW__M_MSM) {
             /* one channel; the point before (row 1, column 1: the point itself, whose cost
              * then meets D(0, j) or D(i, 0) = +inf) */
@@ -718,7 +752,9 @@ static void V_NAME(fam_dispatch)(const tsw_params *p, int64_t dim, const tsw__la
         TSW__FL(TSW__M_EDR, TSW__KC_EUC);
     case TSW_LCSS:
         TSW__FL(TSW__M_LCSS, TSW__KC_EUC);
-    default: /* TSW_MSM, independent, one channel (tsw__lanes_width) */
+    default: /* TSW_MSM: independent, one channel (several: tsw__fam_lanes_run), or dependent */
+        if (!p->msm_independent)
+            TSW__FL(TSW__M_MSMD, TSW__KC_SQE);
         (void)V_NAME(ln_sweep)(TSW__M_MSM, TSW__KC_ABS, 1, lay, ws, band, p, NULL, (T)0, fc);
         return;
     }
@@ -770,7 +806,7 @@ int64_t V_NAME(tsw__fam_lanes_run)(const tsw_params *p, int64_t dim, const tsw__
             xb[l] = (const T *)(band.swap ? pr->a : pr->b);
             same_a = same_a && xa[l] == prev_a[l];
         }
-        if (p->measure == TSW_MSM && dim > 1) {
+        if (p->measure == TSW_MSM && p->msm_independent && dim > 1) {
             /* independent MSM of several channels: one univariate program per channel in
              * the lanes, summed in channel order in T, as family.c's fam_pair */
             T tot[VL];

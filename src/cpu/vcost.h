@@ -14,7 +14,7 @@ enum { TSW__M_DTW = 0, TSW__M_TWED = 1, TSW__M_SOFT = 2,
        /* the elastic family's (family_lanes.c; DDTW is TSW__M_DTW on the derivatives,
         * WDDTW TSW__M_WDTW) */
        TSW__M_WDTW = 3, TSW__M_ADTW = 4, TSW__M_ERP = 5, TSW__M_EDR = 6, TSW__M_LCSS = 7,
-       TSW__M_MSM = 8 };
+       TSW__M_MSM = 8, TSW__M_MSMD = 9 /* MSM's dependent form */ };
 #endif
 
 /* Vectors per step of the soft-DTW sweep: 4 (scalar: 1; its cell is the reference's). */

@@ -390,7 +390,8 @@ static void test_family_lanes(void)
         if (meas == TSW_EDR && tsw_t_int(&r, 0, 2) == 0)
             c.p.epsilon = TSW_EPSILON_AUTO;
         c.p.c = edge ? 0.0 : tsw_t_uniform(&r, 0, 3);
-        c.p.msm_independent = 1; /* (several channels: one program a channel, summed) */
+        /* MSM: independent (several channels: one program a channel, summed) or dependent */
+        c.p.msm_independent = tsw_t_int(&r, 0, 1);
         if (TSW_IS_DERIVATIVE(meas)) {
             c.n = c.n < 3 ? 3 : c.n;
             c.m = c.m < 3 ? 3 : c.m;
@@ -440,12 +441,12 @@ static void test_family_lanes(void)
             free(b);
         }
     }
-    /* what has no lane kernel: MSM in the dependent form, DDTW under the cosine cost */
+    /* MSM in lanes in both forms; what has no lane kernel: DDTW under the cosine cost */
     tsw_params p;
     tsw_params_default(&p, TSW_MSM);
     CHECK(tsw__lanes_width_level(&p, TSW_F64, 2, 1) > 0);
     p.msm_independent = 0;
-    CHECK_EQ(tsw__lanes_width_level(&p, TSW_F64, 1, 1), 0);
+    CHECK(tsw__lanes_width_level(&p, TSW_F64, 3, 1) > 0);
     tsw_params_default(&p, TSW_DDTW);
     p.cost = TSW_COST_COSINE;
     CHECK_EQ(tsw__lanes_width_level(&p, TSW_F64, 1, 1), 0);
