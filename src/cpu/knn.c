@@ -526,20 +526,15 @@ TSW__KNN_FLUSH(float, f32)
             if (tsw__lb_keogh_q_##SFX(w, cost, b, 0, m, dim, HUGE_VAL) > thr)                \
                 return;                                                                      \
             /* scaled down by the slack for the sums' own rounding */                        \
-            /* (the two sums' chains side by side: each in its own order, as before) */      \
             const double f = 1 - slack;                                                      \
-            double sc = 0, sr = 0;                                                           \
+            double s = 0;                                                                    \
             cb[m] = 0;                                                                       \
+            for (int64_t t = m - 1; t >= 0; --t)                                             \
+                cb[t] = (s += w->cq[t]) * f;                                                 \
+            s = 0;                                                                           \
             rb[n] = 0;                                                                       \
-            const int64_t both = n < m ? n : m;                                              \
-            for (int64_t t = m - 1; t >= both; --t)                                          \
-                cb[t] = (sc += w->cq[t]) * f;                                                \
-            for (int64_t t = n - 1; t >= both; --t)                                          \
-                rb[t] = (sr += w->cx[t]) * f;                                                \
-            for (int64_t t = both - 1; t >= 0; --t) {                                        \
-                cb[t] = (sc += w->cq[t]) * f;                                                \
-                rb[t] = (sr += w->cx[t]) * f;                                                \
-            }                                                                                \
+            for (int64_t t = n - 1; t >= 0; --t)                                             \
+                rb[t] = (s += w->cx[t]) * f;                                                 \
             bounded = 1;                                                                     \
         }                                                                                    \
         if (w->lws) { /* to the waiting group (without bounds: 0) */                         \

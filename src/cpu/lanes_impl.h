@@ -97,23 +97,18 @@ typedef struct V_NAME(ln_famc) {
 
 /* MSM's dependent split cost (elastic.h's tsw_msm_split_dep, the same operations in the
  * same order; / 2 and / 4 as products by 0.5 and 0.25, the same values) of lane points x,
- * y, z of dim channels (channel k at [k * VL]). */
+ * y, z of dim channels (channel k at [k * VL]), given dy = |y - x|^2 and dz = |z - x|^2
+ * (the cell has one of them as its match cost). */
 TSW_FORCEINLINE VT V_NAME(ln_msm_dep)(const T *x, const T *y, const T *z, const int64_t dim,
-                                      const VT c)
+                                      const VT c, const VT dy, const VT dz)
 {
     const VT half = V_SET1((T)0.5);
-    VT diam = V_ZERO(), mid = V_ZERO(), dy = V_ZERO(), dz = V_ZERO();
+    VT diam = V_ZERO(), mid = V_ZERO();
     for (int64_t k = 0; k < dim; ++k) {
         const VT xk = V_LOAD(x + k * VL), yk = V_LOAD(y + k * VL), zk = V_LOAD(z + k * VL);
         const VT d = V_SUB(yk, zk), m = V_SUB(V_MUL(V_ADD(yk, zk), half), xk);
         diam = V_ADD(diam, V_MUL(d, d));
         mid = V_ADD(mid, V_MUL(m, m));
-    }
-    for (int64_t k = 0; k < dim; ++k) { /* tsw_cost_sqeuclidean(y, x), (z, x) */
-        const VT xk = V_LOAD(x + k * VL);
-        const VT e = V_SUB(V_LOAD(y + k * VL), xk), f = V_SUB(V_LOAD(z + k * VL), xk);
-        dy = V_ADD(dy, V_MUL(e, e));
-        dz = V_ADD(dz, V_MUL(f, f));
     }
     const VT far = V_SEL(V_CMPLT(dy, dz), V_ADD(c, dy), V_ADD(c, dz));
     return V_SEL(V_CMPLE(mid, V_MUL(diam, V_SET1((T)0.25))), c, far);
@@ -211,9 +206,13 @@ TSW_FORCEINLINE void V_NAME(ln_step)(const int meas, const int kc, const int64_t
             const T *x = Ar[r], *y = B + pc * ps;
             const T *xp = x - (i0 + (r < rn ? r : rn - 1) > 1 ? ps : 0);
             const T *yp = y - (pc > 0 ? ps : 0);
-            const VT su = V_NAME(ln_msm_dep)(x, xp, y, dim, fc->mc);
-            const VT sl = V_NAME(ln_msm_dep)(y, x, yp, dim, fc->mc);
+            /* squared distances: |y - x|^2 is the match cost and one term of each split
+             * ((y - x)^2 and (x - y)^2 are the same bits) */
             const VT cc = V_NAME(dg_cost)(TSW__KC_SQE, dim, x, VL, y, VL, NAr[r], NB, pp);
+            const VT dxp = V_NAME(dg_cost)(TSW__KC_SQE, dim, xp, VL, x, VL, NAr[r], NB, pp);
+            const VT dyp = V_NAME(dg_cost)(TSW__KC_SQE, dim, yp, VL, y, VL, NAr[r], NB, pp);
+            const VT su = V_NAME(ln_msm_dep)(x, xp, y, dim, fc->mc, dxp, cc);
+            const VT sl = V_NAME(ln_msm_dep)(y, x, yp, dim, fc->mc, cc, dyp);
             nw[r] = TSW_EDIT_CELL(V_ADD(dg, cc), V_ADD(up, su), V_ADD(lf, sl), V_MIN);
         } else if (meas == TSW__M_MSM) {
             /* one channel; the point before (row 1, column 1: the point itself, whose cost
@@ -279,6 +278,14 @@ TSW_FORCEINLINE void V_NAME(ln_step)(const int meas, const int kc, const int64_t
     }
 }
 
+/* eab: whether a cell of value d can lie on a lane's path ending at or below et: d plus the
+ * larger of what the rows after it (rb) and the columns after it (cb) add is at most et in
+ * some lane. */
+TSW_FORCEINLINE int V_NAME(ln_live)(const VT d, const VT rb, const T *cb, const VT et)
+{
+    return V_ANY(V_CMPLE(V_ADD(d, V_MAX(rb, V_LOAD(cb))), et));
+}
+
 /* eab: whether the strip's cells at step s (cur[r], padded row i + r, column s - r) and at
  * step s - 1 (old[r], column s - r - 1; the last row's not needed) are dead in every lane:
  * D plus the larger of the rows' and the columns' bounds past the cell above ethr. */
@@ -291,10 +298,8 @@ TSW_FORCEINLINE int V_NAME(ln_dead)(const int R, const VT *cur, const VT *old,
     TSW__UNROLL for (int r = 0; r < R; ++r) {
         const VT rb = V_LOAD(eab + (size_t)(i + r) * VL);
         const int64_t c = s - r;
-        if (V_ANY(V_CMPLE(V_ADD(cur[r], V_MAX(rb, V_LOAD(ecb + (size_t)c * VL))), et)))
-            return 0;
-        if (r < R - 1 &&
-            V_ANY(V_CMPLE(V_ADD(old[r], V_MAX(rb, V_LOAD(ecb + (size_t)(c - 1) * VL))), et)))
+        if (V_NAME(ln_live)(cur[r], rb, ecb + (size_t)c * VL, et) ||
+            (r < R - 1 && V_NAME(ln_live)(old[r], rb, ecb + (size_t)(c - 1) * VL, et)))
             return 0;
     }
     return 1;
@@ -469,39 +474,28 @@ TSW_FORCEINLINE int V_NAME(ln_sweep)(const int meas, const int kc, const int64_t
             const T *ecb = eab + (size_t)(N + 1) * VL; /* the columns' bounds */
             const VT et = V_SET1(ethr);
             int64_t c = plo + 1;
-            while (c <= phi && !V_ANY(V_CMPLE(V_ADD(V_LOAD(row + c * VL),
-                                                    V_MAX(rb, V_LOAD(ecb + (size_t)c * VL))),
-                                              et)))
+            while (c <= phi && !V_NAME(ln_live)(V_LOAD(row + c * VL), rb, ecb + (size_t)c * VL, et))
                 ++c;
             if (c > phi)
                 return 1;
             cut = c - 1;
             la = phi; /* the last live column, for the next strip's right edge */
-            while (!V_ANY(V_CMPLE(V_ADD(V_LOAD(row + la * VL),
-                                        V_MAX(rb, V_LOAD(ecb + (size_t)la * VL))),
-                                  et)))
+            while (!V_NAME(ln_live)(V_LOAD(row + la * VL), rb, ecb + (size_t)la * VL, et))
                 --la;
         }
     }
     return 0;
 }
 
-/* X[t * VL + l] = x[l][t] for t < count: VL series' values (points times channels) into
- * lanes, the lanes innermost (one pass, VL loads and stores a value index). */
-static void V_NAME(ln_interleave)(T *X, const T *const *x, int64_t count)
+/* X[i * VL + l] = x[l][i * stride + k] for i < count: VL series into lanes, the lanes
+ * innermost (a whole series of points times channels: stride 1, k 0; channel k of points of
+ * `stride` channels). */
+TSW_FORCEINLINE void V_NAME(ln_interleave)(T *X, const T *const *x, int64_t count,
+                                           int64_t stride, int64_t k)
 {
-    for (int64_t t = 0; t < count; ++t)
+    for (int64_t i = 0; i < count; ++i)
         for (int l = 0; l < VL; ++l)
-            X[(size_t)t * VL + l] = x[l][t];
-}
-
-/* X[i * VL + l] = x[l][i * dim + k] for i < len: channel k of VL series into lanes. */
-TSW_FORCEINLINE void V_NAME(ln_interleave_channel)(T *X, const T *const *x, int64_t len,
-                                                   int64_t dim, int64_t k)
-{
-    for (int64_t i = 0; i < len; ++i)
-        for (int l = 0; l < VL; ++l)
-            X[(size_t)i * VL + l] = x[l][i * dim + k];
+            X[(size_t)i * VL + l] = x[l][i * stride + k];
 }
 
 #if !TSW__LANES_FAMILY
@@ -523,7 +517,7 @@ static void V_NAME(ln_prepare)(const tsw_params *p, int64_t dim, const tsw__lane
         T *X = side ? B : A;
         T *NX = ws + (side ? lay->nb : lay->na), *DX = ws + (side ? lay->db : lay->da),
           *TX = ws + (side ? lay->tb : lay->ta);
-        V_NAME(ln_interleave)(X, x, len * dim);
+        V_NAME(ln_interleave)(X, x, len * dim, 1, 0);
         for (int l = 0; l < VL; ++l) {
             const T *v = x[l];
             if (cosine)
@@ -703,7 +697,7 @@ static void V_NAME(fam_prepare)(const tsw_params *p, int64_t dim, const tsw__lan
         const int64_t len = side ? M : N;
         T *X = ws + (side ? lay->b : lay->a), *DX = ws + (side ? lay->db : lay->da);
         if (!deriv)
-            V_NAME(ln_interleave)(X, side ? xb : xa, len * dim);
+            V_NAME(ln_interleave)(X, side ? xb : xa, len * dim, 1, 0);
         for (int l = 0; l < VL; ++l) {
             const T *v = (side ? xb : xa)[l];
             if (deriv) {
@@ -813,8 +807,8 @@ int64_t V_NAME(tsw__fam_lanes_run)(const tsw_params *p, int64_t dim, const tsw__
             for (int l = 0; l < VL; ++l)
                 tot[l] = 0;
             for (int64_t k = 0; k < dim; ++k) {
-                V_NAME(ln_interleave_channel)(ws + lay.a, xa, N, dim, k);
-                V_NAME(ln_interleave_channel)(ws + lay.b, xb, M, dim, k);
+                V_NAME(ln_interleave)(ws + lay.a, xa, N, dim, k);
+                V_NAME(ln_interleave)(ws + lay.b, xb, M, dim, k);
                 (void)V_NAME(ln_sweep)(TSW__M_MSM, TSW__KC_ABS, 1, &lay, ws, &band, p, NULL,
                                        (T)0, &fc);
                 const T *res = ws + lay.row + (size_t)M * VL;
