@@ -102,7 +102,9 @@ typedef enum {
     TSW_TWED = 1,    /* time warp edit distance (Marteau 2009) */
     TSW_SOFT_DTW = 2, /* soft-DTW (Cuturi and Blondel 2017), squared Euclidean cost */
     /* The elastic family (aeon's definitions; the conventions where peers differ are given
-     * with each). CPU only for now: device CUDA answers TSW_ENOTSUP, AUTO takes the CPU. */
+     * with each). Both backends: the GPU's values are the CPU's bit for bit (WDTW's and
+     * WDDTW's within an ulp of their weights, which the GPU computes with its own exp); a
+     * single pair runs on one warp (no grid-wide wavefront for the family yet). */
     TSW_WDTW = 3,  /* weighted DTW (Jeong et al. 2011): squared Euclidean cost of (i, j) times
                       w(|i - j|) = 1 / (1 + exp(-g (|i - j| - max(n, m) / 2))); accumulated */
     TSW_DDTW = 4,  /* derivative DTW (Keogh and Pazzani 2001): DTW (its cost and accumulated
@@ -128,7 +130,8 @@ typedef enum {
                           its neighbourhood of 2 reach + 1 points (the series padded with its
                           end values), DTW of the descriptors (squared Euclidean), and the value
                           the squared Euclidean costs of the series' own points summed along
-                          that DTW's path, traced back by aeon's rule. CPU only; O(n m) memory
+                          that DTW's path, traced back by aeon's rule. CPU only (device CUDA:
+                          TSW_ENOTSUP); O(n m) memory
                           a pair (the path needs the whole matrix) */
 } tsw_measure;
 

@@ -530,8 +530,12 @@ int tsw_elastic_path(const tsw_params *params, tsw_dtype dtype, int64_t dim,
                         "TSW_MSM) and TSW_SHAPE_DTW; DTW's paths are tsw_dtw_path's");
         return TSW_EPARAM;
     }
-    /* every check of the pair and the parameters, and the value, as tsw_distance has them
-     * (the family runs on the CPU: device = CUDA is TSW_ENOTSUP there) */
+    /* the paths run on the CPU (the value too: the path and its value agree bit for bit) */
+    if (exec && exec->device == TSW_DEVICE_CUDA) {
+        tsw__set_detail("alignment paths of TWED and the elastic family run on the CPU only");
+        return TSW_ENOTSUP;
+    }
+    /* every check of the pair and the parameters, and the value, as tsw_distance has them */
     double v;
     int rc = tsw_distance(params, dtype, dim, a, b, &v, exec);
     if (rc)

@@ -45,12 +45,11 @@ unsigned tsw_version(void) { return TSWARP_VERSION_HEX; }
 
 int tsw__family_device(const tsw_params *params, tsw_exec *ex)
 {
-    if ((int)params->measure <= TSW_SOFT_DTW)
-        return TSW_OK;
+    if (params->measure != TSW_SHAPE_DTW)
+        return TSW_OK; /* DTW .. soft-DTW and the elastic family run on either device */
     if (ex->device == TSW_DEVICE_CUDA) {
-        tsw__set_detail("measure %d (the elastic family beyond DTW, TWED and soft-DTW) has no "
-                        "CUDA kernels yet: use the CPU",
-                        (int)params->measure);
+        tsw__set_detail("shape DTW (whose value follows a traced DTW path) has no CUDA kernels "
+                        "yet: use the CPU");
         return TSW_ENOTSUP;
     }
     ex->device = TSW_DEVICE_CPU; /* AUTO */

@@ -105,10 +105,10 @@ int tsw_cuda_empty_cache(int device)
 /* ---- distances of arrays in device memory ------------------------------------------------- */
 
 #ifdef TSWARP_WITH_CUDA
-/* The elastic family has no CUDA kernels yet: its device-memory calls are refused. */
+/* Shape DTW has no CUDA kernels yet: its device-memory calls are refused. */
 static int tsw__family_device_only(void)
 {
-    tsw__set_detail("the elastic family beyond DTW, TWED and soft-DTW has no CUDA kernels yet");
+    tsw__set_detail("shape DTW (whose value follows a traced DTW path) has no CUDA kernels yet");
     return TSW_ENOTSUP;
 }
 #endif
@@ -264,7 +264,7 @@ int tsw_distance_device(const tsw_params *params, tsw_dtype dtype, int64_t dim,
                         const tsw_exec *exec)
 {
 #ifdef TSWARP_WITH_CUDA
-    if (params && (int)params->measure > TSW_SOFT_DTW)
+    if (params && params->measure == TSW_SHAPE_DTW)
         return tsw__family_device_only();
     return tsw__cuda_distance_device(params, dtype, dim, a, b, out, exec);
 #else
@@ -280,7 +280,7 @@ int tsw_cdist_device(const tsw_params *params, tsw_dtype dtype, int64_t dim,
 #ifdef TSWARP_WITH_CUDA
     if (!y)
         return TSW_EINVAL;
-    if (params && (int)params->measure > TSW_SOFT_DTW)
+    if (params && params->measure == TSW_SHAPE_DTW)
         return tsw__family_device_only();
     if (tsw__staged_multi(exec))
         return tsw__staged_batch(0, params, dtype, dim, x, y, TSW_PDIST_FULL, out, exec);
@@ -296,7 +296,7 @@ int tsw_pdist_device(const tsw_params *params, tsw_dtype dtype, int64_t dim,
                      const tsw_exec *exec)
 {
 #ifdef TSWARP_WITH_CUDA
-    if (params && (int)params->measure > TSW_SOFT_DTW)
+    if (params && params->measure == TSW_SHAPE_DTW)
         return tsw__family_device_only();
     if (tsw__staged_multi(exec))
         return tsw__staged_batch(1, params, dtype, dim, x, NULL, layout, out, exec);
@@ -314,7 +314,7 @@ int tsw_paired_device(const tsw_params *params, tsw_dtype dtype, int64_t dim,
 #ifdef TSWARP_WITH_CUDA
     if (!y)
         return TSW_EINVAL;
-    if (params && (int)params->measure > TSW_SOFT_DTW)
+    if (params && params->measure == TSW_SHAPE_DTW)
         return tsw__family_device_only();
     if (tsw__staged_multi(exec))
         return tsw__staged_batch(2, params, dtype, dim, x, y, TSW_PDIST_FULL, out, exec);

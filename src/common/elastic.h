@@ -150,7 +150,7 @@
                                    : SQRT(NEXTAFTER(t, (T)0)) >= eps))                       \
             t = NEXTAFTER(t, (T)0);                                                           \
         while (!(inclusive ? SQRT(t) > eps : SQRT(t) >= eps))                                 \
-            t = NEXTAFTER(t, (T)INFINITY);                                                    \
+            t = NEXTAFTER(t, (T)TSW_INF_F64);                                                    \
         return t;                                                                             \
     }                                                                                         \
     /* Whether SQRT(d * d) == FABS(d) for every difference d of two of the n values (one     \

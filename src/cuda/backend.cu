@@ -25,6 +25,7 @@
 #include "cuda/host.cuh"
 #include "cuda/kernels.h"
 #include "internal.h"
+#include "common/elastic.h" /* TSW_IS_FAMILY */
 
 #ifndef TSWARP_CUDA_ARCHS_STRING
 #define TSWARP_CUDA_ARCHS_STRING ""
@@ -70,6 +71,7 @@ tsw__dcoll make_dcoll(const void *values, const void *times, const int64_t *doff
     d.count = h.c->count;
     d.max_len = h.max_len;
     d.min_len = h.min_len;
+    d.stat = nullptr;
     return d;
 }
 
@@ -126,6 +128,7 @@ bool needs_self(const tsw_params *p) { return p->measure == TSW_SOFT_DTW && p->n
 struct BatchPieces {
     size_t off_x, len_x, off_y, len_y, self_x, self_y, scratch, flag;
     size_t scratch_bytes;
+    size_t fam_x, fam_y; /* the family's staging (tsw__family_prep), 0: none */
 };
 
 size_t batch_scratch(const tsw__batch &proto, int device)
@@ -161,7 +164,47 @@ BatchPieces plan_batch(Plan &plan, const tsw_params *p, tsw_dtype dtype, int64_t
     bp.scratch_bytes = batch_scratch(proto, device);
     bp.scratch = plan.add(bp.scratch_bytes);
     bp.flag = plan.add(sizeof(int));
+    /* the family's staging: derivatives (rows x dim values) or each series' std */
+    bp.fam_x = bp.fam_y = 0;
+    const int need = tsw__family_needs(p);
+    if (need) {
+        const size_t ex = need == 1 ? (size_t)hx.rows * (size_t)dim : nx;
+        bp.fam_x = plan.add(ex, need == 1 ? es : sizeof(double));
+        if (hy) {
+            const size_t ey = need == 1 ? (size_t)hy->rows * (size_t)dim : ny;
+            bp.fam_y = plan.add(ey, need == 1 ? es : sizeof(double));
+        }
+    }
     return bp;
+}
+
+/* The family's staging (kernels.h: tsw__family_prep) of one collection: proto's d then
+ * reads the derivatives, or carries each series' std. */
+int stage_family(Call &call, const tsw__batch &proto, tsw__dcoll *d, size_t piece)
+{
+    const int need = tsw__family_needs(&proto.params);
+    if (!need)
+        return TSW_OK;
+    void *buf = call.at(piece);
+    TSW_CU(tsw__family_prep(&proto.params, proto.dtype, proto.dim, d, buf, (double *)buf,
+                            call.stream),
+           "family staging kernel launch");
+    if (need == 1)
+        d->values = buf;
+    else
+        d->stat = buf;
+    return TSW_OK;
+}
+
+/* Stages x and y (cdist, paired) or x (pdist: y is x). */
+int stage_families(Call &call, tsw__batch &proto, const BatchPieces &bp, bool cd)
+{
+    int rc = stage_family(call, proto, &proto.x, bp.fam_x);
+    if (!rc && cd)
+        rc = stage_family(call, proto, &proto.y, bp.fam_y);
+    if (!cd)
+        proto.y = proto.x;
+    return rc;
 }
 
 int upload_index(Call &call, const BatchPieces &bp, const HostColl &hx, const HostColl *hy)
@@ -241,6 +284,8 @@ int compute_cdist(Call &call, const tsw__batch &proto, int64_t row0, int64_t nro
     b.mode = TSW__PAIRS_CDIST;
     b.x.offsets = proto.x.offsets + row0;
     b.x.lengths = proto.x.lengths + row0;
+    if (proto.x.stat) /* EDR's per-series std */
+        b.x.stat = (const double *)proto.x.stat + row0;
     b.x.count = nrows;
     b.out = out;
     if (proto.self_x)
@@ -416,6 +461,8 @@ int host_batch(const tsw_params *p, tsw_dtype dtype, int64_t dim, const tsw_coll
     void *scratch = bp.scratch_bytes ? call.at(bp.scratch) : nullptr;
     const double cx = mean_sq(hx);
     const double cxy = cd ? (hx.cells / nx) * (hy.cells / ny) : cx;
+    if ((rc = stage_families(call, proto, bp, cd)))
+        return rc;
     if ((rc = start_selfs(call, proto, bp, hx, phy, scratch)))
         return rc;
     Progress prog{ex, paired ? nx : cd ? nx * ny : nx * (nx - 1) / 2};
@@ -507,6 +554,11 @@ int device_batch(const tsw_params *p, tsw_dtype dtype, int64_t dim, const tsw_co
     HostColl hx, hy;
     if ((rc = hx.init(x)) || (cd && (rc = hy.init(y))))
         return rc;
+    if (TSW_IS_DERIVATIVE(p->measure) && (hx.min_len < 3 || (cd && hy.min_len < 3))) {
+        tsw__set_detail("a series has %lld points: DDTW and WDDTW need at least 3",
+                        (long long)(cd && hy.min_len < hx.min_len ? hy.min_len : hx.min_len));
+        return TSW_ESHAPE;
+    }
     const HostColl *phy = cd ? &hy : nullptr;
     Plan plan;
     BatchPieces bp = plan_batch(plan, p, dtype, dim, hx, phy, ex.device_index);
@@ -541,6 +593,8 @@ int device_batch(const tsw_params *p, tsw_dtype dtype, int64_t dim, const tsw_co
     const int64_t nx = x->count, ny = cd ? y->count : 0;
     const double cx = mean_sq(hx);
     const double cxy = cd ? (hx.cells / nx) * (hy.cells / ny) : cx;
+    if ((rc = stage_families(call, proto, bp, cd)))
+        return rc;
     if ((rc = start_selfs(call, proto, bp, hx, phy, scratch)))
         return rc;
     Progress prog{&ex, paired ? nx : cd ? nx * ny : nx * (nx - 1) / 2};
@@ -684,9 +738,37 @@ int pair_compute(Call &call, const PairPieces &pp, const tsw_params *p, tsw_dtyp
     return TSW_OK;
 }
 
+/* One pair of the elastic family: a paired batch of one (host or device memory), so
+ * that it gets the batch's staging; the value widened to double (host) or written as one
+ * element of dtype (device). */
+int family_pair(const tsw_params *p, tsw_dtype dtype, int64_t dim, const tsw_series *a,
+                const tsw_series *b, void *out, const tsw_exec *ex, bool device, size_t *query)
+{
+    tsw_collection x, y;
+    memset(&x, 0, sizeof(x));
+    memset(&y, 0, sizeof(y));
+    x.values = a->values;
+    x.length = a->length;
+    x.count = 1;
+    y.values = b->values;
+    y.length = b->length;
+    y.count = 1;
+    if (device)
+        return device_batch(p, dtype, dim, &x, &y, TSW_PDIST_FULL, out, ex, query, true);
+    double d = 0;
+    float f = 0;
+    int rc = host_batch(p, dtype, dim, &x, &y, TSW_PDIST_FULL,
+                        dtype == TSW_F32 ? (void *)&f : (void *)&d, ex, true);
+    if (!rc)
+        *(double *)out = dtype == TSW_F32 ? (double)f : d;
+    return rc;
+}
+
 int device_pair(const tsw_params *p, tsw_dtype dtype, int64_t dim, const tsw_series *a,
                 const tsw_series *b, void *out, const tsw_exec *exec, size_t *query)
 {
+    if (p && TSW_IS_FAMILY(p->measure) && a && b)
+        return family_pair(p, dtype, dim, a, b, out, exec, true, query);
     tsw__clear_detail();
     tsw_exec ex;
     if (exec)
@@ -871,6 +953,8 @@ int tsw__cuda_auto(const tsw_exec *exec, double cells)
 int tsw__cuda_distance(const tsw_params *p, tsw_dtype dtype, int64_t dim, const tsw_series *a,
                        const tsw_series *b, double *out, const tsw_exec *ex)
 {
+    if (TSW_IS_FAMILY(p->measure))
+        return family_pair(p, dtype, dim, a, b, out, ex, false, nullptr);
     DeviceGuard guard(ex->device_index);
     if (guard.rc)
         return guard.rc;

@@ -57,6 +57,7 @@
 #include "common/band.h"
 #include "common/cost.h"
 #include "common/recurrence.h"
+#include "common/elastic.h"
 #include "cuda/mufu.cuh"
 
 namespace tsw_batch {
@@ -64,7 +65,13 @@ namespace tsw_batch {
 /* Kernel variants. DTW_SQE: squared Euclidean DTW (the hot path, the cost inlined);
  * DTW: any other DTW cost (run-time switch; dim > 1 uses DTW for every cost); TWED: Lp
  * order 1 or 2 (run-time switch); TWED_P: any other order (pow, kept out of the others). */
-enum { K_DTW_SQE = 0, K_DTW = 1, K_TWED = 2, K_SOFT = 3, K_TWED_P = 4 };
+enum { K_DTW_SQE = 0, K_DTW = 1, K_TWED = 2, K_SOFT = 3, K_TWED_P = 4, K_FAM = 5 };
+/* The elastic family under K_FAM (kernels_family.cu), one compiled program each: the
+ * measure is a template parameter of pair_dp, chosen once per pair. DDTW runs as DTW
+ * (K_DTW_SQE / K_DTW) and WDDTW as WDTW on the derivatives that the host layer stages;
+ * MSM's independent form runs F_MSM once per channel (a strided univariate program). */
+enum { F_NONE = 0, F_WDTW = 1, F_ADTW = 2, F_ERP = 3, F_EDR = 4, F_LCSS = 5, F_MSM = 6,
+       F_MSMD = 7 };
 /* TWED's Lp order: 2, 1, or a general p (pow). */
 enum { PK_2 = 0, PK_1 = 1, PK_GEN = 2 };
 
@@ -106,6 +113,15 @@ struct Args {
     int has_bound;
     int64_t ws_elems; /* workspace elements per warp */
     int use_smem;
+    /* The elastic family (K_FAM, and DDTW under the DTW kinds). dshift: points each
+     * series loses to the derivative (2 for DDTW and WDDTW, whose staged xv/yv hold the
+     * derivatives at the series' own offsets), else 0. xstd/ystd: EDR's automatic epsilon,
+     * each series' population std in double (staged), else NULL. off_w: WDTW's weight
+     * table in a warp's scratch (max(n, m) elements). */
+    int64_t dshift, off_w;
+    double fam_g, pen, erp_g, epsilon, mc;
+    int msm_indep;
+    const double *xstd, *ystd;
 };
 
 template <typename T> struct Ops;
@@ -207,6 +223,7 @@ template <> struct Ops<double> {
 template <typename T> struct Par {
     T nu, lmbda, p, sgam, sinv;
     int cost, pk;
+    T pen, erpg, mc; /* the family's ADTW penalty, ERP gap value, MSM cost: (T)param */
 };
 __device__ __forceinline__ void load_par(const Args &g, Par<float> *q)
 {
@@ -217,6 +234,9 @@ __device__ __forceinline__ void load_par(const Args &g, Par<float> *q)
     q->sinv = g.sinv_f;
     q->cost = g.cost;
     q->pk = g.pk;
+    q->pen = (float)g.pen;
+    q->erpg = (float)g.erp_g;
+    q->mc = (float)g.mc;
 }
 __device__ __forceinline__ void load_par(const Args &g, Par<double> *q)
 {
@@ -227,6 +247,9 @@ __device__ __forceinline__ void load_par(const Args &g, Par<double> *q)
     q->sinv = 1.0 / g.gamma; /* (T)(1.0 / gamma), the CPU's inv_gamma */
     q->cost = g.cost;
     q->pk = g.pk;
+    q->pen = g.pen;
+    q->erpg = g.erp_g;
+    q->mc = g.mc;
 }
 
 /*
@@ -346,8 +369,8 @@ __device__ __forceinline__ void costs_gen(const Par<T> &q, int64_t dim, const T 
         s[c] = T(0);
     /* 0: sum of squares, 1: sum of |d|, 2: sum of |d|^p, 3: cosine */
     int form;
-    if (KIND == K_SOFT || KIND == K_DTW_SQE)
-        form = 0;
+    if (KIND == K_SOFT || KIND == K_DTW_SQE || KIND == K_FAM)
+        form = 0; /* the family's costs are all squared Euclidean at dim > 1 */
     else if (KIND == K_DTW)
         form = q.cost == TSW_COST_ABS ? 1 : q.cost == TSW_COST_COSINE ? 3 : 0;
     else if (KIND == K_TWED)
@@ -479,6 +502,235 @@ __device__ __forceinline__ void row_chain(T (&P)[C], T (&Lp)[C], const T (&cc)[C
     }
 }
 
+/* elastic.h's and cost.h's functions by type. */
+template <typename T> struct El;
+template <> struct El<float> {
+    static __device__ __forceinline__ float gap(const float *x, int64_t dim, float g)
+    {
+        return tsw_erp_gap_f32(x, dim, g);
+    }
+    static __device__ __forceinline__ float sqe(const float *x, const float *y, int64_t dim)
+    {
+        return tsw_cost_sqeuclidean_f32(x, y, dim);
+    }
+    static __device__ __forceinline__ float sq_bound(float eps, int incl)
+    {
+        return tsw_sq_bound_f32(eps, incl);
+    }
+    static __device__ __forceinline__ float weight(double g, int64_t k, int64_t len)
+    {
+        return tsw_wdtw_weight_f32(g, k, len);
+    }
+};
+template <> struct El<double> {
+    static __device__ __forceinline__ double gap(const double *x, int64_t dim, double g)
+    {
+        return tsw_erp_gap_f64(x, dim, g);
+    }
+    static __device__ __forceinline__ double sqe(const double *x, const double *y, int64_t dim)
+    {
+        return tsw_cost_sqeuclidean_f64(x, y, dim);
+    }
+    static __device__ __forceinline__ double sq_bound(double eps, int incl)
+    {
+        return tsw_sq_bound_f64(eps, incl);
+    }
+    static __device__ __forceinline__ double weight(double g, int64_t k, int64_t len)
+    {
+        return tsw_wdtw_weight_f64(g, k, len);
+    }
+};
+
+/*
+ * The elastic family's cells (common/elastic.h's recurrences), one row of the lane's C
+ * cells. cc: the diagonal step's cost (WDTW: the weighted cost, ADTW: the cost, ERP and
+ * MSM: the match cost, EDR: 0 or 1, LCSS: 1 where the points match, else 0); cu / cl: the
+ * up and left steps' costs (ERP: the gap costs of x_r and y_j, MSM: the split/merge costs,
+ * EDR: 1). The CPU kernels' sums of the same operands, their minimum regrouped (exact):
+ *   WDTW   cc + min(min(dg, up), left)          ADTW  cc + min(min(dg, up + pen), left + pen)
+ *   edit   min(min(dg + cc, up + cu), left + cl) (ERP, EDR, MSM)
+ *   LCSS   cc ? dg + 1 : max(up, left)
+ * Masked cells (outside the window) take outv: +inf, LCSS 0.
+ */
+template <typename T, int FM, int C, bool MASK>
+__device__ __forceinline__ void fam_chain(T (&P)[C], const T (&cc)[C], const T (&cu)[C],
+                                          const T (&cl)[C], T left, T diag, T pen, int c0,
+                                          int lo, int hi, T outv)
+{
+    using O = Ops<T>;
+    T pre[C];
+#pragma unroll
+    for (int c = 0; c < C; ++c) {
+        const T dg = c ? P[c - 1] : diag, up = P[c];
+        if (FM == F_WDTW)
+            pre[c] = O::mn(dg, up);
+        else if (FM == F_ADTW)
+            pre[c] = O::mn(dg, O::add(up, pen));
+        else if (FM == F_LCSS)
+            pre[c] = cc[c] != T(0) ? O::add(dg, T(1)) : up;
+        else
+            pre[c] = O::mn(O::add(dg, cc[c]), O::add(up, cu[c]));
+    }
+#pragma unroll
+    for (int c = 0; c < C; ++c) {
+        T v;
+        if (FM == F_WDTW)
+            v = O::add(cc[c], O::mn(pre[c], left));
+        else if (FM == F_ADTW)
+            v = O::add(cc[c], O::mn(pre[c], O::add(left, pen)));
+        else if (FM == F_LCSS)
+            v = cc[c] != T(0) ? pre[c] : O::mx(pre[c], left);
+        else
+            v = O::mn(pre[c], O::add(left, cl[c]));
+        if (MASK) {
+            const int j = c0 + c;
+            if (j < lo || j >= hi)
+                v = outv;
+        }
+        P[c] = v;
+        left = v;
+    }
+}
+
+/* MSM's split/merge cost of x next to y, against z (elastic.h's tsw_msm_split). */
+template <typename T> __device__ __forceinline__ T msm_split(T x, T y, T z, T c)
+{
+    return TSW_MSM_SPLIT(x, y, z, c, TSW_MIN, TSW_MAX, Ops<T>::fabs_, TSW__E_SUB, TSW__E_ADD,
+                         TSW__E_LE, TSW__E_AND, TSW__E_SEL);
+}
+
+/* The dependent form's split cost (elastic.h's tsw_msm_split_dep) from the ball test's
+ * sums and the two squared distances dy = |y - x|^2, dz = |z - x|^2. */
+template <typename T>
+__device__ __forceinline__ T msm_dep_cost(T diam, T mid, T dy, T dz, T c)
+{
+    using O = Ops<T>;
+    if (mid <= O::div_(diam, T(4)))
+        return c;
+    return dy < dz ? O::add(c, dy) : O::add(c, dz);
+}
+
+/* The ball test's sums of the dependent split at one value of each point: the split of x
+ * next to y against z adds (y - z)^2 to diam and ((y + z) / 2 - x)^2 to mid. */
+template <typename T>
+__device__ __forceinline__ void msm_dep_acc(T x, T y, T z, T &diam, T &mid)
+{
+    using O = Ops<T>;
+    const T d = O::sub(y, z), m = O::sub(O::div_(O::add(y, z), T(2)), x);
+    diam = O::add(diam, O::mul(d, d));
+    mid = O::add(mid, O::mul(m, m));
+}
+
+/*
+ * The family's costs of the lane's C cells in one row at dim 1 (MSM's independent form:
+ * one channel). av = x_r, axp = x_{r-1}, bv = y_j, bpv = y_{c0-1} (the column before the
+ * lane's first), dav: the row's term (ERP: gap cost of x_r, MSM dependent: |x_r -
+ * x_{r-1}|^2), dbv: the columns' (ERP: gap costs of y_j, MSM dependent: |y_j -
+ * y_{j-1}|^2), w: WDTW's weights, r the row.
+ */
+template <typename T, int FM, int C>
+__device__ __forceinline__ void fam_costs_dim1(const Par<T> &q, T av, T axp, const T (&bv)[C],
+                                               T bpv, T dav, const T (&dbv)[C], const T *w,
+                                               int r, int c0, T sqeps, T (&cc)[C], T (&cu)[C],
+                                               T (&cl)[C])
+{
+    using O = Ops<T>;
+#pragma unroll
+    for (int c = 0; c < C; ++c) {
+        const T d = O::sub(av, bv[c]), s = O::mul(d, d);
+        cu[c] = T(1);
+        cl[c] = T(1);
+        if (FM == F_WDTW) {
+            const int k = r - (c0 + c);
+            cc[c] = O::mul(s, w[k < 0 ? -k : k]);
+        } else if (FM == F_ADTW) {
+            cc[c] = s;
+        } else if (FM == F_ERP) {
+            cc[c] = O::sqrt_(s); /* = |d| bit for bit where the CPU skips the root */
+            cu[c] = dav;
+            cl[c] = dbv[c];
+        } else if (FM == F_EDR) {
+            cc[c] = s < sqeps ? T(0) : T(1);
+        } else if (FM == F_LCSS) {
+            cc[c] = s < sqeps ? T(1) : T(0);
+        } else if (FM == F_MSM) {
+            const T yp = c ? bv[c - 1] : bpv;
+            cc[c] = O::fabs_(d);
+            cu[c] = msm_split<T>(av, axp, bv[c], q.mc);
+            cl[c] = msm_split<T>(bv[c], av, yp, q.mc);
+        } else { /* F_MSMD at dim 1 */
+            const T yp = c ? bv[c - 1] : bpv;
+            T du = T(0), mu = T(0), dl = T(0), ml = T(0);
+            msm_dep_acc<T>(av, axp, bv[c], du, mu);
+            msm_dep_acc<T>(bv[c], av, yp, dl, ml);
+            cc[c] = s;
+            cu[c] = msm_dep_cost<T>(du, mu, dav, s, q.mc);
+            cl[c] = msm_dep_cost<T>(dl, ml, s, dbv[c], q.mc);
+        }
+    }
+}
+
+/*
+ * The same at dim > 1, from the squared distances s (costs_gen). pa / pap: x_r / x_{r-1}
+ * in the ring (value k at [k * 64]); pb: the lane's stripe of B (value k of column c at
+ * pb[(k * C + c) * 32]); bprev: the stripe's column cs - 1 (value k at bprev[k]), which
+ * lane 0 reads where the others read lane - 1's last column.
+ */
+template <typename T, int FM, int C>
+__device__ __forceinline__ void fam_costs_gen(const Par<T> &q, int64_t dim, const T *pa,
+                                              const T *pap, const T *pb, const T *bprev,
+                                              int lane, const T (&s)[C], T dav,
+                                              const T (&dbv)[C], const T *w, int r, int c0,
+                                              T sqeps, T (&cc)[C], T (&cu)[C], T (&cl)[C])
+{
+    using O = Ops<T>;
+    constexpr int SB = C * 32;
+    if constexpr (FM == F_MSMD) {
+        T du[C], mu[C], dl[C], ml[C];
+#pragma unroll
+        for (int c = 0; c < C; ++c)
+            du[c] = mu[c] = dl[c] = ml[c] = T(0);
+        for (int64_t k = 0; k < dim; ++k) {
+            const T x = pa[k * kRing], xp = pap[k * kRing];
+            const T *y = pb + k * SB;
+            T yp = lane ? y[(C - 1) * 32 - 1] : bprev[k];
+#pragma unroll
+            for (int c = 0; c < C; ++c) {
+                const T yc = y[c * 32];
+                msm_dep_acc<T>(x, xp, yc, du[c], mu[c]);
+                msm_dep_acc<T>(yc, x, yp, dl[c], ml[c]);
+                yp = yc;
+            }
+        }
+#pragma unroll
+        for (int c = 0; c < C; ++c) {
+            cc[c] = s[c];
+            cu[c] = msm_dep_cost<T>(du[c], mu[c], dav, s[c], q.mc);
+            cl[c] = msm_dep_cost<T>(dl[c], ml[c], s[c], dbv[c], q.mc);
+        }
+    } else {
+#pragma unroll
+    for (int c = 0; c < C; ++c) {
+        cu[c] = T(1);
+        cl[c] = T(1);
+        if (FM == F_WDTW) {
+            const int k = r - (c0 + c);
+            cc[c] = O::mul(s[c], w[k < 0 ? -k : k]);
+        } else if (FM == F_ADTW) {
+            cc[c] = s[c];
+        } else if (FM == F_ERP) {
+            cc[c] = O::sqrt_(s[c]); /* tsw_euclid */
+            cu[c] = dav;
+            cl[c] = dbv[c];
+        } else if (FM == F_EDR) {
+            cc[c] = s[c] < sqeps ? T(0) : T(1);
+        } else { /* F_LCSS */
+            cc[c] = s[c] < sqeps ? T(1) : T(0);
+        }
+    }
+    }
+}
+
 /* Window handling of a step loop: none, a window, or decided at run time. */
 enum { WIN_NONE = 0, WIN_YES = 1, WIN_RUNTIME = 2 };
 template <int V> struct WinTag {
@@ -547,21 +799,30 @@ __device__ __forceinline__ tsw_band load_band(const volatile tsw_band *s)
  * ranges (rng[2r], rng[2r+1]) when bkind != TSW_BAND_NONE. Returns D(N-1, M-1), the raw
  * value, in lane *res_lane.
  */
-template <typename T, int KIND, int C, bool DIM1>
+template <typename T, int KIND, int C, bool DIM1, int FM = F_NONE>
 __device__ __forceinline__ T pair_dp(const Par<T> &q, int64_t dim_, T *ws, T *bD, int64_t bhalf,
                                      const int *rng, const volatile WarpHdr *h, const T *A,
                                      const T *TA, int N, int M, int bkind, int lane,
-                                     int *res_lane)
+                                     int *res_lane, int64_t ps = 1, const T *wt = nullptr,
+                                     T sqeps = T(0))
 {
     using O = Ops<T>;
     constexpr int W = 32 * C;
     constexpr bool TWED = KIND == K_TWED || KIND == K_TWED_P;
+    constexpr bool FAM = KIND == K_FAM;
+    /* the family's boundaries: ERP the cumulative gap costs, EDR the indices, LCSS 0 */
+    constexpr bool ERP = FM == F_ERP, EDR = FM == F_EDR;
+    constexpr bool MSMX = FM == F_MSM || FM == F_MSMD; /* reads y_{j-1} and x_{r-1} */
     const T inf = O::inf();
+    const T outv = FM == F_LCSS ? T(0) : inf; /* cells outside the window and the boundary */
     const int64_t dim = DIM1 ? 1 : dim_;
+    T ctot = T(0); /* ERP: D(-1, cs - 1), the gap costs of y before the stripe */
+    T erow = T(0); /* ERP, lane 0 of stripe 0: the gap costs of x summed so far */
     T *ringD = ws + kOffD, *ringL = ws + kOffL, *ringT = ws + kOffT, *ringE = ws + kOffE;
     int *ringLo = reinterpret_cast<int *>(ws + kOffR), *ringHi = ringLo + kRing;
     T *ringA = ws + off_a<T>();
     T *Bs = ringA + kRing * dim; /* dim > 1 only */
+    T *Bprev = Bs + (int64_t)C * dim * 32; /* MSM dependent at dim > 1: column cs - 1 */
     const bool cosine = !DIM1 && KIND == K_DTW && q.cost == TSW_COST_COSINE;
 
     const int nstripes = (M + W - 1) / W;
@@ -577,10 +838,17 @@ __device__ __forceinline__ T pair_dp(const Par<T> &q, int64_t dim_, T *ws, T *bD
             const tsw_band bnd = load_band(&h->band);
             stripe_rows(bnd, N, cs, ce, &rlo, &rhi);
         }
-        if (rlo >= rhi) { /* no admissible cell in this stripe: all +inf */
+        if (ERP) { /* D(-1, cs - 1) for this stripe; the running total moves on by W */
+            T t = ctot;
+            if (lane == 0)
+                for (int jj = cs - W; jj >= 0 && jj < cs; ++jj)
+                    t = O::add(t, El<T>::gap(static_cast<const T *>(h->B) + (int64_t)jj * dim, dim, q.erpg));
+            ctot = s ? __shfl_sync(kFull, t, 0) : T(0);
+        }
+        if (rlo >= rhi) { /* no admissible cell in this stripe: all outside */
             prlo = prhi = 0;
             if (last) {
-                result = inf;
+                result = outv;
                 rlane = 0;
             }
             continue;
@@ -592,6 +860,16 @@ __device__ __forceinline__ T pair_dp(const Par<T> &q, int64_t dim_, T *ws, T *bD
         const T *TB = TWED ? static_cast<const T *>(h->TB) : nullptr;
         const int c0 = cs + lane * C;
         T bv[C], tbv[C], dbv[C], nyy[C];
+        /* MSM: y_{c0 - 1} (dim 1; garbage 0 at column 0, where the left step adds to
+         * +inf); at dim > 1 lane 0 stages column cs - 1 for the dependent form */
+        T bpv = T(0);
+        if (FAM && MSMX) {
+            if (DIM1)
+                bpv = c0 > 0 ? B[(int64_t)(c0 - 1) * ps] : T(0);
+            else if (lane == 0)
+                for (int64_t k = 0; k < dim; ++k)
+                    Bprev[k] = cs > 0 ? B[(int64_t)(cs - 1) * dim + k] : T(0);
+        }
 #pragma unroll
         for (int c = 0; c < C; ++c) {
             const int jj = c0 + c;
@@ -601,7 +879,7 @@ __device__ __forceinline__ T pair_dp(const Par<T> &q, int64_t dim_, T *ws, T *bD
             dbv[c] = T(0);
             nyy[c] = T(0);
             if (DIM1) {
-                bv[c] = in ? B[jj] : T(0);
+                bv[c] = in ? B[(int64_t)jj * ps] : T(0);
             } else {
                 T yy = T(0);
                 for (int64_t k = 0; k < dim; ++k) {
@@ -621,13 +899,31 @@ __device__ __forceinline__ T pair_dp(const Par<T> &q, int64_t dim_, T *ws, T *bD
                 const T lps = twed_lp<T, KIND>(q, pj, jj > 0 ? pj - dim : nullptr, dim);
                 dbv[c] = TSW_TWED_DEL_COST(lps, q.nu, tbv[c] - tp, q.lmbda, O::add, O::mul);
             }
+            if (ERP && in) /* the gap cost of y_j */
+                dbv[c] = El<T>::gap(B + (int64_t)jj * dim, dim, q.erpg);
+            if (FM == F_MSMD && in && jj > 0) /* |y_{j-1} - y_j|^2 (the split's dz) */
+                dbv[c] = El<T>::sqe(B + (int64_t)(jj - 1) * dim, B + (int64_t)jj * dim, dim);
         }
 
         T P[C], Lp[C];
 #pragma unroll
         for (int c = 0; c < C; ++c) {
-            P[c] = inf; /* row rlo - 1 holds no admissible cell of the stripe */
+            P[c] = outv; /* row rlo - 1 holds no admissible cell of the stripe */
             Lp[c] = T(0);
+        }
+        if ((ERP || EDR) && rlo == 0) {
+            /* the boundary row D(-1, j): ERP the cumulative gap costs (in the CPU's order,
+             * from the stripe's running total), EDR j + 1 */
+            T t = ctot;
+            if (ERP)
+                for (int jj = cs; jj < c0 && jj < M; ++jj)
+                    t = O::add(t, El<T>::gap(B + (int64_t)jj * dim, dim, q.erpg));
+#pragma unroll
+            for (int c = 0; c < C; ++c) {
+                if (ERP)
+                    t = O::add(t, dbv[c]);
+                P[c] = ERP ? t : (T)(c0 + c + 1);
+            }
         }
         T hold = inf, holdL = T(0);
         /* Steps: from rlo - 1 (lane 0 picks up the diagonal of row rlo) until the last
@@ -649,7 +945,7 @@ __device__ __forceinline__ T pair_dp(const Par<T> &q, int64_t dim_, T *ws, T *bD
                 const int x = t0 + lane, xs = x & (kRing - 1);
                 const bool in = x >= 0 && x < N;
                 if (DIM1) {
-                    ringA[xs] = in ? A[x] : T(0);
+                    ringA[xs] = in ? A[(int64_t)x * ps] : T(0);
                 } else {
                     const int64_t tot = 32 * dim, base = (int64_t)t0 * dim;
                     for (int64_t e = lane; e < tot; e += 32) {
@@ -672,13 +968,23 @@ __device__ __forceinline__ T pair_dp(const Par<T> &q, int64_t dim_, T *ws, T *bD
                     ringT[xs] = tx;
                     ringE[xs] = ex;
                 }
+                if (ERP) /* the gap cost of x_r */
+                    ringE[xs] = in ? El<T>::gap(A + (int64_t)x * dim, dim, q.erpg) : T(0);
+                if (FM == F_MSMD) /* |x_{r-1} - x_r|^2 (the split's dy) */
+                    ringE[xs] = in && x > 0 ? El<T>::sqe(A + (int64_t)(x - 1) * dim,
+                                                         A + (int64_t)x * dim, dim)
+                                            : T(0);
                 /* lane 0's left inputs D(x, cs - 1) */
                 T bd, bl = T(0);
                 if (s == 0) {
-                    bd = x == -1 ? T(0) : inf; /* padded D(0, 0) = 0, column 0 = +inf */
+                    /* padded D(0, 0) = 0, column 0 = +inf (EDR: r + 1, LCSS: 0; ERP's
+                     * cumulative gap costs follow below) */
+                    bd = x == -1 ? T(0) : EDR ? (T)(x + 1) : outv;
                 } else {
                     const bool v = x >= prlo && x < prhi;
-                    bd = v ? bD[x] : inf;
+                    bd = v ? bD[x] : outv;
+                    if (x == -1 && (ERP || EDR)) /* D(-1, cs - 1) */
+                        bd = ERP ? ctot : (T)cs;
                     if (TWED)
                         bl = v ? bD[bhalf + x] : T(0);
                 }
@@ -691,6 +997,18 @@ __device__ __forceinline__ T pair_dp(const Par<T> &q, int64_t dim_, T *ws, T *bD
                 }
             }
             __syncwarp();
+            if (ERP && s == 0) {
+                /* D(r, -1) = the gap costs of x_0 .. x_r summed in order (the CPU's col) */
+                if (lane == 0)
+                    for (int u = 0; u < 32; ++u) {
+                        const int x = t0 + u;
+                        if (x >= 0 && x < N) {
+                            erow = O::add(erow, ringE[x & (kRing - 1)]);
+                            ringD[x & (kRing - 1)] = erow;
+                        }
+                    }
+                __syncwarp();
+            }
 
             const int nst = min(32, tend - t0 + 1);
             /* two steps per iteration: the register rotation of P then needs no moves */
@@ -717,6 +1035,30 @@ __device__ __forceinline__ T pair_dp(const Par<T> &q, int64_t dim_, T *ws, T *bD
                         lo = ringLo[slot];
                         hi = ringHi[slot];
                     }
+                    if constexpr (FAM) {
+                        (void)dgL;
+                        const T dav = (ERP || FM == F_MSMD) ? ringE[slot] : T(0);
+                        const int pslot = (slot - 1) & (kRing - 1); /* row r - 1 */
+                        T cc[C], cu[C], cl[C];
+                        if (DIM1) {
+                            const T axp = MSMX ? ringA[pslot] : T(0);
+                            fam_costs_dim1<T, FM, C>(q, ringA[slot], axp, bv, bpv, dav, dbv,
+                                                     wt, r, c0, sqeps, cc, cu, cl);
+                        } else {
+                            T sq[C];
+                            costs_gen<T, K_FAM, C>(q, dim, ringA + slot, Bs + lane, nyy, T(0),
+                                                   tbv, sq);
+                            fam_costs_gen<T, FM, C>(q, dim, ringA + slot, ringA + pslot,
+                                                    Bs + lane, Bprev, lane, sq, dav, dbv, wt,
+                                                    r, c0, sqeps, cc, cu, cl);
+                        }
+                        if (!WIN || (lo <= c0 && c0 + C <= hi))
+                            fam_chain<T, FM, C, false>(P, cc, cu, cl, lf, dg, q.pen, c0, lo,
+                                                       hi, outv);
+                        else
+                            fam_chain<T, FM, C, true>(P, cc, cu, cl, lf, dg, q.pen, c0, lo,
+                                                      hi, outv);
+                    } else {
                     T tav = T(0), dav = T(0);
                     if (TWED) {
                         tav = ringT[slot];
@@ -736,6 +1078,7 @@ __device__ __forceinline__ T pair_dp(const Par<T> &q, int64_t dim_, T *ws, T *bD
                     else
                         row_chain<T, KIND, C, true>(P, Lp, cc, dbv, lf, dg, dgL, dav, c0, lo,
                                                     hi, q.sgam, q.sinv);
+                    }
                 }
                 if (wbound && act) { /* the stripe's last column, for stripe s + 1 */
                     bD[r] = P[C - 1];
@@ -755,7 +1098,7 @@ __device__ __forceinline__ T pair_dp(const Par<T> &q, int64_t dim_, T *ws, T *bD
             /* lane klast stopped at row rhi - 1 and kept it; the result is D(N-1, M-1) */
             rlane = klast;
             const int idx = (M - 1 - cs) - klast * C;
-            T v = inf;
+            T v = outv;
             if (rhi == N) {
 #pragma unroll
                 for (int c = 0; c < C; ++c)
@@ -770,6 +1113,94 @@ __device__ __forceinline__ T pair_dp(const Par<T> &q, int64_t dim_, T *ws, T *bD
     }
     *res_lane = rlane;
     return result;
+}
+
+/*
+ * One pair of the elastic family (K_FAM): the per-pair terms (WDTW's weights into the
+ * warp's scratch, EDR's and LCSS's bound on the squared distance), the measure's program,
+ * its normalisation (EDR, LCSS) or, for MSM's independent form, one program per channel
+ * summed in order; the value fam_pair of cpu/family_impl.h returns, in lane *rl.
+ */
+template <typename T, int C, bool DIM1>
+__device__ __forceinline__ T fam_pair(const Args &g, const Par<T> &q, int64_t dim, T *ws, T *bD,
+                                      const int *rng, volatile WarpHdr *h, const T *A, int N,
+                                      int M, int bkind, int lane, int *rl, char *wscr,
+                                      int64_t i, int64_t j, bool usey)
+{
+    using O = Ops<T>;
+    const int L = N > M ? N : M;
+    const int measure = g.measure;
+    T *wt = nullptr;
+    if (measure == TSW_WDTW || measure == TSW_WDDTW) {
+        wt = reinterpret_cast<T *>(wscr + g.off_w);
+        __syncwarp(); /* the previous pair's reads are done */
+        /* beyond L - 1 too: the lanes' columns past M read up to L + 32 C - 1 (garbage
+         * cells that never reach a real one, but their reads stay in the table) */
+        for (int k = lane; k < L + 32 * C; k += 32)
+            wt[k] = El<T>::weight(g.fam_g, k, L);
+        __syncwarp();
+    }
+    T sqeps = T(0);
+    if (measure == TSW_EDR || measure == TSW_LCSS) {
+        T eps;
+        if (g.epsilon >= 0) {
+            eps = (T)g.epsilon;
+        } else { /* tsw_pair_epsilon: max(std(a), std(b)) / 4 */
+            const double sa = g.xstd[i], sb = (usey ? g.ystd : g.xstd)[j];
+            eps = (T)((sa > sb ? sa : sb) / 4.0);
+        }
+        sqeps = El<T>::sq_bound(eps, measure == TSW_LCSS);
+    }
+    const int64_t bh = g.bhalf;
+    switch (measure) {
+    case TSW_WDTW:
+    case TSW_WDDTW:
+        return pair_dp<T, K_FAM, C, DIM1, F_WDTW>(q, dim, ws, bD, bh, rng, h, A, nullptr, N, M,
+                                                   bkind, lane, rl, 1, wt);
+    case TSW_ADTW:
+        return pair_dp<T, K_FAM, C, DIM1, F_ADTW>(q, dim, ws, bD, bh, rng, h, A, nullptr, N, M,
+                                                   bkind, lane, rl);
+    case TSW_ERP:
+        return pair_dp<T, K_FAM, C, DIM1, F_ERP>(q, dim, ws, bD, bh, rng, h, A, nullptr, N, M,
+                                                  bkind, lane, rl);
+    case TSW_EDR: {
+        const T v = pair_dp<T, K_FAM, C, DIM1, F_EDR>(q, dim, ws, bD, bh, rng, h, A, nullptr,
+                                                       N, M, bkind, lane, rl, 1, nullptr,
+                                                       sqeps);
+        return O::div_(v, (T)L);
+    }
+    case TSW_LCSS: {
+        const T v = pair_dp<T, K_FAM, C, DIM1, F_LCSS>(q, dim, ws, bD, bh, rng, h, A, nullptr,
+                                                        N, M, bkind, lane, rl, 1, nullptr,
+                                                        sqeps);
+        const T d = O::sub(T(1), O::div_(v, (T)(N < M ? N : M)));
+        return d < T(0) ? T(0) : d;
+    }
+    default: /* TSW_MSM */
+        if (!g.msm_indep || !DIM1)
+            return pair_dp<T, K_FAM, C, DIM1, F_MSMD>(q, dim, ws, bD, bh, rng, h, A, nullptr, N,
+                                                       M, bkind, lane, rl);
+        if (g.dim == 1)
+            return pair_dp<T, K_FAM, C, DIM1, F_MSM>(q, dim, ws, bD, bh, rng, h, A, nullptr, N,
+                                                      M, bkind, lane, rl);
+        {
+            /* one univariate program per channel k (points g.dim apart), summed in T */
+            const T *B0 = static_cast<const T *>(h->B);
+            T total = T(0);
+            for (int64_t k = 0; k < g.dim; ++k) {
+                __syncwarp();
+                if (lane == 0)
+                    h->B = B0 + k;
+                __syncwarp();
+                const T v = pair_dp<T, K_FAM, C, DIM1, F_MSM>(q, 1, ws, bD, bh, rng, h, A + k,
+                                                              nullptr, N, M, bkind, lane, rl,
+                                                              g.dim);
+                /* the value sits in lane *rl (the same lane for every channel) */
+                total = O::add(total, __shfl_sync(kFull, v, *rl));
+            }
+            return total;
+        }
+    }
 }
 
 /* Warps per block of the batch kernel. */
@@ -815,7 +1246,8 @@ __device__ __forceinline__ void pdist_pair(int64_t k, int64_t n, int64_t *pi, in
  * would spill at 128. */
 template <typename T, int KIND, int C, bool DIM1> constexpr int min_blocks()
 {
-    return sizeof(T) == 8 && (C >= 16 || (C >= 8 && KIND == K_TWED)) ? 2
+    return KIND == K_FAM && sizeof(T) == 8 && !DIM1 ? (C >= 4 ? 2 : 3)
+           : sizeof(T) == 8 && (C >= 16 || (C >= 8 && KIND == K_TWED)) ? 2
            : sizeof(T) == 8 && (C >= 8 || (!DIM1 && KIND == K_TWED)) ? 3
                                                                        : 4;
 }
@@ -875,10 +1307,12 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32, (min_blocks<T, KIND, C, D
             i = j = k;
         }
         /* a = x_i, b = y_j (CDIST, PAIRED) or x_j */
-        const int64_t oa = g.xoff[i], n = g.xlen[i];
-        const int64_t ob = usey ? g.yoff[j] : g.xoff[j], m = usey ? g.ylen[j] : g.xlen[j];
-        const T *a = static_cast<const T *>(g.xv) + oa * dim;
-        const T *b = static_cast<const T *>(usey ? g.yv : g.xv) + ob * dim;
+        const int64_t oa = g.xoff[i], n = g.xlen[i] - g.dshift;
+        const int64_t ob = usey ? g.yoff[j] : g.xoff[j];
+        const int64_t m = (usey ? g.ylen[j] : g.xlen[j]) - g.dshift;
+        /* (g.dim: MSM's independent form runs the dim-1 program over several channels) */
+        const T *a = static_cast<const T *>(g.xv) + oa * g.dim;
+        const T *b = static_cast<const T *>(usey ? g.yv : g.xv) + ob * g.dim;
         const T *ta = twed && g.xt ? static_cast<const T *>(g.xt) + oa : nullptr;
         const void *tbase = usey ? g.yt : g.xt;
         const T *tb = twed && tbase ? static_cast<const T *>(tbase) + ob : nullptr;
@@ -920,9 +1354,14 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32, (min_blocks<T, KIND, C, D
         __syncwarp();
         const T *A = band.swap ? b : a, *TA = band.swap ? tb : ta;
         int rl;
-        const T v = pair_dp<T, KIND, C, DIM1>(q, dim, ws, bD, g.bhalf, rng, hdr, A, TA,
-                                              (int)band.rows, (int)band.cols, band.kind, lane,
-                                              &rl);
+        T v;
+        if constexpr (KIND == K_FAM)
+            v = fam_pair<T, C, DIM1>(g, q, dim, ws, bD, rng, hdr, A, (int)band.rows,
+                                     (int)band.cols, band.kind, lane, &rl, wscr, i, j, usey);
+        else
+            v = pair_dp<T, KIND, C, DIM1>(q, dim, ws, bD, g.bhalf, rng, hdr, A, TA,
+                                          (int)band.rows, (int)band.cols, band.kind, lane,
+                                          &rl);
         if (lane == rl) {
             double o = (double)v;
             if (g.finish) {
@@ -933,7 +1372,9 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32, (min_blocks<T, KIND, C, D
                     const double s2 = __dadd_rn((double)sx[hdr->si], (double)sy[hdr->sj]);
                     o = __dsub_rn(o, __dmul_rn(0.5, s2));
                 }
-                if (g.measure == TSW_DTW && !g.accumulated && g.cost == TSW_COST_SQEUCLIDEAN)
+                /* tsw__finish: DTW and DDTW */
+                if ((g.measure == TSW_DTW || g.measure == TSW_DDTW) && !g.accumulated &&
+                    g.cost == TSW_COST_SQEUCLIDEAN)
                     o = sqrt(o);
             }
             T *out = static_cast<T *>(g.out);

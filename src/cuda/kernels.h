@@ -24,6 +24,8 @@ typedef struct tsw__dcoll {
     int64_t count;
     int64_t max_len; /* host-known maximum of lengths (sizing, kernel choice)  */
     int64_t min_len; /* host-known minimum of lengths                          */
+    const void *stat; /* EDR's automatic epsilon: (count,) doubles, each series'
+                         population std (tsw__family_prep), else NULL             */
 } tsw__dcoll;
 
 /*
@@ -86,6 +88,24 @@ cudaError_t tsw__pair_launch(const tsw_params *params, tsw_dtype dtype, int64_t 
                              const void *a, const void *ta, int64_t n, const void *b,
                              const void *tb, int64_t m, void *out, void *scratch,
                              size_t scratch_bytes, cudaStream_t stream);
+
+/*
+ * The elastic family (kernels_family.cu). tsw__family_kernel: the batch kernel of K_FAM
+ * for dtype (0 float, 1 double), C cells per lane and dim 1 or not (NULL if not built);
+ * kernels_batch.cu's launcher runs it. tsw__family_prep enqueues what a batch of the
+ * family needs staged from a collection c (dim values a point, rows points in all):
+ * DDTW and WDDTW: the derivatives of each series into deriv (rows * dim elements, series
+ * i's n - 2 points at its own offset: overlapping series write the same values); EDR with
+ * its automatic epsilon: each series' population std into stat (count doubles). The
+ * others need nothing.
+ */
+const void *tsw__family_kernel(int dtype, int C, int dim1);
+cudaError_t tsw__family_prep(const tsw_params *params, tsw_dtype dtype, int64_t dim,
+                             const tsw__dcoll *c, void *deriv, double *stat,
+                             cudaStream_t stream);
+/* Whether tsw__family_prep has anything to do for these parameters: derivatives (1), the
+ * std (2), nothing (0). */
+int tsw__family_needs(const tsw_params *params);
 
 /* Below this many cells (n * m) a single pair runs as a one-pair batch instead of
  * tsw__pair_launch (one warp beats a grid-wide wavefront on small pairs). */

@@ -45,6 +45,7 @@
 #include <math.h>
 
 #include "batch_engine.cuh"
+#include "common/elastic.h"
 
 using namespace tsw_batch;
 
@@ -70,6 +71,8 @@ typedef void (*KernelFn)(const Args);
  * TWED, which is rare, only 2. */
 constexpr bool c_allowed(int kind, bool dim1, int C)
 {
+    if (kind == K_FAM) /* the family: 1 .. 8 at dim 1, 1 .. 4 above (kernels_family.cu) */
+        return dim1 ? (C == 1 || C == 2 || C == 4 || C == 8) : (C == 1 || C == 2 || C == 4);
     if (kind == K_TWED_P)
         return C == 2;
     if (!dim1)
@@ -124,6 +127,8 @@ template <typename T, bool DIM1> KernelFn pick_kind(int kind, int C)
 
 KernelFn pick(tsw_dtype dt, int kind, int C, bool dim1)
 {
+    if (kind == K_FAM)
+        return (KernelFn)tsw__family_kernel(dt == TSW_F32 ? 0 : 1, C, dim1 ? 1 : 0);
     if (dt == TSW_F32)
         return dim1 ? pick_kind<float, true>(kind, C) : pick_kind<float, false>(kind, C);
     return dim1 ? pick_kind<double, true>(kind, C) : pick_kind<double, false>(kind, C);
@@ -137,6 +142,7 @@ struct Plan {
     int64_t ws_elems;        /* workspace elements per warp                              */
     int64_t bhalf;           /* boundary elements per array (0: single stripe)           */
     int64_t off_rng, off_ws; /* byte offsets in a warp's scratch                         */
+    int64_t off_w;           /* WDTW's weight table in a warp's scratch                  */
     size_t warp_bytes;       /* global scratch per warp                                  */
     int64_t resident_blocks; /* blocks resident on the whole device                      */
     int64_t max_warps;       /* warps the scratch cap admits                             */
@@ -144,6 +150,8 @@ struct Plan {
 
 int kind_of(const tsw_params *p)
 {
+    if (TSW_IS_FAMILY(p->measure) && p->measure != TSW_DDTW)
+        return K_FAM;
     if (p->measure == TSW_TWED)
         return (p->p == 1.0 || p->p == 2.0) ? K_TWED : K_TWED_P;
     if (p->measure == TSW_SOFT_DTW)
@@ -175,7 +183,17 @@ cudaError_t make_plan(const tsw__batch *b, int device, Plan *pl, bool worst)
         dim > ((int64_t)1 << 32))
         return cudaErrorInvalidValue;
     const int kind = kind_of(&b->params);
-    const bool dim1 = dim == 1;
+    /* MSM's independent form: the dim-1 program once per channel */
+    const bool msm_indep = b->params.measure == TSW_MSM && b->params.msm_independent;
+    const bool dim1 = dim == 1 || msm_indep;
+    /* MSM's dependent form at dim > 1 stages the stripe's column before its first */
+    const bool msmd = b->params.measure == TSW_MSM && !dim1;
+    if (TSW_IS_DERIVATIVE(b->params.measure)) { /* the derivatives: 2 points fewer */
+        nmax -= 2;
+        mmax -= 2;
+        if (nmax < 1 || mmax < 1)
+            return cudaErrorInvalidValue;
+    }
     /* the smallest admitted C whose stripe holds the longest inner series, else the
      * largest admitted (several stripes) */
     int C = 0, cbig = 0;
@@ -189,7 +207,9 @@ cudaError_t make_plan(const tsw__batch *b, int device, Plan *pl, bool worst)
     if (!C)
         C = cbig;
     const int64_t offa = kOffR + 2 * kRing * 4 / (int64_t)esz;
-    int64_t ws_elems = offa + (int64_t)kRing * dim + (dim1 ? 0 : (int64_t)C * dim * 32);
+    const int64_t extra = msmd ? dim : 0;
+    int64_t ws_elems =
+        offa + (int64_t)kRing * dim + (dim1 ? 0 : (int64_t)C * dim * 32 + extra);
     while (!dim1 && (size_t)ws_elems * esz > kWarpSmemTarget) {
         int c = C / 2;
         while (c >= 1 && !c_allowed(kind, dim1, c))
@@ -197,7 +217,7 @@ cudaError_t make_plan(const tsw__batch *b, int device, Plan *pl, bool worst)
         if (c < 1)
             break;
         C = c;
-        ws_elems = offa + (int64_t)kRing * dim + (int64_t)C * dim * 32;
+        ws_elems = offa + (int64_t)kRing * dim + (int64_t)C * dim * 32 + extra;
     }
     pl->C = C;
     pl->ws_elems = ws_elems;
@@ -254,6 +274,12 @@ cudaError_t make_plan(const tsw__batch *b, int device, Plan *pl, bool worst)
     pl->off_ws = (int64_t)bytes;
     if (!pl->use_smem)
         bytes += align16(warp_ws);
+    pl->off_w = (int64_t)bytes;
+    if (b->params.measure == TSW_WDTW || b->params.measure == TSW_WDDTW) {
+        /* WDTW's weights of the offsets 0 .. max(n, m) + 32 C - 1 (fam_pair) */
+        const int64_t L = (nmax > mmax ? nmax : mmax) + 32 * (int64_t)C;
+        bytes += align16((size_t)L * esz);
+    }
     pl->warp_bytes = bytes;
     pl->max_warps = INT64_MAX;
     if (pl->warp_bytes > 0) {
@@ -374,6 +400,16 @@ cudaError_t tsw__batch_launch(const tsw__batch *b, void *scratch, size_t scratch
     g.has_bound = pl.bhalf > 0;
     g.ws_elems = pl.ws_elems;
     g.use_smem = pl.use_smem;
+    g.dshift = TSW_IS_DERIVATIVE(p->measure) ? 2 : 0;
+    g.off_w = pl.off_w;
+    g.fam_g = p->g;
+    g.pen = p->warp_penalty;
+    g.erp_g = p->erp_g;
+    g.epsilon = p->epsilon;
+    g.mc = p->c;
+    g.msm_indep = p->msm_independent;
+    g.xstd = static_cast<const double *>(b->x.stat);
+    g.ystd = static_cast<const double *>(usey ? b->y.stat : b->x.stat);
 
     pl.fn<<<(unsigned)blocks, (unsigned)(pl.wpb * 32), pl.smem, stream>>>(g);
     return cudaGetLastError();

@@ -41,7 +41,8 @@
 #   racecheck   compute-sanitizer racecheck over the kernel sections of test_cuda, quick
 #   python      pip install . into a venv (--no-build-isolation --no-deps --no-index), built
 #               in the background from the start (its time overlaps the stages above)
-#   pytest-gpu  tests/python/test_gpu.py, and the GPU tests of test_readme.py and test_neighbors.py
+#   pytest-gpu  tests/python/test_gpu.py, the GPU tests of test_readme.py and test_neighbors.py,
+#               and tests/python/test_gpu_family.py (the elastic family)
 #   pytest      the rest of tests/python (the tests that need aeon, tslearn or dtaidistance
 #               skip when those are missing)
 #   bench       bench/gpu_bench.py (the performance table)
@@ -304,13 +305,15 @@ st_pytest_gpu() {
     # knn and search on the GPU (test_neighbors.py: *_on_the_gpu_*)
     cd "$SRC" && "$PY" -m pytest -q -rs -p no:cacheprovider "${PYTEST_EXTRA[@]}" \
         tests/python/test_gpu.py tests/python/test_readme.py tests/python/test_neighbors.py \
-        -k "test_gpu or needs_a_gpu or on_the_gpu"
+        -k "test_gpu or needs_a_gpu or on_the_gpu" &&
+        "$PY" -m pytest -q -rs -p no:cacheprovider "${PYTEST_EXTRA[@]}" \
+            tests/python/test_gpu_family.py # the elastic family, GPU against CPU
 }
 
 st_pytest() {
     load_py || return 1
     cd "$SRC" && "$PY" -m pytest -q -rs -p no:cacheprovider "${PYTEST_EXTRA[@]}" tests/python \
-        --ignore=tests/python/test_gpu.py
+        --ignore=tests/python/test_gpu.py --ignore=tests/python/test_gpu_family.py
 }
 
 st_bench() {
@@ -365,7 +368,7 @@ if [ -n "$PY_PID" ]; then
 else
     skipped python
 fi
-stage pytest-gpu 120 st_pytest_gpu
+stage pytest-gpu 240 st_pytest_gpu
 stage pytest 420 st_pytest
 stage bench 150 st_bench
 stage bench-align 120 st_bench_align
