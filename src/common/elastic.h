@@ -110,6 +110,18 @@
         return TSW_MSM_SPLIT(x, y, z, c, TSW_MIN, TSW_MAX, FABS, TSW__E_SUB, TSW__E_ADD,       \
                              TSW__E_LE, TSW__E_AND, TSW__E_SEL);                               \
     }                                                                                         \
+    /* The same value from the differences dxy = x - y and dxz = x - z alone: x lies       \
+     * between y and z exactly when dxy and dxz are not both > 0 nor both < 0 (a rounded    \
+     * difference has the exact sign, and is 0 only for equal values, with gradual           \
+     * underflow), and |x - y| = |dxy|: kernels that hold the cell's x_i - y_j and a row's   \
+     * or column's neighbour difference skip the min/max tests (tested against              \
+     * tsw_msm_split in test_kernels; the GPU's MSM cells). */                               \
+    TSW_HD T tsw_msm_split_diff_##SFX(T dxy, T dxz, T c)                                     \
+    {                                                                                         \
+        const int in = (dxy >= 0 && dxz <= 0) || (dxy <= 0 && dxz >= 0);                     \
+        const T a = FABS(dxy), b = FABS(dxz);                                                 \
+        return in ? c : c + (a < b ? a : b);                                                  \
+    }                                                                                         \
     /* The dependent form (aeon's): x within the ball whose diameter is y z costs c, else c \
      * plus the squared distance to the nearer of y and z. */                                 \
     TSW_HD T tsw_msm_split_dep_##SFX(const T *x, const T *y, const T *z, int64_t dim, T c)    \

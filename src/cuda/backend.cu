@@ -72,6 +72,7 @@ tsw__dcoll make_dcoll(const void *values, const void *times, const int64_t *doff
     d.max_len = h.max_len;
     d.min_len = h.min_len;
     d.stat = nullptr;
+    d.cum = nullptr;
     return d;
 }
 
@@ -128,8 +129,19 @@ bool needs_self(const tsw_params *p) { return p->measure == TSW_SOFT_DTW && p->n
 struct BatchPieces {
     size_t off_x, len_x, off_y, len_y, self_x, self_y, scratch, flag;
     size_t scratch_bytes;
-    size_t fam_x, fam_y; /* the family's staging (tsw__family_prep), 0: none */
+    size_t fam_x, fam_y;   /* the family's staging (tsw__family_prep), 0: none          */
+    size_t fam_x2, fam_y2; /* ERP: the per-series flags (fam_x, fam_y: the sums, if any) */
 };
+
+/* Whether a collection's series occupy disjoint rows in order (per-point data laid out
+ * like the rows, but summed within each series, then has one writer a row). */
+bool disjoint(const HostColl &h)
+{
+    for (int64_t i = 1; i < h.c->count; ++i)
+        if (h.off[i] < h.off[i - 1] + h.len[i - 1])
+            return false;
+    return true;
+}
 
 size_t batch_scratch(const tsw__batch &proto, int device)
 {
@@ -165,14 +177,21 @@ BatchPieces plan_batch(Plan &plan, const tsw_params *p, tsw_dtype dtype, int64_t
     bp.scratch = plan.add(bp.scratch_bytes);
     bp.flag = plan.add(sizeof(int));
     /* the family's staging: derivatives (rows x dim values) or each series' std */
-    bp.fam_x = bp.fam_y = 0;
+    bp.fam_x = bp.fam_y = bp.fam_x2 = bp.fam_y2 = 0;
     const int need = tsw__family_needs(p);
-    if (need) {
+    if (need == 1 || need == 2) {
         const size_t ex = need == 1 ? (size_t)hx.rows * (size_t)dim : nx;
         bp.fam_x = plan.add(ex, need == 1 ? es : sizeof(double));
         if (hy) {
             const size_t ey = need == 1 ? (size_t)hy->rows * (size_t)dim : ny;
             bp.fam_y = plan.add(ey, need == 1 ? es : sizeof(double));
+        }
+    } else if (need == 3) { /* ERP: the sums where the series are disjoint, the flags */
+        bp.fam_x2 = plan.add(nx, sizeof(double));
+        bp.fam_x = disjoint(hx) ? plan.add((size_t)hx.rows, es) : 0;
+        if (hy) {
+            bp.fam_y2 = plan.add(ny, sizeof(double));
+            bp.fam_y = disjoint(*hy) ? plan.add((size_t)hy->rows, es) : 0;
         }
     }
     return bp;
@@ -180,11 +199,22 @@ BatchPieces plan_batch(Plan &plan, const tsw_params *p, tsw_dtype dtype, int64_t
 
 /* The family's staging (kernels.h: tsw__family_prep) of one collection: proto's d then
  * reads the derivatives, or carries each series' std. */
-int stage_family(Call &call, const tsw__batch &proto, tsw__dcoll *d, size_t piece)
+int stage_family(Call &call, const tsw__batch &proto, tsw__dcoll *d, size_t piece,
+                 size_t piece2)
 {
     const int need = tsw__family_needs(&proto.params);
     if (!need)
         return TSW_OK;
+    if (need == 3) { /* ERP: the sums (piece, if any) and the flags (piece2) */
+        void *sums = piece ? call.at(piece) : nullptr;
+        double *flags = (double *)call.at(piece2);
+        TSW_CU(tsw__family_prep(&proto.params, proto.dtype, proto.dim, d, sums, flags,
+                                call.stream),
+               "family staging kernel launch");
+        d->cum = sums;
+        d->stat = flags;
+        return TSW_OK;
+    }
     void *buf = call.at(piece);
     TSW_CU(tsw__family_prep(&proto.params, proto.dtype, proto.dim, d, buf, (double *)buf,
                             call.stream),
@@ -199,9 +229,9 @@ int stage_family(Call &call, const tsw__batch &proto, tsw__dcoll *d, size_t piec
 /* Stages x and y (cdist, paired) or x (pdist: y is x). */
 int stage_families(Call &call, tsw__batch &proto, const BatchPieces &bp, bool cd)
 {
-    int rc = stage_family(call, proto, &proto.x, bp.fam_x);
+    int rc = stage_family(call, proto, &proto.x, bp.fam_x, bp.fam_x2);
     if (!rc && cd)
-        rc = stage_family(call, proto, &proto.y, bp.fam_y);
+        rc = stage_family(call, proto, &proto.y, bp.fam_y, bp.fam_y2);
     if (!cd)
         proto.y = proto.x;
     return rc;

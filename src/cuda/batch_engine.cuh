@@ -71,7 +71,7 @@ enum { K_DTW_SQE = 0, K_DTW = 1, K_TWED = 2, K_SOFT = 3, K_TWED_P = 4, K_FAM = 5
  * (K_DTW_SQE / K_DTW) and WDDTW as WDTW on the derivatives that the host layer stages;
  * MSM's independent form runs F_MSM once per channel (a strided univariate program). */
 enum { F_NONE = 0, F_WDTW = 1, F_ADTW = 2, F_ERP = 3, F_EDR = 4, F_LCSS = 5, F_MSM = 6,
-       F_MSMD = 7 };
+       F_MSMD = 7, F_ERPA = 8 /* ERP at dim 1 where |x - y| is the root's bits */ };
 /* TWED's Lp order: 2, 1, or a general p (pow). */
 enum { PK_2 = 0, PK_1 = 1, PK_GEN = 2 };
 
@@ -121,7 +121,8 @@ struct Args {
     int64_t dshift, off_w;
     double fam_g, pen, erp_g, epsilon, mc;
     int msm_indep;
-    const double *xstd, *ystd;
+    const double *xstd, *ystd; /* (ERP at dim 1: 1 where the series' roots are exact) */
+    const void *xcum, *ycum;   /* ERP: the gap costs summed along each series, or NULL */
 };
 
 template <typename T> struct Ops;
@@ -521,6 +522,10 @@ template <> struct El<float> {
     {
         return tsw_wdtw_weight_f32(g, k, len);
     }
+    static __device__ __forceinline__ float split_diff(float dxy, float dxz, float c)
+    {
+        return tsw_msm_split_diff_f32(dxy, dxz, c);
+    }
 };
 template <> struct El<double> {
     static __device__ __forceinline__ double gap(const double *x, int64_t dim, double g)
@@ -538,6 +543,10 @@ template <> struct El<double> {
     static __device__ __forceinline__ double weight(double g, int64_t k, int64_t len)
     {
         return tsw_wdtw_weight_f64(g, k, len);
+    }
+    static __device__ __forceinline__ double split_diff(double dxy, double dxz, double c)
+    {
+        return tsw_msm_split_diff_f64(dxy, dxz, c);
     }
 };
 
@@ -592,13 +601,6 @@ __device__ __forceinline__ void fam_chain(T (&P)[C], const T (&cc)[C], const T (
     }
 }
 
-/* MSM's split/merge cost of x next to y, against z (elastic.h's tsw_msm_split). */
-template <typename T> __device__ __forceinline__ T msm_split(T x, T y, T z, T c)
-{
-    return TSW_MSM_SPLIT(x, y, z, c, TSW_MIN, TSW_MAX, Ops<T>::fabs_, TSW__E_SUB, TSW__E_ADD,
-                         TSW__E_LE, TSW__E_AND, TSW__E_SEL);
-}
-
 /* The dependent form's split cost (elastic.h's tsw_msm_split_dep) from the ball test's
  * sums and the two squared distances dy = |y - x|^2, dz = |z - x|^2. */
 template <typename T>
@@ -626,13 +628,13 @@ __device__ __forceinline__ void msm_dep_acc(T x, T y, T z, T &diam, T &mid)
  * one channel). av = x_r, axp = x_{r-1}, bv = y_j, bpv = y_{c0-1} (the column before the
  * lane's first), dav: the row's term (ERP: gap cost of x_r, MSM dependent: |x_r -
  * x_{r-1}|^2), dbv: the columns' (ERP: gap costs of y_j, MSM dependent: |y_j -
- * y_{j-1}|^2), w: WDTW's weights, r the row.
+ * y_{j-1}|^2), wv: WDTW's weights of the cells, w(|r - j|).
  */
 template <typename T, int FM, int C>
 __device__ __forceinline__ void fam_costs_dim1(const Par<T> &q, T av, T axp, const T (&bv)[C],
-                                               T bpv, T dav, const T (&dbv)[C], const T *w,
-                                               int r, int c0, T sqeps, T (&cc)[C], T (&cu)[C],
-                                               T (&cl)[C])
+                                               T bpv, T dav, const T (&dbv)[C],
+                                               const T (&wv)[C], T sqeps, T (&cc)[C],
+                                               T (&cu)[C], T (&cl)[C])
 {
     using O = Ops<T>;
 #pragma unroll
@@ -641,12 +643,15 @@ __device__ __forceinline__ void fam_costs_dim1(const Par<T> &q, T av, T axp, con
         cu[c] = T(1);
         cl[c] = T(1);
         if (FM == F_WDTW) {
-            const int k = r - (c0 + c);
-            cc[c] = O::mul(s, w[k < 0 ? -k : k]);
+            cc[c] = O::mul(s, wv[c]);
         } else if (FM == F_ADTW) {
             cc[c] = s;
+        } else if (FM == F_ERPA) { /* the CPU's |d|: tsw_root_square_exact holds */
+            cc[c] = O::fabs_(d);
+            cu[c] = dav;
+            cl[c] = dbv[c];
         } else if (FM == F_ERP) {
-            cc[c] = O::sqrt_(s); /* = |d| bit for bit where the CPU skips the root */
+            cc[c] = O::sqrt_(s);
             cu[c] = dav;
             cl[c] = dbv[c];
         } else if (FM == F_EDR) {
@@ -654,10 +659,13 @@ __device__ __forceinline__ void fam_costs_dim1(const Par<T> &q, T av, T axp, con
         } else if (FM == F_LCSS) {
             cc[c] = s < sqeps ? T(1) : T(0);
         } else if (FM == F_MSM) {
-            const T yp = c ? bv[c - 1] : bpv;
+            /* tsw_msm_split by its differences (elastic.h's tsw_msm_split_diff): the up
+             * split of x_r next to x_{r-1} against y_j from e = x_r - x_{r-1} and d, the
+             * left split of y_j next to x_r against y_{j-1} from -d and f = y_j - y_{j-1} */
+            const T e = O::sub(av, axp), f = O::sub(bv[c], c ? bv[c - 1] : bpv);
             cc[c] = O::fabs_(d);
-            cu[c] = msm_split<T>(av, axp, bv[c], q.mc);
-            cl[c] = msm_split<T>(bv[c], av, yp, q.mc);
+            cu[c] = El<T>::split_diff(e, d, q.mc);
+            cl[c] = El<T>::split_diff(-d, f, q.mc);
         } else { /* F_MSMD at dim 1 */
             const T yp = c ? bv[c - 1] : bpv;
             T du = T(0), mu = T(0), dl = T(0), ml = T(0);
@@ -680,7 +688,7 @@ template <typename T, int FM, int C>
 __device__ __forceinline__ void fam_costs_gen(const Par<T> &q, int64_t dim, const T *pa,
                                               const T *pap, const T *pb, const T *bprev,
                                               int lane, const T (&s)[C], T dav,
-                                              const T (&dbv)[C], const T *w, int r, int c0,
+                                              const T (&dbv)[C], const T (&wv)[C],
                                               T sqeps, T (&cc)[C], T (&cu)[C], T (&cl)[C])
 {
     using O = Ops<T>;
@@ -714,8 +722,7 @@ __device__ __forceinline__ void fam_costs_gen(const Par<T> &q, int64_t dim, cons
         cu[c] = T(1);
         cl[c] = T(1);
         if (FM == F_WDTW) {
-            const int k = r - (c0 + c);
-            cc[c] = O::mul(s[c], w[k < 0 ? -k : k]);
+            cc[c] = O::mul(s[c], wv[c]);
         } else if (FM == F_ADTW) {
             cc[c] = s[c];
         } else if (FM == F_ERP) {
@@ -756,6 +763,7 @@ struct WarpHdr {
     int64_t out0, out1; /* output elements (out1 < 0: none) */
     int64_t si, sj;     /* self values of the divergence    */
     const void *B, *TB; /* inner series and its timestamps  */
+    const void *BC;     /* ERP: the inner series' gap sums  */
     tsw_band band;
 };
 constexpr int kHdrBytes = 128;
@@ -804,14 +812,14 @@ __device__ __forceinline__ T pair_dp(const Par<T> &q, int64_t dim_, T *ws, T *bD
                                      const int *rng, const volatile WarpHdr *h, const T *A,
                                      const T *TA, int N, int M, int bkind, int lane,
                                      int *res_lane, int64_t ps = 1, const T *wt = nullptr,
-                                     T sqeps = T(0))
+                                     T sqeps = T(0), const T *cumA = nullptr)
 {
     using O = Ops<T>;
     constexpr int W = 32 * C;
     constexpr bool TWED = KIND == K_TWED || KIND == K_TWED_P;
     constexpr bool FAM = KIND == K_FAM;
     /* the family's boundaries: ERP the cumulative gap costs, EDR the indices, LCSS 0 */
-    constexpr bool ERP = FM == F_ERP, EDR = FM == F_EDR;
+    constexpr bool ERP = FM == F_ERP || FM == F_ERPA, EDR = FM == F_EDR;
     constexpr bool MSMX = FM == F_MSM || FM == F_MSMD; /* reads y_{j-1} and x_{r-1} */
     const T inf = O::inf();
     const T outv = FM == F_LCSS ? T(0) : inf; /* cells outside the window and the boundary */
@@ -838,11 +846,16 @@ __device__ __forceinline__ T pair_dp(const Par<T> &q, int64_t dim_, T *ws, T *bD
             const tsw_band bnd = load_band(&h->band);
             stripe_rows(bnd, N, cs, ce, &rlo, &rhi);
         }
-        if (ERP) { /* D(-1, cs - 1) for this stripe; the running total moves on by W */
+        /* ERP: the inner series' staged gap sums (NULL: summed here, in the same order) */
+        const T *cumB = ERP ? static_cast<const T *>(h->BC) : nullptr;
+        if (ERP && cumB) { /* D(-1, cs - 1) for this stripe */
+            ctot = s ? cumB[cs - 1] : T(0);
+        } else if (ERP) { /* the running total moves on by W */
             T t = ctot;
             if (lane == 0)
                 for (int jj = cs - W; jj >= 0 && jj < cs; ++jj)
-                    t = O::add(t, El<T>::gap(static_cast<const T *>(h->B) + (int64_t)jj * dim, dim, q.erpg));
+                    t = O::add(t, El<T>::gap(static_cast<const T *>(h->B) + (int64_t)jj * dim,
+                                             dim, q.erpg));
             ctot = s ? __shfl_sync(kFull, t, 0) : T(0);
         }
         if (rlo >= rhi) { /* no admissible cell in this stripe: all outside */
@@ -865,7 +878,7 @@ __device__ __forceinline__ T pair_dp(const Par<T> &q, int64_t dim_, T *ws, T *bD
         T bpv = T(0);
         if (FAM && MSMX) {
             if (DIM1)
-                bpv = c0 > 0 ? B[(int64_t)(c0 - 1) * ps] : T(0);
+                bpv = c0 > 0 && c0 - 1 < M ? B[(int64_t)(c0 - 1) * ps] : T(0);
             else if (lane == 0)
                 for (int64_t k = 0; k < dim; ++k)
                     Bprev[k] = cs > 0 ? B[(int64_t)(cs - 1) * dim + k] : T(0);
@@ -911,7 +924,11 @@ __device__ __forceinline__ T pair_dp(const Par<T> &q, int64_t dim_, T *ws, T *bD
             P[c] = outv; /* row rlo - 1 holds no admissible cell of the stripe */
             Lp[c] = T(0);
         }
-        if ((ERP || EDR) && rlo == 0) {
+        if (ERP && cumB && rlo == 0) { /* the boundary row D(-1, j): the gap sums */
+#pragma unroll
+            for (int c = 0; c < C; ++c)
+                P[c] = c0 + c < M ? cumB[c0 + c] : T(0);
+        } else if ((ERP || EDR) && rlo == 0) {
             /* the boundary row D(-1, j): ERP the cumulative gap costs (in the CPU's order,
              * from the stripe's running total), EDR j + 1 */
             T t = ctot;
@@ -929,6 +946,18 @@ __device__ __forceinline__ T pair_dp(const Par<T> &q, int64_t dim_, T *ws, T *bD
         /* Steps: from rlo - 1 (lane 0 picks up the diagonal of row rlo) until the last
          * lane with columns has computed row rhi - 1. */
         const int tbeg = rlo - 1, tend = rhi - 1 + klast;
+        /* WDTW: the lane's weights w(|r - j|) of its cells in the row of the last step (a
+         * step moves them one column on and loads one: the table holds every offset that
+         * a lane's rows and columns reach, garbage lanes included) */
+        T wv[C];
+#pragma unroll
+        for (int c = 0; c < C; ++c) {
+            wv[c] = T(0);
+            if (FM == F_WDTW) {
+                const int k = (tbeg - 1 - lane) - (c0 + c);
+                wv[c] = wt[k < 0 ? -k : k];
+            }
+        }
         const bool wbound = !last && lane == 31; /* writes the stripe's last column */
         /* The step loop. The hot variant (squared-Euclidean DTW at dim 1) compiles it twice,
          * without a window (no range loads or tests) and with one; the others once, with a
@@ -980,6 +1009,8 @@ __device__ __forceinline__ T pair_dp(const Par<T> &q, int64_t dim_, T *ws, T *bD
                     /* padded D(0, 0) = 0, column 0 = +inf (EDR: r + 1, LCSS: 0; ERP's
                      * cumulative gap costs follow below) */
                     bd = x == -1 ? T(0) : EDR ? (T)(x + 1) : outv;
+                    if (ERP && cumA && in) /* D(r, -1): the staged gap sums */
+                        bd = cumA[x];
                 } else {
                     const bool v = x >= prlo && x < prhi;
                     bd = v ? bD[x] : outv;
@@ -997,7 +1028,7 @@ __device__ __forceinline__ T pair_dp(const Par<T> &q, int64_t dim_, T *ws, T *bD
                 }
             }
             __syncwarp();
-            if (ERP && s == 0) {
+            if (ERP && s == 0 && !cumA) {
                 /* D(r, -1) = the gap costs of x_0 .. x_r summed in order (the CPU's col) */
                 if (lane == 0)
                     for (int u = 0; u < 32; ++u) {
@@ -1028,6 +1059,13 @@ __device__ __forceinline__ T pair_dp(const Par<T> &q, int64_t dim_, T *ws, T *bD
                 const T dg = hold, dgL = holdL;
                 hold = lf;
                 holdL = lfL;
+                if (FM == F_WDTW) { /* row r's weights: row r - 1's moved one column on */
+#pragma unroll
+                    for (int c = C - 1; c > 0; --c)
+                        wv[c] = wv[c - 1];
+                    const int k = r - c0;
+                    wv[0] = wt[k < 0 ? -k : k];
+                }
                 const bool act = r >= rlo && r < rhi;
                 if (act) {
                     int lo = 0, hi = M;
@@ -1043,14 +1081,14 @@ __device__ __forceinline__ T pair_dp(const Par<T> &q, int64_t dim_, T *ws, T *bD
                         if (DIM1) {
                             const T axp = MSMX ? ringA[pslot] : T(0);
                             fam_costs_dim1<T, FM, C>(q, ringA[slot], axp, bv, bpv, dav, dbv,
-                                                     wt, r, c0, sqeps, cc, cu, cl);
+                                                     wv, sqeps, cc, cu, cl);
                         } else {
                             T sq[C];
                             costs_gen<T, K_FAM, C>(q, dim, ringA + slot, Bs + lane, nyy, T(0),
                                                    tbv, sq);
                             fam_costs_gen<T, FM, C>(q, dim, ringA + slot, ringA + pslot,
-                                                    Bs + lane, Bprev, lane, sq, dav, dbv, wt,
-                                                    r, c0, sqeps, cc, cu, cl);
+                                                    Bs + lane, Bprev, lane, sq, dav, dbv, wv,
+                                                    sqeps, cc, cu, cl);
                         }
                         if (!WIN || (lo <= c0 && c0 + C <= hi))
                             fam_chain<T, FM, C, false>(P, cc, cu, cl, lf, dg, q.pen, c0, lo,
@@ -1125,7 +1163,7 @@ template <typename T, int C, bool DIM1>
 __device__ __forceinline__ T fam_pair(const Args &g, const Par<T> &q, int64_t dim, T *ws, T *bD,
                                       const int *rng, volatile WarpHdr *h, const T *A, int N,
                                       int M, int bkind, int lane, int *rl, char *wscr,
-                                      int64_t i, int64_t j, bool usey)
+                                      int64_t i, int64_t j, bool usey, bool swap, int64_t oA)
 {
     using O = Ops<T>;
     const int L = N > M ? N : M;
@@ -1134,9 +1172,9 @@ __device__ __forceinline__ T fam_pair(const Args &g, const Par<T> &q, int64_t di
     if (measure == TSW_WDTW || measure == TSW_WDDTW) {
         wt = reinterpret_cast<T *>(wscr + g.off_w);
         __syncwarp(); /* the previous pair's reads are done */
-        /* beyond L - 1 too: the lanes' columns past M read up to L + 32 C - 1 (garbage
-         * cells that never reach a real one, but their reads stay in the table) */
-        for (int k = lane; k < L + 32 * C; k += 32)
+        /* beyond L - 1 too: the lanes' rows and columns past N and M (garbage cells that
+         * never reach a real one) reach offsets below L + 32 C + 64 */
+        for (int k = lane; k < L + 32 * C + 64; k += 32)
             wt[k] = El<T>::weight(g.fam_g, k, L);
         __syncwarp();
     }
@@ -1160,9 +1198,18 @@ __device__ __forceinline__ T fam_pair(const Args &g, const Par<T> &q, int64_t di
     case TSW_ADTW:
         return pair_dp<T, K_FAM, C, DIM1, F_ADTW>(q, dim, ws, bD, bh, rng, h, A, nullptr, N, M,
                                                    bkind, lane, rl);
-    case TSW_ERP:
+    case TSW_ERP: {
+        /* the staged sums of the outer series (x, or y under Itakura's swap) */
+        const void *ca = swap ? (usey ? g.ycum : g.xcum) : g.xcum;
+        const T *cumA = ca ? static_cast<const T *>(ca) + oA : nullptr;
+        if (DIM1 && g.dim == 1 && g.xstd && g.xstd[i] != 0.0 &&
+            (usey ? g.ystd : g.xstd)[j] != 0.0) /* |x - y| is the root's bits */
+            return pair_dp<T, K_FAM, C, DIM1, F_ERPA>(q, dim, ws, bD, bh, rng, h, A, nullptr, N,
+                                                       M, bkind, lane, rl, 1, nullptr, T(0),
+                                                       cumA);
         return pair_dp<T, K_FAM, C, DIM1, F_ERP>(q, dim, ws, bD, bh, rng, h, A, nullptr, N, M,
-                                                  bkind, lane, rl);
+                                                  bkind, lane, rl, 1, nullptr, T(0), cumA);
+    }
     case TSW_EDR: {
         const T v = pair_dp<T, K_FAM, C, DIM1, F_EDR>(q, dim, ws, bD, bh, rng, h, A, nullptr,
                                                        N, M, bkind, lane, rl, 1, nullptr,
@@ -1340,6 +1387,11 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32, (min_blocks<T, KIND, C, D
             hdr->sj = j;
             hdr->B = band.swap ? a : b;
             hdr->TB = band.swap ? ta : tb;
+            if (KIND == K_FAM) { /* ERP's staged gap sums of the inner series */
+                const void *cb = usey ? g.ycum : g.xcum;
+                const void *cx = band.swap ? g.xcum : cb;
+                hdr->BC = cx ? static_cast<const T *>(cx) + (band.swap ? oa : ob) : nullptr;
+            }
             store_band(&hdr->band, band);
         }
         if (band.kind != TSW_BAND_NONE) {
@@ -1357,7 +1409,8 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32, (min_blocks<T, KIND, C, D
         T v;
         if constexpr (KIND == K_FAM)
             v = fam_pair<T, C, DIM1>(g, q, dim, ws, bD, rng, hdr, A, (int)band.rows,
-                                     (int)band.cols, band.kind, lane, &rl, wscr, i, j, usey);
+                                     (int)band.cols, band.kind, lane, &rl, wscr, i, j, usey,
+                                     band.swap != 0, band.swap ? ob : oa);
         else
             v = pair_dp<T, KIND, C, DIM1>(q, dim, ws, bD, g.bhalf, rng, hdr, A, TA,
                                           (int)band.rows, (int)band.cols, band.kind, lane,

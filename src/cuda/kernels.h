@@ -24,8 +24,11 @@ typedef struct tsw__dcoll {
     int64_t count;
     int64_t max_len; /* host-known maximum of lengths (sizing, kernel choice)  */
     int64_t min_len; /* host-known minimum of lengths                          */
-    const void *stat; /* EDR's automatic epsilon: (count,) doubles, each series'
-                         population std (tsw__family_prep), else NULL             */
+    const void *stat; /* (count,) doubles staged by tsw__family_prep, else NULL: EDR's
+                         automatic epsilon (each series' population std), ERP at
+                         dim 1 (1 where tsw_root_square_exact holds for the series) */
+    const void *cum;  /* ERP: each point's cumulative gap cost within its series, laid
+                         out like the rows (tsw__family_prep), else NULL              */
 } tsw__dcoll;
 
 /*
@@ -96,15 +99,17 @@ cudaError_t tsw__pair_launch(const tsw_params *params, tsw_dtype dtype, int64_t 
  * family needs staged from a collection c (dim values a point, rows points in all):
  * DDTW and WDDTW: the derivatives of each series into deriv (rows * dim elements, series
  * i's n - 2 points at its own offset: overlapping series write the same values); EDR with
- * its automatic epsilon: each series' population std into stat (count doubles). The
- * others need nothing.
+ * its automatic epsilon: each series' population std into stat (count doubles); ERP: into
+ * stat whether the series' values keep the match cost's root exact (dim 1), and into deriv,
+ * unless it is NULL (series that overlap, whose sums would collide), the gap costs summed
+ * along each series in order (rows elements). The others need nothing.
  */
 const void *tsw__family_kernel(int dtype, int C, int dim1);
 cudaError_t tsw__family_prep(const tsw_params *params, tsw_dtype dtype, int64_t dim,
                              const tsw__dcoll *c, void *deriv, double *stat,
                              cudaStream_t stream);
 /* Whether tsw__family_prep has anything to do for these parameters: derivatives (1), the
- * std (2), nothing (0). */
+ * std (2), ERP's sums and flags (3), nothing (0). */
 int tsw__family_needs(const tsw_params *params);
 
 /* Below this many cells (n * m) a single pair runs as a one-pair batch instead of

@@ -276,8 +276,8 @@ cudaError_t make_plan(const tsw__batch *b, int device, Plan *pl, bool worst)
         bytes += align16(warp_ws);
     pl->off_w = (int64_t)bytes;
     if (b->params.measure == TSW_WDTW || b->params.measure == TSW_WDDTW) {
-        /* WDTW's weights of the offsets 0 .. max(n, m) + 32 C - 1 (fam_pair) */
-        const int64_t L = (nmax > mmax ? nmax : mmax) + 32 * (int64_t)C;
+        /* WDTW's weights of the offsets 0 .. max(n, m) + 32 C + 63 (fam_pair) */
+        const int64_t L = (nmax > mmax ? nmax : mmax) + 32 * (int64_t)C + 64;
         bytes += align16((size_t)L * esz);
     }
     pl->warp_bytes = bytes;
@@ -410,6 +410,8 @@ cudaError_t tsw__batch_launch(const tsw__batch *b, void *scratch, size_t scratch
     g.msm_indep = p->msm_independent;
     g.xstd = static_cast<const double *>(b->x.stat);
     g.ystd = static_cast<const double *>(usey ? b->y.stat : b->x.stat);
+    g.xcum = b->x.cum;
+    g.ycum = usey ? b->y.cum : b->x.cum;
 
     pl.fn<<<(unsigned)blocks, (unsigned)(pl.wpb * 32), pl.smem, stream>>>(g);
     return cudaGetLastError();

@@ -71,6 +71,34 @@ __global__ void std_kernel(const T *values, const int64_t *off, const int64_t *l
         out[s] = tsw_std_all_f64((const double *)x, len[s] * dim);
 }
 
+/* ERP: each series' gap costs summed in order (the CPU's boundary row and column, bit for
+ * bit: the same additions) and, at dim 1, whether |x - y| is the match cost's bits. */
+template <typename T>
+__global__ void erp_kernel(const T *values, const int64_t *off, const int64_t *len,
+                           int64_t count, int64_t dim, double g, T *cum, double *flag)
+{
+    const int64_t s = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (s >= count)
+        return;
+    const int64_t o = off[s], n = len[s];
+    const T *x = values + o * dim;
+    if (cum) {
+        T run = T(0);
+        for (int64_t i = 0; i < n; ++i) {
+            if (sizeof(T) == 4)
+                run += (T)tsw_erp_gap_f32((const float *)x + i * dim, dim, (float)g);
+            else
+                run += (T)tsw_erp_gap_f64((const double *)x + i * dim, dim, g);
+            cum[o + i] = run;
+        }
+    }
+    int exact = 0;
+    if (dim == 1)
+        exact = sizeof(T) == 4 ? tsw_root_square_exact_f32((const float *)x, n)
+                               : tsw_root_square_exact_f64((const double *)x, n);
+    flag[s] = exact ? 1.0 : 0.0;
+}
+
 } // namespace
 
 const void *tsw__family_kernel(int dtype, int C, int dim1)
@@ -89,6 +117,8 @@ int tsw__family_needs(const tsw_params *p)
         return 1;
     if (p->measure == TSW_EDR && p->epsilon < 0)
         return 2;
+    if (p->measure == TSW_ERP)
+        return 3;
     return 0;
 }
 
@@ -109,6 +139,16 @@ cudaError_t tsw__family_prep(const tsw_params *p, tsw_dtype dtype, int64_t dim,
             derivative_kernel<double><<<blocks, 128, 0, stream>>>(
                 (const double *)c->values, c->offsets, c->lengths, c->count, dim,
                 (double *)deriv);
+    } else if (need == 3) {
+        if (dtype == TSW_F32)
+            erp_kernel<float><<<blocks, 128, 0, stream>>>((const float *)c->values, c->offsets,
+                                                          c->lengths, c->count, dim, p->erp_g,
+                                                          (float *)deriv, stat);
+        else
+            erp_kernel<double><<<blocks, 128, 0, stream>>>((const double *)c->values,
+                                                           c->offsets, c->lengths, c->count,
+                                                           dim, p->erp_g, (double *)deriv,
+                                                           stat);
     } else {
         if (dtype == TSW_F32)
             std_kernel<float><<<blocks, 128, 0, stream>>>((const float *)c->values,

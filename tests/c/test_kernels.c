@@ -28,6 +28,7 @@
 #include "cpu/kernels.h"
 
 #include <float.h>
+#include <string.h>
 
 #define CANARY 256
 static const unsigned char canary_byte = 0xA5;
@@ -456,6 +457,37 @@ static void test_family_lanes(void)
  * the identity itself on random differences of the admitted magnitudes (both dtypes), the
  * check's edges, and ERP in lanes against the single-pair kernel (which takes the root) on
  * series that pass and series that fail the check (tiny, huge, squares that overflow). */
+/* MSM's split from the differences alone (elastic.h: tsw_msm_split_diff, the GPU's form)
+ * is tsw_msm_split bit for bit: random triples on a coarse grid (ties and equal values),
+ * spread over the exponent range (subnormal differences included), and signed zeros. */
+static void test_msm_split_diff(void)
+{
+    tsw_t_rng r = {0x6d736d73706c6974ULL};
+    int bad64 = 0, bad32 = 0;
+    for (int it = 0; it < (g_quick ? 200000 : 1000000); ++it) {
+        double v[4], w[4];
+        for (int k = 0; k < 4; ++k) {
+            const int kind = (int)tsw_t_int(&r, 0, 3);
+            const double u = tsw_t_uniform(&r, -1, 1);
+            v[k] = kind == 0   ? (double)tsw_t_int(&r, -3, 3)
+                   : kind == 1 ? ldexp(u, (int)tsw_t_int(&r, -1074, 1000))
+                   : kind == 2 ? (tsw_t_int(&r, 0, 1) ? -0.0 : 0.0)
+                               : 2 * u;
+            /* float: the same kinds within float's finite range */
+            w[k] = kind == 1 ? (double)ldexpf((float)u, (int)tsw_t_int(&r, -149, 120)) : v[k];
+        }
+        const double x = v[0], y = v[1], z = v[2], c = fabs(v[3]);
+        const double a = tsw_msm_split_f64(x, y, z, c), b = tsw_msm_split_diff_f64(x - y, x - z, c);
+        bad64 += memcmp(&a, &b, sizeof(a)) != 0;
+        const float xf = (float)w[0], yf = (float)w[1], zf = (float)w[2], cf = (float)fabs(w[3]);
+        const float af = tsw_msm_split_f32(xf, yf, zf, cf);
+        const float bf = tsw_msm_split_diff_f32(xf - yf, xf - zf, cf);
+        bad32 += memcmp(&af, &bf, sizeof(af)) != 0;
+    }
+    CHECK_EQ(bad64, 0);
+    CHECK_EQ(bad32, 0);
+}
+
 static void test_erp_root_square(void)
 {
     tsw_t_rng r = {0x6572707371727421ULL};
@@ -868,6 +900,7 @@ int main(void)
     test_family_lanes();
     test_sq_bound();
     test_erp_root_square();
+    test_msm_split_diff();
     test_public();
     printf("worst error / tolerance: float32 %.3g, float64 %.3g\n", g_worst[0], g_worst[1]);
     return TSW_TEST_END();
