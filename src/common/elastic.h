@@ -47,6 +47,11 @@
 #define TSW_MSM_SPLIT(x, y, z, c, MIN, MAX, ABS, SUB, ADD, LE, AND, SEL)                      \
     SEL(AND(LE(MIN((y), (z)), (x)), LE((x), MAX((z), (y)))), (c),                            \
         ADD((c), MIN(ABS(SUB((x), (y))), ABS(SUB((x), (z))))))
+/* The same value from the differences dxy = x - y and dxz = x - z alone (see
+ * tsw_msm_split_diff): c + max(min(dxy, dxz), 0 - max(dxy, dxz), 0), exact min/max steps
+ * and one add. ZERO is the operations' 0. */
+#define TSW_MSM_SPLIT_DIFF(dxy, dxz, c, MIN, MAX, SUB, ADD, ZERO)                             \
+    ADD((c), MAX(MAX(MIN((dxy), (dxz)), SUB((ZERO), MAX((dxy), (dxz)))), (ZERO)))
 /* The scalar operations of those macros. */
 #define TSW__E_SUB(a, b) ((a) - (b))
 #define TSW__E_ADD(a, b) ((a) + (b))
@@ -113,14 +118,14 @@
     /* The same value from the differences dxy = x - y and dxz = x - z alone: x lies       \
      * between y and z exactly when dxy and dxz are not both > 0 nor both < 0 (a rounded    \
      * difference has the exact sign, and is 0 only for equal values, with gradual           \
-     * underflow), and |x - y| = |dxy|: kernels that hold the cell's x_i - y_j and a row's   \
-     * or column's neighbour difference skip the min/max tests (tested against              \
+     * underflow), and |x - y| = |dxy|, so c + max(min(dxy, dxz), -max(dxy, dxz), 0) is the  \
+     * value in four exact min/max steps and one add: kernels that hold the cell's x_i - y_j \
+     * and a row's or column's neighbour difference skip the tests of x (tested against     \
      * tsw_msm_split in test_kernels; the GPU's MSM cells). */                               \
     TSW_HD T tsw_msm_split_diff_##SFX(T dxy, T dxz, T c)                                     \
     {                                                                                         \
-        const int in = (dxy >= 0 && dxz <= 0) || (dxy <= 0 && dxz >= 0);                     \
-        const T a = FABS(dxy), b = FABS(dxz);                                                 \
-        return in ? c : c + (a < b ? a : b);                                                  \
+        /* both > 0: the smaller; both < 0: minus the larger; otherwise <= 0 (in between) */ \
+        return TSW_MSM_SPLIT_DIFF(dxy, dxz, c, TSW_MIN, TSW_MAX, TSW__E_SUB, TSW__E_ADD, (T)0); \
     }                                                                                         \
     /* The dependent form (aeon's): x within the ball whose diameter is y z costs c, else c \
      * plus the squared distance to the nearer of y and z. */                                 \

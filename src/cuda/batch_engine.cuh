@@ -607,7 +607,7 @@ template <typename T>
 __device__ __forceinline__ T msm_dep_cost(T diam, T mid, T dy, T dz, T c)
 {
     using O = Ops<T>;
-    if (mid <= O::div_(diam, T(4)))
+    if (mid <= O::mul(diam, T(0.25))) /* = diam / 4, the same rounding */
         return c;
     return dy < dz ? O::add(c, dy) : O::add(c, dz);
 }
@@ -618,7 +618,7 @@ template <typename T>
 __device__ __forceinline__ void msm_dep_acc(T x, T y, T z, T &diam, T &mid)
 {
     using O = Ops<T>;
-    const T d = O::sub(y, z), m = O::sub(O::div_(O::add(y, z), T(2)), x);
+    const T d = O::sub(y, z), m = O::sub(O::mul(O::add(y, z), T(0.5)), x); /* (y + z) / 2 */
     diam = O::add(diam, O::mul(d, d));
     mid = O::add(mid, O::mul(m, m));
 }
@@ -627,8 +627,8 @@ __device__ __forceinline__ void msm_dep_acc(T x, T y, T z, T &diam, T &mid)
  * The family's costs of the lane's C cells in one row at dim 1 (MSM's independent form:
  * one channel). av = x_r, axp = x_{r-1}, bv = y_j, bpv = y_{c0-1} (the column before the
  * lane's first), dav: the row's term (ERP: gap cost of x_r, MSM dependent: |x_r -
- * x_{r-1}|^2), dbv: the columns' (ERP: gap costs of y_j, MSM dependent: |y_j -
- * y_{j-1}|^2), wv: WDTW's weights of the cells, w(|r - j|).
+ * x_{r-1}|^2), dbv: the columns' (ERP: gap costs of y_j, MSM: y_j - y_{j-1}, MSM
+ * dependent: |y_j - y_{j-1}|^2), wv: WDTW's weights of the cells, w(|r - j|).
  */
 template <typename T, int FM, int C>
 __device__ __forceinline__ void fam_costs_dim1(const Par<T> &q, T av, T axp, const T (&bv)[C],
@@ -660,12 +660,11 @@ __device__ __forceinline__ void fam_costs_dim1(const Par<T> &q, T av, T axp, con
             cc[c] = s < sqeps ? T(1) : T(0);
         } else if (FM == F_MSM) {
             /* tsw_msm_split by its differences (elastic.h's tsw_msm_split_diff): the up
-             * split of x_r next to x_{r-1} against y_j from e = x_r - x_{r-1} and d, the
-             * left split of y_j next to x_r against y_{j-1} from -d and f = y_j - y_{j-1} */
-            const T e = O::sub(av, axp), f = O::sub(bv[c], c ? bv[c - 1] : bpv);
+             * split of x_r next to x_{r-1} against y_j from x_r - x_{r-1} and d, the left
+             * split of y_j next to x_r against y_{j-1} from -d and dbv = y_j - y_{j-1} */
             cc[c] = O::fabs_(d);
-            cu[c] = El<T>::split_diff(e, d, q.mc);
-            cl[c] = El<T>::split_diff(-d, f, q.mc);
+            cu[c] = El<T>::split_diff(O::sub(av, axp), d, q.mc);
+            cl[c] = El<T>::split_diff(-d, dbv[c], q.mc);
         } else { /* F_MSMD at dim 1 */
             const T yp = c ? bv[c - 1] : bpv;
             T du = T(0), mu = T(0), dl = T(0), ml = T(0);
@@ -914,6 +913,8 @@ __device__ __forceinline__ T pair_dp(const Par<T> &q, int64_t dim_, T *ws, T *bD
             }
             if (ERP && in) /* the gap cost of y_j */
                 dbv[c] = El<T>::gap(B + (int64_t)jj * dim, dim, q.erpg);
+            if (FM == F_MSM && in && jj > 0) /* y_j - y_{j-1} (the left split's dxz) */
+                dbv[c] = O::sub(bv[c], B[(int64_t)(jj - 1) * ps]);
             if (FM == F_MSMD && in && jj > 0) /* |y_{j-1} - y_j|^2 (the split's dz) */
                 dbv[c] = El<T>::sqe(B + (int64_t)(jj - 1) * dim, B + (int64_t)jj * dim, dim);
         }
