@@ -1,10 +1,13 @@
 """Elastic k-means in scikit-learn's shape: ``TimeSeriesKMeans``.
 
 Any measure of ``tswarp.METRICS`` assigns the series (one ``tswarp.cdist`` per iteration);
-the centres are DTW barycenters (DBA) for metric 'dtw', soft-DTW barycenters for
-'soft_dtw', or arithmetic means. With metric 'dtw' and averaging 'dba' the iterations are
-tslearn's ``TimeSeriesKMeans(metric="dtw")``, with 'soft_dtw' and 'soft_dba' its
-``metric="softdtw"``: the same clusters and centres from the same initial centres. This
+the centres are DTW barycenters (DBA) for metric 'dtw', the family's barycenters (aeon's
+``elastic_barycenter_average``) for 'wdtw', 'adtw', 'msm' and 'edr', soft-DTW barycenters
+for 'soft_dtw', or arithmetic means. With metric 'dtw' and averaging 'dba' the iterations
+are tslearn's ``TimeSeriesKMeans(metric="dtw")``, with 'soft_dtw' and 'soft_dba' its
+``metric="softdtw"``: the same clusters and centres from the same initial centres; with
+the family and 'dba' they are aeon's ``TimeSeriesKMeans(averaging_method="ba")`` (the same
+clusters and centres once the assignments settle). This
 module imports scikit-learn when it is there (``import tswarp`` does not import it);
 ``tswarp.cluster`` loads on first use.
 """
@@ -18,7 +21,7 @@ import numpy as np
 
 from . import _tswarp
 from ._conventions import check_int, check_layout, check_real, from_layout
-from ._dba import dtw_barycenter_averaging
+from ._dba import _BA_PATH_DEFAULTS, dtw_barycenter_averaging, elastic_barycenter_average
 from ._sdtw import _barycenter_series, soft_dtw_barycenter
 from .neighbors import _check_collection, _check_features
 
@@ -96,8 +99,11 @@ class TimeSeriesKMeans(_ElasticClusters):
     metric_params : dict, optional
         Keyword arguments of the measure (e.g. ``{"radius": 5}``, ``{"c": 0.5}``).
     averaging : {'auto', 'dba', 'soft_dba', 'mean'}, default 'auto'
-        The centre of a cluster: 'dba' (DTW barycenter averaging, Petitjean's form as
-        tslearn's DTW k-means; metric 'dtw' only), 'soft_dba' (the soft-DTW barycenter
+        The centre of a cluster: 'dba' (barycenter averaging, Petitjean's form: for
+        'dtw' tslearn's DTW k-means, each update starting from the current centre; for
+        'wdtw', 'adtw', 'msm' and 'edr' aeon's ``averaging_method="ba"``,
+        :func:`tswarp.elastic_barycenter_average` of the members from their mean, with
+        the metric's parameters), 'soft_dba' (the soft-DTW barycenter
         from the current centre, ``soft_dtw_barycenter`` with the metric's gamma and
         window, as tslearn's softdtw k-means; metric 'soft_dtw' only), 'mean' (the
         arithmetic mean of the series, equal lengths only); 'auto' is 'dba' for 'dtw',
@@ -162,8 +168,9 @@ class TimeSeriesKMeans(_ElasticClusters):
             return {"dtw": "dba", "soft_dtw": "soft_dba"}.get(self.metric, "mean")
         if avg not in ("dba", "soft_dba", "mean"):
             raise ValueError(f"averaging must be 'auto', 'dba', 'soft_dba' or 'mean', got {avg!r}")
-        if avg == "dba" and self.metric != "dtw":
-            raise ValueError("averaging='dba' is DTW barycenter averaging: metric must be 'dtw'")
+        if avg == "dba" and self.metric != "dtw" and self.metric not in _BA_PATH_DEFAULTS:
+            raise ValueError("averaging='dba' is barycenter averaging: metric must be 'dtw' or "
+                             f"one of {sorted(_BA_PATH_DEFAULTS)}, got {self.metric!r}")
         if avg == "soft_dba" and self.metric != "soft_dtw":
             raise ValueError("averaging='soft_dba' is the soft-DTW barycenter: metric must be "
                              "'soft_dtw'")
@@ -217,7 +224,13 @@ class TimeSeriesKMeans(_ElasticClusters):
         out = []
         for c in range(self.n_clusters):
             members = [series[i] for i in np.flatnonzero(labels == c)]
-            if avg == "dba":
+            if avg == "dba" and self.metric != "dtw":
+                # aeon's k-means: the members' barycenter from their mean, every update
+                z = elastic_barycenter_average(np.stack(members), self.metric,
+                                               max_iter=self.max_iter_barycenter,
+                                               layout="channels_last", **mp)
+                out.append(np.asarray(z).reshape(centers[c].shape))
+            elif avg == "dba":
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore", UserWarning)  # DBA's rising cost stop
                     z = dtw_barycenter_averaging(
@@ -265,8 +278,10 @@ class TimeSeriesKMeans(_ElasticClusters):
         series = self._series(X, fitting=True)
         if len(series) < k:
             raise ValueError(f"n_clusters={k} is more than the {len(series)} series")
-        if avg == "mean" and len({s.shape[0] for s in series}) > 1:
-            raise ValueError("averaging='mean' needs series of one length")
+        if (avg == "mean" or (avg == "dba" and self.metric != "dtw")) and \
+                len({s.shape[0] for s in series}) > 1:
+            raise ValueError(f"averaging={avg!r} with metric={self.metric!r} needs series of "
+                             "one length")
         rs = self._rng()
         best = None
         done = attempts = 0
