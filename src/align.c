@@ -655,11 +655,37 @@ int tsw_dba_step(const tsw_align_params *params, tsw_dtype dtype, int64_t dim,
         rc = TSW_ENOMEM;
         goto done;
     }
+    /* The SYMMETRIC1 squared-Euclidean paths (DBA's) in SIMD lanes, up to `lanes` series
+     * of one length a call (cpu/dba_lanes*.c: tsw_dtw_path's pairs and costs); other
+     * parameters, grids whose step codes would pass 32 MiB, and any series the lanes find
+     * no finite path for go through tsw_dtw_path, one series at a time. */
+    const int level = tsw__cpu_level();
+    int lanes = 0;
+    int64_t smax = 0, ngroups = 0;
+    for (int64_t k = 0; k < count; ++k)
+        smax = tsw__coll_len(x, k) > smax ? tsw__coll_len(x, k) : smax;
+    if (params->step == TSW_STEP_SYMMETRIC1 && params->cost == TSW_COST_SQEUCLIDEAN &&
+        tsw__check_align_params(params) == TSW_OK && (double)smax * (double)L * 2 <= 32e6)
+        lanes = tsw__cpu_dba_lanes(level, dtype);
+    int64_t *gstart = tsw__malloc((size_t)(count + 1) * sizeof(int64_t));
+    if (!gstart) {
+        rc = TSW_ENOMEM;
+        goto done;
+    }
+    for (int64_t k = 0; k < count; ++ngroups) { /* groups: runs of one length, <= lanes */
+        int64_t e = k + 1;
+        while (lanes && e < count && e - k < lanes && tsw__coll_len(x, e) == tsw__coll_len(x, k))
+            ++e;
+        gstart[ngroups] = k;
+        k = e;
+    }
+    gstart[ngroups] = count;
+    const int64_t gn = series_rows ? smax : L, gm = series_rows ? L : smax;
     int status = TSW_OK, nt = tsw__threads(&ex);
     int64_t done_n = 0, last = tsw__now_ns();
     char detail[384] = "";
-    if (count < nt)
-        nt = (int)count;
+    if (ngroups < nt)
+        nt = (int)ngroups;
 #ifdef _OPENMP
 #pragma omp parallel num_threads(nt)
 #endif
@@ -674,31 +700,75 @@ int tsw_dba_step(const tsw_align_params *params, tsw_dtype dtype, int64_t dim,
         one.n_threads = 1;
         one.progress = NULL; /* (polled here, from the calling thread) */
         one.progress_user = NULL;
+        void *work = lanes ? tsw__malloc(tsw__cpu_dba_work_bytes(gn, gm, dim)) : NULL;
+        int64_t *wrow = lanes && params->window != TSW_WINDOW_NONE
+                            ? tsw__malloc(sizeof(int64_t) * 2 * (size_t)gn)
+                            : NULL;
+        if (lanes && (!work || (params->window != TSW_WINDOW_NONE && !wrow))) {
+            int expect = TSW_OK;
+            __atomic_compare_exchange_n(&status, &expect, TSW_ENOMEM, 0, __ATOMIC_RELAXED,
+                                        __ATOMIC_RELAXED);
+        }
 #ifdef _OPENMP
 #pragma omp for schedule(dynamic, 1)
 #endif
-        for (int64_t k = 0; k < count; ++k) {
+        for (int64_t q = 0; q < ngroups; ++q) {
             if (__atomic_load_n(&status, __ATOMIC_RELAXED) != TSW_OK)
                 continue;
-            tsw_series s = {tsw__coll_row(x, k, dim, esz), tsw__coll_len(x, k), NULL};
-            int64_t *p = paths + 2 * poff[k], cap = poff[k + 1] - poff[k];
-            int r = series_rows ? tsw_dtw_path(params, dtype, dim, &s, z, p, cap, &plen[k],
-                                               &pcost[k], &one)
-                                : tsw_dtw_path(params, dtype, dim, z, &s, p, cap, &plen[k],
-                                               &pcost[k], &one);
-            if (r != TSW_OK) {
-                int expect = TSW_OK;
-                if (__atomic_compare_exchange_n(&status, &expect, r, 0, __ATOMIC_RELAXED,
-                                                __ATOMIC_RELAXED)) {
-                    const char *d = tsw_last_error_detail();
-                    snprintf(detail, sizeof(detail), "series %lld: %s", (long long)k,
-                             d && *d ? d : tsw_strerror(r));
+            const int64_t k0 = gstart[q], k1 = gstart[q + 1];
+            int fin[TSW__DBA_MAXL] = {0}; /* lanes: 1 where the lanes found the path */
+            if (lanes) {
+                tsw__dba_group g;
+                memset(&g, 0, sizeof(g));
+                g.dim = dim;
+                g.n = series_rows ? tsw__coll_len(x, k0) : L;
+                g.m = series_rows ? L : tsw__coll_len(x, k0);
+                g.count = (int)(k1 - k0);
+                g.series_rows = series_rows != 0;
+                g.z = z->values;
+                if (wrow) {
+                    tsw__window_rows(params, g.n, g.m, wrow, wrow + g.n);
+                    g.lo = wrow;
+                    g.hi = wrow + g.n;
+                }
+                for (int l = 0; l < g.count; ++l) {
+                    g.s[l] = tsw__coll_row(x, k0 + l, dim, esz);
+                    g.path[l] = paths + 2 * poff[k0 + l];
+                }
+                tsw__cpu_dba_paths(level, dtype, &g, work);
+                for (int l = 0; l < g.count; ++l) {
+                    fin[l] = g.plen[l] > 0;
+                    plen[k0 + l] = g.plen[l];
+                    pcost[k0 + l] = g.cost[l];
                 }
             }
-            __atomic_fetch_add(&done_n, 1, __ATOMIC_RELAXED);
+            for (int64_t k = k0; k < k1; ++k) {
+                if (fin[k - k0])
+                    continue;
+                tsw_series s = {tsw__coll_row(x, k, dim, esz), tsw__coll_len(x, k), NULL};
+                int64_t *p = paths + 2 * poff[k], cap = poff[k + 1] - poff[k];
+                int r = series_rows ? tsw_dtw_path(params, dtype, dim, &s, z, p, cap, &plen[k],
+                                                   &pcost[k], &one)
+                                    : tsw_dtw_path(params, dtype, dim, z, &s, p, cap, &plen[k],
+                                                   &pcost[k], &one);
+                if (r != TSW_OK) {
+                    int expect = TSW_OK;
+                    if (__atomic_compare_exchange_n(&status, &expect, r, 0, __ATOMIC_RELAXED,
+                                                    __ATOMIC_RELAXED)) {
+                        const char *d = tsw_last_error_detail();
+                        snprintf(detail, sizeof(detail), "series %lld: %s", (long long)k,
+                                 d && *d ? d : tsw_strerror(r));
+                    }
+                    break;
+                }
+            }
+            __atomic_fetch_add(&done_n, k1 - k0, __ATOMIC_RELAXED);
             (void)tsw__poll_parallel(&ex, tid, &last, &done_n, count, &status);
         }
+        tsw__free(work);
+        tsw__free(wrow);
     }
+    tsw__free(gstart);
     if (status != TSW_OK) {
         rc = status;
         if (*detail)

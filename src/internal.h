@@ -327,6 +327,27 @@ int tsw__cpu_elastic_path(const tsw_params *params, tsw_dtype dtype, int64_t dim
 int tsw__cpu_dtw_path(const tsw__path_job *job, tsw_dtype dtype, int64_t *path,
                       int64_t *length, double *cost);
 
+/* DBA's alignment step in SIMD lanes (cpu/dba_lanes*.c): the paths of `count` series of
+ * one length against the barycenter z, each the SYMMETRIC1 squared-Euclidean path of
+ * tsw_dtw_path (the same pairs and cost), the series the rows with series_rows, else z.
+ * The grid is n x m (rows x columns); lo/hi its window rows (NULL: none). Out: path[l]
+ * (capacity n + m - 1 pairs), plen[l], cost[l] (+inf and plen 0: no finite path, for
+ * tsw_dtw_path to explain). work: tsw__cpu_dba_work_bytes(n, m, dim) bytes. */
+#define TSW__DBA_MAXL 8
+typedef struct tsw__dba_group {
+    int64_t dim, n, m;
+    int count, series_rows;
+    const void *z;
+    const void *s[TSW__DBA_MAXL];
+    const int64_t *lo, *hi;
+    int64_t *path[TSW__DBA_MAXL];
+    int64_t plen[TSW__DBA_MAXL];
+    double cost[TSW__DBA_MAXL];
+} tsw__dba_group;
+int tsw__cpu_dba_lanes(int level, tsw_dtype dtype); /* series a call at that level */
+size_t tsw__cpu_dba_work_bytes(int64_t n, int64_t m, int64_t dim);
+int tsw__cpu_dba_paths(int level, tsw_dtype dtype, tsw__dba_group *g, void *work);
+
 /* Subsequence DTW, best k non-overlapping matches (see tswarp.h). path may be NULL. */
 int tsw__cpu_subsequence(const tsw__path_job *job, tsw_dtype dtype, int64_t k,
                          tsw_match *matches, int64_t *count, int64_t *path);

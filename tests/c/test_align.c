@@ -856,6 +856,91 @@ static void test_dba_step(void)
         CHECK(((unsigned char *)tot)[q] == 0x5A);
 }
 
+/* tsw_dba_step in SIMD lanes (cpu/dba_lanes*.c): runs of series of one length (so the
+ * lanes hold 1 to 8 series), float32 and float64, 1 to 3 channels, no window, Sakoe-Chiba
+ * and Itakura, small integer values (ties of the rounded sums everywhere) and uniform ones:
+ * the sums equal those of each series' tsw_dtw_path bit for bit, both path orders. */
+static void test_dba_step_lanes(void)
+{
+    enum { K = 21, MAXL = 30, MAXN = 30 };
+    tsw_t_rng r = {77};
+    static double vals[K * MAXN * 3], z[MAXL * 3], tot[MAXL * 3], val[MAXL], wt[MAXL * 3];
+    static double wv[MAXL];
+    static float fv[K * MAXN * 3], fz[MAXL * 3];
+    static int64_t path[2 * (MAXN + MAXL)];
+    for (int trial = 0; trial < 120; ++trial) {
+        const int D = tsw_t_int(&r, 1, 3), L = tsw_t_int(&r, 1, MAXL);
+        const int f32 = trial % 2, integers = (trial / 2) % 2, win = (trial / 4) % 3;
+        const tsw_dtype dt = f32 ? TSW_F32 : TSW_F64;
+        int64_t off[K], len[K], row = 0;
+        int64_t cur = tsw_t_int(&r, 1, MAXN);
+        for (int k = 0; k < K; ++k) { /* runs of one length */
+            if (tsw_t_int(&r, 0, 5) == 0)
+                cur = tsw_t_int(&r, 1, MAXN);
+            len[k] = cur;
+            off[k] = row;
+            row += len[k];
+        }
+        fill(&r, vals, row * D, integers);
+        fill(&r, z, L * D, integers);
+        for (int64_t q = 0; q < row * D; ++q)
+            fv[q] = (float)vals[q];
+        for (int q = 0; q < L * D; ++q)
+            fz[q] = (float)z[q];
+        const void *xv = f32 ? (const void *)fv : (const void *)vals;
+        const void *zv = f32 ? (const void *)fz : (const void *)z;
+        tsw_series sz = {zv, L, NULL};
+        tsw_collection cx = {xv, off, len, 0, K, NULL};
+        tsw_align_params p;
+        tsw_align_params_default(&p);
+        if (win == 1) {
+            p.window = TSW_WINDOW_SAKOE_CHIBA;
+            p.window_radius = tsw_t_int(&r, 0, 8);
+        } else if (win == 2) {
+            p.window = TSW_WINDOW_ITAKURA;
+            p.itakura_max_slope = tsw_t_uniform(&r, 1.2, 3);
+        }
+        for (int rows = 0; rows < 2; ++rows) {
+            double want_c = 0, cost = -1;
+            int wrc = TSW_OK;
+            memset(wt, 0, sizeof(wt));
+            memset(wv, 0, sizeof(wv));
+            for (int k = 0; k < K && wrc == TSW_OK; ++k) {
+                tsw_series s = {f32 ? (const void *)(fv + off[k] * D)
+                                    : (const void *)(vals + off[k] * D),
+                                len[k], NULL};
+                int64_t pl = 0, cnt[MAXL] = {0};
+                double c = 0;
+                wrc = rows ? tsw_dtw_path(&p, dt, D, &s, &sz, path, MAXN + MAXL, &pl, &c, NULL)
+                           : tsw_dtw_path(&p, dt, D, &sz, &s, path, MAXN + MAXL, &pl, &c, NULL);
+                want_c += c;
+                for (int64_t t = 0; t < pl; ++t) {
+                    const int64_t i = path[2 * t + rows], j = path[2 * t + 1 - rows];
+                    ++cnt[i];
+                    for (int d = 0; d < D; ++d)
+                        wt[i * D + d] += f32 ? (double)fv[(off[k] + j) * D + d]
+                                             : vals[(off[k] + j) * D + d];
+                }
+                for (int i = 0; i < L; ++i)
+                    wv[i] += (double)cnt[i];
+            }
+            const int got = tsw_dba_step(&p, dt, D, &sz, &cx, NULL, rows, tot, val, &cost,
+                                         NULL);
+            if (wrc != TSW_OK) { /* a window without a path for some series: the same error */
+                CHECK_RC(got, wrc);
+                continue;
+            }
+            CHECK_RC(got, TSW_OK);
+            int same = memcmp(tot, wt, sizeof(double) * (size_t)(L * D)) == 0 &&
+                       memcmp(val, wv, sizeof(double) * (size_t)L) == 0 && cost == want_c;
+            if (!same)
+                printf("  dba lanes: trial %d f32 %d integers %d window %d D %d L %d rows %d\n",
+                       trial, f32, integers, win, D, L, rows);
+            CHECK(same);
+        }
+    }
+}
+
 /* tsw_elastic_path: hand-checked paths (aeon's msm_alignment_path docstring; ERP by the
  * paper's boundary, worked out in the comment) and its errors. The random agreement with
  * aeon is tests/python/test_family.py's. */
@@ -915,6 +1000,7 @@ int main(void)
 {
     test_elastic_path();
     test_dba_step();
+    test_dba_step_lanes();
     test_fastdtw();
     test_overflow();
     test_paths();

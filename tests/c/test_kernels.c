@@ -28,6 +28,7 @@
 #include "cpu/kernels.h"
 
 #include <float.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define CANARY 256
@@ -858,6 +859,89 @@ static void test_vecmath(void)
     }
 }
 
+/* ---- DBA's alignment lanes --------------------------------------------------------------------- */
+
+/* tsw__cpu_dba_paths at every level against tsw_dtw_path series by series: the same pairs
+ * and cost for every lane, without a window and with Sakoe-Chiba rows (the band the
+ * lanes get from align.c), small integers (ties) and uniform values, both precisions and
+ * path orders, 1 to 8 lanes. (tsw_dba_step falls back to tsw_dtw_path for a lane without
+ * a finite path, so its own test cannot see a kernel that loses its paths: this one can.) */
+static void test_dba_lanes(void)
+{
+    tsw_t_rng r = {0x6462616c616e6573ULL};
+    enum { MAXN = 25, MAXL = 25 };
+    static double v[8 * MAXN * 3], z[MAXL * 3];
+    static float fv[8 * MAXN * 3], fz[MAXL * 3];
+    static int64_t paths[8][2 * (MAXN + MAXL)], want[2 * (MAXN + MAXL)], lo[MAXL + MAXN],
+        hi[MAXL + MAXN];
+    void *work = malloc(tsw__cpu_dba_work_bytes(MAXN + MAXL, MAXN + MAXL, 3));
+    CHECK(work != NULL);
+    for (int level = 1; work && level <= tsw__cpu_level(); ++level) {
+        for (int trial = 0; trial < 200; ++trial) {
+            const int f32 = trial & 1, ints = (trial >> 1) & 1, rows = (trial >> 2) & 1;
+            const int band = (trial >> 3) & 1;
+            const tsw_dtype dt = f32 ? TSW_F32 : TSW_F64;
+            const int D = tsw_t_int(&r, 1, 3), L = tsw_t_int(&r, 1, MAXL);
+            const int sl = tsw_t_int(&r, 1, MAXN);
+            const int cnt = tsw_t_int(&r, 1, tsw__cpu_dba_lanes(level, dt));
+            for (int q = 0; q < 8 * MAXN * 3; ++q)
+                v[q] = ints ? (double)tsw_t_int(&r, 0, 3) : tsw_t_uniform(&r, -1, 1);
+            for (int q = 0; q < MAXL * 3; ++q)
+                z[q] = ints ? (double)tsw_t_int(&r, 0, 3) : tsw_t_uniform(&r, -1, 1);
+            for (int q = 0; q < 8 * MAXN * 3; ++q)
+                fv[q] = (float)v[q];
+            for (int q = 0; q < MAXL * 3; ++q)
+                fz[q] = (float)z[q];
+            tsw_align_params p;
+            tsw_align_params_default(&p);
+            tsw__dba_group g;
+            memset(&g, 0, sizeof(g));
+            g.dim = D;
+            g.n = rows ? sl : L;
+            g.m = rows ? L : sl;
+            g.count = cnt;
+            g.series_rows = rows;
+            g.z = f32 ? (const void *)fz : (const void *)z;
+            if (band) { /* Sakoe-Chiba rows of radius rad over the (n, m) grid */
+                const int64_t rad = tsw_t_int(&r, 0, 6);
+                p.window = TSW_WINDOW_SAKOE_CHIBA;
+                p.window_radius = (double)rad;
+                tsw_band b = tsw_band_make(p.window, p.window_radius, 2.0, g.n, g.m);
+                for (int64_t i = 0; i < g.n; ++i)
+                    tsw_band_range(&b, i, &lo[i], &hi[i]);
+                g.lo = lo;
+                g.hi = hi;
+            }
+            for (int l = 0; l < cnt; ++l) {
+                g.s[l] = f32 ? (const void *)(fv + l * MAXN * 3) : (const void *)(v + l * MAXN * 3);
+                g.path[l] = paths[l];
+            }
+            CHECK_EQ(tsw__cpu_dba_paths(level, dt, &g, work), TSW_OK);
+            for (int l = 0; l < cnt; ++l) {
+                tsw_series s = {g.s[l], sl, NULL}, zs = {g.z, L, NULL};
+                int64_t wl = 0;
+                double wc = 0;
+                const int rc = rows ? tsw_dtw_path(&p, dt, D, &s, &zs, want, MAXN + MAXL, &wl,
+                                                   &wc, NULL)
+                                    : tsw_dtw_path(&p, dt, D, &zs, &s, want, MAXN + MAXL, &wl,
+                                                   &wc, NULL);
+                if (rc != TSW_OK) { /* no path in the band: the lanes say +inf, no pairs */
+                    CHECK(g.plen[l] == 0 && !(g.cost[l] < TSW_INF_F64));
+                    continue;
+                }
+                const int same = g.plen[l] == wl && g.cost[l] == wc &&
+                                 memcmp(paths[l], want, sizeof(int64_t) * 2 * (size_t)wl) == 0;
+                if (!same)
+                    printf("  dba lanes: level %d trial %d lane %d f32 %d ints %d band %d "
+                           "rows %d D %d n %lld m %lld\n", level, trial, l, f32, ints, band,
+                           rows, D, (long long)g.n, (long long)g.m);
+                CHECK(same);
+            }
+        }
+    }
+    free(work);
+}
+
 /* ---- widths and sizes ------------------------------------------------------------------------ */
 
 static void test_widths(void)
@@ -894,6 +978,7 @@ int main(void)
     printf("cpu level %d (%s)\n", tsw__cpu_level(), tsw_cpu_simd());
     test_widths();
     test_vecmath();
+    test_dba_lanes();
     test_pairs();
     test_soft_dtw_range();
     test_lanes();
