@@ -501,8 +501,11 @@ TSW_EXPORT int64_t tsw_path_max_length(int64_t n, int64_t m);
  * One update of DTW barycenter averaging (DBA, Petitjean et al. 2011) of the barycenter z
  * (L points) against the series of x, with weights (NULL: all 1; finite, >= 0): each
  * series' tsw_dtw_path to z (z the rows, or with series_rows the series the rows, which
- * breaks ties the other way: tslearn's "petitjean" order), computed in parallel on the CPU,
- * then, series by series in order, total[r * dim + c] += w_k x_k[j][c] for every path pair
+ * breaks ties the other way: tslearn's "petitjean" order), computed in parallel on the CPU
+ * (series of one length in SIMD lanes) or, with exec->device CUDA, in one batch on GPU
+ * exec->device_index (SYMMETRIC1 and the squared Euclidean cost only, else TSW_ENOTSUP;
+ * grids of at most 2048 rows in float64, 4096 in float32; the same paths), then, series by
+ * series in order, total[r * dim + c] += w_k x_k[j][c] for every path pair
  * of z's point r and the series' point j, valence[r] += w_k (pairs of point r), and *cost
  * += w_k D_k (the path's accumulated cost). The new barycenter is total / valence; every
  * thread count gives the same bits. total: (L, dim) doubles, valence: (L,) doubles.

@@ -682,6 +682,50 @@ int tsw_dba_step(const tsw_align_params *params, tsw_dtype dtype, int64_t dim,
     gstart[ngroups] = count;
     const int64_t gn = series_rows ? smax : L, gm = series_rows ? L : smax;
     int status = TSW_OK, nt = tsw__threads(&ex);
+    int on_gpu = 0; /* device = CUDA: every path from the GPU's batch (cuda/dba.cu) */
+    if (ex.device == TSW_DEVICE_CUDA) {
+#ifdef TSWARP_WITH_CUDA
+        if (params->step != TSW_STEP_SYMMETRIC1 || params->cost != TSW_COST_SQEUCLIDEAN) {
+            tsw__set_detail("DBA on the GPU takes the SYMMETRIC1 step and the squared "
+                            "Euclidean cost");
+            rc = TSW_ENOTSUP;
+        } else if ((rc = tsw__check_align_params(params)) == TSW_OK) {
+            int64_t *woff = NULL, *wlo = NULL, wrows = 0;
+            if (params->window != TSW_WINDOW_NONE) {
+                woff = tsw__malloc(sizeof(int64_t) * (size_t)count);
+                for (int64_t k = 0; woff && k < count; ++k) {
+                    woff[k] = wrows;
+                    wrows += series_rows ? tsw__coll_len(x, k) : L;
+                }
+                wlo = woff ? tsw__malloc(sizeof(int64_t) * 2 * (size_t)wrows) : NULL;
+                for (int64_t k = 0; wlo && k < count; ++k) {
+                    const int64_t n = series_rows ? tsw__coll_len(x, k) : L;
+                    const int64_t m = series_rows ? L : tsw__coll_len(x, k);
+                    tsw__window_rows(params, n, m, wlo + woff[k], wlo + wrows + woff[k]);
+                }
+                if (!wlo)
+                    rc = TSW_ENOMEM;
+            }
+            if (rc == TSW_OK)
+                rc = tsw__cuda_dba_paths(dtype, dim, z, x, series_rows, woff, wlo,
+                                         wlo ? wlo + wrows : NULL, wrows, poff, paths, plen,
+                                         pcost, &ex);
+            tsw__free(woff);
+            tsw__free(wlo);
+        }
+        if (rc != TSW_OK) {
+            tsw__free(gstart);
+            goto done;
+        }
+        on_gpu = 1;
+        nt = 1;
+#else
+        tsw__set_detail("this build of tswarp has no CUDA backend");
+        tsw__free(gstart);
+        rc = TSW_ENODEV;
+        goto done;
+#endif
+    }
     int64_t done_n = 0, last = tsw__now_ns();
     char detail[384] = "";
     if (ngroups < nt)
@@ -700,11 +744,12 @@ int tsw_dba_step(const tsw_align_params *params, tsw_dtype dtype, int64_t dim,
         one.n_threads = 1;
         one.progress = NULL; /* (polled here, from the calling thread) */
         one.progress_user = NULL;
-        void *work = lanes ? tsw__malloc(tsw__cpu_dba_work_bytes(gn, gm, dim)) : NULL;
-        int64_t *wrow = lanes && params->window != TSW_WINDOW_NONE
+        const int use = lanes && !on_gpu;
+        void *work = use ? tsw__malloc(tsw__cpu_dba_work_bytes(gn, gm, dim)) : NULL;
+        int64_t *wrow = use && params->window != TSW_WINDOW_NONE
                             ? tsw__malloc(sizeof(int64_t) * 2 * (size_t)gn)
                             : NULL;
-        if (lanes && (!work || (params->window != TSW_WINDOW_NONE && !wrow))) {
+        if (use && (!work || (params->window != TSW_WINDOW_NONE && !wrow))) {
             int expect = TSW_OK;
             __atomic_compare_exchange_n(&status, &expect, TSW_ENOMEM, 0, __ATOMIC_RELAXED,
                                         __ATOMIC_RELAXED);
@@ -717,7 +762,10 @@ int tsw_dba_step(const tsw_align_params *params, tsw_dtype dtype, int64_t dim,
                 continue;
             const int64_t k0 = gstart[q], k1 = gstart[q + 1];
             int fin[TSW__DBA_MAXL] = {0}; /* lanes: 1 where the lanes found the path */
-            if (lanes) {
+            if (on_gpu) { /* the GPU's paths; the CPU says why where it found none */
+                for (int64_t k = k0; k < k1; ++k)
+                    fin[k - k0] = plen[k] > 0;
+            } else if (lanes) {
                 tsw__dba_group g;
                 memset(&g, 0, sizeof(g));
                 g.dim = dim;

@@ -387,6 +387,16 @@ int tsw__cuda_paired(const tsw_params *params, tsw_dtype dtype, int64_t dim,
                      const tsw_collection *x, const tsw_collection *y, void *out,
                      const tsw_exec *exec);
 /* The public device entry points' twins (device.c forwards after its null checks). */
+/* DBA's alignment step on the GPU (cuda/dba.cu): the paths, lengths and costs of every
+ * series as tsw__cpu_dba_paths gives them (plen 0, cost +inf: no finite path), into the
+ * caller's buffers (path k at pairs poff[k]); the window rows of series k at woff[k] in
+ * wlo/whi (wrows in all; woff NULL: no window). TSW_ENOTSUP for grids of more rows than
+ * its shared memory holds. */
+int tsw__cuda_dba_paths(tsw_dtype dtype, int64_t dim, const tsw_series *z,
+                        const tsw_collection *x, int series_rows, const int64_t *woff,
+                        const int64_t *wlo, const int64_t *whi, int64_t wrows,
+                        const int64_t *poff, int64_t *paths, int64_t *plen, double *pcost,
+                        const tsw_exec *ex);
 int tsw__cuda_device_count(int *count);
 int tsw__cuda_device_info(int index, tsw_cuda_device *info);
 int tsw__cuda_versions(int *runtime, int *driver);

@@ -653,7 +653,8 @@ DOC_SERIES
 "(2.0, [[0, 0], [1, 0], [2, 1], [3, 2], [4, 2]])\n");
 
 /* _dba_step_raw(z, L, dim, values, offsets, lengths, count, weights, window_kind, window,
- *               series_rows, n_threads, total, valence) -> cost: tsw_dba_step on float64
+ *               series_rows, n_threads, total, valence, device) -> cost: tsw_dba_step on
+ * float64 (device 'auto' or 'cpu': the CPU; 'cuda' / 'cuda:N': the GPU's batch)
  * arrays given by address (tswarp/_dba.py owns and has checked them): z (L, dim), the
  * series' values (rows, dim) with int64 offsets and lengths (count,), weights (count,),
  * total (L, dim) and valence (L,) written. window_kind: 0 none, 1 Sakoe-Chiba radius in
@@ -662,12 +663,13 @@ static PyObject *py_dba_step_raw(PyObject *self, PyObject *args)
 {
     unsigned long long pz, pv, po, pl, pw, pt, pva;
     long long L, dim, count;
-    int window_kind, series_rows, n_threads;
+    int window_kind, series_rows, n_threads, explicit_index;
     double window;
+    PyObject *devobj = NULL;
     (void)self;
-    if (!PyArg_ParseTuple(args, "KLLKKKLKidpiKK:_dba_step_raw", &pz, &L, &dim, &pv, &po, &pl,
+    if (!PyArg_ParseTuple(args, "KLLKKKLKidpiKK|O:_dba_step_raw", &pz, &L, &dim, &pv, &po, &pl,
                           &count, &pw, &window_kind, &window, &series_rows, &n_threads, &pt,
-                          &pva))
+                          &pva, &devobj))
         return NULL;
     if (window_kind < 0 || window_kind > 3) {
         PyErr_SetString(PyExc_ValueError, "window_kind must be 0, 1, 2 or 3");
@@ -682,7 +684,10 @@ static PyObject *py_dba_step_raw(PyObject *self, PyObject *args)
         ap.window_radius = window_kind ? window : 0;
     tsw_exec ex;
     tsw_exec_default(&ex);
-    ex.device = TSW_DEVICE_CPU;
+    if (parse_device(devobj, &ex, &explicit_index) < 0)
+        return NULL;
+    if (ex.device == TSW_DEVICE_AUTO)
+        ex.device = TSW_DEVICE_CPU; /* (DBA's batch is on the GPU only when asked for) */
     ex.n_threads = n_threads > 0 ? n_threads : 0;
     progress_ctx ctx = {NULL, NULL};
     ex.progress = progress_trampoline; /* Ctrl-C between series */

@@ -36,7 +36,8 @@ def _init_mean(series, size):
 
 def dtw_barycenter_averaging(X, *, barycenter_size=None, init_barycenter=None, max_iter=30,
                              tol=1e-5, weights=None, method="mm", window=None, radius=None,
-                             itakura_max_slope=None, n_jobs=None, progress=False, layout=None):
+                             itakura_max_slope=None, n_jobs=None, device="auto", progress=False,
+                             layout=None):
     """DTW barycenter averaging (DBA): the series z minimising sum_i w_i dtw(z, X_i)^2.
 
     Each iteration aligns every series to the barycenter by DTW (the squared Euclidean
@@ -69,6 +70,10 @@ def dtw_barycenter_averaging(X, *, barycenter_size=None, init_barycenter=None, m
         ``sakoe_chiba_radius`` is `radius`).
     n_jobs : int, optional
         Threads over the series (None or -1: all cores).
+    device : {'auto', 'cpu', 'cuda', 'cuda:N'}, default 'auto'
+        Where the alignments are computed: 'auto' and 'cpu' on the CPU (series of one
+        length in SIMD lanes), 'cuda' every series' path in one batch on the GPU (grids of
+        up to 2048 rows; the same paths, so the same barycenter); the sums stay on the CPU.
     progress : bool or callable, default False
         True draws a bar of the iterations on stderr; a callable is called as
         ``progress(done, max_iter)`` after each. Ctrl-C stops the fit (KeyboardInterrupt).
@@ -134,7 +139,7 @@ def dtw_barycenter_averaging(X, *, barycenter_size=None, init_barycenter=None, m
             cost = _tswarp._dba_step_raw(
                 z.ctypes.data, L, d, values.ctypes.data, offsets.ctypes.data,
                 lengths.ctypes.data, count, wk.ctypes.data, kind, wval, petitjean,
-                nj, total.ctypes.data, valence.ctypes.data)
+                nj, total.ctypes.data, valence.ctypes.data, device)
             cost /= w.sum()
             if (valence == 0).any():  # only with weights of 0 where a row has no other
                 raise ValueError("a barycenter point is aligned to series of weight 0 only")

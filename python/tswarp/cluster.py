@@ -123,7 +123,8 @@ class TimeSeriesKMeans(_ElasticClusters):
     n_jobs : int, optional
         Threads (None or -1: all cores).
     device : {'auto', 'cpu', 'cuda'}, default 'auto'
-        Where the assignments' distances are computed.
+        Where the assignments' distances are computed; 'cuda' also runs DTW's DBA
+        alignments there (:func:`tswarp.dtw_barycenter_averaging`'s device).
     layout : {None, 'channels_last', 'channels_first'}
 
     Attributes
@@ -175,6 +176,11 @@ class TimeSeriesKMeans(_ElasticClusters):
             raise ValueError("averaging='soft_dba' is the soft-DTW barycenter: metric must be "
                              "'soft_dtw'")
         return avg
+
+    def _dba_device(self):
+        """DBA's alignments: on the GPU when device names one ('auto': the CPU)."""
+        dev = self.device
+        return dev if isinstance(dev, str) and dev.startswith("cuda") else "cpu"
 
     def _cdist(self, A: List[np.ndarray], B: List[np.ndarray]) -> np.ndarray:
         return _tswarp.cdist(A, B, metric=self.metric, n_jobs=self.n_jobs, device=self.device,
@@ -236,7 +242,7 @@ class TimeSeriesKMeans(_ElasticClusters):
                     z = dtw_barycenter_averaging(
                         members, init_barycenter=centers[c], max_iter=self.max_iter_barycenter,
                         method="petitjean", n_jobs=self.n_jobs, layout="channels_last",
-                        **window_kw)
+                        device=self._dba_device(), **window_kw)
                 out.append(z.reshape(centers[c].shape))
             elif avg == "soft_dba":
                 # tslearn's softdtw_barycenter from the centre, as its softdtw k-means

@@ -302,9 +302,10 @@ st_pytest_gpu() {
     load_py || return 1
     [ -f "$SRC/tests/python/test_gpu.py" ] || { echo "tests/python/test_gpu.py is missing"; return 2; }
     # and the README's GPU example (tests/python/test_readme.py runs it where a GPU is), and
-    # knn and search on the GPU (test_neighbors.py: *_on_the_gpu_*)
+    # knn and search on the GPU (test_neighbors.py: *_on_the_gpu_*), DBA's batch (test_dba.py)
     cd "$SRC" && "$PY" -m pytest -q -rs -p no:cacheprovider "${PYTEST_EXTRA[@]}" \
         tests/python/test_gpu.py tests/python/test_readme.py tests/python/test_neighbors.py \
+        tests/python/test_dba.py \
         -k "test_gpu or needs_a_gpu or on_the_gpu" &&
         "$PY" -m pytest -q -rs -p no:cacheprovider "${PYTEST_EXTRA[@]}" \
             tests/python/test_gpu_family.py # the elastic family, GPU against CPU

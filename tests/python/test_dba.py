@@ -152,3 +152,68 @@ def test_elastic_barycenter_average_bad_input():
         tswarp.elastic_barycenter_average(X, "msm", c=-1.0)
     with pytest.raises(TypeError):
         tswarp.elastic_barycenter_average(X, "msm", epsilon=1.0)
+
+
+_INFO = tswarp.info()
+_HAS_GPU = bool(_INFO["cuda_built"] and _INFO["cuda_devices"] > 0)
+
+
+@pytest.mark.skipif(not _HAS_GPU, reason="needs a CUDA GPU (tswarp.info() reports none)")
+def test_dba_on_the_gpu_equals_cpu(rng):
+    """device='cuda': every series' path in one GPU batch (cuda/dba.cu); the same paths as
+    the CPU's, so the same barycenter bit for bit: ragged and equal lengths, 1-3 channels,
+    windows, both methods, weights, small integers (ties everywhere) and random walks,
+    float64 (the only precision of dtw_barycenter_averaging)."""
+    for trial in range(24):
+        n = int(rng.integers(1, 40))
+        d = int(rng.integers(1, 4))
+        ragged = trial % 3 == 0
+        ints = trial % 2 == 1
+        lens = rng.integers(2, 60, size=n) if ragged else np.full(n, int(rng.integers(2, 60)))
+        X = [(rng.integers(0, 4, size=(int(k), d)).astype(float) if ints
+              else rng.normal(size=(int(k), d)).cumsum(0)) for k in lens]
+        kw = dict(max_iter=int(rng.integers(1, 6)),
+                  method=str(rng.choice(["mm", "petitjean"])), layout="channels_last")
+        if trial % 4 == 2:
+            kw["radius"] = int(rng.integers(0, 10))
+        if trial % 5 == 3:
+            kw["weights"] = rng.uniform(0.1, 2.0, size=n)
+        if trial % 4 == 1:
+            kw["window"] = float(rng.uniform(0.1, 1.0))
+        try:
+            want = tswarp_dba(X, device="cpu", **kw)
+        except ValueError:  # a window without a path for some series: the same error
+            with pytest.raises(ValueError):
+                tswarp_dba(X, device="cuda", **kw)
+            continue
+        got = tswarp_dba(X, device="cuda", **kw)
+        np.testing.assert_array_equal(got, want, err_msg=f"seed={rng.seed} trial={trial} "
+                                                         f"{kw} lens={list(lens)} d={d}")
+
+
+@pytest.mark.skipif(not _HAS_GPU, reason="needs a CUDA GPU (tswarp.info() reports none)")
+def test_dba_on_the_gpu_limits_and_kmeans():
+    """Grids of more rows than the batch's shared memory holds: NotImplementedError naming
+    the CPU; TimeSeriesKMeans(device='cuda') runs its DBA there (tslearn's clusters)."""
+    X = np.random.default_rng(5).normal(size=(3, 2100)).cumsum(1)
+    with pytest.raises(NotImplementedError, match="CPU"):
+        tswarp.dtw_barycenter_averaging(X, max_iter=1, device="cuda")
+    from tswarp.cluster import TimeSeriesKMeans
+    Y = np.random.default_rng(6).normal(size=(30, 40)).cumsum(1) + np.repeat([0, 8, 16], 10)[:, None]
+    init = Y[[0, 10, 20]][:, :, None]
+    a = TimeSeriesKMeans(n_clusters=3, init=init, device="cuda").fit(Y)
+    b = TimeSeriesKMeans(n_clusters=3, init=init, device="cpu").fit(Y)
+    np.testing.assert_array_equal(a.labels_, b.labels_)
+    np.testing.assert_array_equal(a.cluster_centers_, b.cluster_centers_)
+
+
+@pytest.mark.skipif(_HAS_GPU, reason="a CUDA GPU is present: device='cuda' computes there")
+def test_dba_cuda_without_a_gpu_is_a_clear_error():
+    X = np.array([[0.0, 1.0, 2.0], [0.0, 2.0, 1.0]])
+    with pytest.raises(tswarp.NoDeviceError):
+        tswarp.dtw_barycenter_averaging(X, max_iter=1, device="cuda")
+    with pytest.raises(ValueError, match="device"):
+        tswarp.dtw_barycenter_averaging(X, max_iter=1, device="gpu")
+    # auto and cpu are the CPU's
+    np.testing.assert_array_equal(tswarp.dtw_barycenter_averaging(X, device="auto"),
+                                  tswarp.dtw_barycenter_averaging(X, device="cpu"))
