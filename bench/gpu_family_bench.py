@@ -10,6 +10,8 @@ warm-up call, then the median of --repeats calls, timed with a device synchronis
 check column compares a 48 x 48 corner with the CPU backend (the same values bit for bit,
 WDTW and WDDTW within 1e-6: their weights come from the GPU's exp). Cells: n * m per pair
 (DDTW and WDDTW: (L - 2)^2, the derivatives' grid). The target: within 2x of DTW's rate.
+Shape DTW (reach 15: 31 values a descriptor, in double, every pair's whole matrix) runs a
+--shape-n x --shape-n cdist; its cells/s counts the matrix's cells, as for the others.
 """
 import argparse
 import platform
@@ -26,6 +28,9 @@ ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
 ap.add_argument("--n", type=int, default=4096)
 ap.add_argument("--length", type=int, default=256)
 ap.add_argument("--repeats", type=int, default=3)
+ap.add_argument("--shape-n", type=int, default=256,
+                help="series in shape DTW's cdist (its kernel holds every pair's matrix)")
+ap.add_argument("--only", default="", help="comma-separated measures (dtw always runs)")
 ap.add_argument("--markdown", action="store_true")
 ap.add_argument("--seed", type=int, default=20261202)
 args = ap.parse_args()
@@ -47,7 +52,10 @@ Xg = put(X)
 
 CASES = [("dtw", {}), ("wdtw", {}), ("ddtw", {}), ("wddtw", {}), ("adtw", {}), ("erp", {}),
          ("edr", {}), ("edr", {"epsilon": 0.25}), ("lcss", {}), ("msm", {}),
-         ("msm", {"independent": False})]
+         ("msm", {"independent": False}), ("shape_dtw", {})]
+if args.only:
+    keep = set(args.only.split(",")) | {"dtw"}
+    CASES = [c for c in CASES if c[0] in keep]
 
 
 def time_it(fn):
@@ -66,8 +74,9 @@ rows = []
 dtw_rate = None
 for metric, kw in CASES:
     L = args.length - 2 if metric in ("ddtw", "wddtw") else args.length
-    cells = float(args.n) * args.n * L * L
-    t = time_it(lambda: tswarp.cdist(Xg, Xg, metric=metric, **kw))
+    n = args.shape_n if metric == "shape_dtw" else args.n
+    cells = float(n) * n * L * L
+    t = time_it(lambda: tswarp.cdist(Xg[:n], Xg[:n], metric=metric, device="cuda", **kw))
     rate = cells / t
     if metric == "dtw":
         dtw_rate = rate
@@ -77,6 +86,8 @@ for metric, kw in CASES:
     tol = 1e-6 if metric in ("wdtw", "wddtw") else 0.0
     ok = np.all((got == exp) | (np.abs(got - exp) <= tol * np.abs(exp)))
     name = metric + ("" if not kw else " " + ",".join(f"{a}={b}" for a, b in kw.items()))
+    if n != args.n:
+        name += f" ({n} x {n})"
     rows.append((name, t, rate, rate / dtw_rate, "PASS" if rate * 2 >= dtw_rate else "MISS",
                  "same" if ok else "DIFFERS"))
 

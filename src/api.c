@@ -45,14 +45,11 @@ unsigned tsw_version(void) { return TSWARP_VERSION_HEX; }
 
 int tsw__family_device(const tsw_params *params, tsw_exec *ex)
 {
-    if (params->measure != TSW_SHAPE_DTW)
-        return TSW_OK; /* DTW .. soft-DTW and the elastic family run on either device */
-    if (ex->device == TSW_DEVICE_CUDA) {
-        tsw__set_detail("shape DTW (whose value follows a traced DTW path) has no CUDA kernels "
-                        "yet: use the CPU");
-        return TSW_ENOTSUP;
-    }
-    ex->device = TSW_DEVICE_CPU; /* AUTO */
+    /* DTW .. soft-DTW and the elastic family run on either device, AUTO choosing by size.
+     * Shape DTW runs on the GPU when asked (cuda/shape_dtw.cu); AUTO keeps it on the CPU:
+     * its GPU kernel holds every pair's whole matrix and is not tuned to win on size. */
+    if (params->measure == TSW_SHAPE_DTW && ex->device == TSW_DEVICE_AUTO)
+        ex->device = TSW_DEVICE_CPU;
     return TSW_OK;
 }
 

@@ -105,15 +105,6 @@ int tsw_cuda_empty_cache(int device)
 /* ---- distances of arrays in device memory ------------------------------------------------- */
 
 #ifdef TSWARP_WITH_CUDA
-/* Shape DTW has no CUDA kernels yet: its device-memory calls are refused. */
-static int tsw__family_device_only(void)
-{
-    tsw__set_detail("shape DTW (whose value follows a traced DTW path) has no CUDA kernels yet");
-    return TSW_ENOTSUP;
-}
-#endif
-
-#ifdef TSWARP_WITH_CUDA
 /* ---- several devices for arrays in device memory (exec->n_devices >= 2) --------------------
  * Host staging: the inputs are copied to host memory (in order on the caller's stream), the
  * host-memory call computes them on the devices (multi.c: tiles, a shared queue, one host
@@ -264,8 +255,6 @@ int tsw_distance_device(const tsw_params *params, tsw_dtype dtype, int64_t dim,
                         const tsw_exec *exec)
 {
 #ifdef TSWARP_WITH_CUDA
-    if (params && params->measure == TSW_SHAPE_DTW)
-        return tsw__family_device_only();
     return tsw__cuda_distance_device(params, dtype, dim, a, b, out, exec);
 #else
     (void)params, (void)dtype, (void)dim, (void)a, (void)b, (void)out, (void)exec;
@@ -280,8 +269,6 @@ int tsw_cdist_device(const tsw_params *params, tsw_dtype dtype, int64_t dim,
 #ifdef TSWARP_WITH_CUDA
     if (!y)
         return TSW_EINVAL;
-    if (params && params->measure == TSW_SHAPE_DTW)
-        return tsw__family_device_only();
     if (tsw__staged_multi(exec))
         return tsw__staged_batch(0, params, dtype, dim, x, y, TSW_PDIST_FULL, out, exec);
     return tsw__cuda_cdist_device(params, dtype, dim, x, y, out, exec);
@@ -296,8 +283,6 @@ int tsw_pdist_device(const tsw_params *params, tsw_dtype dtype, int64_t dim,
                      const tsw_exec *exec)
 {
 #ifdef TSWARP_WITH_CUDA
-    if (params && params->measure == TSW_SHAPE_DTW)
-        return tsw__family_device_only();
     if (tsw__staged_multi(exec))
         return tsw__staged_batch(1, params, dtype, dim, x, NULL, layout, out, exec);
     return tsw__cuda_pdist_device(params, dtype, dim, x, layout, out, exec);
@@ -314,8 +299,6 @@ int tsw_paired_device(const tsw_params *params, tsw_dtype dtype, int64_t dim,
 #ifdef TSWARP_WITH_CUDA
     if (!y)
         return TSW_EINVAL;
-    if (params && params->measure == TSW_SHAPE_DTW)
-        return tsw__family_device_only();
     if (tsw__staged_multi(exec))
         return tsw__staged_batch(2, params, dtype, dim, x, y, TSW_PDIST_FULL, out, exec);
     return tsw__cuda_paired_device(params, dtype, dim, x, y, out, exec);

@@ -119,6 +119,10 @@ tsw__batch base_batch(const tsw_params *p, tsw_dtype dtype, int64_t dim)
     return b;
 }
 
+/* Measures whose single pairs run as a paired batch of one: the elastic family and shape
+ * DTW (its batch kernel, shape_dtw.cu, is its only one). */
+bool on_batch(tsw_measure m) { return TSW_IS_FAMILY(m) || m == TSW_SHAPE_DTW; }
+
 bool needs_self(const tsw_params *p) { return p->measure == TSW_SOFT_DTW && p->normalize; }
 
 /*
@@ -797,7 +801,7 @@ int family_pair(const tsw_params *p, tsw_dtype dtype, int64_t dim, const tsw_ser
 int device_pair(const tsw_params *p, tsw_dtype dtype, int64_t dim, const tsw_series *a,
                 const tsw_series *b, void *out, const tsw_exec *exec, size_t *query)
 {
-    if (p && TSW_IS_FAMILY(p->measure) && a && b)
+    if (p && on_batch(p->measure) && a && b)
         return family_pair(p, dtype, dim, a, b, out, exec, true, query);
     tsw__clear_detail();
     tsw_exec ex;
@@ -983,7 +987,7 @@ int tsw__cuda_auto(const tsw_exec *exec, double cells)
 int tsw__cuda_distance(const tsw_params *p, tsw_dtype dtype, int64_t dim, const tsw_series *a,
                        const tsw_series *b, double *out, const tsw_exec *ex)
 {
-    if (TSW_IS_FAMILY(p->measure))
+    if (on_batch(p->measure))
         return family_pair(p, dtype, dim, a, b, out, ex, false, nullptr);
     DeviceGuard guard(ex->device_index);
     if (guard.rc)

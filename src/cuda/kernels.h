@@ -77,6 +77,11 @@ typedef struct tsw__batch {
  * bound, so the host sizes it once per call and reuses it across chunks.
  */
 size_t tsw__batch_scratch_bytes(const tsw__batch *b, int device);
+/* Shape DTW's batches (shape_dtw.cu), which the two above hand TSW_SHAPE_DTW to: a block
+ * a pair, each with a slot of scratch for its descriptors and whole DTW matrix. */
+size_t tsw__shape_scratch_bytes(const tsw__batch *b, int device);
+cudaError_t tsw__shape_launch(const tsw__batch *b, void *scratch, size_t scratch_bytes,
+                              cudaStream_t stream);
 cudaError_t tsw__batch_launch(const tsw__batch *b, void *scratch, size_t scratch_bytes,
                               cudaStream_t stream);
 

@@ -308,6 +308,8 @@ int64_t warps_for(const Plan *pl, int64_t count)
  */
 size_t tsw__batch_scratch_bytes(const tsw__batch *b, int device)
 {
+    if (b && b->params.measure == TSW_SHAPE_DTW)
+        return tsw__shape_scratch_bytes(b, device);
     Plan pl;
     if (!b || make_plan(b, device, &pl, true) != cudaSuccess) {
         cudaGetLastError(); /* a failed attribute query leaves no sticky state to report */
@@ -334,6 +336,8 @@ cudaError_t tsw__batch_launch(const tsw__batch *b, void *scratch, size_t scratch
         return cudaErrorInvalidValue;
     if (b->count <= 0)
         return cudaSuccess;
+    if (b->params.measure == TSW_SHAPE_DTW)
+        return tsw__shape_launch(b, scratch, scratch_bytes, stream);
     int device = 0;
     cudaError_t e = cudaGetDevice(&device);
     if (e != cudaSuccess)

@@ -216,7 +216,61 @@ def test_family_device_arrays_equal_cpu(rng, lib, metric):
           rtol_of(metric, np.float64), f"seed={rng.seed} {lib} {metric} pair")
 
 
-def test_shape_dtw_on_cuda_is_refused():
-    a = np.arange(8.0)[:, None]
-    with pytest.raises(NotImplementedError, match="shape DTW"):
-        tswarp.shape_dtw(a, a, device="cuda")
+def draw_shape_params(rng, L):
+    p = {"reach": int(rng.choice([0, 1, 3, 15]))}
+    if rng.random() < 0.4:
+        p["descriptor"] = "paa"
+        p["paa_segments"] = int(rng.integers(1, 2 * p["reach"] + 2))
+    k = int(rng.integers(0, 4))
+    if k == 1:
+        p["radius"] = int(rng.integers(0, 12))
+    elif k == 2:
+        p["window"] = float(rng.random())
+    elif k == 3:
+        p["itakura_max_slope"] = float(rng.uniform(1.0, 3.0))
+    return p
+
+
+@DTYPES
+def test_shape_dtw_on_gpu_equals_cpu(rng, dtype):
+    """Shape DTW's GPU kernel (cuda/shape_dtw.cu): the CPU's values bit for bit in cdist,
+    pdist (both layouts), paired, single pairs and knn, identity and PAA descriptors, every
+    window, dims 1-3, unequal lengths (integers now and then: exact ties in the trace)."""
+    for trial in range(8):
+        d = int(rng.choice([1, 1, 2, 3]))
+        p = draw_shape_params(rng, 0)
+        X = [draw_series(rng, int(rng.integers(1, 70)), d, dtype) for _ in range(int(rng.integers(2, 6)))]
+        Y = [draw_series(rng, int(rng.integers(1, 70)), d, dtype) for _ in range(int(rng.integers(1, 5)))]
+        what = f"seed={rng.seed} trial={trial} shape_dtw d={d} {p}"
+        got = tswarp.cdist(X, Y, metric="shape_dtw", device="cuda", **p)
+        assert got.dtype == dtype, what
+        check(got, tswarp.cdist(X, Y, metric="shape_dtw", device="cpu", **p), 0.0, f"cdist {what}")
+        for cond in (False, True):
+            check(tswarp.pdist(X, metric="shape_dtw", device="cuda", condensed=cond, **p),
+                  tswarp.pdist(X, metric="shape_dtw", device="cpu", condensed=cond, **p), 0.0,
+                  f"pdist condensed={cond} {what}")
+        k = min(len(X), len(Y))
+        check(tswarp.paired(X[:k], Y[:k], metric="shape_dtw", device="cuda", **p),
+              tswarp.paired(X[:k], Y[:k], metric="shape_dtw", device="cpu", **p), 0.0,
+              f"paired {what}")
+        got = tswarp.shape_dtw(X[0], Y[0], device="cuda", **p)
+        assert isinstance(got, float), what
+        check(got, tswarp.shape_dtw(X[0], Y[0], device="cpu", **p), 0.0, f"pair {what}")
+    Q = rng.normal(size=(5, 40, 2)).cumsum(1)
+    D = rng.normal(size=(20, 40, 2)).cumsum(1)
+    dc, ic = tswarp.knn(Q, D, k=3, metric="shape_dtw", reach=5, device="cpu")
+    dg, ig = tswarp.knn(Q, D, k=3, metric="shape_dtw", reach=5, device="cuda")
+    check(dg, dc, 0.0, f"seed={rng.seed} knn")
+    assert (ig == ic).all(), f"seed={rng.seed} knn"
+
+
+def test_shape_dtw_on_gpu_long_and_mutation(rng):
+    """Pairs of several hundred points (many anti-diagonals a block, slots of MiBs), and a
+    check that the comparison can fail: a changed reach changes the values."""
+    X = rng.normal(size=(3, 400, 1)).cumsum(1)
+    Y = rng.normal(size=(2, 300, 1)).cumsum(1)
+    exp = tswarp.cdist(X, Y, metric="shape_dtw", device="cpu")
+    got = tswarp.cdist(X, Y, metric="shape_dtw", device="cuda")
+    check(got, exp, 0.0, f"seed={rng.seed} long")
+    other = tswarp.cdist(X, Y, metric="shape_dtw", reach=14, device="cuda")
+    assert (other != exp).any(), f"seed={rng.seed}: reach 14 gave reach 15's values"
