@@ -253,9 +253,11 @@ def test_shape_dtw_on_gpu_equals_cpu(rng, dtype):
         check(tswarp.paired(X[:k], Y[:k], metric="shape_dtw", device="cuda", **p),
               tswarp.paired(X[:k], Y[:k], metric="shape_dtw", device="cpu", **p), 0.0,
               f"paired {what}")
-        got = tswarp.shape_dtw(X[0], Y[0], device="cuda", **p)
+        # (length, dim) said outright: a pair of d points, e.g. (3, 3), is otherwise refused
+        got = tswarp.shape_dtw(X[0], Y[0], device="cuda", layout="channels_last", **p)
         assert isinstance(got, float), what
-        check(got, tswarp.shape_dtw(X[0], Y[0], device="cpu", **p), 0.0, f"pair {what}")
+        check(got, tswarp.shape_dtw(X[0], Y[0], device="cpu", layout="channels_last", **p),
+              0.0, f"pair {what}")
     Q = rng.normal(size=(5, 40, 2)).cumsum(1)
     D = rng.normal(size=(20, 40, 2)).cumsum(1)
     dc, ic = tswarp.knn(Q, D, k=3, metric="shape_dtw", reach=5, device="cpu")
