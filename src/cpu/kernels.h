@@ -228,6 +228,16 @@ TSW__LANES_DECL(avx2_f64)
 TSW__LANES_DECL(avx2_f32)
 #undef TSW__LANES_DECL
 
+/* ---- shape DTW ------------------------------------------------------------------------- */
+
+/* One pair's value by the fast fill at SIMD level `level` (shape_dtw.c): tsw__shape_pair's
+ * value bit for bit; ws: tsw__shape_ws_bytes. */
+/* Rows of cells the fast fill runs together (shape_dtw_impl.h; its steady loop is written
+ * out for 4). */
+#define TSW__SHAPE_H 4
+void tsw__shape_pair_fast(const tsw_params *params, tsw_dtype dtype, int64_t dim,
+                          const tsw__pair *pair, void *ws, double *out, int level);
+
 /* ---- vector math, exposed for the accuracy tests --------------------------------------- */
 
 /* out[i] = exp(in[i]) (fn 0) or log(in[i]) (fn 1) through the vector code of a level, in

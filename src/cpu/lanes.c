@@ -119,7 +119,7 @@ int tsw__lanes_width_level(const tsw_params *params, tsw_dtype dtype, int64_t di
     if (params->measure == TSW_TWED && params->p != 1.0 && params->p != 2.0)
         return 0; /* pow() per cell: no vector form */
     if (params->measure == TSW_SHAPE_DTW)
-        return 0; /* its plain kernel (shape_dtw.c) */
+        return 0; /* its own fill, a pair at a time (shape_dtw.c) */
     if (params->measure == TSW_DDTW && params->cost == TSW_COST_COSINE)
         return 0; /* (the lanes keep no norms of the derivatives) */
     if (!TSW_X86 || level < 1)

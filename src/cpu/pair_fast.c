@@ -178,8 +178,8 @@ void tsw__pair_fast_level(const tsw_params *params, tsw_dtype dtype, int64_t dim
         tsw__family_pair(params, dtype, dim, pair, ws, HUGE_VAL, out);
         return;
     }
-    if (params->measure == TSW_SHAPE_DTW) { /* one plain kernel (shape_dtw.c) */
-        tsw__shape_pair(params, dtype, dim, pair, ws, out);
+    if (params->measure == TSW_SHAPE_DTW) { /* its fast fill (shape_dtw.c) */
+        tsw__shape_pair_fast(params, dtype, dim, pair, ws, out, level);
         return;
     }
     if (level > tsw__cpu_level())

@@ -68,7 +68,7 @@ void tsw__pair_reference(const tsw_params *params, tsw_dtype dtype, int64_t dim,
 void tsw__pair_reference_bounded(const tsw_params *params, tsw_dtype dtype, int64_t dim,
                                  const tsw__pair *pair, void *ws, double bound, double *out)
 {
-    if (params->measure == TSW_SHAPE_DTW) { /* its plain kernel is its reference */
+    if (params->measure == TSW_SHAPE_DTW) { /* its plain fill (shape_dtw.c) */
         (void)bound;
         tsw__shape_pair(params, dtype, dim, pair, ws, out);
         return;

@@ -77,6 +77,9 @@ typedef struct tsw__batch {
  * bound, so the host sizes it once per call and reuses it across chunks.
  */
 size_t tsw__batch_scratch_bytes(const tsw__batch *b, int device);
+/* The pairs a batch's scratch is sized for: what its mode enumerates over the collections,
+ * or its count when larger. */
+int64_t tsw__batch_pairs(const tsw__batch *b);
 /* Shape DTW's batches (shape_dtw.cu), which the two above hand TSW_SHAPE_DTW to: a block
  * a pair, each with a slot of scratch for its descriptors and whole DTW matrix. */
 size_t tsw__shape_scratch_bytes(const tsw__batch *b, int device);

@@ -301,6 +301,17 @@ int64_t warps_for(const Plan *pl, int64_t count)
 
 } // namespace
 
+int64_t tsw__batch_pairs(const tsw__batch *b)
+{
+    const int64_t nx = b->x.count, ny = b->y.count;
+    int64_t all = nx; /* SELF, PAIRED */
+    if (b->mode == TSW__PAIRS_CDIST)
+        all = ny > 0 && nx > INT64_MAX / ny ? INT64_MAX : nx * ny;
+    else if (b->mode == TSW__PAIRS_PDIST)
+        all = nx / 2 * (nx - 1) + (nx % 2) * ((nx - 1) / 2); /* n (n - 1) / 2 */
+    return all > b->count ? all : b->count;
+}
+
 /*
  * Sized for the worst launch over these collections (make_plan's `worst`) and for at
  * least as many pairs as the mode enumerates (a caller's count below that only costs
@@ -315,15 +326,7 @@ size_t tsw__batch_scratch_bytes(const tsw__batch *b, int device)
         cudaGetLastError(); /* a failed attribute query leaves no sticky state to report */
         return 0;
     }
-    int64_t pairs = b->count;
-    const int64_t nx = b->x.count, ny = b->y.count;
-    int64_t all = nx; /* SELF, PAIRED */
-    if (b->mode == TSW__PAIRS_CDIST)
-        all = ny > 0 && nx > INT64_MAX / ny ? INT64_MAX : nx * ny;
-    else if (b->mode == TSW__PAIRS_PDIST)
-        all = nx / 2 * (nx - 1) + (nx % 2) * ((nx - 1) / 2); /* n (n - 1) / 2 */
-    if (all > pairs)
-        pairs = all;
+    const int64_t pairs = tsw__batch_pairs(b);
     if (pairs <= 0)
         return 0;
     return (size_t)warps_for(&pl, pairs) * pl.warp_bytes;

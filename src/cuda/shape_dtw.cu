@@ -1,13 +1,11 @@
 /*
  * Shape DTW on the GPU (TSW_SHAPE_DTW through tsw__batch_launch: cdist, pdist, paired, the
  * pair functions and knn's blocks). cpu/shape_dtw.c's computation, step for step, a block a
- * pair: the descriptors of both series (each point's neighbourhood of 2 reach + 1 padded
- * points, or their piecewise aggregate) into the block's slot of global scratch, the
- * descriptors' DTW matrix filled by anti-diagonals (the whole n x m matrix: aeon's trace
- * rule reads it back), then one thread follows aeon's rule from (n - 1, m - 1) and sums the
- * series' own squared costs along it. Everything in double for either dtype, with the
- * non-contracting intrinsics (this file is compiled with -fmad=false as well), so every
- * sum rounds as the CPU's: the same matrix, the same path, the same value bit for bit.
+ * pair, with common/shape.h's pieces: both series' descriptor sequences into the block's
+ * slot of global scratch, the matrix filled by anti-diagonals (the whole n x m matrix:
+ * aeon's trace reads it back), then one thread traces it (tsw_shape_trace). Everything in
+ * double for either dtype, compiled with -fmad=false, so every sum rounds as the CPU's: the
+ * same matrix, the same path, the same value bit for bit.
  * The slot holds the longest pair's matrix; the scratch as many slots as run at once
  * (at most kShapeScratchCap bytes, at least one slot).
  */
@@ -18,6 +16,7 @@
 
 #include "batch_engine.cuh" /* the pairs' enumeration (pdist_pair) and output places */
 #include "common/band.h"
+#include "common/shape.h"
 
 namespace {
 
@@ -30,32 +29,41 @@ struct ShapeArgs {
     int64_t xcount, ycount, dim, first, count, self_stride;
     int mode, layout, window;
     double radius, slope; /* tsw_params' window_radius (a fraction too) and slope */
-    int64_t reach, segs, sz, width; /* descriptor: segs values of sz points a channel */
-    int paa;
+    tsw_shape_spec spec;
     int64_t slot_elems; /* doubles a block */
     double *scr;
     void *out;
 };
 
-template <typename T> __device__ __forceinline__ double val(const T *x, int64_t at)
+__device__ __forceinline__ double seq(const tsw_shape_spec &s, const float *x, int64_t len,
+                                      int64_t k, int64_t u)
 {
-    return (double)x[at];
+    return tsw_shape_seq_f32(&s, x, len, k, u);
+}
+__device__ __forceinline__ double seq(const tsw_shape_spec &s, const double *x, int64_t len,
+                                      int64_t k, int64_t u)
+{
+    return tsw_shape_seq_f64(&s, x, len, k, u);
+}
+__device__ __forceinline__ double trace(const double *C, const float *a, int64_t n,
+                                        const float *b, int64_t m, int64_t dim)
+{
+    return tsw_shape_trace_f32(C, a, n, b, m, dim);
+}
+__device__ __forceinline__ double trace(const double *C, const double *a, int64_t n,
+                                        const double *b, int64_t m, int64_t dim)
+{
+    return tsw_shape_trace_f64(C, a, n, b, m, dim);
 }
 
-/* cpu/shape_dtw.c's tsw__shape_describe: the descriptors of x (len points) into out. */
+/* The sequences of x (len points) into out: channel k's L values at out + k * L. */
 template <typename T>
-__device__ void describe(const ShapeArgs &g, const T *x, int64_t len, double *out)
+__device__ void sequences(const tsw_shape_spec &s, const T *x, int64_t len, double *out)
 {
-    const int64_t per = g.dim * g.segs; /* values a point */
-    for (int64_t e = threadIdx.x; e < len * per; e += blockDim.x) {
-        const int64_t i = e / per, r = e - i * per, k = r / g.segs, s = r - k * g.segs;
-        double sum = 0;
-        for (int64_t t = s * g.sz; t < (s + 1) * g.sz; ++t) {
-            int64_t at = i + t - g.reach;
-            at = at < 0 ? 0 : at >= len ? len - 1 : at;
-            sum = __dadd_rn(sum, val(x, at * g.dim + k));
-        }
-        out[i * g.width + k * g.segs + s] = g.paa ? __ddiv_rn(sum, (double)g.sz) : sum;
+    const int64_t L = tsw_shape_seq_len(&s, len);
+    for (int64_t e = threadIdx.x; e < s.dim * L; e += blockDim.x) {
+        const int64_t k = e / L;
+        out[e] = seq(s, x, len, k, e - k * L);
     }
 }
 
@@ -88,10 +96,12 @@ template <typename T> __global__ void __launch_bounds__(kThreads) shape_kernel(c
         const T *a = static_cast<const T *>(g.xv) + g.xoff[i] * g.dim;
         const T *b = static_cast<const T *>(usey ? g.yv : g.xv) +
                      (usey ? g.yoff[j] : g.xoff[j]) * g.dim;
-        double *da = slot, *db = da + n * g.width, *C = db + m * g.width;
+        const tsw_shape_spec &sp = g.spec;
+        const int64_t LA = tsw_shape_seq_len(&sp, n), LB = tsw_shape_seq_len(&sp, m);
+        double *A = slot, *B = A + sp.dim * LA, *C = B + sp.dim * LB;
         __syncthreads(); /* the previous pair's trace is done with the slot */
-        describe(g, a, n, da);
-        describe(g, b, m, db);
+        sequences(sp, a, n, A);
+        sequences(sp, b, m, B);
         __syncthreads();
         const tsw_band band = tsw_band_make(g.window, g.radius, g.slope, n, m);
         for (int64_t d = 0; d <= n + m - 2; ++d) {
@@ -100,47 +110,24 @@ template <typename T> __global__ void __launch_bounds__(kThreads) shape_kernel(c
                 const int64_t c = d - r;
                 double v = inf;
                 if (tsw_band_admits(&band, r, c)) {
-                    const double *x = da + r * g.width, *y = db + c * g.width;
-                    double s = 0;
-                    for (int64_t t = 0; t < g.width; ++t) {
-                        const double e = __dsub_rn(x[t], y[t]);
-                        s = __dadd_rn(s, __dmul_rn(e, e));
-                    }
+                    double cost = 0; /* the taps in shape.h's order: channel, then segment */
+                    for (int64_t k = 0; k < sp.dim; ++k)
+                        for (int64_t s = 0; s < sp.segs; ++s)
+                            cost += tsw_shape_tap(A[k * LA + r + s * sp.sz],
+                                                  B[k * LB + c + s * sp.sz]);
                     const double up = r > 0 ? C[(r - 1) * m + c] : inf;
                     const double left = c > 0 ? C[r * m + c - 1] : inf;
                     const double diag = r > 0 && c > 0 ? C[(r - 1) * m + c - 1]
                                         : r == 0 && c == 0 ? 0.0
                                                            : inf;
-                    v = __dadd_rn(s, TSW_MIN(TSW_MIN(up, left), diag));
+                    v = tsw_shape_cell(cost, up, left, diag);
                 }
                 C[r * m + c] = v;
             }
             __syncthreads();
         }
         if (threadIdx.x == 0) {
-            double total = 0;
-            if (isinf(C[n * m - 1])) { /* the window admits no alignment */
-                total = inf;
-            } else {
-                for (int64_t r = n - 1, c = m - 1; r >= 0 && c >= 0;) {
-                    double cc = 0;
-                    for (int64_t q = 0; q < g.dim; ++q) {
-                        const double e = __dsub_rn(val(a, r * g.dim + q), val(b, c * g.dim + q));
-                        cc = __dadd_rn(cc, __dmul_rn(e, e));
-                    }
-                    total = __dadd_rn(total, cc);
-                    const int64_t iu = r > 0 ? r - 1 : n - 1, jl = c > 0 ? c - 1 : m - 1;
-                    const double dg = C[iu * m + jl], lf = C[r * m + jl], up = C[iu * m + c];
-                    if (dg < lf && dg < up) {
-                        --r;
-                        --c;
-                    } else if (lf < up) {
-                        --c;
-                    } else {
-                        --r;
-                    }
-                }
-            }
+            const double total = trace(C, a, n, b, m, sp.dim);
             T *out = static_cast<T *>(g.out);
             out[o0] = (T)total;
             if (o1 >= 0)
@@ -149,22 +136,27 @@ template <typename T> __global__ void __launch_bounds__(kThreads) shape_kernel(c
     }
 }
 
-/* Doubles a block's slot needs for pairs of up to L points (0: too many). */
-int64_t slot_elems(const tsw__batch *b, int64_t width)
+/* The spec of a batch's parameters. */
+tsw_shape_spec spec_of(const tsw__batch *b)
 {
+    const tsw_params *p = &b->params;
+    return tsw_shape_spec_make(p->descriptor == TSW_SHAPE_PAA, p->reach, p->paa_segments,
+                               b->dim);
+}
+
+/* Doubles a block's slot needs for the batch's longest pair (0: too many): both series'
+ * sequences and the whole matrix. */
+int64_t slot_elems(const tsw__batch *b)
+{
+    const tsw_shape_spec sp = spec_of(b);
     const int64_t xmax = b->x.max_len;
     const bool usey = b->mode == TSW__PAIRS_CDIST || b->mode == TSW__PAIRS_PAIRED;
     const int64_t ymax = usey ? b->y.max_len : xmax;
     const int64_t L = xmax > ymax ? xmax : ymax; /* the worst pair of any mode */
-    if (L < 1 || width < 1 || L > ((int64_t)1 << 31) / (width + 2) ||
-        (double)L * (double)(L + 2 * width) * 8.0 > 1e18)
+    const double seqs = 2.0 * (double)sp.dim * ((double)L + (double)(sp.segs - 1) * sp.sz);
+    if (L < 1 || sp.dim < 1 || sp.segs < 1 || (double)L * (double)L + seqs > 1e17)
         return 0;
-    return L * L + 2 * L * width;
-}
-
-int64_t shape_width(const tsw_params *p, int64_t dim)
-{
-    return dim * (p->descriptor == TSW_SHAPE_PAA ? p->paa_segments : 2 * p->reach + 1);
+    return L * L + 2 * sp.dim * tsw_shape_seq_len(&sp, L);
 }
 
 /* Blocks a launch can use: what runs at once, at most kShapeScratchCap of slots (at least
@@ -187,18 +179,8 @@ int64_t max_blocks(int device, size_t slot_bytes, int64_t pairs)
 
 size_t tsw__shape_scratch_bytes(const tsw__batch *b, int device)
 {
-    const int64_t e = slot_elems(b, shape_width(&b->params, b->dim));
-    if (!e)
-        return 0;
-    const int64_t nx = b->x.count, ny = b->y.count;
-    int64_t pairs = nx; /* SELF, PAIRED */
-    if (b->mode == TSW__PAIRS_CDIST)
-        pairs = ny > 0 && nx > INT64_MAX / ny ? INT64_MAX : nx * ny;
-    else if (b->mode == TSW__PAIRS_PDIST)
-        pairs = nx / 2 * (nx - 1) + (nx % 2) * ((nx - 1) / 2);
-    if (b->count > pairs)
-        pairs = b->count;
-    if (pairs <= 0)
+    const int64_t e = slot_elems(b), pairs = tsw__batch_pairs(b);
+    if (!e || pairs <= 0)
         return 0;
     const size_t slot = (size_t)e * sizeof(double);
     return (size_t)max_blocks(device, slot, pairs) * slot;
@@ -212,8 +194,8 @@ cudaError_t tsw__shape_launch(const tsw__batch *b, void *scratch, size_t scratch
     const tsw_params *p = &b->params;
     ShapeArgs g;
     memset(&g, 0, sizeof(g));
-    g.width = shape_width(p, b->dim);
-    g.slot_elems = slot_elems(b, g.width);
+    g.spec = spec_of(b);
+    g.slot_elems = slot_elems(b);
     const size_t slot = (size_t)g.slot_elems * sizeof(double);
     if (!g.slot_elems || !scratch || scratch_bytes < slot)
         return cudaErrorInvalidValue;
@@ -242,11 +224,6 @@ cudaError_t tsw__shape_launch(const tsw__batch *b, void *scratch, size_t scratch
     g.window = (int)p->window;
     g.radius = p->window_radius;
     g.slope = p->itakura_max_slope;
-    g.reach = p->reach;
-    g.paa = p->descriptor == TSW_SHAPE_PAA;
-    const int64_t w = 2 * p->reach + 1;
-    g.segs = g.paa ? p->paa_segments : w;
-    g.sz = g.paa ? w / p->paa_segments : 1;
     g.scr = static_cast<double *>(scratch);
     g.out = b->out;
     if (b->dtype == TSW_F32)

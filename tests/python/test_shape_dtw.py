@@ -107,6 +107,80 @@ def test_shape_dtw_batches_equal_the_pair_function(rng, dtype):
                             tswarp.shape_dtw(a, b, layout="channels_last"), rel_tol=1e-6)
 
 
+def _fast_vs_reference_cases(rng, count):
+    """Random pairs and parameters: lengths 1-90 (beyond a 16-cell block and its tail), dims
+    1-3, both descriptors, every kind of window (radius, fraction, Itakura, none)."""
+    for trial in range(count):
+        d = int(rng.integers(1, 4))
+        n, m = (int(v) for v in rng.integers(1, 90, 2))
+        dtype = np.float32 if trial % 3 == 0 else np.float64
+        a = (rng.normal(size=(n, d)).cumsum(0) * float(rng.choice([0.01, 1.0, 300.0])))
+        b = (rng.normal(size=(m, d)).cumsum(0) * float(rng.choice([0.01, 1.0, 300.0])))
+        if trial % 7 == 0:  # integer values: exact ties between the trace's candidates
+            a, b = np.round(a), np.round(b)
+        reach = int(rng.choice([0, 1, 3, 8, 15, 40]))
+        kw = {"reach": reach}
+        if rng.random() < 0.4:
+            kw.update(descriptor="paa", paa_segments=int(rng.integers(1, 2 * reach + 2)))
+        win = int(rng.integers(0, 4))
+        if win == 1:
+            kw["radius"] = int(rng.integers(0, 12))
+        elif win == 2:
+            kw["window"] = float(rng.choice([0.05, 0.3, 0.77]))
+        elif win == 3:
+            kw["itakura_max_slope"] = float(rng.choice([1.5, 2.0, 4.0]))
+        yield trial, a.astype(dtype), b.astype(dtype), kw
+
+
+def test_shape_dtw_fast_kernel_equals_reference(rng):
+    """cpu/shape_dtw_impl.h's ring of squared-difference rows sums every cell's taps in the
+    reference's order: the same matrix, path and value bit for bit (this process' SIMD
+    level; the next test covers the other)."""
+    for trial, a, b, kw in _fast_vs_reference_cases(rng, 120):
+        got = tswarp.distance(a, b, metric="shape_dtw", layout="channels_last", **kw)
+        exp = tswarp.distance(a, b, metric="shape_dtw", layout="channels_last",
+                              _impl="reference", **kw)
+        assert got == exp, (f"seed={rng.seed} trial={trial} n={len(a)} m={len(b)} "
+                            f"d={a.shape[1]} {a.dtype} {kw}: fast {got!r}, reference {exp!r}")
+    X = [rng.normal(size=int(rng.integers(20, 70))).cumsum() for _ in range(6)]
+    for kw in ({"reach": 4}, {"reach": 5, "window": 0.2}):
+        np.testing.assert_array_equal(
+            tswarp.pdist(X, metric="shape_dtw", **kw),
+            tswarp.pdist(X, metric="shape_dtw", _impl="reference", **kw),
+            err_msg=f"seed={rng.seed} {kw}")
+
+
+def test_shape_dtw_same_bits_on_every_simd_level(rng, tmp_path):
+    """The fast fill runs as AVX2 or baseline code by the CPU (TSWARP_SIMD caps it): both
+    give the reference's bits."""
+    import subprocess
+    import sys
+
+    cases = list(_fast_vs_reference_cases(rng, 30))
+    np.save(tmp_path / "cases.npy", np.array([(a, b, kw) for _, a, b, kw in cases],
+                                             dtype=object), allow_pickle=True)
+    code = ("import numpy as np, tswarp\n"
+            f"cases = np.load({str(tmp_path / 'cases.npy')!r}, allow_pickle=True)\n"
+            "out = [tswarp.distance(a, b, metric='shape_dtw', layout='channels_last', **kw)"
+            " for a, b, kw in cases]\n"
+            "print(tswarp.info()['simd'], np.array(out).tobytes().hex())\n")
+    outs = {}
+    for cap in ("", "sse2", "scalar"):
+        env = dict(__import__("os").environ)
+        env.pop("TSWARP_SIMD", None)
+        if cap:
+            env["TSWARP_SIMD"] = cap
+        r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                           text=True, check=True)
+        level, rest = r.stdout.split(" ", 1)
+        outs[level] = rest
+    ref = np.array([tswarp.distance(a, b, metric="shape_dtw", layout="channels_last",
+                                    _impl="reference", **kw) for _, a, b, kw in cases])
+    assert "sse2" in outs, outs
+    for level, hexes in outs.items():
+        assert hexes.strip() == ref.tobytes().hex(), f"seed={rng.seed} level={level}"
+
+
 def test_shape_dtw_bad_input(rng):
     a, b = rng.normal(size=20), rng.normal(size=25)
     for bad, exc in ((-1, ValueError), (100001, ValueError), (1.0, TypeError),
