@@ -107,6 +107,7 @@ class TimeSeriesKMeans(_ElasticClusters):
         from the current centre, ``soft_dtw_barycenter`` with the metric's gamma and
         window, as tslearn's softdtw k-means; metric 'soft_dtw' only), 'mean' (the
         arithmetic mean of the series, equal lengths only); 'auto' is 'dba' for 'dtw',
+        'wdtw', 'adtw', 'msm' and 'edr' (aeon's default ``averaging_method="ba"``),
         'soft_dba' for 'soft_dtw' and 'mean' otherwise.
     max_iter : int, default 50
     tol : float, default 1e-6
@@ -166,7 +167,9 @@ class TimeSeriesKMeans(_ElasticClusters):
     def _averaging(self):
         avg = self.averaging
         if avg == "auto":
-            return {"dtw": "dba", "soft_dtw": "soft_dba"}.get(self.metric, "mean")
+            if self.metric == "dtw" or self.metric in _BA_PATH_DEFAULTS:
+                return "dba"
+            return "soft_dba" if self.metric == "soft_dtw" else "mean"
         if avg not in ("dba", "soft_dba", "mean"):
             raise ValueError(f"averaging must be 'auto', 'dba', 'soft_dba' or 'mean', got {avg!r}")
         if avg == "dba" and self.metric != "dtw" and self.metric not in _BA_PATH_DEFAULTS:

@@ -121,6 +121,27 @@ def test_family_kmeans_equals_aeon(rng, metric, params, d):
                                rtol=1e-9, atol=1e-9, err_msg=what)
 
 
+@pytest.mark.parametrize("metric,params", [("msm", {"c": 0.5}), ("wdtw", {"g": 0.1}),
+                                           ("adtw", {"warp_penalty": 0.5}), ("edr", {}),
+                                           ("erp", {"g": 0.1}), ("twed", {})])
+def test_auto_averaging_is_aeons_default(rng, metric, params):
+    """averaging='auto' is barycenter averaging where tswarp has it for the measure (aeon's
+    TimeSeriesKMeans defaults to averaging_method='ba'), the mean elsewhere."""
+    from tswarp.cluster import TimeSeriesKMeans
+    X = make_data(rng, n=15)
+    kw = dict(n_clusters=2, metric=metric, metric_params=params, init="random", max_iter=3,
+              random_state=int(rng.integers(1 << 30)), layout="channels_last")
+    auto = TimeSeriesKMeans(averaging="auto", **kw).fit(X)
+    same = "mean" if metric in ("erp", "twed") else "dba"
+    exp = TimeSeriesKMeans(averaging=same, **kw).fit(X)
+    what = f"seed={rng.seed} {metric}"
+    np.testing.assert_array_equal(auto.labels_, exp.labels_, err_msg=what)
+    np.testing.assert_array_equal(auto.cluster_centers_, exp.cluster_centers_, err_msg=what)
+    if metric in ("msm", "wdtw"):  # and not the mean: the centres differ from it
+        mean = TimeSeriesKMeans(averaging="mean", **kw).fit(X)
+        assert not np.array_equal(auto.cluster_centers_, mean.cluster_centers_), what
+
+
 @pytest.mark.parametrize("metric,params", [("msm", {"c": 0.5}), ("erp", {"g": 0.1}),
                                            ("dtw", {"radius": 2}), ("twed", {})])
 def test_other_measures_with_mean_centres(rng, metric, params):
