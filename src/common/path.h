@@ -98,4 +98,40 @@ TSW_HD int tsw_path_subseq_reachable(int p, int64_t n, int64_t m)
     return (n - 1) <= 2 * (m - 1);
 }
 
+/*
+ * DTW's path back from (n - 1, m - 1) by step codes stored a cell (code[i * m + j]; DBA's
+ * alignments on either backend): up where the code has a bit of `up`, else left where it
+ * has one of `left`, else the diagonal, until (0, 0). Writes the path's (i, j) pairs into
+ * p, which holds n + m - 1 pairs, from the front; returns its length.
+ */
+#define TSW_DEFINE_CODE_TRACE(CT, SFX)                                                        \
+    TSW_HD int64_t tsw_path_trace_codes_##SFX(const CT *code, int64_t n, int64_t m,          \
+                                              unsigned up, unsigned left, int64_t *p)        \
+    {                                                                                         \
+        int64_t i = n - 1, j = m - 1, pos = n + m - 2;                                        \
+        p[2 * pos] = i;                                                                       \
+        p[2 * pos + 1] = j;                                                                   \
+        while (i > 0 || j > 0) {                                                              \
+            const unsigned cd = code[i * m + j];                                              \
+            if (cd & up) {                                                                    \
+                --i;                                                                          \
+            } else if (cd & left) {                                                           \
+                --j;                                                                          \
+            } else {                                                                          \
+                --i;                                                                          \
+                --j;                                                                          \
+            }                                                                                 \
+            --pos;                                                                            \
+            p[2 * pos] = i;                                                                   \
+            p[2 * pos + 1] = j;                                                               \
+        }                                                                                     \
+        const int64_t len = n + m - 1 - pos;                                                  \
+        for (int64_t q = 0; q < 2 * len; ++q) /* to the front */                              \
+            p[q] = p[q + 2 * pos];                                                            \
+        return len;                                                                           \
+    }
+TSW_DEFINE_CODE_TRACE(uint8_t, u8)
+TSW_DEFINE_CODE_TRACE(uint16_t, u16)
+#undef TSW_DEFINE_CODE_TRACE
+
 #endif

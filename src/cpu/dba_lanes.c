@@ -6,6 +6,7 @@
  * each lane's costs and D values are those of tsw_dtw_path's kernel (cpu/path_impl.h).
  */
 #include "kernels.h"
+#include "../common/path.h"
 
 #include <stdint.h>
 #include <string.h>

@@ -4,6 +4,7 @@
  * (CMakeLists.txt); entered only when tsw__cpu_level() >= 2.
  */
 #include "kernels.h"
+#include "../common/path.h"
 
 #include <stdint.h>
 #include <string.h>

@@ -83,7 +83,6 @@ int V_NAME(tsw__dba_paths)(tsw__dba_group *g, void *work)
         cur = t;
     }
 
-    const int64_t last = n + m - 2; /* the longest path's last index */
     for (int l = 0; l < cnt; ++l) {
         const T d = prev[m * VL + l];
         g->plen[l] = 0;
@@ -92,26 +91,8 @@ int V_NAME(tsw__dba_paths)(tsw__dba_group *g, void *work)
             continue;
         }
         g->cost[l] = (double)d;
-        int64_t *p = g->path[l], i = n - 1, j = m - 1, pos = last;
-        p[2 * pos] = i;
-        p[2 * pos + 1] = j;
-        while (i > 0 || j > 0) {
-            const unsigned cd = code[i * m + j];
-            if ((cd >> (8 + l)) & 1u)
-                --i; /* up */
-            else if ((cd >> l) & 1u)
-                --j; /* left */
-            else {
-                --i;
-                --j;
-            }
-            --pos;
-            p[2 * pos] = i;
-            p[2 * pos + 1] = j;
-        }
-        g->plen[l] = last - pos + 1;
-        if (pos)
-            memmove(p, p + 2 * pos, sizeof(int64_t) * 2 * (size_t)g->plen[l]);
+        /* lane l's codes: bit 8 + l up, bit l left */
+        g->plen[l] = tsw_path_trace_codes_u16(code, n, m, 1u << (8 + l), 1u << l, g->path[l]);
     }
     return TSW_OK;
 }

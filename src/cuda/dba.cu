@@ -9,6 +9,7 @@
  * host sums the aligned points in series order (align.c), as for the CPU's paths.
  */
 #include "host.cuh"
+#include "common/path.h" /* tsw_path_trace_codes_u8 */
 
 using namespace tsw__cu;
 
@@ -96,27 +97,7 @@ __global__ void dba_paths_kernel(const T *z, const T *vals, DbaArgs a)
         return;
     }
     a.pcost[k] = (double)d;
-    int64_t *p = a.paths + 2 * a.poff[k], i = n - 1, j = m - 1, pos = n + m - 2;
-    p[2 * pos] = i;
-    p[2 * pos + 1] = j;
-    while (i > 0 || j > 0) {
-        const uint8_t cd = code[i * m + j];
-        if (cd & 2)
-            --i;
-        else if (cd & 1)
-            --j;
-        else {
-            --i;
-            --j;
-        }
-        --pos;
-        p[2 * pos] = i;
-        p[2 * pos + 1] = j;
-    }
-    const int64_t len = n + m - 2 - pos + 1;
-    for (int64_t q = 0; q < 2 * len; ++q) /* to the front */
-        p[q] = p[q + 2 * pos];
-    a.plen[k] = len;
+    a.plen[k] = tsw_path_trace_codes_u8(code, n, m, 2u, 1u, a.paths + 2 * a.poff[k]);
 }
 
 template <typename T>
