@@ -50,7 +50,7 @@ def test_equals_tslearn(rng):
 
 
 def test_ragged_init_and_size_equal_tslearn(rng):
-    from tslearn.utils import to_time_series_dataset
+    to_time_series_dataset = peer("tslearn.utils").to_time_series_dataset
     X = [rng.normal(size=int(rng.integers(4, 30))).cumsum() for _ in range(7)]
     exp = tslearn_dba(to_time_series_dataset(X), max_iter=10)
     np.testing.assert_allclose(tswarp_dba(X, max_iter=10), exp[:, 0], rtol=1e-9, atol=1e-9,
