@@ -20,7 +20,7 @@ static tsw_shape_spec tsw__shape_spec(const tsw_params *p, int64_t dim)
     return tsw_shape_spec_make(p->descriptor == TSW_SHAPE_PAA, p->reach, p->paa_segments, dim);
 }
 
-/* Doubles of the fast fill's work beside the sequences: the ring, H rows of costs and the
+/* Doubles of the fast fill's work beside the sequences: the ring, H rows of costs and H x
  * segs row pointers (shape_dtw_impl.h). */
 static int tsw__shape_fast_work(const tsw_shape_spec *sp, int64_t m, size_t *out)
 {
@@ -28,10 +28,10 @@ static int tsw__shape_fast_work(const tsw_shape_spec *sp, int64_t m, size_t *out
     const size_t R = (size_t)((sp->segs - 1) * sp->sz + TSW__SHAPE_H);
     size_t ring;
     if (tsw__mul_size(R * (size_t)sp->dim, LBp, &ring) ||
-        ring > SIZE_MAX / 4 - TSW__SHAPE_H * ((size_t)m + 16) - (size_t)sp->segs)
+        ring > SIZE_MAX / 4 - TSW__SHAPE_H * ((size_t)m + 16 + (size_t)sp->segs))
         return 1;
     /* (a pointer fits in a double's 8 bytes) */
-    *out = ring + TSW__SHAPE_H * ((size_t)m + 16) + (size_t)sp->segs;
+    *out = ring + TSW__SHAPE_H * ((size_t)m + 16 + (size_t)sp->segs);
     return 0;
 }
 

@@ -15,7 +15,7 @@
  * the pipeline instead of one chain's latency a cell.
  *
  * work: the ring (R x dim rows of LBp = LB + 16 or more doubles), H rows of m + 16 costs,
- * segs row pointers (what
+ * H x segs row pointers (what
  * shape_dtw.c's tsw__shape_fast_work counts; TSW__SHAPE_H in kernels.h). C: row i at C + i * W + o.
  */
 
@@ -23,35 +23,41 @@
 #define TSW__SHAPE_CAT(a, b) TSW__SHAPE_CAT2(a, b)
 #define TSW__SHAPE_FN(name) TSW__SHAPE_CAT(name, TSW__SHAPE_SFX)
 
-/* Row i's costs over [lo, hi) into cost, the taps in the reference's order (k outer, s
- * inner); rowp[s] + k * LBp + j is tap (k, s) of column j. The last block of 16 runs past
- * hi (into the ring rows' and the cost row's padding of 16): no scalar tail. */
+/* The costs of `rows` rows over [lo, hi) into cost (row h at cost + h * CW), the taps in
+ * the reference's order (k outer, s inner): rowp[h * segs + s] + k * LBp + j is row h's tap
+ * (k, s) of column j. A block of 16 columns runs for every row before the next block, so
+ * the ring's lines a block reads (about 3 of each of the rows' R rows) stay in L1 and serve
+ * all the rows (row h + 1's tap s reads row h's tap s + 1 line). The last block runs past
+ * hi (into the ring rows' and the cost rows' padding of 16): no scalar tail. */
 typedef double TSW__SHAPE_FN(tsw__v4d) __attribute__((vector_size(32)));
-static void TSW__SHAPE_FN(tsw__shape_costs)(const double *const *rowp, int64_t dim,
-                                            int64_t segs, int64_t LBp, int64_t lo, int64_t hi,
-                                            double *cost)
+static void TSW__SHAPE_FN(tsw__shape_costs)(const double *const *rowp, int64_t rows,
+                                            int64_t dim, int64_t segs, int64_t LBp,
+                                            int64_t lo, int64_t hi, double *cost, int64_t CW)
 {
     typedef TSW__SHAPE_FN(tsw__v4d) v4d;
-    for (int64_t j = lo; j < hi; j += 16) {
-        v4d a0 = {0, 0, 0, 0}, a1 = a0, a2 = a0, a3 = a0;
-        for (int64_t k = 0; k < dim; ++k)
-            for (int64_t s = 0; s < segs; ++s) {
-                const double *p = rowp[s] + k * LBp + j;
-                v4d p0, p1, p2, p3;
-                memcpy(&p0, p, sizeof p0); /* unaligned loads */
-                memcpy(&p1, p + 4, sizeof p1);
-                memcpy(&p2, p + 8, sizeof p2);
-                memcpy(&p3, p + 12, sizeof p3);
-                a0 += p0;
-                a1 += p1;
-                a2 += p2;
-                a3 += p3;
-            }
-        memcpy(cost + j, &a0, sizeof a0);
-        memcpy(cost + j + 4, &a1, sizeof a1);
-        memcpy(cost + j + 8, &a2, sizeof a2);
-        memcpy(cost + j + 12, &a3, sizeof a3);
-    }
+    for (int64_t j = lo; j < hi; j += 16)
+        for (int64_t h = 0; h < rows; ++h) {
+            const double *const *rp = rowp + h * segs;
+            v4d a0 = {0, 0, 0, 0}, a1 = a0, a2 = a0, a3 = a0;
+            for (int64_t k = 0; k < dim; ++k)
+                for (int64_t s = 0; s < segs; ++s) {
+                    const double *p = rp[s] + k * LBp + j;
+                    v4d p0, p1, p2, p3;
+                    memcpy(&p0, p, sizeof p0); /* unaligned loads */
+                    memcpy(&p1, p + 4, sizeof p1);
+                    memcpy(&p2, p + 8, sizeof p2);
+                    memcpy(&p3, p + 12, sizeof p3);
+                    a0 += p0;
+                    a1 += p1;
+                    a2 += p2;
+                    a3 += p3;
+                }
+            double *c = cost + h * CW + j;
+            memcpy(c, &a0, sizeof a0);
+            memcpy(c + 4, &a1, sizeof a1);
+            memcpy(c + 8, &a2, sizeof a2);
+            memcpy(c + 12, &a3, sizeof a3);
+        }
 }
 
 _Static_assert(TSW__SHAPE_H == 4, "the steady loop below is written out for 4 rows");
@@ -66,7 +72,7 @@ int TSW__SHAPE_FN(tsw__shape_fill_fast)(const tsw_shape_spec *sp, const double *
     const int64_t LA = tsw_shape_seq_len(sp, n), LB = tsw_shape_seq_len(sp, m);
     const int64_t R = (segs - 1) * sz + H, LBp = (LB + 16 + 7) & ~(int64_t)7, CW = m + 16;
     double *ring = work, *cost = ring + R * dim * LBp; /* H rows of CW */
-    const double **rowp = (const double **)(void *)(cost + H * CW); /* segs pointers */
+    const double **rowp = (const double **)(void *)(cost + H * CW); /* H x segs pointers */
     const int itakura = band->kind == TSW_BAND_ITAKURA;
     int64_t formed = 0; /* rows of P formed so far: 0 .. formed - 1 */
     for (int64_t i0 = 0; i0 < n; i0 += H) {
@@ -93,11 +99,10 @@ int TSW__SHAPE_FN(tsw__shape_fill_fast)(const tsw_shape_spec *sp, const double *
             if (band->kind == TSW_BAND_DIAG)
                 tsw_band_range(band, i, &lo[h], &hi[h]);
             for (int64_t s = 0, slot = i % R; s < segs; ++s) { /* slot (i + s sz) % R */
-                rowp[s] = ring + slot * dim * LBp + s * sz;
+                rowp[h * segs + s] = ring + slot * dim * LBp + s * sz;
                 slot += sz;
                 slot -= slot >= R ? R : 0; /* (sz < R) */
             }
-            TSW__SHAPE_FN(tsw__shape_costs)(rowp, dim, segs, LBp, lo[h], hi[h], cost + h * CW);
             double *cur = C + i * W + o;
             for (int64_t c = 0; c < lo[h]; ++c)
                 cur[c] = TSW_INF_F64;
@@ -108,6 +113,8 @@ int TSW__SHAPE_FN(tsw__shape_fill_fast)(const tsw_shape_spec *sp, const double *
                 cmax = hi[h] > cmax ? hi[h] : cmax;
             }
         }
+        if (cmin < cmax) /* every row's costs over the rows' union of ranges */
+            TSW__SHAPE_FN(tsw__shape_costs)(rowp, rows, dim, segs, LBp, cmin, cmax, cost, CW);
         /* the recurrence: at step t row h computes column t - h (when inside its range);
          * its up and diag (row h - 1 at t - h and t - h - 1) were computed at steps < t */
         double left[H];
