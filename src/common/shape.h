@@ -56,9 +56,6 @@ TSW_HD tsw_shape_spec tsw_shape_spec_make(int paa, int64_t reach, int64_t paa_se
     return s;
 }
 
-/* Values of one point's descriptor (all channels). */
-TSW_HD int64_t tsw_shape_width(const tsw_shape_spec *s) { return s->dim * s->segs; }
-
 /* Values of seq a channel for a series of len points. */
 TSW_HD int64_t tsw_shape_seq_len(const tsw_shape_spec *s, int64_t len)
 {
@@ -70,6 +67,22 @@ TSW_HD double tsw_shape_tap(double a, double b)
 {
     const double d = a - b;
     return d * d;
+}
+
+/* The cost of cell (i, j) from the sequences (channel k's at A + k LA and B + k LB): the
+ * taps in the descriptor's order, channel outer, segment inner, from 0 (the reference's sum,
+ * which the CPU's fast fill repeats 16 cells at a time). Pointers stepping sz, 32-bit
+ * counts: 64-bit index products a tap were most of the GPU kernel's instructions. */
+TSW_HD double tsw_shape_cost(const tsw_shape_spec *s, const double *A, int64_t LA,
+                             const double *B, int64_t LB, int64_t i, int64_t j)
+{
+    double c = 0;
+    const int segs = (int)s->segs, sz = (int)s->sz;
+    const double *pa = A + i, *pb = B + j;
+    for (int64_t k = 0; k < s->dim; ++k, pa += LA, pb += LB)
+        for (int q = 0, o = 0; q < segs; ++q, o += sz)
+            c += tsw_shape_tap(pa[o], pb[o]);
+    return c;
 }
 
 /* The cell: its cost plus the least of its three predecessors. */

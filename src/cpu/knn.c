@@ -684,10 +684,10 @@ static void tsw__knn_cand_other(tsw__knn_job *job, void *ws, int64_t qi, const v
         tsw__pair_fast(job->p, job->dt, job->dim, &pr, ws, &raw);
     else if (TSW_IS_FAMILY(job->p->measure) && job->ex->impl != TSW_IMPL_REFERENCE)
         tsw__family_pair(job->p, job->dt, job->dim, &pr, ws, thr, &raw);
-    else if (job->p->measure == TSW_SHAPE_DTW) /* (no bound: its value is no DP's minimum) */
-        job->ex->impl == TSW_IMPL_REFERENCE
-            ? tsw__shape_pair(job->p, job->dt, job->dim, &pr, ws, &raw)
-            : tsw__shape_pair_fast(job->p, job->dt, job->dim, &pr, ws, &raw, tsw__cpu_level());
+    else if (job->p->measure == TSW_SHAPE_DTW && job->ex->impl == TSW_IMPL_REFERENCE)
+        tsw__shape_pair(job->p, job->dt, job->dim, &pr, ws, &raw); /* (no bound: its value */
+    else if (job->p->measure == TSW_SHAPE_DTW) /* is no DP's minimum) */
+        tsw__shape_pair_fast(job->p, job->dt, job->dim, &pr, ws, &raw, tsw__cpu_level());
     else
         tsw__pair_reference_bounded(job->p, job->dt, job->dim, &pr, ws, thr, &raw);
     if (job->p->measure == TSW_SOFT_DTW || raw <= thr || thr == HUGE_VAL)

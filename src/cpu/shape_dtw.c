@@ -35,7 +35,7 @@ static int tsw__shape_fast_work(const tsw_shape_spec *sp, int64_t m, size_t *out
     return 0;
 }
 
-/* Doubles before the matrix: the sequences, the ring and a row of costs (0: too many). */
+/* Doubles before the matrix: the sequences and the fast fill's work (0: too many). */
 static size_t tsw__shape_aux(const tsw_params *p, int64_t dim, int64_t n, int64_t m)
 {
     const tsw_shape_spec sp = tsw__shape_spec(p, dim);
@@ -87,10 +87,7 @@ static int tsw__shape_fill_ref(const tsw_shape_spec *sp, const double *A, int64_
         for (int64_t j = 0; j < m; ++j) {
             double v = HUGE_VAL;
             if (tsw_band_admits(band, i, j)) {
-                double c = 0;
-                for (int64_t k = 0; k < sp->dim; ++k)
-                    for (int64_t s = 0; s < sp->segs; ++s)
-                        c += tsw_shape_tap(A[k * LA + i + s * sp->sz], B[k * LB + j + s * sp->sz]);
+                const double c = tsw_shape_cost(sp, A, LA, B, LB, i, j);
                 const double up = i > 0 ? TSW__SC(i - 1, j) : HUGE_VAL;
                 const double left = j > 0 ? TSW__SC(i, j - 1) : HUGE_VAL;
                 const double diag = i > 0 && j > 0 ? TSW__SC(i - 1, j - 1)

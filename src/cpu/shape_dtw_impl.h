@@ -15,8 +15,8 @@
  * the pipeline instead of one chain's latency a cell.
  *
  * work: the ring (R x dim rows of LBp = LB + 16 or more doubles), H rows of m + 16 costs,
- * H x segs row pointers (what
- * shape_dtw.c's tsw__shape_fast_work counts; TSW__SHAPE_H in kernels.h). C: row i at C + i * W + o.
+ * H x segs row pointers (what shape_dtw.c's tsw__shape_fast_work counts; TSW__SHAPE_H in
+ * kernels.h). C: row i at C + i * W + o.
  */
 
 #define TSW__SHAPE_CAT2(a, b) a##_##b

@@ -110,15 +110,7 @@ template <typename T> __global__ void __launch_bounds__(kThreads) shape_kernel(c
                 const int64_t c = d - r;
                 double v = inf;
                 if (tsw_band_admits(&band, r, c)) {
-                    /* the taps in shape.h's order: channel, then segment; by pointers
-                     * that step sz, 32-bit counts (64-bit index products a tap were most
-                     * of the kernel's instructions) */
-                    double cost = 0;
-                    const int segs = (int)sp.segs, sz = (int)sp.sz;
-                    const double *pa = A + r, *pb = B + c;
-                    for (int64_t k = 0; k < sp.dim; ++k, pa += LA, pb += LB)
-                        for (int s = 0, o = 0; s < segs; ++s, o += sz)
-                            cost += tsw_shape_tap(pa[o], pb[o]);
+                    const double cost = tsw_shape_cost(&sp, A, LA, B, LB, r, c);
                     const double up = r > 0 ? C[(r - 1) * m + c] : inf;
                     const double left = c > 0 ? C[r * m + c - 1] : inf;
                     const double diag = r > 0 && c > 0 ? C[(r - 1) * m + c - 1]

@@ -74,6 +74,25 @@ def installed_tswarp():
     return tswarp
 
 
+def outputs_by_simd_level(code, caps):
+    """Run `code` (which prints tswarp.info()['simd'], a space, then its results) in a fresh
+    process for each TSWARP_SIMD cap ("" for none: the CPU's own level); returns
+    {level: the results printed}."""
+    import subprocess
+    import sys
+    outs = {}
+    for cap in caps:
+        env = dict(os.environ)
+        env.pop("TSWARP_SIMD", None)
+        if cap:
+            env["TSWARP_SIMD"] = cap
+        r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                           text=True, check=True)
+        level, rest = r.stdout.split(" ", 1)
+        outs[level] = rest
+    return outs
+
+
 def peer(module_name):
     """Import a reference library or skip the test that needs it, saying which one."""
     return pytest.importorskip(module_name, reason=f"peer library {module_name} not installed")

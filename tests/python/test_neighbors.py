@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import tswarp
+from conftest import outputs_by_simd_level
 from tswarp.neighbors import KNeighborsTimeSeriesClassifier, KNeighborsTimeSeriesRegressor
 
 CL = "channels_last"
@@ -348,9 +349,6 @@ def test_search_same_answer_on_every_simd_level(rng, tmp_path):
     """The per-chunk kernels run as AVX2 or portable code, by the CPU (TSWARP_SIMD caps it):
     both give the same matches and distances (they only prune; the answer is exact), and the
     same LB_Keogh sums and knn answers bit for bit (one order of operations in both)."""
-    import subprocess
-    import sys
-
     s = rng.standard_normal(60_000).cumsum()
     q = s[41_000:41_100] + 0.1 * rng.standard_normal(100)
     np.save(tmp_path / "s.npy", s)
@@ -365,16 +363,7 @@ def test_search_same_answer_on_every_simd_level(rng, tmp_path):
             "D, I = tswarp.knn(X[:40], X[40:], 3, window=0.1)\n"
             "print(tswarp.info()['simd'], list(st), repr(list(d)), lb, lb32,"
             " D.tobytes().hex(), I.tobytes().hex())\n")
-    outs = {}
-    for cap in ("", "sse2"):
-        env = dict(__import__("os").environ)
-        env.pop("TSWARP_SIMD", None)
-        if cap:
-            env["TSWARP_SIMD"] = cap
-        r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
-                           text=True, check=True)
-        level, rest = r.stdout.split(" ", 1)
-        outs[level] = rest
+    outs = outputs_by_simd_level(code, ("", "sse2"))
     assert "sse2" in outs, outs
     assert len(set(outs.values())) == 1, f"seed={rng.seed} {outs}"
     st, d = tswarp.search(q, s, 4, window=0.1, exclusion=50)

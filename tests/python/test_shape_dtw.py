@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import tswarp
-from conftest import peer
+from conftest import outputs_by_simd_level, peer
 
 
 def aeon_shape(x, y, reach, window=None, paa=None):
@@ -153,9 +153,6 @@ def test_shape_dtw_fast_kernel_equals_reference(rng):
 def test_shape_dtw_same_bits_on_every_simd_level(rng, tmp_path):
     """The fast fill runs as AVX2 or baseline code by the CPU (TSWARP_SIMD caps it): both
     give the reference's bits."""
-    import subprocess
-    import sys
-
     cases = list(_fast_vs_reference_cases(rng, 30))
     np.save(tmp_path / "cases.npy", np.array([(a, b, kw) for _, a, b, kw in cases],
                                              dtype=object), allow_pickle=True)
@@ -164,16 +161,7 @@ def test_shape_dtw_same_bits_on_every_simd_level(rng, tmp_path):
             "out = [tswarp.distance(a, b, metric='shape_dtw', layout='channels_last', **kw)"
             " for a, b, kw in cases]\n"
             "print(tswarp.info()['simd'], np.array(out).tobytes().hex())\n")
-    outs = {}
-    for cap in ("", "sse2", "scalar"):
-        env = dict(__import__("os").environ)
-        env.pop("TSWARP_SIMD", None)
-        if cap:
-            env["TSWARP_SIMD"] = cap
-        r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
-                           text=True, check=True)
-        level, rest = r.stdout.split(" ", 1)
-        outs[level] = rest
+    outs = outputs_by_simd_level(code, ("", "sse2", "scalar"))
     ref = np.array([tswarp.distance(a, b, metric="shape_dtw", layout="channels_last",
                                     _impl="reference", **kw) for _, a, b, kw in cases])
     assert "sse2" in outs, outs
