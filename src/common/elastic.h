@@ -52,6 +52,14 @@
  * and one add. ZERO is the operations' 0. */
 #define TSW_MSM_SPLIT_DIFF(dxy, dxz, c, MIN, MAX, SUB, ADD, ZERO)                             \
     ADD((c), MAX(MAX(MIN((dxy), (dxz)), SUB((ZERO), MAX((dxy), (dxz)))), (ZERO)))
+/* The same value again from a neighbour constant K >= 0 and the cell's difference e signed
+ * by the neighbour's side (see tsw_msm_split_k): c + max(min(K, e), 0), two exact min/max
+ * steps and one add. The up move (x_i next to x_{i-1}, against y_j): K = |x_i - x_{i-1}|,
+ * e = d where x_i - x_{i-1} >= 0 and -d where it is < 0, with d = x_i - y_j; the left move
+ * (y_j next to y_{j-1}, against x_i): K = |y_j - y_{j-1}|, e = -d where y_j - y_{j-1} >= 0
+ * and d where it is < 0. K and the sign are one per row and one per column, so a cell pays
+ * a sign flip, the two steps and the add per split. */
+#define TSW_MSM_SPLIT_K(K, e, c, MIN, MAX, ADD, ZERO) ADD((c), MAX(MIN((K), (e)), (ZERO)))
 /* The scalar operations of those macros. */
 #define TSW__E_SUB(a, b) ((a) - (b))
 #define TSW__E_ADD(a, b) ((a) + (b))
@@ -126,6 +134,19 @@
     {                                                                                         \
         /* both > 0: the smaller; both < 0: minus the larger; otherwise <= 0 (in between) */ \
         return TSW_MSM_SPLIT_DIFF(dxy, dxz, c, TSW_MIN, TSW_MAX, TSW__E_SUB, TSW__E_ADD, (T)0); \
+    }                                                                                         \
+    /* The same value from the neighbour difference a = x - y (one per row or column) and  \
+     * the cell's dxz = x - z: x lies between y and z exactly when a and dxz are not both   \
+     * > 0 nor both < 0 (the signs of rounded differences are exact), so with a >= 0 the    \
+     * cost is c + max(min(a, dxz), 0) (0 whenever dxz <= 0, the nearer distance min(a,     \
+     * dxz) when both are > 0) and with a < 0 it is c + max(min(-a, -dxz), 0): the terms    \
+     * are |x - y| and |x - z| with their bits (tested against tsw_msm_split in             \
+     * test_kernels; the CPU lanes' and the GPU's MSM cells, TSW_MSM_SPLIT_K). */           \
+    TSW_HD T tsw_msm_split_k_##SFX(T a, T dxz, T c)                                          \
+    {                                                                                         \
+        const int neg = a < (T)0;                                                             \
+        return TSW_MSM_SPLIT_K(neg ? -a : a, neg ? -dxz : dxz, c, TSW_MIN, TSW_MAX,          \
+                               TSW__E_ADD, (T)0);                                             \
     }                                                                                         \
     /* The dependent form (aeon's): x within the ball whose diameter is y z costs c, else c \
      * plus the squared distance to the nearer of y and z. */                                 \

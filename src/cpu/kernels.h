@@ -174,8 +174,10 @@ TSW__DIAG_DECL(avx2_f32)
 typedef struct tsw__lanes_layout {
     size_t a, b;        /* points (rows x dim x VL), (cols x dim x VL)            */
     size_t na, nb;      /* cosine: norms (rows x VL), (cols x VL)                 */
-    size_t da, db;      /* TWED: deletion costs (rows x VL), (cols x VL); ERP: gap costs */
-    size_t ta, tb;      /* TWED: timestamps (rows x VL), (cols x VL)              */
+    size_t da, db;      /* TWED: deletion costs (rows x VL), (cols x VL); ERP: gap costs;
+                           MSM: |x_i - x_{i-1}| of each point                      */
+    size_t ta, tb;      /* TWED: timestamps (rows x VL), (cols x VL); MSM: the splits'
+                           sign flips (+0 or -0)                                   */
     size_t row, lrow;   /* the row above the strip ((cols+1) x VL): D, and the second values
                            (TWED local terms, soft-DTW binary exponents) */
     size_t eab;         /* DTW's early abandoning: the bounds of the rows to come

@@ -215,17 +215,17 @@ TSW_FORCEINLINE void V_NAME(ln_step)(const int meas, const int kc, const int64_t
             const VT sl = V_NAME(ln_msm_dep)(y, x, yp, dim, fc->mc, cc, dyp);
             nw[r] = TSW_EDIT_CELL(V_ADD(dg, cc), V_ADD(up, su), V_ADD(lf, sl), V_MIN);
         } else if (meas == TSW__M_MSM) {
-            /* one channel; the point before (row 1, column 1: the point itself, whose cost
-             * then meets D(0, j) or D(i, 0) = +inf) */
-            const VT x = V_LOAD(Ar[r]), y = V_LOAD(B + pc * VL);
-            const VT xp = V_LOAD(Ar[r] - (i0 + (r < rn ? r : rn - 1) > 1 ? VL : 0));
-            const VT yp = V_LOAD(B + (pc > 0 ? pc - 1 : 0) * VL);
-            const VT su = TSW_MSM_SPLIT(x, xp, y, fc->mc, V_MIN, V_MAX, V_ABS, V_SUB, V_ADD,
-                                        V_CMPLE, V_MAND, V_SEL);
-            const VT sl = TSW_MSM_SPLIT(y, x, yp, fc->mc, V_MIN, V_MAX, V_ABS, V_SUB, V_ADD,
-                                        V_CMPLE, V_MAND, V_SEL);
-            nw[r] = TSW_EDIT_CELL(V_ADD(dg, V_ABS(V_SUB(x, y))), V_ADD(up, su), V_ADD(lf, sl),
-                                  V_MIN);
+            /* one channel: the splits by TSW_MSM_SPLIT_K from the row's |x_i - x_{i-1}|
+             * (dav) and the column's |y_j - y_{j-1}| (DB), with d = x_i - y_j signed by the
+             * row's and the column's flips (tav, TB: ln_msm_neigh), tsw_msm_split's bits
+             * (elastic.h). Row 1 and column 1 have the neighbour 0 (the split is c, which
+             * then meets D(0, j) or D(i, 0) = +inf). */
+            const VT d = V_SUB(V_LOAD(Ar[r]), V_LOAD(B + pc * VL));
+            const VT su = TSW_MSM_SPLIT_K(dav[r], V_SIGNX(d, tav[r]), fc->mc, V_MIN, V_MAX,
+                                          V_ADD, V_ZERO());
+            const VT sl = TSW_MSM_SPLIT_K(V_LOAD(DB + pc * VL), V_SIGNX(d, V_LOAD(TB + pc * VL)),
+                                          fc->mc, V_MIN, V_MAX, V_ADD, V_ZERO());
+            nw[r] = TSW_EDIT_CELL(V_ADD(dg, V_ABS(d)), V_ADD(up, su), V_ADD(lf, sl), V_MIN);
         } else {
             cs[r] = V_NAME(dg_cost)(TSW__KC_SQE, dim, Ar[r], VL, B + pc * (size_t)dim * VL, VL,
                                     NAr[r], NB, pp);
@@ -372,9 +372,11 @@ TSW_FORCEINLINE int V_NAME(ln_sweep)(const int meas, const int kc, const int64_t
             }
             Ar[r] = A + (size_t)pi * (size_t)dim * VL;
             NAr[r] = NA + (size_t)pi * VL;
-            dav[r] = meas == TSW__M_TWED || meas == TSW__M_ERP ? V_LOAD(DA + (size_t)pi * VL)
+            dav[r] = meas == TSW__M_TWED || meas == TSW__M_ERP || meas == TSW__M_MSM
+                         ? V_LOAD(DA + (size_t)pi * VL)
+                         : V_ZERO();
+            tav[r] = meas == TSW__M_TWED || meas == TSW__M_MSM ? V_LOAD(TA + (size_t)pi * VL)
                                                                 : V_ZERO();
-            tav[r] = meas == TSW__M_TWED ? V_LOAD(TA + (size_t)pi * VL) : V_ZERO();
             cur[r] = old[r] = vzero;
             lcur[r] = lold[r] = wzero;
             bcol[r] = vzero;
@@ -684,6 +686,21 @@ int64_t V_NAME(tsw__lanes_run_ea)(const tsw_params *p, int64_t dim, const tsw__p
 #endif /* !TSW__LANES_FAMILY */
 
 #if TSW__LANES_FAMILY
+/* MSM's neighbour constants of one interleaved side X (len points of one channel): K[i] =
+ * |x_i - x_{i-1}| (0 for the first point, which stands for its own neighbour) and the sign
+ * flip S[i] of the split's difference (TSW_MSM_SPLIT_K): the rows' (a side) flip d =
+ * x_i - y_j where x_i - x_{i-1} < 0, the columns' (b side) where y_j - y_{j-1} >= 0. */
+static void V_NAME(ln_msm_neigh)(const T *X, T *K, T *S, int64_t len, int cols)
+{
+    for (int64_t i = 0; i < len; ++i)
+        for (int l = 0; l < VL; ++l) {
+            const size_t o = (size_t)i * VL + l;
+            const T a = i > 0 ? X[o] - X[o - VL] : (T)0;
+            K[o] = S_FABS(a);
+            S[o] = (signbit(a) != 0) != (cols != 0) ? (T)-0.0 : (T)0;
+        }
+}
+
 /* The elastic family's VL pairs (lanes in xa, xb: the band's rows and columns, raw series
  * of N and M points, or of N + 2 and M + 2 for the derivative measures) into the workspace:
  * the points (the derivatives, tsw_derivative, for DDTW and WDDTW), ERP's gap costs; the a
@@ -711,6 +728,8 @@ static void V_NAME(fam_prepare)(const tsw_params *p, int64_t dim, const tsw__lan
                 for (int64_t i = 0; i < len; ++i)
                     DX[(size_t)i * VL + l] = V_PNAME(tsw_erp_gap)(v + i * dim, dim, (T)p->erp_g);
         }
+        if (p->measure == TSW_MSM && p->msm_independent) /* one channel here */
+            V_NAME(ln_msm_neigh)(X, DX, ws + (side ? lay->tb : lay->ta), len, side);
     }
 }
 
@@ -809,6 +828,8 @@ int64_t V_NAME(tsw__fam_lanes_run)(const tsw_params *p, int64_t dim, const tsw__
             for (int64_t k = 0; k < dim; ++k) {
                 V_NAME(ln_interleave)(ws + lay.a, xa, N, dim, k);
                 V_NAME(ln_interleave)(ws + lay.b, xb, M, dim, k);
+                V_NAME(ln_msm_neigh)(ws + lay.a, ws + lay.da, ws + lay.ta, N, 0);
+                V_NAME(ln_msm_neigh)(ws + lay.b, ws + lay.db, ws + lay.tb, M, 1);
                 (void)V_NAME(ln_sweep)(TSW__M_MSM, TSW__KC_ABS, 1, &lay, ws, &band, p, NULL,
                                        (T)0, &fc);
                 const T *res = ws + lay.row + (size_t)M * VL;

@@ -18,6 +18,8 @@
  *   VI_*          integer views of the lanes (64-bit lanes for double, 32-bit for float),
  *                 used by the exponent manipulation in vecmath.h (SIMD ISAs only)
  *
+ * V_SIGNX(a, s) is a with its sign flipped in the lanes where s is -0 (s holds +0 or -0 in
+ * every lane: a bitwise xor on vectors; exact).
  * V_ANY(m) is non-zero when any lane of mask m is set; V_CMPNLT(a, b) is !(a < b), true
  * for NaN lanes.
  * Conventions: V_MIN(a, b) is a < b ? a : b lane by lane (minpd/minps), exactly the
@@ -62,6 +64,7 @@
 #undef V_CMPNAN
 #undef V_MOR
 #undef V_MAND
+#undef V_SIGNX
 #undef V_ANY
 #undef V_SEL
 #undef V_MASK_ONE
@@ -183,6 +186,7 @@
 #define V_CMPNAN(a) ((a) != (a))
 #define V_MOR(a, b) ((a) || (b))
 #define V_MAND(a, b) ((a) && (b))
+#define V_SIGNX(a, s) (signbit(s) ? -(a) : (a))
 #define V_ANY(m) (m)
 #define V_SEL(m, a, b) ((m) ? (a) : (b))
 
@@ -218,6 +222,7 @@
 #define V_CMPNAN(a) _mm_cmpunord_pd((a), (a))
 #define V_MOR(a, b) _mm_or_pd((a), (b))
 #define V_MAND(a, b) _mm_and_pd((a), (b))
+#define V_SIGNX(a, s) _mm_xor_pd((a), (s))
 #define V_ANY(m) _mm_movemask_pd(m)
 #define V_SEL(m, a, b) _mm_or_pd(_mm_and_pd((m), (a)), _mm_andnot_pd((m), (b)))
 #define V_MASK_ONE(m) _mm_and_pd((m), _mm_set1_pd(1.0))
@@ -259,6 +264,7 @@
 #define V_CMPNAN(a) _mm_cmpunord_ps((a), (a))
 #define V_MOR(a, b) _mm_or_ps((a), (b))
 #define V_MAND(a, b) _mm_and_ps((a), (b))
+#define V_SIGNX(a, s) _mm_xor_ps((a), (s))
 #define V_ANY(m) _mm_movemask_ps(m)
 #define V_SEL(m, a, b) _mm_or_ps(_mm_and_ps((m), (a)), _mm_andnot_ps((m), (b)))
 #define V_MASK_ONE(m) _mm_and_ps((m), _mm_set1_ps(1.0f))
@@ -311,6 +317,7 @@
 #define V_CMPNAN(a) _mm256_cmp_pd((a), (a), _CMP_UNORD_Q)
 #define V_MOR(a, b) _mm256_or_pd((a), (b))
 #define V_MAND(a, b) _mm256_and_pd((a), (b))
+#define V_SIGNX(a, s) _mm256_xor_pd((a), (s))
 #define V_ANY(m) _mm256_movemask_pd(m)
 #define V_SEL(m, a, b) _mm256_blendv_pd((b), (a), (m))
 #define V_MASK_ONE(m) _mm256_and_pd((m), _mm256_set1_pd(1.0))
@@ -354,6 +361,7 @@
 #define V_CMPNAN(a) _mm256_cmp_ps((a), (a), _CMP_UNORD_Q)
 #define V_MOR(a, b) _mm256_or_ps((a), (b))
 #define V_MAND(a, b) _mm256_and_ps((a), (b))
+#define V_SIGNX(a, s) _mm256_xor_ps((a), (s))
 #define V_ANY(m) _mm256_movemask_ps(m)
 #define V_SEL(m, a, b) _mm256_blendv_ps((b), (a), (m))
 #define V_MASK_ONE(m) _mm256_and_ps((m), _mm256_set1_ps(1.0f))

@@ -135,6 +135,11 @@ template <> struct Ops<float> {
     static __device__ __forceinline__ float mn(float a, float b) { return fminf(a, b); }
     static __device__ __forceinline__ float mx(float a, float b) { return fmaxf(a, b); }
     static __device__ __forceinline__ float fabs_(float a) { return fabsf(a); }
+    /* a with s's sign bit flipped in (one LOP3; exact) */
+    static __device__ __forceinline__ float flip(float a, float s)
+    {
+        return __int_as_float(__float_as_int(a) ^ (__float_as_int(s) & (int)0x80000000u));
+    }
     static __device__ __forceinline__ float sqrt_(float a) { return __fsqrt_rn(a); }
     static __device__ __forceinline__ float div_(float a, float b) { return __fdiv_rn(a, b); }
     static __device__ __forceinline__ float exp_(float a) { return exp2f(a); }
@@ -183,6 +188,11 @@ template <> struct Ops<double> {
     static __device__ __forceinline__ double mn(double a, double b) { return TSW_MIN(a, b); }
     static __device__ __forceinline__ double mx(double a, double b) { return TSW_MAX(a, b); }
     static __device__ __forceinline__ double fabs_(double a) { return fabs(a); }
+    static __device__ __forceinline__ double flip(double a, double s) /* the high words */
+    {
+        return __hiloint2double(__double2hiint(a) ^ (__double2hiint(s) & (int)0x80000000u),
+                                __double2loint(a));
+    }
     static __device__ __forceinline__ double sqrt_(double a) { return __dsqrt_rn(a); }
     static __device__ __forceinline__ double div_(double a, double b) { return __ddiv_rn(a, b); }
     static __device__ __forceinline__ double exp_(double a) { return exp(a); }
@@ -627,7 +637,7 @@ __device__ __forceinline__ void msm_dep_acc(T x, T y, T z, T &diam, T &mid)
  * The family's costs of the lane's C cells in one row at dim 1 (MSM's independent form:
  * one channel). av = x_r, axp = x_{r-1}, bv = y_j, bpv = y_{c0-1} (the column before the
  * lane's first), dav: the row's term (ERP: gap cost of x_r, MSM dependent: |x_r -
- * x_{r-1}|^2), dbv: the columns' (ERP: gap costs of y_j, MSM: y_j - y_{j-1}, MSM
+ * x_{r-1}|^2), dbv: the columns' (ERP: gap costs of y_j, MSM: y_{j-1} - y_j, MSM
  * dependent: |y_j - y_{j-1}|^2), wv: WDTW's weights of the cells, w(|r - j|).
  */
 template <typename T, int FM, int C>
@@ -637,6 +647,8 @@ __device__ __forceinline__ void fam_costs_dim1(const Par<T> &q, T av, T axp, con
                                                T (&cu)[C], T (&cl)[C])
 {
     using O = Ops<T>;
+    const T a = FM == F_MSM ? O::sub(av, axp) : T(0); /* MSM: x_r - x_{r-1} */
+    (void)a;
 #pragma unroll
     for (int c = 0; c < C; ++c) {
         const T d = O::sub(av, bv[c]), s = O::mul(d, d);
@@ -659,12 +671,17 @@ __device__ __forceinline__ void fam_costs_dim1(const Par<T> &q, T av, T axp, con
         } else if (FM == F_LCSS) {
             cc[c] = s < sqeps ? T(1) : T(0);
         } else if (FM == F_MSM) {
-            /* tsw_msm_split by its differences (elastic.h's tsw_msm_split_diff): the up
-             * split of x_r next to x_{r-1} against y_j from x_r - x_{r-1} and d, the left
-             * split of y_j next to x_r against y_{j-1} from -d and dbv = y_j - y_{j-1} */
+            /* tsw_msm_split from the neighbour constants (elastic.h's TSW_MSM_SPLIT_K,
+             * tsw_msm_split_k): the up split of x_r next to x_{r-1} against y_j from
+             * K = |a|, a = x_r - x_{r-1}, and d with a's sign bit flipped in; the left split
+             * of y_j next to x_r against y_{j-1} from K = |dbv|, dbv = y_{j-1} - y_j, and d
+             * with dbv's sign bit flipped in (so -d where y_j - y_{j-1} > 0); where a or
+             * dbv is 0 either sign gives c */
             cc[c] = O::fabs_(d);
-            cu[c] = El<T>::split_diff(O::sub(av, axp), d, q.mc);
-            cl[c] = El<T>::split_diff(-d, dbv[c], q.mc);
+            cu[c] = TSW_MSM_SPLIT_K(O::fabs_(a), O::flip(d, a), q.mc, O::mn, O::mx, O::add,
+                                    T(0));
+            cl[c] = TSW_MSM_SPLIT_K(O::fabs_(dbv[c]), O::flip(d, dbv[c]), q.mc, O::mn, O::mx,
+                                    O::add, T(0));
         } else { /* F_MSMD at dim 1 */
             const T yp = c ? bv[c - 1] : bpv;
             T du = T(0), mu = T(0), dl = T(0), ml = T(0);
@@ -913,8 +930,8 @@ __device__ __forceinline__ T pair_dp(const Par<T> &q, int64_t dim_, T *ws, T *bD
             }
             if (ERP && in) /* the gap cost of y_j */
                 dbv[c] = El<T>::gap(B + (int64_t)jj * dim, dim, q.erpg);
-            if (FM == F_MSM && in && jj > 0) /* y_j - y_{j-1} (the left split's dxz) */
-                dbv[c] = O::sub(bv[c], B[(int64_t)(jj - 1) * ps]);
+            if (FM == F_MSM && in && jj > 0) /* y_{j-1} - y_j: the left split's |K| and flip */
+                dbv[c] = O::sub(B[(int64_t)(jj - 1) * ps], bv[c]);
             if (FM == F_MSMD && in && jj > 0) /* |y_{j-1} - y_j|^2 (the split's dz) */
                 dbv[c] = El<T>::sqe(B + (int64_t)(jj - 1) * dim, B + (int64_t)jj * dim, dim);
         }

@@ -458,8 +458,9 @@ static void test_family_lanes(void)
  * the identity itself on random differences of the admitted magnitudes (both dtypes), the
  * check's edges, and ERP in lanes against the single-pair kernel (which takes the root) on
  * series that pass and series that fail the check (tiny, huge, squares that overflow). */
-/* MSM's split from the differences alone (elastic.h: tsw_msm_split_diff, the GPU's form)
- * is tsw_msm_split bit for bit: random triples on a coarse grid (ties and equal values),
+/* MSM's split from the differences alone (elastic.h: tsw_msm_split_diff) and from a
+ * neighbour constant (tsw_msm_split_k and TSW_MSM_SPLIT_K with the lanes' sign-bit flip:
+ * the CPU lanes' and the GPU's form) is tsw_msm_split bit for bit: random triples on a coarse grid (ties and equal values),
  * spread over the exponent range (subnormal differences included), and signed zeros. */
 static void test_msm_split_diff(void)
 {
@@ -480,10 +481,22 @@ static void test_msm_split_diff(void)
         const double x = v[0], y = v[1], z = v[2], c = fabs(v[3]);
         const double a = tsw_msm_split_f64(x, y, z, c), b = tsw_msm_split_diff_f64(x - y, x - z, c);
         bad64 += memcmp(&a, &b, sizeof(a)) != 0;
+        /* the neighbour-constant form: the function, and the lanes' sign-bit flip */
+        const double bk = tsw_msm_split_k_f64(x - y, x - z, c);
+        const double ek = signbit(x - y) ? -(x - z) : x - z;
+        const double bs = TSW_MSM_SPLIT_K(fabs(x - y), ek, c, TSW_MIN, TSW_MAX, TSW__E_ADD, 0.0);
+        bad64 += memcmp(&a, &bk, sizeof(a)) != 0;
+        bad64 += memcmp(&a, &bs, sizeof(a)) != 0;
         const float xf = (float)w[0], yf = (float)w[1], zf = (float)w[2], cf = (float)fabs(w[3]);
         const float af = tsw_msm_split_f32(xf, yf, zf, cf);
         const float bf = tsw_msm_split_diff_f32(xf - yf, xf - zf, cf);
         bad32 += memcmp(&af, &bf, sizeof(af)) != 0;
+        const float bkf = tsw_msm_split_k_f32(xf - yf, xf - zf, cf);
+        const float ekf = signbit(xf - yf) ? -(xf - zf) : xf - zf;
+        const float bsf =
+            TSW_MSM_SPLIT_K(fabsf(xf - yf), ekf, cf, TSW_MIN, TSW_MAX, TSW__E_ADD, 0.0f);
+        bad32 += memcmp(&af, &bkf, sizeof(af)) != 0;
+        bad32 += memcmp(&af, &bsf, sizeof(af)) != 0;
     }
     CHECK_EQ(bad64, 0);
     CHECK_EQ(bad32, 0);
