@@ -123,7 +123,7 @@ TSW_FORCEINLINE void V_NAME(ln_step)(const int meas, const int kc, const int64_t
                                      const T *TB, T *row, T *lrow, VT *cur, VT *old,
                                      VT *lcur, VT *lold, VT *pu, VT *pl, VT nu, T pp,
                                      T gamma, T inv_gamma, const int64_t i0, const VT *bcol,
-                                     const V_NAME(ln_famc) *fc)
+                                     const VT *xav, const V_NAME(ln_famc) *fc)
 {
     const int R = LN_R_OF(meas);
     const int lin = meas == TSW__M_SOFT && TSW__LIN; /* soft-DTW as (m, k), vecmath.h */
@@ -219,8 +219,10 @@ TSW_FORCEINLINE void V_NAME(ln_step)(const int meas, const int kc, const int64_t
              * (dav) and the column's |y_j - y_{j-1}| (DB), with d = x_i - y_j signed by the
              * row's and the column's flips (tav, TB: ln_msm_neigh), tsw_msm_split's bits
              * (elastic.h). Row 1 and column 1 have the neighbour 0 (the split is c, which
-             * then meets D(0, j) or D(i, 0) = +inf). */
-            const VT d = V_SUB(V_LOAD(Ar[r]), V_LOAD(B + pc * VL));
+             * then meets D(0, j) or D(i, 0) = +inf). The row's x_i (xav), like dav and
+             * tav, is held for the strip: loaded per step it was reloaded after every row
+             * store, which may alias it. */
+            const VT d = V_SUB(xav[r], V_LOAD(B + pc * VL));
             const VT su = TSW_MSM_SPLIT_K(dav[r], V_SIGNX(d, tav[r]), fc->mc, V_MIN, V_MAX,
                                           V_ADD, V_ZERO());
             const VT sl = TSW_MSM_SPLIT_K(V_LOAD(DB + pc * VL), V_SIGNX(d, V_LOAD(TB + pc * VL)),
@@ -326,6 +328,12 @@ TSW_FORCEINLINE int V_NAME(ln_sweep)(const int meas, const int kc, const int64_t
     const int lin = meas == TSW__M_SOFT && TSW__LIN;
     const int has_w = meas == TSW__M_TWED || lin;
     const VT vzero = LN_VZERO(meas), wzero = LN_WZERO(meas);
+    /* the family's constants as a local copy: the row stores cannot alias it, so its
+     * vectors are not reloaded after each of them */
+    V_NAME(ln_famc) fcl;
+    if (fc)
+        fcl = *fc;
+    const V_NAME(ln_famc) *fcp = fc ? &fcl : NULL;
 
     /* Row 0: D(0,0) = 0, D(0,j) = +inf (linear soft-DTW: P(0,0) = 1 = (1, 0), P(0,j) = 0);
      * TWED's local terms of row 0: only L(0,0) = 0. */
@@ -361,6 +369,7 @@ TSW_FORCEINLINE int V_NAME(ln_sweep)(const int meas, const int kc, const int64_t
         int64_t lo[LN_RMAX], hi[LN_RMAX];
         const T *Ar[LN_RMAX], *NAr[LN_RMAX];
         VT dav[LN_RMAX], tav[LN_RMAX], cur[LN_RMAX], old[LN_RMAX], lcur[LN_RMAX], lold[LN_RMAX];
+        VT xav[LN_RMAX]; /* MSM: each row's x_i */
         VT bcol[LN_RMAX]; /* the family: each row's D(i, 0) where its window holds column 0 */
         TSW__UNROLL for (int r = 0; r < R; ++r) {
             /* rows past N (last strip) stay inactive; their pointers stay in bounds */
@@ -377,6 +386,7 @@ TSW_FORCEINLINE int V_NAME(ln_sweep)(const int meas, const int kc, const int64_t
                          : V_ZERO();
             tav[r] = meas == TSW__M_TWED || meas == TSW__M_MSM ? V_LOAD(TA + (size_t)pi * VL)
                                                                 : V_ZERO();
+            xav[r] = meas == TSW__M_MSM ? V_LOAD(Ar[r]) : V_ZERO();
             cur[r] = old[r] = vzero;
             lcur[r] = lold[r] = wzero;
             bcol[r] = vzero;
@@ -405,7 +415,7 @@ TSW_FORCEINLINE int V_NAME(ln_sweep)(const int meas, const int kc, const int64_t
 #define TSW__LN_STEP(chk, s)                                                                  \
     V_NAME(ln_step)(meas, kc, dim, chk, s, rn, lo, hi, M, Ar, NAr, dav, tav, B, NB, DB, TB,   \
                     row, lrow, cur, old, lcur, lold, &pu, &pl, nu, pp, gamma, inv_gamma, i,   \
-                    bcol, fc)
+                    bcol, xav, fcp)
         int64_t stop = 0; /* eab: the step after which every cell of the strip is dead */
         if (f_begin <= f_end) {
             for (int64_t s = s_begin; s < f_begin; ++s)
