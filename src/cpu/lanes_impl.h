@@ -156,12 +156,15 @@ TSW_FORCEINLINE void V_NAME(ln_step)(const int meas, const int kc, const int64_t
             c = c < 1 ? 1 : (c > M ? M : c);
         const size_t pc = (size_t)(c - 1); /* 0-based point of b */
         const VT up = r ? cur[r - 1] : up0, dg = r ? old[r - 1] : *pu, lf = cur[r];
+        /* one channel: the row's point held for the strip (xav; read through Ar[r] at
+         * every step, it was reloaded after each row store, which may alias it) */
+        const T *xr = dim == 1 ? (const T *)&xav[r] : Ar[r];
         if (meas == TSW__M_DTW) {
-            VT cc = V_NAME(dg_cost)(kc, dim, Ar[r], VL, B + pc * (size_t)dim * VL, VL, NAr[r],
+            VT cc = V_NAME(dg_cost)(kc, dim, xr, VL, B + pc * (size_t)dim * VL, VL, NAr[r],
                                     NB + pc * VL, pp);
             nw[r] = TSW_DTW_CELL(cc, dg, up, lf, V_MIN);
         } else if (meas == TSW__M_TWED) {
-            VT lp = V_NAME(dg_cost)(kc, dim, Ar[r], VL, B + pc * (size_t)dim * VL, VL, NAr[r],
+            VT lp = V_NAME(dg_cost)(kc, dim, xr, VL, B + pc * (size_t)dim * VL, VL, NAr[r],
                                     NB, pp);
             VT adt = V_ABS(V_SUB(tav[r], V_LOAD(TB + pc * VL)));
             VT loc = TSW_TWED_LOCAL(lp, nu, adt, V_ADD, V_MUL);
@@ -173,23 +176,23 @@ TSW_FORCEINLINE void V_NAME(ln_step)(const int meas, const int kc, const int64_t
         } else if (meas == TSW__M_WDTW) {
             /* |i - j| of the padded (1-based) row and column, as family.c's */
             const int64_t k = i0 + (r < rn ? r : rn - 1) - c;
-            VT cc = V_NAME(dg_cost)(TSW__KC_SQE, dim, Ar[r], VL, B + pc * (size_t)dim * VL, VL,
+            VT cc = V_NAME(dg_cost)(TSW__KC_SQE, dim, xr, VL, B + pc * (size_t)dim * VL, VL,
                                     NAr[r], NB, pp);
             nw[r] = TSW_DTW_CELL(V_MUL(cc, V_SET1(fc->w[k < 0 ? -k : k])), dg, up, lf, V_MIN);
         } else if (meas == TSW__M_ADTW) {
-            VT cc = V_NAME(dg_cost)(TSW__KC_SQE, dim, Ar[r], VL, B + pc * (size_t)dim * VL, VL,
+            VT cc = V_NAME(dg_cost)(TSW__KC_SQE, dim, xr, VL, B + pc * (size_t)dim * VL, VL,
                                     NAr[r], NB, pp);
             nw[r] = TSW_ADTW_CELL(cc, dg, up, lf, fc->pen, V_MIN, V_ADD);
         } else if (meas == TSW__M_ERP) {
             /* kc: TSW__KC_EUC, or TSW__KC_ABS where |x - y| is the root's bits (fam_dispatch) */
-            VT e = V_NAME(dg_cost)(kc, dim, Ar[r], VL, B + pc * (size_t)dim * VL, VL, NAr[r], NB,
+            VT e = V_NAME(dg_cost)(kc, dim, xr, VL, B + pc * (size_t)dim * VL, VL, NAr[r], NB,
                                    pp);
             nw[r] = TSW_EDIT_CELL(V_ADD(dg, e), V_ADD(up, dav[r]),
                                   V_ADD(lf, V_LOAD(DB + pc * VL)), V_MIN);
         } else if (meas == TSW__M_EDR || meas == TSW__M_LCSS) {
             /* the squared distance against tsw_sq_bound (fc->eps): the match test of the
              * root against epsilon, exactly, without the root */
-            VT sq = V_NAME(dg_cost)(TSW__KC_SQE, dim, Ar[r], VL, B + pc * (size_t)dim * VL, VL,
+            VT sq = V_NAME(dg_cost)(TSW__KC_SQE, dim, xr, VL, B + pc * (size_t)dim * VL, VL,
                                     NAr[r], NB, pp);
             const VT one = V_SET1((T)1);
             /* EDR: TSW_EDIT_CELL with one add for both gaps (rounding is monotone, so
@@ -219,9 +222,7 @@ TSW_FORCEINLINE void V_NAME(ln_step)(const int meas, const int kc, const int64_t
              * (dav) and the column's |y_j - y_{j-1}| (DB), with d = x_i - y_j signed by the
              * row's and the column's flips (tav, TB: ln_msm_neigh), tsw_msm_split's bits
              * (elastic.h). Row 1 and column 1 have the neighbour 0 (the split is c, which
-             * then meets D(0, j) or D(i, 0) = +inf). The row's x_i (xav), like dav and
-             * tav, is held for the strip: loaded per step it was reloaded after every row
-             * store, which may alias it. */
+             * then meets D(0, j) or D(i, 0) = +inf). */
             const VT d = V_SUB(xav[r], V_LOAD(B + pc * VL));
             const VT su = TSW_MSM_SPLIT_K(dav[r], V_SIGNX(d, tav[r]), fc->mc, V_MIN, V_MAX,
                                           V_ADD, V_ZERO());
@@ -229,7 +230,7 @@ TSW_FORCEINLINE void V_NAME(ln_step)(const int meas, const int kc, const int64_t
                                           fc->mc, V_MIN, V_MAX, V_ADD, V_ZERO());
             nw[r] = TSW_EDIT_CELL(V_ADD(dg, V_ABS(d)), V_ADD(up, su), V_ADD(lf, sl), V_MIN);
         } else {
-            cs[r] = V_NAME(dg_cost)(TSW__KC_SQE, dim, Ar[r], VL, B + pc * (size_t)dim * VL, VL,
+            cs[r] = V_NAME(dg_cost)(TSW__KC_SQE, dim, xr, VL, B + pc * (size_t)dim * VL, VL,
                                     NAr[r], NB, pp);
             ups[r] = up;
             dgs[r] = dg;
@@ -369,7 +370,7 @@ TSW_FORCEINLINE int V_NAME(ln_sweep)(const int meas, const int kc, const int64_t
         int64_t lo[LN_RMAX], hi[LN_RMAX];
         const T *Ar[LN_RMAX], *NAr[LN_RMAX];
         VT dav[LN_RMAX], tav[LN_RMAX], cur[LN_RMAX], old[LN_RMAX], lcur[LN_RMAX], lold[LN_RMAX];
-        VT xav[LN_RMAX]; /* MSM: each row's x_i */
+        VT xav[LN_RMAX]; /* one channel: each row's point x_i */
         VT bcol[LN_RMAX]; /* the family: each row's D(i, 0) where its window holds column 0 */
         TSW__UNROLL for (int r = 0; r < R; ++r) {
             /* rows past N (last strip) stay inactive; their pointers stay in bounds */
@@ -386,7 +387,7 @@ TSW_FORCEINLINE int V_NAME(ln_sweep)(const int meas, const int kc, const int64_t
                          : V_ZERO();
             tav[r] = meas == TSW__M_TWED || meas == TSW__M_MSM ? V_LOAD(TA + (size_t)pi * VL)
                                                                 : V_ZERO();
-            xav[r] = meas == TSW__M_MSM ? V_LOAD(Ar[r]) : V_ZERO();
+            xav[r] = dim == 1 ? V_LOAD(Ar[r]) : V_ZERO();
             cur[r] = old[r] = vzero;
             lcur[r] = lold[r] = wzero;
             bcol[r] = vzero;

@@ -59,9 +59,21 @@ TSW_FORCEINLINE VT V_NAME(dg_cost)(const int kc, const int64_t dim, const T *x, 
     if (kc == TSW__KC_LPP)
         return TSW__LPP(x, (int64_t)sx, y, (int64_t)sy, dim, pp);
 #endif
-    for (int64_t k = 0; k < dim; ++k) {
-        VT d = V_SUB(V_LOADU(x + k * sx), V_LOADU(y + k * sy));
-        s = V_ADD(s, V_MUL(d, d));
+#if defined(TSW__LANES_FAMILY) && TSW__LANES_FAMILY
+    /* 0 + d * d is d * d bit for bit (never -0), so one channel takes no add. Only in the
+     * family's lanes, which never contract: where a file contracts (the DTW lanes), the add
+     * of 0 is what keeps the product apart from the cell's own add (fma(d, d, 0) is d * d;
+     * fma(d, d, min) would round once where the reference rounds twice). */
+    if (dim == 1) {
+        const VT d = V_SUB(V_LOADU(x), V_LOADU(y));
+        s = V_MUL(d, d);
+    } else
+#endif
+    {
+        for (int64_t k = 0; k < dim; ++k) {
+            VT d = V_SUB(V_LOADU(x + k * sx), V_LOADU(y + k * sy));
+            s = V_ADD(s, V_MUL(d, d));
+        }
     }
     if (kc == TSW__KC_EUC || kc == TSW__KC_LP2)
         return V_SQRT(s);
