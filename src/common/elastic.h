@@ -47,12 +47,7 @@
 #define TSW_MSM_SPLIT(x, y, z, c, MIN, MAX, ABS, SUB, ADD, LE, AND, SEL)                      \
     SEL(AND(LE(MIN((y), (z)), (x)), LE((x), MAX((z), (y)))), (c),                            \
         ADD((c), MIN(ABS(SUB((x), (y))), ABS(SUB((x), (z))))))
-/* The same value from the differences dxy = x - y and dxz = x - z alone (see
- * tsw_msm_split_diff): c + max(min(dxy, dxz), 0 - max(dxy, dxz), 0), exact min/max steps
- * and one add. ZERO is the operations' 0. */
-#define TSW_MSM_SPLIT_DIFF(dxy, dxz, c, MIN, MAX, SUB, ADD, ZERO)                             \
-    ADD((c), MAX(MAX(MIN((dxy), (dxz)), SUB((ZERO), MAX((dxy), (dxz)))), (ZERO)))
-/* The same value again from a neighbour constant K >= 0 and the cell's difference e signed
+/* The same value from a neighbour constant K >= 0 and the cell's difference e signed
  * by the neighbour's side (see tsw_msm_split_k): c + max(min(K, e), 0), two exact min/max
  * steps and one add. The up move (x_i next to x_{i-1}, against y_j): K = |x_i - x_{i-1}|,
  * e = d where x_i - x_{i-1} >= 0 and -d where it is < 0, with d = x_i - y_j; the left move
@@ -122,18 +117,6 @@
         /* in selects rather than branches (random data mispredicts them) */                  \
         return TSW_MSM_SPLIT(x, y, z, c, TSW_MIN, TSW_MAX, FABS, TSW__E_SUB, TSW__E_ADD,       \
                              TSW__E_LE, TSW__E_AND, TSW__E_SEL);                               \
-    }                                                                                         \
-    /* The same value from the differences dxy = x - y and dxz = x - z alone: x lies       \
-     * between y and z exactly when dxy and dxz are not both > 0 nor both < 0 (a rounded    \
-     * difference has the exact sign, and is 0 only for equal values, with gradual           \
-     * underflow), and |x - y| = |dxy|, so c + max(min(dxy, dxz), -max(dxy, dxz), 0) is the  \
-     * value in four exact min/max steps and one add: kernels that hold the cell's x_i - y_j \
-     * and a row's or column's neighbour difference skip the tests of x (tested against     \
-     * tsw_msm_split in test_kernels; the GPU's MSM cells). */                               \
-    TSW_HD T tsw_msm_split_diff_##SFX(T dxy, T dxz, T c)                                     \
-    {                                                                                         \
-        /* both > 0: the smaller; both < 0: minus the larger; otherwise <= 0 (in between) */ \
-        return TSW_MSM_SPLIT_DIFF(dxy, dxz, c, TSW_MIN, TSW_MAX, TSW__E_SUB, TSW__E_ADD, (T)0); \
     }                                                                                         \
     /* The same value from the neighbour difference a = x - y (one per row or column) and  \
      * the cell's dxz = x - z: x lies between y and z exactly when a and dxz are not both   \

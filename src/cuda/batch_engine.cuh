@@ -532,10 +532,6 @@ template <> struct El<float> {
     {
         return tsw_wdtw_weight_f32(g, k, len);
     }
-    static __device__ __forceinline__ float split_diff(float dxy, float dxz, float c)
-    {
-        return tsw_msm_split_diff_f32(dxy, dxz, c);
-    }
 };
 template <> struct El<double> {
     static __device__ __forceinline__ double gap(const double *x, int64_t dim, double g)
@@ -553,10 +549,6 @@ template <> struct El<double> {
     static __device__ __forceinline__ double weight(double g, int64_t k, int64_t len)
     {
         return tsw_wdtw_weight_f64(g, k, len);
-    }
-    static __device__ __forceinline__ double split_diff(double dxy, double dxz, double c)
-    {
-        return tsw_msm_split_diff_f64(dxy, dxz, c);
     }
 };
 
