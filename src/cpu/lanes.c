@@ -42,29 +42,17 @@ int tsw__lanes_layout_make(const tsw_params *p, int64_t dim, int64_t rows, int64
         lay->nb = off;
         off += per_b;
     }
-    if (p->measure == TSW_MSM && p->msm_independent) {
-        /* one-channel programs: each point's |x_i - x_{i-1}| and the split's sign flip
-         * (lanes_impl.h, ln_msm_neigh) */
-        lay->da = off;
-        off += per_a;
-        lay->db = off;
-        off += per_b;
-        lay->ta = off;
-        off += per_a;
-        lay->tb = off;
-        off += per_b;
-    }
-    if (p->measure == TSW_ERP) { /* the gap costs of every point */
+    /* a value per point: ERP's gap costs, TWED's deletion costs, MSM's |x_i - x_{i-1}|
+     * (one-channel programs); a second one: TWED's timestamps, MSM's sign flips of the
+     * split (lanes_impl.h, ln_msm_neigh) */
+    const int msm1 = p->measure == TSW_MSM && p->msm_independent;
+    if (p->measure == TSW_ERP || p->measure == TSW_TWED || msm1) {
         lay->da = off;
         off += per_a;
         lay->db = off;
         off += per_b;
     }
-    if (p->measure == TSW_TWED) {
-        lay->da = off;
-        off += per_a;
-        lay->db = off;
-        off += per_b;
+    if (p->measure == TSW_TWED || msm1) {
         lay->ta = off;
         off += per_a;
         lay->tb = off;

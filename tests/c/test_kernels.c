@@ -459,8 +459,9 @@ static void test_family_lanes(void)
  * check's edges, and ERP in lanes against the single-pair kernel (which takes the root) on
  * series that pass and series that fail the check (tiny, huge, squares that overflow). */
 /* MSM's split from a neighbour constant (elastic.h: tsw_msm_split_k, and TSW_MSM_SPLIT_K
- * with the sign-bit flip of the CPU lanes and the GPU) is tsw_msm_split bit for bit: random triples on a coarse grid (ties and equal values),
- * spread over the exponent range (subnormal differences included), and signed zeros. */
+ * with the sign-bit flip of the CPU lanes and the GPU) is tsw_msm_split bit for bit:
+ * random triples on a coarse grid (ties and equal values), spread over the exponent range
+ * (subnormal differences included), and signed zeros. */
 static void test_msm_split_k(void)
 {
     tsw_t_rng r = {0x6d736d73706c6974ULL};
